@@ -1,0 +1,190 @@
+package bucket
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// KeyType is how a layout stores one bucket in Redis.
+type KeyType string
+
+const (
+	// Hash is one hash per bucket with a tokens field and a time field.
+	Hash KeyType = "hash"
+	// Strings is two string keys per bucket: KEY holds the tokens, KEY+TimeSuffix the time.
+	Strings KeyType = "strings"
+)
+
+// TimeUnit is the unit of a layout's stored time.
+type TimeUnit string
+
+const (
+	Seconds      TimeUnit = "s"
+	Milliseconds TimeUnit = "ms"
+	Microseconds TimeUnit = "us"
+)
+
+// perSecond is how many of the unit make a second.
+func (u TimeUnit) perSecond() float64 {
+	switch u {
+	case Milliseconds:
+		return 1e3
+	case Microseconds:
+		return 1e6
+	}
+	return 1
+}
+
+// Layout describes how an application stores its buckets. No layout but the native one
+// stores capacity or rate, so those come from rules or flags.
+type Layout struct {
+	Name string `json:"name" yaml:"name" mapstructure:"name"`
+	// Type is hash or strings.
+	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
+	// TokensField is the hash field holding the tokens (hash layouts).
+	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
+	// TimeField is the hash field holding the last update time (hash layouts).
+	TimeField string `json:"time_field,omitempty" yaml:"time_field,omitempty" mapstructure:"time_field"`
+	// TimeSuffix is appended to the key to name the time key (strings layouts).
+	TimeSuffix string `json:"time_suffix,omitempty" yaml:"time_suffix,omitempty" mapstructure:"time_suffix"`
+	// TimeUnit is s, ms or us; FloatTime says the time is written with a fraction.
+	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit" mapstructure:"time_unit"`
+	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
+	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
+	Native bool `json:"native,omitempty" yaml:"native,omitempty" mapstructure:"native"`
+	// About says where the layout comes from.
+	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
+}
+
+// NativeLayout is what bucketctl's own script writes.
+var NativeLayout = Layout{Name: "native", Type: Hash, TokensField: "tokens", TimeField: "ts",
+	TimeUnit: Microseconds, Native: true,
+	About: "bucketctl's script: hash tokens/ts (µs, Redis TIME), capacity, rate, allowed, denied"}
+
+// Presets are the named layouts bucketctl knows: its own and those of common applications.
+var Presets = map[string]Layout{
+	"native": NativeLayout,
+	"webman": {Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: Seconds, FloatTime: true,
+		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"},
+	"go-bench": {Name: "go-bench", Type: Hash, TokensField: "tokens", TimeField: "ts", TimeUnit: Milliseconds,
+		About: "Go benchmark limiter: hash tokens/ts (ms, client clock), PEXPIRE from the caller"},
+	"spring": {Name: "spring", Type: Hash, TokensField: "tokens", TimeField: "last_refill_time", TimeUnit: Seconds,
+		About: "Spring Boot script: hash tokens/last_refill_time (whole seconds, Redis TIME), TTL ceil(cap/rate)+60 s"},
+	"multi-tier": {Name: "multi-tier", Type: Hash, TokensField: "tokens", TimeField: "last_refill_at", TimeUnit: Seconds, FloatTime: true,
+		About: "Python multi-tier design: hash tokens/last_refill_at (seconds, float), TTL ceil(2·burst/rate) s"},
+	"express": {Name: "express", Type: Hash, TokensField: "tokens", TimeField: "last_refill", TimeUnit: Seconds, FloatTime: true,
+		About: "Node/Express middleware: hash tokens/last_refill (seconds, float), TTL ceil(2·cap/rate) s"},
+}
+
+// PresetNames lists the preset names, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(Presets))
+	for n := range Presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupLayout finds a preset by name.
+func LookupLayout(name string) (Layout, error) {
+	if l, ok := Presets[name]; ok {
+		return l, nil
+	}
+	return Layout{}, fmt.Errorf("%w: unknown layout %q (known: %s)", ErrInvalid, name, strings.Join(PresetNames(), ", "))
+}
+
+// Validate checks a (custom) layout is complete.
+func (l Layout) Validate() error {
+	if l.Name == "" {
+		return fmt.Errorf("%w: layout has no name", ErrInvalid)
+	}
+	switch l.Type {
+	case Hash:
+		if l.TokensField == "" || l.TimeField == "" {
+			return fmt.Errorf("%w: layout %q: a hash layout needs tokens_field and time_field", ErrInvalid, l.Name)
+		}
+	case Strings:
+		if l.TimeSuffix == "" {
+			return fmt.Errorf("%w: layout %q: a strings layout needs time_suffix", ErrInvalid, l.Name)
+		}
+	default:
+		return fmt.Errorf("%w: layout %q: type %q must be hash or strings", ErrInvalid, l.Name, l.Type)
+	}
+	switch l.TimeUnit {
+	case Seconds, Milliseconds, Microseconds:
+	default:
+		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms or us", ErrInvalid, l.Name, l.TimeUnit)
+	}
+	return nil
+}
+
+// Keys are the Redis keys one bucket of this layout occupies.
+func (l Layout) Keys(key string) []string {
+	if l.Type == Strings {
+		return []string{key, key + l.TimeSuffix}
+	}
+	return []string{key}
+}
+
+// ParseTime turns a stored time into microseconds since the epoch.
+func (l Layout) ParseTime(s string) (int64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !finite(f) {
+		return 0, fmt.Errorf("time %q is not a number", s)
+	}
+	return int64(math.Round(f * 1e6 / l.TimeUnit.perSecond())), nil
+}
+
+// FormatTime writes microseconds since the epoch in the layout's own unit, so the owning
+// application reads it back correctly.
+func (l Layout) FormatTime(us int64) string {
+	if l.TimeUnit == Microseconds && !l.FloatTime {
+		return strconv.FormatInt(us, 10)
+	}
+	v := float64(us) / 1e6 * l.TimeUnit.perSecond()
+	if l.FloatTime {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatInt(int64(math.Floor(v)), 10)
+}
+
+// FormatTokens writes a token count with full precision and no exponent.
+func FormatTokens(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }
+
+// Detect recognises a layout from a hash's field names (or a string key's companion time
+// key) and returns the layout and whether it is sure. A hash with tokens and ts is the
+// native layout when it stores capacity and rate, else go-bench's millisecond layout.
+func Detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
+	switch redisType {
+	case "string":
+		if hasTimeKey {
+			return Presets["webman"], true
+		}
+	case "hash":
+		if _, ok := fields["tokens"]; !ok {
+			return Layout{}, false
+		}
+		if _, ok := fields["ts"]; ok {
+			_, c := fields["capacity"]
+			_, r := fields["rate"]
+			if c && r {
+				return NativeLayout, true
+			}
+			return Presets["go-bench"], true
+		}
+		for _, name := range []string{"spring", "multi-tier", "express"} {
+			p := Presets[name]
+			if _, ok := fields[p.TimeField]; ok {
+				if name == "spring" && strings.Contains(fields[p.TimeField], ".") {
+					continue
+				}
+				return p, true
+			}
+		}
+	}
+	return Layout{}, false
+}

@@ -1,0 +1,110 @@
+// Package bucket is bucketctl's domain: token-bucket specs and results, the refill model
+// (the oracle the Lua script is tested against), bucket layouts of other applications, and a
+// Store that runs the native script over go-redis.
+//
+// The package never prints and imports no CLI or terminal code, so an application can embed it.
+package bucket
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Spec is a bucket's shape: Capacity tokens at most, refilled at Rate tokens per second.
+type Spec struct {
+	Capacity float64 `json:"capacity" yaml:"capacity"`
+	Rate     float64 `json:"rate" yaml:"rate"`
+}
+
+// IsZero reports whether the spec is unset (take it from the bucket).
+func (s Spec) IsZero() bool { return s.Capacity == 0 && s.Rate == 0 }
+
+// ErrInvalid marks arguments that can never be valid (bad capacity, rate or cost).
+var ErrInvalid = errors.New("invalid argument")
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Validate checks the spec alone.
+func (s Spec) Validate() error {
+	if !finite(s.Capacity) || s.Capacity <= 0 {
+		return fmt.Errorf("%w: capacity %v: must be a positive finite number of tokens", ErrInvalid, s.Capacity)
+	}
+	if !finite(s.Rate) || s.Rate <= 0 {
+		return fmt.Errorf("%w: rate %v: must be a positive finite number of tokens per second", ErrInvalid, s.Rate)
+	}
+	return nil
+}
+
+// ValidateCost checks a cost against the spec: a cost above capacity can never be allowed.
+func (s Spec) ValidateCost(cost float64) error {
+	if !finite(cost) || cost < 0 {
+		return fmt.Errorf("%w: cost %v: must be a finite number >= 0", ErrInvalid, cost)
+	}
+	if !s.IsZero() && cost > s.Capacity {
+		return fmt.Errorf("%w: cost %v exceeds capacity %v: such a request can never be allowed", ErrInvalid, cost, s.Capacity)
+	}
+	return nil
+}
+
+// Result is one decision (or, for a peek, the decision that would be made).
+type Result struct {
+	Allowed bool
+	// Remaining is the tokens left after the decision.
+	Remaining float64
+	// RetryAfter is the wait until Cost tokens are there again (0 when they are now);
+	// -1 when the cost exceeds capacity and can never be allowed.
+	RetryAfter time.Duration
+	// ResetAfter is the wait until the bucket is full.
+	ResetAfter time.Duration
+	Spec       Spec
+}
+
+// Level is a bucket's stored level: tokens at time TS (microseconds, Unix epoch).
+type Level struct {
+	Tokens float64
+	TS     int64
+}
+
+// At returns the level refilled to now (microseconds). Time never runs backwards: a now
+// before TS refills nothing. A capacity lowered since TS clamps the tokens.
+func (s Spec) At(l Level, now int64) Level {
+	if now > l.TS {
+		// float64() conversions keep the compiler from fusing into FMA, so the result is
+		// bit-identical to the Lua script's IEEE arithmetic.
+		refill := float64(float64(now-l.TS)/1e6) * s.Rate
+		return Level{Tokens: math.Min(s.Capacity, float64(l.Tokens+refill)), TS: now}
+	}
+	return Level{Tokens: math.Min(s.Capacity, l.Tokens), TS: l.TS}
+}
+
+// Wait is how long until tokens reach want from have at the spec's rate (0 if already).
+func (s Spec) Wait(have, want float64) time.Duration {
+	if have >= want {
+		return 0
+	}
+	return time.Duration(math.Ceil((want-have)/s.Rate*1e6)) * time.Microsecond
+}
+
+// Take is the reference model of one decision: the new level and the result. exists=false
+// is a missing bucket, which starts full at now.
+func (s Spec) Take(l Level, exists bool, now int64, cost float64) (Level, Result) {
+	if !exists {
+		l = Level{Tokens: s.Capacity, TS: now}
+	}
+	l = s.At(l, now)
+	r := Result{Spec: s}
+	if cost > s.Capacity {
+		r.Remaining, r.RetryAfter, r.ResetAfter = l.Tokens, -1, s.Wait(l.Tokens, s.Capacity)
+		return l, r
+	}
+	if l.Tokens >= cost {
+		l.Tokens -= cost
+		r.Allowed = true
+	}
+	r.Remaining = l.Tokens
+	r.RetryAfter = s.Wait(l.Tokens, cost)
+	r.ResetAfter = s.Wait(l.Tokens, s.Capacity)
+	return l, r
+}

@@ -1,0 +1,351 @@
+package bucket_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/scripts"
+)
+
+// fakeClock is a settable client clock for the script's client-clock mode.
+type fakeClock struct{ us atomic.Int64 }
+
+func (c *fakeClock) now() time.Time      { return time.UnixMicro(c.us.Load()) }
+func (c *fakeClock) add(d time.Duration) { c.us.Add(d.Microseconds()) }
+func newClock(start int64) *fakeClock    { c := &fakeClock{}; c.us.Store(start); return c }
+func ctxT(t *testing.T) context.Context  { return context.Background() }
+func spec(c, r float64) bucket.Spec      { return bucket.Spec{Capacity: c, Rate: r} }
+func dump(t *testing.T, c *redis.Client, key string) string {
+	t.Helper()
+	v, err := c.Dump(context.Background(), key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "<none>"
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestTakeCapacity10Rate5(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	clock := newClock(1_700_000_000_000_000)
+	st := bucket.NewStore(c, bucket.WithClientClock(clock.now))
+	ctx := ctxT(t)
+	sp := spec(10, 5)
+	for i := 0; i < 10; i++ {
+		r, err := st.Take(ctx, "k", sp, 1)
+		if err != nil || !r.Allowed {
+			t.Fatalf("take %d: %+v %v", i+1, r, err)
+		}
+	}
+	r, err := st.Take(ctx, "k", sp, 1)
+	if err != nil || r.Allowed {
+		t.Fatalf("11th take should be denied: %+v %v", r, err)
+	}
+	if r.RetryAfter != 200*time.Millisecond {
+		t.Fatalf("retry-after %v, want 200ms", r.RetryAfter)
+	}
+	if r.ResetAfter != 2*time.Second {
+		t.Fatalf("reset-after %v, want 2s", r.ResetAfter)
+	}
+	clock.add(time.Second)
+	for i := 0; i < 5; i++ {
+		if r, err := st.Take(ctx, "k", sp, 1); err != nil || !r.Allowed {
+			t.Fatalf("after 1s, take %d: %+v %v", i+1, r, err)
+		}
+	}
+	if r, err := st.Take(ctx, "k", sp, 1); err != nil || r.Allowed {
+		t.Fatalf("after 1s, 6th take should be denied: %+v %v", r, err)
+	}
+	// The bucket describes itself and counts its decisions.
+	h := c.HGetAll(ctx, "k").Val()
+	if h["capacity"] != "10" || h["rate"] != "5" || h["allowed"] != "15" || h["denied"] != "2" {
+		t.Fatalf("stored hash %v", h)
+	}
+}
+
+func TestTakeServerTime(t *testing.T) {
+	srv := redistest.Start(t)
+	st := bucket.NewStore(srv.Client(t))
+	ctx := ctxT(t)
+	sp := spec(10, 5)
+	allowed := 0
+	for i := 0; i < 11; i++ {
+		r, err := st.Take(ctx, "k", sp, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Allowed {
+			allowed++
+		} else if r.RetryAfter <= 150*time.Millisecond || r.RetryAfter > 200*time.Millisecond {
+			t.Fatalf("retry-after %v, want near 200ms", r.RetryAfter)
+		}
+	}
+	if allowed != 10 {
+		t.Fatalf("allowed %d of 11, want 10", allowed)
+	}
+	start := time.Now()
+	time.Sleep(time.Second)
+	allowed = 0
+	for i := 0; i < 6; i++ {
+		if r, _ := st.Take(ctx, "k", sp, 1); r.Allowed {
+			allowed++
+		}
+	}
+	// At least 5 tokens refilled in 1 s; more only if the machine stalled.
+	most := 5 + int(math.Floor((time.Since(start).Seconds()-1)*5+0.2))
+	if allowed < 5 || allowed > most {
+		t.Fatalf("after 1s allowed %d, want 5 (at most %d)", allowed, most)
+	}
+}
+
+// TestScriptMatchesModel drives the script (client clock) and the Go model with the same
+// random sequences — times that jump, stall and run backwards, costs from 0 to above
+// capacity, capacity changes — and requires identical decisions and token levels.
+func TestScriptMatchesModel(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	clock := newClock(1_700_000_000_000_000)
+	st := bucket.NewStore(c, bucket.WithClientClock(clock.now))
+	ctx := ctxT(t)
+	for seq := 0; seq < 40; seq++ {
+		rng := rand.New(rand.NewPCG(uint64(seq), 7))
+		key := "prop"
+		c.Del(ctx, key)
+		var level bucket.Level
+		exists := false
+		sp := spec(float64(1+rng.IntN(50))+rng.Float64(), 0.1+rng.Float64()*30)
+		for step := 0; step < 60; step++ {
+			switch rng.IntN(10) {
+			case 0:
+				clock.add(-time.Duration(rng.IntN(500)) * time.Millisecond) // clock regression
+			case 1:
+				sp.Capacity = float64(1+rng.IntN(50)) + rng.Float64() // spec change
+			default:
+				clock.add(time.Duration(rng.ExpFloat64() * float64(200*time.Millisecond)))
+			}
+			cost := float64(rng.IntN(4))
+			if rng.IntN(20) == 0 {
+				cost = sp.Capacity + 1
+			}
+			if rng.IntN(5) == 0 {
+				cost += rng.Float64()
+			}
+			now := clock.now().UnixMicro()
+			wantLevel, want := sp.Take(level, exists, now, cost)
+			if cost > sp.Capacity {
+				// The Go side refuses it up front; the script denies it, writing nothing.
+				before := dump(t, c, key)
+				v, err := c.Eval(ctx, scripts.TokenBucket, []string{key}, fmtF(sp.Capacity), fmtF(sp.Rate), fmtF(cost),
+					strconv.FormatInt(now, 10)).Slice()
+				if err != nil || v[0].(int64) != 0 || v[2].(int64) != -1 || want.RetryAfter != -1 || want.Allowed {
+					t.Fatalf("seq %d step %d: cost above capacity: script %v %v, model %+v", seq, step, v, err, want)
+				}
+				if dump(t, c, key) != before {
+					t.Fatalf("seq %d step %d: a cost above capacity changed the bucket", seq, step)
+				}
+				continue
+			}
+			got, err := st.Take(ctx, key, sp, cost)
+			if err != nil {
+				t.Fatalf("seq %d step %d: %v", seq, step, err)
+			}
+			if got.Allowed != want.Allowed || got.Remaining != want.Remaining ||
+				got.RetryAfter != want.RetryAfter || got.ResetAfter != want.ResetAfter {
+				t.Fatalf("seq %d step %d (spec %+v cost %v): script %+v, model %+v", seq, step, sp, cost, got, want)
+			}
+			level, exists = wantLevel, true
+			{
+				// The stored level is the model's, to the bit.
+				h := c.HMGet(ctx, key, "tokens", "ts").Val()
+				if parse(t, h[0]) != level.Tokens {
+					t.Fatalf("seq %d step %d: stored tokens %v, model %v", seq, step, h[0], level.Tokens)
+				}
+				if int64(parse(t, h[1].(string))) != level.TS {
+					t.Fatalf("seq %d step %d: stored ts %v, model %v", seq, step, h[1], level.TS)
+				}
+			}
+		}
+	}
+}
+
+func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func parse(t *testing.T, v any) float64 {
+	t.Helper()
+	s, _ := v.(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return f
+}
+
+func TestPeekWritesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c)
+	ctx := ctxT(t)
+	for i := 0; i < 7; i++ {
+		if _, err := st.Take(ctx, "k", spec(10, 1), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dump(t, c, "k")
+	ttlBefore := c.PTTL(ctx, "k").Val()
+	r, err := st.Peek(ctx, "k", bucket.Spec{}, 1)
+	if err != nil || !r.Allowed || r.Remaining < 3 || r.Remaining > 4 || r.Spec != spec(10, 1) {
+		t.Fatalf("peek %+v %v", r, err)
+	}
+	if r, err := st.Peek(ctx, "k", bucket.Spec{}, 5); err != nil || r.Allowed || r.RetryAfter <= 0 {
+		t.Fatalf("peek cost 5: %+v %v", r, err)
+	}
+	if after := dump(t, c, "k"); after != before {
+		t.Fatal("peek changed the bucket")
+	}
+	if ttl := c.PTTL(ctx, "k").Val(); ttl > ttlBefore {
+		t.Fatalf("peek extended the TTL: %v > %v", ttl, ttlBefore)
+	}
+	if _, err := st.Peek(ctx, "missing", spec(10, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(ctx, "missing").Val(); n != 0 {
+		t.Fatal("peek of a missing bucket created it")
+	}
+}
+
+func TestBadInputWritesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c)
+	ctx := ctxT(t)
+	c.Set(ctx, "str", "hello", 0)
+	c.HSet(ctx, "user:1", "name", "ann")
+	c.HSet(ctx, "foreign", "tokens", "3", "last_refill", "1700000000.5")
+	cases := []struct {
+		name string
+		key  string
+		sp   bucket.Spec
+		cost float64
+		want error
+	}{
+		{"rate 0", "new", spec(10, 0), 1, bucket.ErrInvalid},
+		{"negative capacity", "new", spec(-1, 5), 1, bucket.ErrInvalid},
+		{"NaN capacity", "new", spec(math.NaN(), 5), 1, bucket.ErrInvalid},
+		{"Inf rate", "new", spec(10, math.Inf(1)), 1, bucket.ErrInvalid},
+		{"negative cost", "new", spec(10, 5), -1, bucket.ErrInvalid},
+		{"cost above capacity", "new", spec(10, 5), 11, bucket.ErrInvalid},
+		{"no spec, no bucket", "new", bucket.Spec{}, 1, bucket.ErrNoSpec},
+		{"string key", "str", spec(10, 5), 1, bucket.ErrWrongType},
+		{"other hash", "user:1", spec(10, 5), 1, bucket.ErrWrongType},
+		{"foreign bucket", "foreign", spec(10, 5), 1, bucket.ErrForeign},
+	}
+	for _, tc := range cases {
+		before := dump(t, c, tc.key)
+		_, err := st.Take(ctx, tc.key, tc.sp, tc.cost)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)
+		}
+		if after := dump(t, c, tc.key); after != before {
+			t.Errorf("%s: key %s changed", tc.name, tc.key)
+		}
+	}
+	// The script is the last line of defence for other callers: raw EVAL with bad
+	// arguments is an error reply and writes nothing.
+	for _, args := range [][]any{{"10", "0", "1"}, {"nan", "5", "1"}, {"10", "inf", "1"}, {"10", "5", "-1"}, {"x", "5", "1"}} {
+		if err := c.EvalSha(ctx, st.SHA(), []string{"raw"}, args...).Err(); err == nil {
+			if err := c.Eval(ctx, scripts.TokenBucket, []string{"raw"}, args...).Err(); err == nil {
+				t.Errorf("script accepted %v", args)
+			}
+		}
+		if c.Exists(ctx, "raw").Val() != 0 {
+			t.Fatalf("script wrote a bucket for %v", args)
+		}
+	}
+}
+
+func TestNoScriptRecovered(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c)
+	ctx := ctxT(t)
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.ScriptFlush(ctx)
+	if ok := c.ScriptExists(ctx, st.SHA()).Val(); ok[0] {
+		t.Fatal("flush did not flush")
+	}
+	r, err := st.Take(ctx, "k", spec(3, 1), 1)
+	if err != nil || !r.Allowed {
+		t.Fatalf("take after SCRIPT FLUSH: %+v %v", r, err)
+	}
+	if v := c.HGet(ctx, "k", "allowed").Val(); v != "1" {
+		t.Fatalf("the decision was applied %s times, want once", v)
+	}
+}
+
+// TestConcurrentHotKey: 64 goroutines on one key with capacity 10, rate 10/s for 3 s are
+// allowed capacity + rate × T, never more.
+func TestConcurrentHotKey(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64, MaxRetries: -1})
+	defer c.Close()
+	st := bucket.NewStore(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var allowed, total atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				r, err := st.Take(ctx, "hot", spec(10, 10), 1)
+				if err != nil {
+					continue
+				}
+				total.Add(1)
+				if r.Allowed {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	most := 10 + 10*elapsed
+	if a := float64(allowed.Load()); a > math.Floor(most)+1 || a < 10+10*2.5 {
+		t.Fatalf("allowed %v of %d in %.2fs, want at most %.1f", a, total.Load(), elapsed, most)
+	}
+	t.Logf("allowed %d of %d in %.2fs (theoretical max %.1f)", allowed.Load(), total.Load(), elapsed, most)
+}
+
+func TestTTLAtLeastUntilFull(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c, bucket.WithTTLGrace(0))
+	ctx := ctxT(t)
+	r, err := st.Take(ctx, "k", spec(100, 2), 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := c.PTTL(ctx, "k").Val()
+	if ttl < r.ResetAfter-50*time.Millisecond || ttl > r.ResetAfter+time.Second {
+		t.Fatalf("TTL %v, want about the time to full %v", ttl, r.ResetAfter)
+	}
+}

@@ -1,0 +1,226 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/spf13/viper"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Config is the config file: named contexts (like kubectl), custom layouts and rules.
+//
+//	current-context: local
+//	contexts:
+//	  local: {url: "redis://127.0.0.1:6379"}
+//	  prod:  {cluster: ["10.0.0.1:6379"], user: ops, password-env: PROD_REDIS_PASSWORD, tls-ca: /etc/ssl/redis-ca.pem}
+//	layouts:
+//	  myapp: {type: hash, tokens_field: t, time_field: at, time_unit: ms}
+//	rules:
+//	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
+type Config struct {
+	CurrentContext string                   `mapstructure:"current-context" yaml:"current-context"`
+	Contexts       map[string]ContextConfig `mapstructure:"contexts" yaml:"contexts"`
+	Layouts        map[string]bucket.Layout `mapstructure:"layouts" yaml:"layouts"`
+	Rules          []Rule                   `mapstructure:"rules" yaml:"rules"`
+	// Path is the file read ("" when there is none).
+	Path string `mapstructure:"-" yaml:"-"`
+}
+
+// ContextConfig holds one named connection. Its keys are the connection flags' names.
+type ContextConfig struct {
+	URL                string   `mapstructure:"url" yaml:"url,omitempty"`
+	Cluster            []string `mapstructure:"cluster" yaml:"cluster,omitempty"`
+	SentinelMaster     string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty"`
+	SentinelAddrs      []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty"`
+	User               string   `mapstructure:"user" yaml:"user,omitempty"`
+	Password           string   `mapstructure:"password" yaml:"password,omitempty"`
+	PasswordEnv        string   `mapstructure:"password-env" yaml:"password-env,omitempty"`
+	TLSCA              string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty"`
+	TLSCert            string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty"`
+	TLSKey             string   `mapstructure:"tls-key" yaml:"tls-key,omitempty"`
+	InsecureSkipVerify bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty"`
+}
+
+// Rule maps keys matching a Redis glob pattern to a layout and a spec, like a rate-limit
+// rules table. The first matching rule wins.
+type Rule struct {
+	Name     string  `mapstructure:"name" yaml:"name,omitempty"`
+	Match    string  `mapstructure:"match" yaml:"match"`
+	Layout   string  `mapstructure:"layout" yaml:"layout,omitempty"`
+	Capacity float64 `mapstructure:"capacity" yaml:"capacity,omitempty"`
+	Rate     float64 `mapstructure:"rate" yaml:"rate,omitempty"`
+	Cost     float64 `mapstructure:"cost" yaml:"cost,omitempty"`
+	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty"`
+	re       *regexp.Regexp
+}
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent).
+func DefaultConfigPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "bucketctl", "config.yaml")
+}
+
+// loadConfig reads the config file into v. A missing file is not an error; a broken one is.
+func loadConfig(v *viper.Viper, path string) (*Config, error) {
+	explicit := path != ""
+	if !explicit {
+		path = DefaultConfigPath()
+	}
+	cfg := &Config{}
+	if path == "" {
+		return cfg, nil
+	}
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			return cfg, nil
+		}
+		return nil, usagef("config file %s: %v (fix the YAML or point --config elsewhere)", path, err)
+	}
+	if err := v.Unmarshal(cfg); err != nil {
+		return nil, usagef("config file %s: %v", path, err)
+	}
+	cfg.Path = path
+	for name, l := range cfg.Layouts {
+		if l.Name == "" {
+			l.Name = name
+		}
+		if err := l.Validate(); err != nil {
+			return nil, usagef("config file %s: %v", path, err)
+		}
+		cfg.Layouts[name] = l
+	}
+	for i := range cfg.Rules {
+		r := &cfg.Rules[i]
+		if r.Match == "" {
+			return nil, usagef("config file %s: rule %d has no match pattern", path, i+1)
+		}
+		if r.Name == "" {
+			r.Name = r.Match
+		}
+		if r.Layout != "" {
+			if _, err := cfg.Layout(r.Layout); err != nil {
+				return nil, usagef("config file %s: rule %q: %v", path, r.Name, err)
+			}
+		}
+		if (r.Capacity != 0 || r.Rate != 0) && (bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}).Validate() != nil {
+			return nil, usagef("config file %s: rule %q: capacity and rate must both be positive", path, r.Name)
+		}
+		r.re = globRegexp(r.Match)
+	}
+	return cfg, nil
+}
+
+// Layout finds a layout by name among the presets and the config's custom layouts.
+func (c *Config) Layout(name string) (bucket.Layout, error) {
+	if l, ok := c.Layouts[name]; ok {
+		return l, nil
+	}
+	if l, err := bucket.LookupLayout(name); err == nil {
+		return l, nil
+	}
+	names := bucket.PresetNames()
+	for n := range c.Layouts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return bucket.Layout{}, usagef("unknown layout %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// CustomLayouts lists the config's own layouts.
+func (c *Config) CustomLayouts() []bucket.Layout {
+	out := make([]bucket.Layout, 0, len(c.Layouts))
+	for _, l := range c.Layouts {
+		out = append(out, l)
+	}
+	return out
+}
+
+// RuleFor returns the first rule whose pattern matches key.
+func (c *Config) RuleFor(key string) (*Rule, bool) {
+	for i := range c.Rules {
+		if c.Rules[i].re != nil && c.Rules[i].re.MatchString(key) {
+			return &c.Rules[i], true
+		}
+	}
+	return nil, false
+}
+
+// globRegexp compiles a Redis glob (*, ?, [abc], [^a], \x) to an anchored regexp.
+func globRegexp(glob string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '\\':
+			if i+1 < len(glob) {
+				i++
+				b.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+			}
+		case '[':
+			j := strings.IndexByte(glob[i:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := glob[i+1 : i+j]
+			if strings.HasPrefix(class, "^") {
+				class = "^" + regexp.QuoteMeta(class[1:])
+			} else {
+				class = regexp.QuoteMeta(class)
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\-`, "-") + "]")
+			i += j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return regexp.MustCompile("^" + regexp.QuoteMeta(glob) + "$")
+	}
+	return re
+}
+
+// contextFor returns the selected context (flag/env, else current-context), if any.
+func (c *Config) contextFor(name string) (ContextConfig, string, error) {
+	if name == "" {
+		name = c.CurrentContext
+	}
+	if name == "" {
+		return ContextConfig{}, "", nil
+	}
+	ctx, ok := c.Contexts[name]
+	if !ok {
+		names := make([]string, 0, len(c.Contexts))
+		for n := range c.Contexts {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		where := "no config file"
+		if c.Path != "" {
+			where = c.Path
+		}
+		return ContextConfig{}, "", usagef("context %q not found in %s (known: %s)", name, where, strings.Join(names, ", "))
+	}
+	return ctx, name, nil
+}
+
+func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }

@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// buildBinary builds bucketctl once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bucketctl")
+	cmd := exec.Command("go", "build", "-o", bin, "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestBinaryEndToEnd runs the built binary as a user would: piped demo, exit codes.
+func TestBinaryEndToEnd(t *testing.T) {
+	isolate(t)
+	bin := buildBinary(t)
+
+	out, err := exec.Command(bin, "demo", "--duration", "2500ms").Output()
+	if exitCode(err) != 0 {
+		t.Fatalf("demo piped: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "api:user:alice") {
+		t.Fatalf("demo piped printed %q", out)
+	}
+
+	out, err = exec.Command(bin, "demo", "--duration", "1500ms", "--in-process").CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "in-process") {
+		t.Fatalf("demo in-process: %v %s", err, out)
+	}
+
+	srv := redistest.Start(t)
+	args := []string{"--url", srv.URL(), "consume", "e2e", "--capacity", "1", "--rate", "0.01"}
+	if err := exec.Command(bin, args...).Run(); exitCode(err) != ExitOK {
+		t.Fatalf("first consume: %v", err)
+	}
+	if err := exec.Command(bin, args...).Run(); exitCode(err) != ExitDenied {
+		t.Fatalf("second consume: exit %d, want %d", exitCode(err), ExitDenied)
+	}
+	out, err = exec.Command(bin, "--url", "redis://127.0.0.1:1", "inspect", "x").CombinedOutput()
+	if exitCode(err) != ExitUnreachable || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Fatalf("unreachable: exit %d %q", exitCode(err), out)
+	}
+	out, _ = exec.Command(bin, "version").Output()
+	if !strings.HasPrefix(string(out), "bucketctl ") {
+		t.Fatalf("version: %q", out)
+	}
+}

@@ -1,0 +1,324 @@
+package cmd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Factory holds a command's lazy dependencies: a command that fails flag parsing never
+// reads the config or dials Redis.
+type Factory struct {
+	IO      *IOStreams
+	V       *viper.Viper
+	Version VersionInfo
+	// Now is the local clock (tests pin it).
+	Now func() time.Time
+	// Flags are the root's persistent flags, to tell a flag given from its default.
+	Flags *pflag.FlagSet
+
+	mu     sync.Mutex
+	cfg    *Config
+	client bucket.Client
+	conn   *ConnOptions
+	store  *bucket.Store
+}
+
+// VersionInfo is stamped in at build time.
+type VersionInfo struct{ Version, Commit, Date string }
+
+// NewFactory returns a Factory over io with a fresh viper.
+func NewFactory(io *IOStreams, version VersionInfo) *Factory {
+	return &Factory{IO: io, V: viper.New(), Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
+}
+
+// Config reads the config file once.
+func (f *Factory) Config() (*Config, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cfg != nil {
+		return f.cfg, nil
+	}
+	cfg, err := loadConfig(f.V, f.V.GetString("config"))
+	if err != nil {
+		return nil, err
+	}
+	f.cfg = cfg
+	return cfg, nil
+}
+
+// ConnOptions is the resolved connection: flags win over env (BUCKETCTL_*), which win over
+// the selected context, which wins over defaults.
+type ConnOptions struct {
+	Context            string
+	URL                string
+	Cluster            []string
+	SentinelMaster     string
+	SentinelAddrs      []string
+	User               string
+	password           string
+	TLSCA              string
+	TLSCert            string
+	TLSKey             string
+	InsecureSkipVerify bool
+	DialTimeout        time.Duration
+	Timeout            time.Duration
+	PoolSize           int
+}
+
+// Addr names where we connect, without credentials, for messages.
+func (o *ConnOptions) Addr() string {
+	switch {
+	case len(o.Cluster) > 0:
+		return "cluster " + strings.Join(o.Cluster, ",")
+	case o.SentinelMaster != "":
+		return fmt.Sprintf("sentinel master %q via %s", o.SentinelMaster, strings.Join(o.SentinelAddrs, ","))
+	}
+	if u, err := url.Parse(o.URL); err == nil {
+		if u.Scheme == "unix" {
+			return u.Path
+		}
+		return u.Host
+	}
+	return o.URL
+}
+
+// Conn resolves the connection options.
+func (f *Factory) Conn() (*ConnOptions, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil {
+		return f.conn, nil
+	}
+	cc, name, err := cfg.contextFor(f.V.GetString("context"))
+	if err != nil {
+		return nil, err
+	}
+	v := f.V
+	explicit := func(key string) bool {
+		fl := f.Flags.Lookup(key)
+		return (fl != nil && fl.Changed) || os.Getenv(envName(key)) != ""
+	}
+	str := func(key, fromCtx string) string {
+		if fromCtx == "" || explicit(key) {
+			return v.GetString(key)
+		}
+		return fromCtx
+	}
+	list := func(key string, fromCtx []string) []string {
+		if len(fromCtx) == 0 || explicit(key) {
+			return splitList(v.GetStringSlice(key))
+		}
+		return fromCtx
+	}
+	o := &ConnOptions{
+		Context:        name,
+		URL:            str("url", cc.URL),
+		Cluster:        list("cluster", cc.Cluster),
+		SentinelMaster: str("sentinel-master", cc.SentinelMaster),
+		SentinelAddrs:  list("sentinel-addrs", cc.SentinelAddrs),
+		User:           str("user", cc.User),
+		TLSCA:          str("tls-ca", cc.TLSCA),
+		TLSCert:        str("tls-cert", cc.TLSCert),
+		TLSKey:         str("tls-key", cc.TLSKey),
+		DialTimeout:    v.GetDuration("dial-timeout"),
+		Timeout:        v.GetDuration("timeout"),
+	}
+	o.InsecureSkipVerify = v.GetBool("insecure-skip-verify") || cc.InsecureSkipVerify
+	// The password never comes from argv: env first, then the context.
+	switch {
+	case os.Getenv("BUCKETCTL_PASSWORD") != "":
+		o.password = os.Getenv("BUCKETCTL_PASSWORD")
+	case os.Getenv("REDISCLI_AUTH") != "":
+		o.password = os.Getenv("REDISCLI_AUTH")
+	case cc.PasswordEnv != "":
+		o.password = os.Getenv(cc.PasswordEnv)
+	case cc.Password != "":
+		o.password = cc.Password
+	}
+	if o.URL == "" {
+		o.URL = "redis://127.0.0.1:6379"
+	}
+	if o.SentinelMaster != "" && len(o.SentinelAddrs) == 0 {
+		return nil, usagef("--sentinel-master %q needs --sentinel-addrs host:port[,host:port]", o.SentinelMaster)
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, usagef("--tls-cert and --tls-key go together")
+	}
+	f.conn = o
+	return o, nil
+}
+
+func envName(key string) string {
+	return "BUCKETCTL_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Redis returns a connected client; the first call dials and PINGs, so an unreachable or
+// misconfigured server is reported once, with its address and the cause.
+func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
+	o, err := f.Conn()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.client != nil {
+		return f.client, nil
+	}
+	c, err := o.NewClient()
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout+o.Timeout)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		_ = c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &UnreachableError{Addr: o.Addr(), Err: err}
+	}
+	f.client = c
+	return c, nil
+}
+
+// Store returns a Store over the connected client.
+func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
+	c, err := f.Redis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.store == nil {
+		var opts []bucket.Option
+		if f.V.GetString("clock") == "client" {
+			opts = append(opts, bucket.WithClientClock(f.Now))
+		}
+		f.store = bucket.NewStore(c, opts...)
+	}
+	return f.store, nil
+}
+
+// Close closes the client, if one was made.
+func (f *Factory) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.client != nil {
+		_ = f.client.Close()
+		f.client = nil
+	}
+}
+
+// NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
+// or Sentinel. Retries are off: a decision re-sent after a dropped connection could be
+// applied twice.
+func (o *ConnOptions) NewClient() (bucket.Client, error) {
+	tlsCfg, err := o.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	pool := o.PoolSize
+	switch {
+	case len(o.Cluster) > 0:
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
+			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+			MaxRetries: -1, PoolSize: pool}), nil
+	case o.SentinelMaster != "":
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
+			Username: o.User, Password: o.password, SentinelUsername: o.User, SentinelPassword: o.password,
+			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+			MaxRetries: -1, PoolSize: pool}), nil
+	}
+	opt, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, usagef("--url %q: %v (use redis://host:port/db, rediss://host:port or unix:///path/to/socket)", redactURL(o.URL), err)
+	}
+	if o.User != "" {
+		opt.Username = o.User
+	}
+	if o.password != "" {
+		opt.Password = o.password
+	}
+	if opt.TLSConfig != nil || tlsCfg != nil {
+		if tlsCfg == nil {
+			tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if opt.TLSConfig != nil {
+			tlsCfg.ServerName = opt.TLSConfig.ServerName
+		}
+		opt.TLSConfig = tlsCfg
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
+	opt.MaxRetries = -1
+	if pool > 0 {
+		opt.PoolSize = pool
+	}
+	return redis.NewClient(opt), nil
+}
+
+func (o *ConnOptions) tlsConfig() (*tls.Config, error) {
+	if o.TLSCA == "" && o.TLSCert == "" && !o.InsecureSkipVerify && !strings.HasPrefix(o.URL, "rediss://") {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in flag, labelled insecure
+	if o.TLSCA != "" {
+		pem, err := os.ReadFile(o.TLSCA)
+		if err != nil {
+			return nil, usagef("--tls-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--tls-ca %s: no PEM certificates in the file", o.TLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return nil, usagef("--tls-cert/--tls-key: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// redactURL hides a password in a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

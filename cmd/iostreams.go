@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// IOStreams is where a command reads and writes. Data goes to Out; diagnostics and progress
+// to ErrOut. A TTY changes presentation (colour, live views), never content.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	StdinTTY, StdoutTTY, StderrTTY bool
+	// NoColor is set by NO_COLOR or --no-color.
+	NoColor bool
+	// Prompt reads one answer line; nil when no terminal can be asked.
+	Prompt func(question string) (string, error)
+}
+
+// SystemIO returns the process's streams.
+func SystemIO() *IOStreams {
+	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
+		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		NoColor:   os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb",
+	}
+	if io.StdinTTY && io.StderrTTY {
+		io.Prompt = io.readLine
+	}
+	return io
+}
+
+// TestIO returns streams over buffers, as when piped: no TTY, no prompt.
+func TestIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, NoColor: true}, in, out, errOut
+}
+
+// CanPrompt reports whether the user can be asked a question.
+func (s *IOStreams) CanPrompt() bool { return s.Prompt != nil }
+
+// Color reports whether output to stdout may be coloured.
+func (s *IOStreams) Color() bool { return s.StdoutTTY && !s.NoColor }
+
+func (s *IOStreams) readLine(question string) (string, error) {
+	if _, err := io.WriteString(s.ErrOut, question); err != nil {
+		return "", err
+	}
+	var line []byte
+	buf := make([]byte, 1)
+	for {
+		n, err := s.In.Read(buf)
+		if n > 0 {
+			if buf[0] == '\n' {
+				break
+			}
+			line = append(line, buf[0])
+		}
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return "", err
+		}
+	}
+	return string(bytes.TrimSpace(line)), nil
+}

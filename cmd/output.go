@@ -1,0 +1,201 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Output formats.
+const (
+	FormatTable = "table"
+	FormatWide  = "wide"
+	FormatJSON  = "json"
+	FormatYAML  = "yaml"
+)
+
+func checkFormat(f string, allowed ...string) error {
+	if len(allowed) == 0 {
+		allowed = []string{FormatTable, FormatJSON, FormatYAML}
+	}
+	for _, a := range allowed {
+		if f == a {
+			return nil
+		}
+	}
+	return usagef("-o %q: must be one of %s", f, strings.Join(allowed, ", "))
+}
+
+// writeData writes v as JSON (one document, indented) or YAML.
+func writeData(w io.Writer, format string, v any) error {
+	if format == FormatYAML {
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(2)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		return enc.Close()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table writes aligned columns; the header is bold on a colour TTY.
+type table struct {
+	io   *IOStreams
+	rows [][]string
+}
+
+func newTable(io *IOStreams, header ...string) *table {
+	return &table{io: io, rows: [][]string{header}}
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) render() error {
+	tw := tabwriter.NewWriter(t.io.Out, 0, 4, 2, ' ', 0)
+	for i, r := range t.rows {
+		line := strings.Join(r, "\t")
+		if i == 0 && t.io.Color() {
+			line = lipgloss.NewStyle().Bold(true).Render(line)
+		}
+		if _, err := fmt.Fprintln(tw, line); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable.
+type ResultView struct {
+	Key          string  `json:"key" yaml:"key"`
+	Allowed      bool    `json:"allowed" yaml:"allowed"`
+	Remaining    float64 `json:"remaining" yaml:"remaining"`
+	Capacity     float64 `json:"capacity" yaml:"capacity"`
+	Rate         float64 `json:"rate" yaml:"rate"`
+	Cost         float64 `json:"cost" yaml:"cost"`
+	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
+	Layout       string  `json:"layout" yaml:"layout"`
+}
+
+func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
+	v := ResultView{Key: key, Allowed: r.Allowed, Remaining: r.Remaining, Capacity: r.Spec.Capacity,
+		Rate: r.Spec.Rate, Cost: cost, RetryAfterMS: ms(r.RetryAfter), ResetAfterMS: ms(r.ResetAfter), Layout: layout}
+	if r.RetryAfter < 0 {
+		v.RetryAfterMS = -1
+	}
+	return v
+}
+
+// StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
+// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL.
+type StateView struct {
+	Key            string   `json:"key" yaml:"key"`
+	Type           string   `json:"type" yaml:"type"`
+	Exists         bool     `json:"exists" yaml:"exists"`
+	Layout         string   `json:"layout,omitempty" yaml:"layout,omitempty"`
+	LayoutDetected bool     `json:"layout_detected" yaml:"layout_detected"`
+	Problem        string   `json:"problem,omitempty" yaml:"problem,omitempty"`
+	Tokens         *float64 `json:"tokens" yaml:"tokens"`
+	StoredTokens   float64  `json:"stored_tokens" yaml:"stored_tokens"`
+	Capacity       *float64 `json:"capacity" yaml:"capacity"`
+	Rate           *float64 `json:"rate" yaml:"rate"`
+	SpecSource     string   `json:"spec_source,omitempty" yaml:"spec_source,omitempty"`
+	Missing        string   `json:"missing,omitempty" yaml:"missing,omitempty"`
+	Fill           *float64 `json:"fill,omitempty" yaml:"fill,omitempty"`
+	TimeToFullMS   *float64 `json:"time_to_full_ms,omitempty" yaml:"time_to_full_ms,omitempty"`
+	TTLMS          float64  `json:"ttl_ms" yaml:"ttl_ms"`
+	UpdatedAt      string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
+	AgeMS          float64  `json:"age_ms" yaml:"age_ms"`
+	Allowed        int64    `json:"allowed" yaml:"allowed"`
+	Denied         int64    `json:"denied" yaml:"denied"`
+	Node           string   `json:"node,omitempty" yaml:"node,omitempty"`
+}
+
+func stateView(s bucket.State) StateView {
+	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
+		LayoutDetected: s.Detected, StoredTokens: s.Stored.Tokens, Allowed: s.Allowed, Denied: s.Denied,
+		AgeMS: ms(s.Age()), TTLMS: ttlMS(s.TTL)}
+	if s.Problem != "" {
+		return v
+	}
+	v.Layout = s.Layout.Name
+	if s.Exists && s.Stored.TS != 0 {
+		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
+	}
+	if s.HasSpec() {
+		tokens, c, r, fill, ttf := s.Tokens, s.Spec.Capacity, s.Spec.Rate, s.Fill(), ms(s.TimeToFull())
+		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
+		v.SpecSource = s.SpecSource
+	} else {
+		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
+	}
+	return v
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ttlMS(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return ms(d)
+}
+
+// fmtNum prints a token count or rate compactly: 9, 9.5, 0.007.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	if math.Abs(f) >= 100 {
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 3, 64), "0"), ".")
+}
+
+// fmtDur prints a duration for people: 0s, 350ms, 1.2s, 3m4s.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "never"
+	case d == 0:
+		return "0s"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", d.Seconds()), "0"), ".") + "s"
+	}
+	return d.Round(time.Second).String()
+}
+
+func fmtTTL(d time.Duration) string {
+	switch {
+	case d == -1:
+		return "none"
+	case d < 0:
+		return "-"
+	}
+	return fmtDur(d)
+}
+
+func colorVerdict(ok bool, s string) string {
+	c := lipgloss.Color("1")
+	if ok {
+		c = lipgloss.Color("2")
+	}
+	return lipgloss.NewStyle().Foreground(c).Bold(true).Render(s)
+}

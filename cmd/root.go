@@ -1,0 +1,204 @@
+// Package cmd is bucketctl's command line: cobra commands that parse flags, build a
+// bucket.Store, call it and print. It holds no bucket math.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+)
+
+// Stamped in by the release build (-ldflags -X).
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "bucketctl",
+		Short: "Inspect, reset, watch and load-test token-bucket rate limiters in Redis",
+		Long: `bucketctl operates token-bucket rate limiters that live in Redis: its own atomic Lua
+bucket and the buckets other applications write (see 'bucketctl inspect --help' for layouts).
+
+Connect with --url, --cluster or Sentinel flags, or a named context in the config file
+(` + DefaultConfigPath() + `). The password is read from REDISCLI_AUTH or
+BUCKETCTL_PASSWORD (or the context's password-env), never from the command line.
+Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
+		Example: `  go run . demo                                    # sandbox Redis with live traffic
+  bucketctl consume rate:user:42 --capacity 10 --rate 5
+  bucketctl inspect rate:user:42 -o json
+  bucketctl list --match 'rate:user:*'
+  bucketctl reset --match 'rate:user:*' --dry-run`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
+				return err
+			}
+			f.V.SetEnvPrefix("BUCKETCTL")
+			f.V.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+			f.V.AutomaticEnv()
+			if f.V.GetBool("no-color") {
+				f.IO.NoColor = true
+			}
+			if c := f.V.GetString("clock"); c != "server" && c != "client" {
+				return usagef("--clock %q: must be server (Redis TIME) or client", c)
+			}
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	f.Flags = pf
+	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock")
+	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
+	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
+	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
+	pf.String("user", "", "ACL user name (password from REDISCLI_AUTH or BUCKETCTL_PASSWORD)")
+	pf.String("tls-ca", "", "CA certificate file (PEM) to verify the server")
+	pf.String("tls-cert", "", "client certificate file (PEM) for mutual TLS")
+	pf.String("tls-key", "", "client key file (PEM) for mutual TLS")
+	pf.Bool("insecure-skip-verify", false, "INSECURE: do not verify the server's TLS certificate")
+	pf.Duration("dial-timeout", 5*time.Second, "time allowed to connect")
+	pf.Duration("timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
+	pf.String("context", "", "named context from the config file")
+	pf.String("config", "", "config file (default "+DefaultConfigPath()+")")
+	pf.String("clock", "server", "time source for decisions: server (Redis TIME) or client (this machine, for servers that reject TIME in scripts)")
+	pf.Bool("no-color", false, "no colours (also NO_COLOR=1)")
+	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))
+	_ = root.RegisterFlagCompletionFunc("clock", fixedCompletions("server", "client"))
+
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(
+		NewCmdScript(f),
+		NewCmdCheck(f, nil),
+		NewCmdConsume(f, nil),
+		NewCmdInspect(f, nil),
+		NewCmdList(f, nil),
+		NewCmdReset(f, nil),
+		NewCmdDemo(f, nil),
+		NewCmdVersion(f),
+	)
+	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp})
+	root.SetHelpCommandGroupID("")
+	return root
+}
+
+// quietLogger drops go-redis's internal log lines: errors reach the user once, as the
+// command's own one-line message.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}
+
+// Main runs bucketctl and returns the exit code.
+func Main() int {
+	redis.SetLogger(quietLogger{})
+	io := SystemIO()
+	f := NewFactory(io, VersionInfo{Version: version, Commit: commit, Date: date})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, f, os.Args[1:])
+}
+
+// Run executes args against f and returns the exit code, printing one line on stderr for
+// an error.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	f.Close()
+	if err == nil {
+		return ExitOK
+	}
+	if isCobraUsage(err) {
+		err = &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	var se *SilentError
+	var de *DeniedError
+	if !errors.As(err, &se) && !errors.As(err, &de) {
+		fmt.Fprintln(f.IO.ErrOut, errorLine(err))
+	}
+	return ExitCode(err)
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewCmdVersion prints the stamped version.
+func NewCmdVersion(f *Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version, commit and build date",
+		Example: "  bucketctl version\n  bucketctl version -o json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(output); err != nil {
+				return err
+			}
+			v := map[string]string{"version": f.Version.Version, "commit": f.Version.Commit, "date": f.Version.Date}
+			if output != FormatTable {
+				return writeData(f.IO.Out, output, v)
+			}
+			_, err := fmt.Fprintf(f.IO.Out, "bucketctl %s (commit %s, built %s)\n", f.Version.Version, f.Version.Commit, f.Version.Date)
+			return err
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
+	if len(formats) == 0 {
+		formats = []string{FormatTable, FormatJSON, FormatYAML}
+	}
+	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: "+strings.Join(formats, "|"))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s needs %s (see '%s --help')", cmd.Name(), what, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}

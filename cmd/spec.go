@@ -1,0 +1,166 @@
+package cmd
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// SpecFlags are the flags that say what a bucket is: its spec and layout. Flags win over
+// config rules, which win over what the bucket stores or what detection finds.
+type SpecFlags struct {
+	Capacity, Rate, Cost float64
+	Layout               string
+	withCost             bool
+}
+
+func (s *SpecFlags) register(cmd *cobra.Command, f *Factory, withCost bool) {
+	fl := cmd.Flags()
+	fl.Float64Var(&s.Capacity, "capacity", 0, "bucket capacity in tokens (default: from a rule or the bucket itself)")
+	fl.Float64Var(&s.Rate, "rate", 0, "refill rate in tokens per second (default: from a rule or the bucket itself)")
+	if withCost {
+		fl.Float64Var(&s.Cost, "cost", 1, "tokens the request costs")
+		s.withCost = true
+	}
+	fl.StringVar(&s.Layout, "layout", "", "bucket layout (default: from a rule, else detected); see 'bucketctl inspect --help'")
+	_ = cmd.RegisterFlagCompletionFunc("layout", completeLayouts(f))
+}
+
+// spec validates the flags alone, before anything touches Redis.
+func (s *SpecFlags) spec(cmd *cobra.Command) (bucket.Spec, error) {
+	capSet, rateSet := cmd.Flags().Changed("capacity"), cmd.Flags().Changed("rate")
+	sp := bucket.Spec{Capacity: s.Capacity, Rate: s.Rate}
+	if capSet != rateSet {
+		return sp, usagef("--capacity and --rate go together (a bucket needs both)")
+	}
+	if capSet {
+		if err := sp.Validate(); err != nil {
+			return sp, &UsageError{err}
+		}
+	}
+	if s.withCost {
+		if math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0) || s.Cost < 0 {
+			return sp, usagef("--cost %v: must be a finite number >= 0", s.Cost)
+		}
+		if capSet && s.Cost > s.Capacity {
+			return sp, usagef("--cost %v exceeds --capacity %v: such a request can never be allowed", s.Cost, s.Capacity)
+		}
+	}
+	return sp, nil
+}
+
+// resolver turns the flags and the config's rules into a per-key Target.
+func (f *Factory) resolver(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, error) {
+	sp, err := s.spec(cmd)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	var layout *bucket.Layout
+	if s.Layout != "" {
+		l, err := cfg.Layout(s.Layout)
+		if err != nil {
+			return nil, err
+		}
+		layout = &l
+	}
+	cost := s.Cost
+	if !s.withCost {
+		cost = 1
+	}
+	return func(key string) bucket.Target {
+		t := bucket.Target{Layout: layout, Spec: sp, Cost: cost}
+		if !sp.IsZero() {
+			t.Source = "flags"
+		}
+		if r, ok := cfg.RuleFor(key); ok {
+			if t.Layout == nil && r.Layout != "" {
+				if l, err := cfg.Layout(r.Layout); err == nil {
+					t.Layout = &l
+				}
+			}
+			if t.Spec.IsZero() && r.Capacity > 0 {
+				t.Spec, t.Source = bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}, "rule "+r.Name
+			}
+			if !cmd.Flags().Changed("cost") && r.Cost > 0 {
+				t.Cost = r.Cost
+			}
+		}
+		return t
+	}, nil
+}
+
+// completeKeys completes key arguments from Redis with a short SCAN; silent on failure.
+func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+		defer cancel()
+		if err := cmd.Root().PersistentPreRunE(cmd, nil); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		st, err := f.Store(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var keys []string
+		_ = st.Scan(ctx, globEscape(prefix)+"*", 200, nil, func(page []string) error {
+			keys = append(keys, page...)
+			if len(keys) >= 200 {
+				return context.Canceled
+			}
+			return nil
+		})
+		sort.Strings(keys)
+		return keys, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// globEscape escapes Redis glob metacharacters in a literal prefix.
+func globEscape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for n := range cfg.Contexts {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		names := bucket.PresetNames()
+		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
+		if cfg, err := f.Config(); err == nil {
+			for n := range cfg.Layouts {
+				names = append(names, n)
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,16 @@
+// Package scripts holds bucketctl's Lua sources, embedded into the binary.
+package scripts
+
+import _ "embed"
+
+// TokenBucket is the native token-bucket script: one atomic take or peek per call.
+// See the header of token_bucket.lua for its KEYS, ARGV and reply.
+//
+//go:embed token_bucket.lua
+var TokenBucket string
+
+// Reset sets a bucket of any layout to N tokens, or deletes it, refusing keys of another
+// type. See the header of reset.lua.
+//
+//go:embed reset.lua
+var Reset string

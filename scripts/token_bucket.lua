@@ -1,0 +1,111 @@
+-- bucketctl native token bucket: one atomic decision per call.
+--
+-- KEYS[1]  bucket key (a hash: tokens, ts, capacity, rate, allowed, denied)
+-- ARGV[1]  capacity in tokens, or "" to use the capacity stored in the bucket
+-- ARGV[2]  refill rate in tokens per second, or "" to use the stored rate
+-- ARGV[3]  cost in tokens (>= 0)
+-- ARGV[4]  optional: now in microseconds (client clock); absent or "" = Redis TIME
+-- ARGV[5]  optional: "peek" to only compute the decision (run it with EVALSHA_RO);
+--          absent, "" or "take" to apply it
+-- ARGV[6]  optional: extra TTL in milliseconds kept after the bucket is full (default 60000)
+--
+-- Reply: { allowed (0|1), remaining tokens (string), retry_after_us (integer, -1 = never),
+--          reset_after_us (integer) } followed by capacity and rate (strings) when either
+--          came from the bucket rather than from ARGV.
+-- Non-integers travel as strings: Redis truncates Lua numbers to integers.
+-- Invalid arguments give an error reply and write nothing.
+
+local key = KEYS[1]
+local st = redis.call('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
+-- Never write into a hash that is not ours: another application's bucket (no capacity
+-- field) or any other hash (no tokens field) is refused untouched.
+if st[1] and not st[3] then
+  return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
+end
+if not st[1] and redis.call('EXISTS', key) == 1 then
+  return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
+end
+
+local cap_s, rate_s = ARGV[1], ARGV[2]
+if cap_s == nil or cap_s == '' then cap_s = st[3] end
+if rate_s == nil or rate_s == '' then rate_s = st[4] end
+if not cap_s or not rate_s then
+  return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
+end
+local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[3])
+local function bad(x) return x == nil or x ~= x or x == math.huge or x == -math.huge end
+if bad(capacity) or capacity <= 0 then
+  return redis.error_reply('ERR bucketctl: capacity must be a positive finite number')
+end
+if bad(rate) or rate <= 0 then
+  return redis.error_reply('ERR bucketctl: rate must be a positive finite number')
+end
+if bad(cost) or cost < 0 then
+  return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
+end
+
+local now
+if ARGV[4] ~= nil and ARGV[4] ~= '' then
+  now = tonumber(ARGV[4])
+  if bad(now) then return redis.error_reply('ERR bucketctl: now must be microseconds') end
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local tokens, ts = tonumber(st[1]), tonumber(st[2])
+if tokens == nil or ts == nil then
+  tokens, ts = capacity, now
+end
+-- Time never runs backwards: a late caller with an older clock refills nothing.
+if now > ts then
+  tokens = math.min(capacity, tokens + ((now - ts) / 1000000) * rate)
+  ts = now
+else
+  tokens = math.min(capacity, tokens)
+end
+
+-- Shortest of %.15g..%.17g that reads back as the same double: full precision, tidy text.
+local function num(x)
+  local s = string.format('%.15g', x)
+  if tonumber(s) ~= x then s = string.format('%.16g', x) end
+  if tonumber(s) ~= x then s = string.format('%.17g', x) end
+  return s
+end
+local function reply(allowed, left, retry_after)
+  local r = { allowed, num(left), retry_after,
+              math.ceil(((capacity - left) / rate) * 1000000) }
+  if ARGV[1] == '' or ARGV[2] == '' then r[5] = cap_s; r[6] = rate_s end
+  return r
+end
+local function wait_for(left)
+  if left >= cost then return 0 end
+  return math.ceil(((cost - left) / rate) * 1000000)
+end
+
+-- A cost above capacity can never succeed: deny without touching the bucket.
+if cost > capacity then return reply(0, tokens, -1) end
+if ARGV[5] == 'peek' then
+  local ok = 0
+  if tokens >= cost then ok = 1 end
+  return reply(ok, tokens, wait_for(tokens))
+end
+
+local allowed, n_allowed, n_denied = 0, tonumber(st[5]) or 0, tonumber(st[6]) or 0
+if tokens >= cost then
+  tokens = tokens - cost
+  allowed = 1
+  n_allowed = n_allowed + 1
+else
+  n_denied = n_denied + 1
+end
+
+local reset_after = math.ceil(((capacity - tokens) / rate) * 1000000)
+-- Always write back, on deny too, so ts never goes stale.
+redis.call('HSET', key, 'tokens', num(tokens), 'ts', string.format('%d', ts),
+  'capacity', cap_s, 'rate', rate_s,
+  'allowed', string.format('%d', n_allowed), 'denied', string.format('%d', n_denied))
+local grace = tonumber(ARGV[6]) or 60000
+redis.call('PEXPIRE', key, math.ceil(reset_after / 1000) + grace)
+
+return reply(allowed, tokens, wait_for(tokens))
