@@ -282,7 +282,7 @@ func readState(key string, t Target, c *keyCmds, now int64) (State, error) {
 		st.Stored = Level{Tokens: tok, TS: ts}
 	}
 	if st.HasSpec() {
-		st.Tokens = st.Spec.At(st.Stored, now).Tokens
+		st.Tokens = st.Spec.At(st.Stored, layout.Quantize(now)).Tokens
 	} else {
 		st.Tokens = st.Stored.Tokens
 	}

@@ -139,6 +139,17 @@ func (l Layout) ParseTime(s string) (int64, error) {
 	return int64(math.Round(f * 1e6 / l.TimeUnit.perSecond())), nil
 }
 
+// Quantize truncates now (microseconds) to the layout's time resolution: an application
+// that stores whole seconds refills in whole seconds, so its next decision sees the level
+// at the start of the current second, and so should a reader.
+func (l Layout) Quantize(now int64) int64 {
+	if l.FloatTime || l.TimeUnit == Microseconds || l.TimeUnit == "" {
+		return now
+	}
+	step := int64(1e6 / l.TimeUnit.perSecond())
+	return now - now%step
+}
+
 // FormatTime writes microseconds since the epoch in the layout's own unit, so the owning
 // application reads it back correctly.
 func (l Layout) FormatTime(us int64) string {

@@ -65,15 +65,8 @@ else
   tokens = math.min(capacity, tokens)
 end
 
--- Shortest of %.15g..%.17g that reads back as the same double: full precision, tidy text.
-local function num(x)
-  local s = string.format('%.15g', x)
-  if tonumber(s) ~= x then s = string.format('%.16g', x) end
-  if tonumber(s) ~= x then s = string.format('%.17g', x) end
-  return s
-end
 local function reply(allowed, left, retry_after)
-  local r = { allowed, num(left), retry_after,
+  local r = { allowed, string.format('%.17g', left), retry_after,
               math.ceil(((capacity - left) / rate) * 1000000) }
   if ARGV[1] == '' or ARGV[2] == '' then r[5] = cap_s; r[6] = rate_s end
   return r
@@ -91,21 +84,25 @@ if ARGV[5] == 'peek' then
   return reply(ok, tokens, wait_for(tokens))
 end
 
-local allowed, n_allowed, n_denied = 0, tonumber(st[5]) or 0, tonumber(st[6]) or 0
+-- Numbers go to HSET as Lua numbers: Redis writes them with %.17g, full precision.
+-- tokens and ts are written back on deny too, so ts never goes stale; the spec only when it
+-- is new or changed. The TTL is at least the time until full (expiry of a full bucket is
+-- lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
+local spec_changed = st[3] ~= cap_s or st[4] ~= rate_s
+local grace = tonumber(ARGV[6]) or 60000
+local allowed, counter, count = 0, 'denied', (tonumber(st[6]) or 0) + 1
 if tokens >= cost then
   tokens = tokens - cost
-  allowed = 1
-  n_allowed = n_allowed + 1
-else
-  n_denied = n_denied + 1
+  allowed, counter, count = 1, 'allowed', (tonumber(st[5]) or 0) + 1
 end
-
-local reset_after = math.ceil(((capacity - tokens) / rate) * 1000000)
--- Always write back, on deny too, so ts never goes stale.
-redis.call('HSET', key, 'tokens', num(tokens), 'ts', string.format('%d', ts),
-  'capacity', cap_s, 'rate', rate_s,
-  'allowed', string.format('%d', n_allowed), 'denied', string.format('%d', n_denied))
-local grace = tonumber(ARGV[6]) or 60000
-redis.call('PEXPIRE', key, math.ceil(reset_after / 1000) + grace)
+if spec_changed then
+  redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
+else
+  redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count)
+end
+-- A deny only refills, which shortens the time to full: the TTL set before still covers it.
+if allowed == 1 or spec_changed then
+  redis.call('PEXPIRE', key, math.ceil(((capacity - tokens) / rate) * 1000) + grace)
+end
 
 return reply(allowed, tokens, wait_for(tokens))

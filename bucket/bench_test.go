@@ -1,0 +1,78 @@
+package bucket_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// BenchmarkTake measures one decision per op against a real local redis-server, side by side
+// with go-redis/redis_rate's Allow in the same run: 1, 16, 64 and 256 goroutines, on one hot
+// key and on one key per goroutine.
+//
+//	go test ./bucket -run NONE -bench Take -benchmem
+func BenchmarkTake(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 300, MaxRetries: -1})
+	defer rdb.Close()
+	ctx := context.Background()
+	st := bucket.NewStore(rdb)
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		b.Fatal(err)
+	}
+	limiter := redis_rate.NewLimiter(rdb)
+	sp := bucket.Spec{Capacity: 100, Rate: 100}
+	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
+
+	impls := []struct {
+		name string
+		take func(key string) error
+	}{
+		{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }},
+		{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }},
+	}
+	for _, mode := range []string{"hot_key", "per_key"} {
+		for _, g := range []int{1, 16, 64, 256} {
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("%s/%s/g%d", impl.name, mode, g), func(b *testing.B) {
+					keys := make([]string, g)
+					for i := range keys {
+						keys[i] = "bench:" + mode + ":" + impl.name
+						if mode == "per_key" {
+							keys[i] += fmt.Sprint(":", i)
+						}
+					}
+					var next atomic.Int64
+					var errs atomic.Int64
+					var wg sync.WaitGroup
+					b.ReportAllocs()
+					b.ResetTimer()
+					for w := 0; w < g; w++ {
+						wg.Add(1)
+						go func(key string) {
+							defer wg.Done()
+							for next.Add(1) <= int64(b.N) {
+								if err := impl.take(key); err != nil {
+									errs.Add(1)
+								}
+							}
+						}(keys[w])
+					}
+					wg.Wait()
+					b.StopTimer()
+					if n := errs.Load(); n > 0 {
+						b.Fatalf("%d errors", n)
+					}
+				})
+			}
+		}
+	}
+}
