@@ -198,7 +198,7 @@ func parseResult(v []interface{}, spec Spec) (Result, error) {
 	return r, nil
 }
 
-// LoadScript loads the native script on every master (one for a standalone or Sentinel
+// LoadScript loads the native scripts (single and multi-tier) on every master (one for a standalone or Sentinel
 // client) and returns the addresses it loaded on.
 func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err error) {
 	src := scripts.TokenBucket
@@ -209,6 +209,10 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 		}
 		if got != s.SHA() {
 			return fmt.Errorf("%s: script SHA %s, want %s", c.Options().Addr, got, s.SHA())
+		}
+		// The multi-tier script too, so TakeAll never pays for a NOSCRIPT round trip.
+		if err := c.ScriptLoad(ctx, scripts.MultiBucket).Err(); err != nil {
+			return fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
 		nodes = append(nodes, c.Options().Addr)
 		return nil

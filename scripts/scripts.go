@@ -9,6 +9,12 @@ import _ "embed"
 //go:embed token_bucket.lua
 var TokenBucket string
 
+// MultiBucket decides several native buckets (tiers such as user, endpoint and global) all or
+// nothing in one atomic call. See the header of multi_bucket.lua for its KEYS, ARGV and reply.
+//
+//go:embed multi_bucket.lua
+var MultiBucket string
+
 // Reset sets a bucket of any layout to N tokens, or deletes it, refusing keys of another
 // type. See the header of reset.lua.
 //

@@ -1,0 +1,108 @@
+package bucket_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/sandbox"
+)
+
+// The refill model needs no Redis: a bucket of 3 tokens refilled at 1 token per second
+// takes a burst of 5 requests at t=0, then one more 1.5 s later.
+func ExampleSpec_Take() {
+	spec := bucket.Spec{Capacity: 3, Rate: 1}
+	var level bucket.Level
+	exists := false // a missing bucket starts full
+	for i := range 5 {
+		var r bucket.Result
+		level, r = spec.Take(level, exists, 0, 1)
+		exists = true
+		fmt.Printf("request %d: allowed=%v remaining=%g retry-after=%v\n", i+1, r.Allowed, r.Remaining, r.RetryAfter)
+	}
+	_, r := spec.Take(level, exists, 1_500_000, 1) // now in microseconds
+	fmt.Printf("after 1.5s: allowed=%v remaining=%g\n", r.Allowed, r.Remaining)
+	// Output:
+	// request 1: allowed=true remaining=2 retry-after=0s
+	// request 2: allowed=true remaining=1 retry-after=0s
+	// request 3: allowed=true remaining=0 retry-after=1s
+	// request 4: allowed=false remaining=0 retry-after=1s
+	// request 5: allowed=false remaining=0 retry-after=1s
+	// after 1.5s: allowed=true remaining=0.5
+}
+
+// TakeAllModel is the multi-tier decision in process: the user's bucket is full, the
+// global one holds half a token, so the request is denied and the user keeps its tokens.
+func ExampleTakeAllModel() {
+	tiers := []bucket.Tier{
+		{Name: "user", Key: "rl:{user42}:user", Spec: bucket.Spec{Capacity: 10, Rate: 1}, Cost: 1},
+		{Name: "global", Key: "rl:{user42}:global", Spec: bucket.Spec{Capacity: 100, Rate: 10}, Cost: 1},
+	}
+	levels := []bucket.Level{{}, {Tokens: 0.5, TS: 0}}
+	exists := []bool{false, true}
+	_, _, r := bucket.TakeAllModel(tiers, levels, exists, 0)
+	by, _ := r.DeniedBy()
+	fmt.Printf("allowed=%v denied by %s, retry after %v\n", r.Allowed, by.Name, r.RetryAfter())
+	for _, t := range r.Tiers {
+		fmt.Printf("%s: had its cost=%v remaining=%g\n", t.Name, t.Allowed, t.Remaining)
+	}
+	// Output:
+	// allowed=false denied by global, retry after 50ms
+	// user: had its cost=true remaining=10
+	// global: had its cost=false remaining=0.5
+}
+
+// Keys of one multi-tier decision must share a Cluster slot: give them one hash tag.
+func ExampleSlot() {
+	fmt.Println(bucket.Slot("rl:{user42}:user") == bucket.Slot("rl:{user42}:global"))
+	fmt.Println(bucket.HashTag("rl:{user42}:endpoint:/search"))
+	fmt.Println(bucket.Slot("rl:user42") == bucket.Slot("rl:global"))
+	// Output:
+	// true
+	// user42
+	// false
+}
+
+// A burst of 12 requests against a user tier of 10 tokens and an overall tier of 5, both
+// refilling once a day: the overall tier allows 5 and denies the rest, and the denied
+// requests take nothing from the user's bucket.
+func ExampleStore_TakeAll() {
+	ctx := context.Background()
+	sb, err := sandbox.Start(ctx, sandbox.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: sb.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	store := bucket.NewStore(rdb)
+
+	day := 24 * 60 * 60.0
+	tiers := []bucket.Tier{
+		{Name: "user", Key: "rl:{user42}:user", Spec: bucket.Spec{Capacity: 10, Rate: 10 / day}, Cost: 1},
+		{Name: "overall", Key: "rl:{user42}:overall", Spec: bucket.Spec{Capacity: 5, Rate: 5 / day}, Cost: 1},
+	}
+	allowed, denied := 0, map[string]int{}
+	var last bucket.MultiResult
+	for range 12 {
+		r, err := store.TakeAll(ctx, tiers)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if r.Allowed {
+			allowed++
+		} else if by, ok := r.DeniedBy(); ok {
+			denied[by.Name]++
+		}
+		last = r
+	}
+	fmt.Printf("allowed %d, denied %v\n", allowed, denied)
+	fmt.Printf("user bucket keeps %d tokens\n", int(last.Tiers[0].Remaining))
+	// Output:
+	// allowed 5, denied map[overall:7]
+	// user bucket keeps 5 tokens
+}

@@ -1,0 +1,142 @@
+package httplimit
+
+import (
+	"sync"
+	"time"
+)
+
+// BreakerState is the state of the Limiter's circuit breaker around Redis.
+type BreakerState int
+
+const (
+	// Closed: every decision calls Redis.
+	Closed BreakerState = iota
+	// Open: Redis failed Threshold times in a row; no decision calls it until the cool-down
+	// is over, the failure policy decides instead.
+	Open
+	// HalfOpen: the cool-down is over; one request at a time probes Redis. A success closes
+	// the breaker, a failure opens it for another cool-down.
+	HalfOpen
+)
+
+func (s BreakerState) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	}
+	return "unknown"
+}
+
+// Breaker configures the circuit breaker.
+type Breaker struct {
+	// Threshold is how many consecutive Redis errors open the breaker (default 5).
+	Threshold int
+	// Cooldown is how long an open breaker keeps Redis uncalled before a probe (default 5 s).
+	Cooldown time.Duration
+}
+
+type breaker struct {
+	Breaker
+	now    func() time.Time
+	notify func(from, to BreakerState) // may be nil
+
+	mu      sync.Mutex
+	state   BreakerState
+	fails   int
+	until   time.Time // Open: when the cool-down ends
+	probing bool      // HalfOpen: a probe is in flight
+	pending []func()  // notifications to run once mu is released
+}
+
+// acquire says whether this decision may call Redis; probe marks the one call allowed
+// while half-open, which must be settled with done.
+func (b *breaker) acquire() (call, probe bool) {
+	b.mu.Lock()
+	defer b.unlock()
+	switch b.state {
+	case Open:
+		if b.now().Before(b.until) {
+			return false, false
+		}
+		b.set(HalfOpen)
+		fallthrough
+	case HalfOpen:
+		if b.probing {
+			return false, false
+		}
+		b.probing = true
+		return true, true
+	}
+	return true, false
+}
+
+// retryIn is the time left in the cool-down (0 when Redis may be called).
+func (b *breaker) retryIn() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != Open {
+		return 0
+	}
+	return max(0, b.until.Sub(b.now()))
+}
+
+// outcome of a call to Redis.
+type outcome int
+
+const (
+	succeeded outcome = iota // Redis answered
+	failed                   // Redis was unreachable or timed out
+	neutral                  // no verdict on Redis (a caller's error, a canceled request)
+)
+
+// done settles a call acquire allowed.
+func (b *breaker) done(probe bool, o outcome) {
+	b.mu.Lock()
+	if probe {
+		b.probing = false
+	}
+	switch o {
+	case succeeded:
+		b.fails = 0
+		if b.state != Closed {
+			b.set(Closed)
+		}
+	case failed:
+		b.fails++
+		if b.state == HalfOpen || (b.state == Closed && b.fails >= b.Threshold) {
+			b.until = b.now().Add(b.Cooldown)
+			b.set(Open)
+		}
+	}
+	b.unlock()
+}
+
+// set changes state under b.mu and queues the notification for unlock.
+func (b *breaker) set(to BreakerState) {
+	from := b.state
+	b.state = to
+	if b.notify != nil {
+		b.pending = append(b.pending, func() { b.notify(from, to) })
+	}
+}
+
+// unlock releases b.mu, then runs the queued notifications, so a callback may call back
+// into the Limiter.
+func (b *breaker) unlock() {
+	calls := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	for _, f := range calls {
+		f()
+	}
+}
+
+func (b *breaker) current() BreakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state
+}

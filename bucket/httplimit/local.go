@@ -1,0 +1,78 @@
+package httplimit
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Local configures FailLocal's in-process buckets.
+type Local struct {
+	// MaxKeys bounds how many buckets the process keeps (default 10000); the least recently
+	// used bucket is dropped first, and a dropped bucket comes back full.
+	MaxKeys int
+	// Scale multiplies every tier's capacity and rate in local mode (default 1). Each
+	// instance of the application limits on its own while Redis is out, so with N instances
+	// behind a load balancer a Scale of 1/N keeps the total near the configured limits.
+	Scale float64
+}
+
+// localBuckets is a bounded LRU of bucket levels, decided with bucket.TakeAllModel: the same
+// all-or-nothing multi-tier decision as the Redis script, in process.
+type localBuckets struct {
+	max int
+
+	mu    sync.Mutex
+	order *list.List // of *localEntry, most recent first
+	byKey map[string]*list.Element
+}
+
+type localEntry struct {
+	key   string
+	level bucket.Level
+}
+
+func newLocalBuckets(max int) *localBuckets {
+	return &localBuckets{max: max, order: list.New(), byKey: make(map[string]*list.Element)}
+}
+
+// takeAll decides tiers (with their local specs) at now, in microseconds.
+func (lb *localBuckets) takeAll(tiers []bucket.Tier, now int64) bucket.MultiResult {
+	levels := make([]bucket.Level, len(tiers))
+	exists := make([]bool, len(tiers))
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	for i, t := range tiers {
+		if e, ok := lb.byKey[t.Key]; ok {
+			levels[i], exists[i] = e.Value.(*localEntry).level, true
+		}
+	}
+	out, written, r := bucket.TakeAllModel(tiers, levels, exists, now)
+	if written {
+		for i, t := range tiers {
+			lb.put(t.Key, out[i])
+		}
+	}
+	return r
+}
+
+func (lb *localBuckets) put(key string, l bucket.Level) {
+	if e, ok := lb.byKey[key]; ok {
+		e.Value.(*localEntry).level = l
+		lb.order.MoveToFront(e)
+		return
+	}
+	lb.byKey[key] = lb.order.PushFront(&localEntry{key: key, level: l})
+	for lb.order.Len() > lb.max {
+		last := lb.order.Back()
+		lb.order.Remove(last)
+		delete(lb.byKey, last.Value.(*localEntry).key)
+	}
+}
+
+func (lb *localBuckets) len() int {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.order.Len()
+}

@@ -1,0 +1,159 @@
+-- bucketctl multi-tier token bucket: one all-or-nothing decision over several buckets
+-- (say a user's bucket, an endpoint bucket and an overall bucket), in one atomic call.
+--
+-- KEYS[1..n]  the tiers' bucket keys: native hashes, exactly as token_bucket.lua writes them.
+--             In a Redis Cluster every key of one call must hash to the same slot: give them
+--             one hash tag, e.g. rl:{user42}:user, rl:{user42}:endpoint:/search, rl:{user42}:global.
+-- ARGV[1]     now in microseconds (client clock); "" = Redis TIME
+-- ARGV[2]     extra TTL in milliseconds kept after a bucket is full; "" = 60000
+-- ARGV[3i], ARGV[3i+1], ARGV[3i+2]  for tier i = 1..n: capacity ("" = stored), rate ("" = stored),
+--             cost (>= 0)
+--
+-- The decision, per tier with the refill math of token_bucket.lua:
+--   1. every bucket is refilled to now (ts = max(now, ts); a lowered capacity clamps);
+--   2. the request is allowed only when every tier holds its cost;
+--   3. allowed: the cost is taken from every tier and `allowed` is counted on every tier;
+--      denied: nothing is taken from any tier, `denied` is counted only on the tiers that lacked
+--      their cost, and every tier is still written back at its refilled level with the new ts
+--      (as token_bucket.lua does on deny, so ts never goes stale).
+-- A tier whose cost exceeds its capacity can never succeed: the decision is denied and nothing
+-- is written anywhere, as token_bucket.lua leaves such a bucket untouched.
+--
+-- Reply: { denied: 0 when allowed, else the index (1-based) of the first tier that lacked its
+--          cost, then six values per tier: had_cost (0|1), remaining tokens (string),
+--          retry_after_us (integer, -1 = never), reset_after_us (integer), capacity (string),
+--          rate (string) }
+-- Remaining is after the decision: cost taken when allowed, the refilled level when denied.
+-- Non-integers travel as strings: Redis truncates Lua numbers to integers.
+-- Invalid arguments give an error reply naming the tier, and write nothing.
+--
+-- The checks, refill, waits, writes and TTL are token_bucket.lua's, line for line: a Redis
+-- script cannot share code with another, and both are tested against the same Go model.
+
+local n = #KEYS
+if n == 0 or #ARGV ~= 2 + 3 * n then
+  return redis.error_reply('ERR bucketctl: want 2 + 3 arguments per key, got ' .. #ARGV .. ' for ' .. n .. ' keys')
+end
+local function bad(x) return x == nil or x ~= x or x == math.huge or x == -math.huge end
+
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+  if bad(now) then return redis.error_reply('ERR bucketctl: now must be microseconds') end
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local grace = tonumber(ARGV[2]) or 60000
+
+-- Read and validate every tier before writing anything.
+local tiers, seen = {}, {}
+for i = 1, n do
+  local key = KEYS[i]
+  local sfx = ' (tier ' .. i .. ')'
+  if seen[key] then return redis.error_reply('ERR bucketctl: duplicate key' .. sfx) end
+  seen[key] = true
+  local st = redis.pcall('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
+  if st.err then
+    return redis.error_reply('WRONGTYPE bucketctl: key holds another Redis type' .. sfx)
+  end
+  -- Never write into a hash that is not ours: another application's bucket (no capacity
+  -- field) or any other hash (no tokens field) is refused untouched.
+  if st[1] and not st[3] then
+    return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout' .. sfx)
+  end
+  if not st[1] and redis.call('EXISTS', key) == 1 then
+    return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket' .. sfx)
+  end
+  local a = 3 * i
+  local cap_s, rate_s = ARGV[a], ARGV[a + 1]
+  if cap_s == '' then cap_s = st[3] end
+  if rate_s == '' then rate_s = st[4] end
+  if not cap_s or not rate_s then
+    return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket' .. sfx)
+  end
+  local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[a + 2])
+  if bad(capacity) or capacity <= 0 then
+    return redis.error_reply('ERR bucketctl: capacity must be a positive finite number' .. sfx)
+  end
+  if bad(rate) or rate <= 0 then
+    return redis.error_reply('ERR bucketctl: rate must be a positive finite number' .. sfx)
+  end
+  if bad(cost) or cost < 0 then
+    return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0' .. sfx)
+  end
+
+  local tokens, ts = tonumber(st[1]), tonumber(st[2])
+  if tokens == nil or ts == nil then
+    tokens, ts = capacity, now
+  end
+  -- Time never runs backwards: a late caller with an older clock refills nothing.
+  if now > ts then
+    tokens = math.min(capacity, tokens + ((now - ts) / 1000000) * rate)
+    ts = now
+  else
+    tokens = math.min(capacity, tokens)
+  end
+  tiers[i] = { key = key, cap_s = cap_s, rate_s = rate_s, capacity = capacity, rate = rate,
+               cost = cost, tokens = tokens, ts = ts,
+               spec_changed = st[3] ~= cap_s or st[4] ~= rate_s,
+               n_allowed = tonumber(st[5]) or 0, n_denied = tonumber(st[6]) or 0 }
+end
+
+local function wait_for(t)
+  if t.cost > t.capacity then return -1 end
+  if t.tokens >= t.cost then return 0 end
+  return math.ceil(((t.cost - t.tokens) / t.rate) * 1000000)
+end
+local function reset_after(t)
+  return math.ceil(((t.capacity - t.tokens) / t.rate) * 1000000)
+end
+
+local denied, impossible = 0, false
+for i = 1, n do
+  local t = tiers[i]
+  t.ok = t.tokens >= t.cost and t.cost <= t.capacity
+  if t.cost > t.capacity then impossible = true end
+  if not t.ok and denied == 0 then denied = i end
+end
+
+-- Numbers go to HSET as Lua numbers: Redis writes them with full precision. tokens and ts
+-- are written back on deny too; a counter only when it moves; the spec only when it is new
+-- or changed. The TTL is at least the time until full plus the grace; a tier that took
+-- nothing only refilled, which shortens its time to full, so the TTL set before still
+-- covers it.
+if not impossible then
+  for i = 1, n do
+    local t = tiers[i]
+    local args = { 'tokens', 0, 'ts', t.ts }
+    if denied == 0 then
+      t.tokens = t.tokens - t.cost
+      args[5], args[6] = 'allowed', t.n_allowed + 1
+    elseif not t.ok then
+      args[5], args[6] = 'denied', t.n_denied + 1
+    end
+    args[2] = t.tokens
+    if t.spec_changed then
+      args[#args + 1] = 'capacity'; args[#args + 1] = t.cap_s
+      args[#args + 1] = 'rate'; args[#args + 1] = t.rate_s
+    end
+    redis.call('HSET', t.key, unpack(args))
+    if denied == 0 or t.spec_changed then
+      redis.call('PEXPIRE', t.key, math.ceil(((t.capacity - t.tokens) / t.rate) * 1000) + grace)
+    end
+  end
+end
+
+local r = { denied }
+for i = 1, n do
+  local t = tiers[i]
+  local ok = 0
+  if t.ok then ok = 1 end
+  r[#r + 1] = ok
+  r[#r + 1] = string.format('%.17g', t.tokens)
+  r[#r + 1] = wait_for(t)
+  r[#r + 1] = reset_after(t)
+  r[#r + 1] = t.cap_s
+  r[#r + 1] = t.rate_s
+end
+return r
