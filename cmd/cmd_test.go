@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -284,5 +285,31 @@ func TestHelpHasExamples(t *testing.T) {
 			c.Parent() != nil && c.Parent().Name() != "completion" {
 			t.Errorf("%s has no examples in --help", c.CommandPath())
 		}
+	}
+}
+
+func TestConsumeHeaders(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	run(t, srv.URL(), "consume", "h", "--capacity", "3", "--rate", "0.4", "--cost", "3")
+	r := run(t, srv.URL(), "consume", "h", "--headers", "-o", "json")
+	if r.code != ExitDenied {
+		t.Fatalf("exit %d %q", r.code, r.errOut)
+	}
+	var v ResultView
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
+		t.Fatal(err)
+	}
+	retry, err := strconv.Atoi(v.Headers["Retry-After"])
+	if err != nil || float64(retry)*1000 < v.RetryAfterMS || float64(retry-1)*1000 >= v.RetryAfterMS {
+		t.Fatalf("Retry-After %q for a wait of %vms: want it rounded up", v.Headers["Retry-After"], v.RetryAfterMS)
+	}
+	if v.Headers["X-RateLimit-Limit"] != "3" || v.Headers["X-RateLimit-Remaining"] != "0" ||
+		v.Headers["RateLimit-Policy"] != `"default";q=3;w=8` || !strings.HasPrefix(v.Headers["RateLimit"], `"default";r=0;t=`) {
+		t.Fatalf("headers %v", v.Headers)
+	}
+	r = run(t, srv.URL(), "check", "h", "--cost", "0", "--headers")
+	if r.code != ExitOK || !strings.Contains(r.out, "HTTP/1.1 200 OK\nRateLimit-Policy: ") {
+		t.Fatalf("check --headers: %d %q", r.code, r.out)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/httplimit"
 )
 
 // DecideOptions are the options of consume and check.
@@ -33,7 +35,8 @@ config rule, or the bucket itself (native buckets store them).
 Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
   bucketctl consume rate:user:42 --cost 3 -o json
-  bucketctl consume rate:user:42 || echo "throttled, exit $?"`,
+  bucketctl consume rate:user:42 || echo "throttled, exit $?"
+  bucketctl consume rate:user:42 --headers     # RateLimit, X-RateLimit-*, Retry-After`,
 		Args:              exactKey,
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,6 +48,7 @@ Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		},
 	}
 	opts.Spec.register(cmd, f, true)
+	cmd.Flags().BoolVar(&opts.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -74,6 +78,7 @@ Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		},
 	}
 	opts.Spec.register(cmd, f, true)
+	cmd.Flags().BoolVar(&opts.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -152,6 +157,16 @@ func peek(ctx context.Context, st *bucket.Store, key string, t bucket.Target) (b
 
 func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost float64, layout string) error {
 	v := resultView(opts.Key, res, cost, layout)
+	var headers http.Header
+	if opts.Headers {
+		headers = httplimit.Headers("default", res, f.Now())
+		v.Headers = map[string]string{}
+		for _, k := range headerOrder {
+			if val := headers.Get(k); val != "" {
+				v.Headers[k] = val
+			}
+		}
+	}
 	if opts.Output != FormatTable {
 		return writeData(f.IO.Out, opts.Output, v)
 	}
@@ -164,5 +179,25 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 	}
 	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, opts.Key,
 		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), fmtDur(res.RetryAfter), fmtDur(res.ResetAfter))
-	return err
+	if err != nil || headers == nil {
+		return err
+	}
+	status := "HTTP/1.1 200 OK"
+	if !res.Allowed {
+		status = "HTTP/1.1 429 Too Many Requests"
+	}
+	if _, err := fmt.Fprintln(f.IO.Out, status); err != nil {
+		return err
+	}
+	for _, k := range headerOrder {
+		if val := headers.Get(k); val != "" {
+			if _, err := fmt.Fprintf(f.IO.Out, "%s: %s\n", k, val); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
+
+// headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
+var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}

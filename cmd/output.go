@@ -88,6 +88,8 @@ type ResultView struct {
 	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
 	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
 	Layout       string  `json:"layout" yaml:"layout"`
+	// Headers are the HTTP rate-limit headers for the decision (with --headers).
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
 }
 
 func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {

@@ -125,7 +125,8 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	if isCobraUsage(err) {
+	var ue *UsageError
+	if !errors.As(err, &ue) && isCobraUsage(err) {
 		err = &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -243,7 +243,7 @@ func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 		if err := t.Spec.Validate(); err != nil {
 			return nil, fmt.Errorf("httplimit: tier %q: %w", t.Name, err)
 		}
-		policy[i] = fmt.Sprintf("%q;q=%d;w=%d", t.Name, int64(t.Spec.Capacity), max(1, ceilSeconds(t.Spec.Wait(0, t.Spec.Capacity))))
+		policy[i] = policyItem(t.Name, t.Spec)
 	}
 	switch cfg.OnFailure {
 	case FailOpen, FailClosed, FailLocal:
@@ -424,8 +424,16 @@ func (l *Limiter) fallback(d Decision, err error) Decision {
 
 // writeHeaders sets the rate-limit fields described in the package documentation.
 func (l *Limiter) writeHeaders(h http.Header, d Decision) {
-	h.Set("RateLimit-Policy", l.policy)
-	tiers := d.Result.Tiers
+	setHeaders(h, l.policy, d.Result, l.cfg.Now())
+}
+
+func policyItem(name string, spec bucket.Spec) string {
+	return fmt.Sprintf("%q;q=%d;w=%d", name, int64(spec.Capacity), max(1, ceilSeconds(spec.Wait(0, spec.Capacity))))
+}
+
+func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Time) {
+	h.Set("RateLimit-Policy", policy)
+	tiers := m.Tiers
 	if len(tiers) == 0 {
 		return
 	}
@@ -434,15 +442,31 @@ func (l *Limiter) writeHeaders(h http.Header, d Decision) {
 		items[i] = fmt.Sprintf("%q;r=%d;t=%d", t.Name, int64(t.Remaining), ceilSeconds(t.ResetAfter))
 	}
 	h.Set("RateLimit", strings.Join(items, ", "))
-	b := closest(d.Result)
+	b := closest(m)
 	h.Set("X-RateLimit-Limit", strconv.FormatFloat(b.Spec.Capacity, 'f', -1, 64))
 	h.Set("X-RateLimit-Remaining", strconv.FormatInt(int64(b.Remaining), 10))
-	full := l.cfg.Now().Add(b.ResetAfter)
+	full := now.Add(b.ResetAfter)
 	secs := full.Unix()
 	if full.Nanosecond() > 0 {
 		secs++
 	}
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(secs, 10))
+}
+
+// Headers returns the fields the middleware sends for a decision r of the one-bucket
+// policy name taken at now: RateLimit-Policy, RateLimit, the X-RateLimit-* fields, and
+// Retry-After (seconds, rounded up) when r was denied and can ever succeed.
+func Headers(name string, r bucket.Result, now time.Time) http.Header {
+	h := http.Header{}
+	m := bucket.MultiResult{Allowed: r.Allowed, Denied: -1, Tiers: []bucket.TierResult{{Name: name, Result: r}}}
+	if !r.Allowed {
+		m.Denied = 0
+	}
+	setHeaders(h, policyItem(name, r.Spec), m, now)
+	if !r.Allowed && r.RetryAfter >= 0 {
+		h.Set("Retry-After", strconv.FormatInt(max(1, ceilSeconds(r.RetryAfter)), 10))
+	}
+	return h
 }
 
 // closest is the tier the legacy headers describe: on a denied decision the one needing
