@@ -110,6 +110,8 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s — look from another terminal with:\n  bucketctl list --url %s --match 'demo:*'\n",
 		sb.Kind(), sb.Addr(), sb.URL())
 	keys := demoKeys()
+	ctx, stopTraffic := context.WithCancel(ctx)
+	defer stopTraffic()
 	var wg sync.WaitGroup
 	for _, k := range keys {
 		wg.Add(1)
@@ -118,7 +120,14 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 			driveDemoKey(ctx, st, k)
 		}(k)
 	}
-	err = demoLines(ctx, f, st, keys)
+	resolve := demoResolver(keys)
+	if f.IO.StdoutTTY {
+		// The dashboard: the whole family of demo buckets, live; q quits.
+		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve, Addr: sb.Addr()})
+		stopTraffic()
+	} else {
+		err = demoLines(ctx, f, st, keys, resolve)
+	}
 	wg.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -163,14 +172,11 @@ func driveDemoKey(ctx context.Context, st *bucket.Store, k *demoKey) {
 }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.
-func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demoKey) error {
+func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demoKey, resolve bucket.Resolver) error {
 	names := make([]string, len(keys))
-	specs := map[string]bucket.Spec{}
 	for i, k := range keys {
 		names[i] = k.key
-		specs[k.key] = k.spec
 	}
-	resolve := func(key string) bucket.Target { return bucket.Target{Spec: specs[key]} }
 	prevA, prevD := make([]int64, len(keys)), make([]int64, len(keys))
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -199,21 +205,42 @@ func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demoKe
 	}
 }
 
+// demoResolver knows the spec of every demo bucket, the foreign ones included (their
+// applications keep it in their code, as a config rule would for a real operator).
+func demoResolver(keys []*demoKey) bucket.Resolver {
+	specs := map[string]bucket.Spec{}
+	for _, k := range keys {
+		specs[k.key] = k.spec
+	}
+	for _, s := range foreignSeeds {
+		specs[s.key] = s.spec
+	}
+	return func(key string) bucket.Target {
+		sp, ok := specs[key]
+		if !ok {
+			return bucket.Target{}
+		}
+		return bucket.Target{Spec: sp, Source: "demo"}
+	}
+}
+
+var foreignSeeds = []struct {
+	key    string
+	layout string
+	tokens float64
+	spec   bucket.Spec
+}{
+	{"demo:webman:ratelimit:/api/products/hot", "webman", 12, bucket.Spec{Capacity: 50, Rate: 10}},
+	{"demo:gobench:user:7", "go-bench", 3, bucket.Spec{Capacity: 10, Rate: 10}},
+	{"demo:spring:rate_limit:api:user_123", "spring", 40, bucket.Spec{Capacity: 100, Rate: 1}},
+	{"demo:multitier:rl:user:42:1", "multi-tier", 7.5, bucket.Spec{Capacity: 50, Rate: 0.1}},
+	{"demo:express:rate:user:42", "express", 55, bucket.Spec{Capacity: 100, Rate: 0.2}},
+}
+
 // seedForeign writes a bucket in each other application's layout, as that application
 // would, so inspect and list have something of every kind to show.
 func seedForeign(ctx context.Context, st *bucket.Store) error {
-	seeds := []struct {
-		key    string
-		layout string
-		tokens float64
-	}{
-		{"demo:webman:ratelimit:/api/products/hot", "webman", 12},
-		{"demo:gobench:user:7", "go-bench", 3},
-		{"demo:spring:rate_limit:api:user_123", "spring", 40},
-		{"demo:multitier:rl:user:42:1", "multi-tier", 7.5},
-		{"demo:express:rate:user:42", "express", 55},
-	}
-	for _, s := range seeds {
+	for _, s := range foreignSeeds {
 		if _, err := st.Reset(ctx, s.key, bucket.Presets[s.layout], bucket.Spec{}, bucket.ResetTo{Tokens: s.tokens}); err != nil {
 			return err
 		}

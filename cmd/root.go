@@ -88,6 +88,8 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 		NewCmdInspect(f, nil),
 		NewCmdList(f, nil),
 		NewCmdReset(f, nil),
+		NewCmdWatch(f, nil),
+		NewCmdTop(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdVersion(f),
 	)

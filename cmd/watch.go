@@ -1,0 +1,318 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// WatchOptions are the options of watch.
+type WatchOptions struct {
+	Key      string
+	Interval time.Duration
+	Count    int
+	Duration time.Duration
+	Window   time.Duration
+	Spec     SpecFlags
+	Output   string
+}
+
+// WatchView is one line of watch's JSON stream: the bucket as inspect shows it, plus the
+// read's server time and the activity since the previous read (null on the first line).
+type WatchView struct {
+	Time string `json:"time"`
+	StateView
+	IntervalMS   *float64 `json:"interval_ms"`
+	AllowedPerS  *float64 `json:"allowed_per_s"`
+	DeniedPerS   *float64 `json:"denied_per_s"`
+	ConsumedPerS *float64 `json:"consumed_per_s"`
+	RetryAfterMS *float64 `json:"retry_after_ms"`
+}
+
+// NewCmdWatch builds `watch`.
+func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch KEY",
+		Short: "Watch one bucket live: tokens, chart, allowed/denied per second, retry-after, TTL",
+		Long: `Watch one bucket of any layout. Each refresh is one pipelined round trip that only reads
+(TIME, TYPE, PTTL and the bucket's fields): no MONITOR, no keyspace notifications.
+
+On a terminal it opens a live view: a gauge of tokens against capacity, a chart of the level
+over the last --window, allowed and denied per second (from the native layout's counters),
+tokens consumed per second (for every layout with a known rate: what the refill would have
+added minus what is left), retry-after, TTL, last update and layout. Keys: r refreshes now,
+? shows the help and the Redis cost, q quits.
+
+When stdout is not a terminal, with -o json, or with --count, it prints one line per refresh
+instead, for logs and runbooks: logfmt-style key=value pairs, or one JSON object per line with
+the fields of 'inspect -o json' plus time, interval_ms, allowed_per_s, denied_per_s,
+consumed_per_s and retry_after_ms (the rates are null on the first line). A failed read is
+reported on stderr and retried at the next refresh.
+
+It stops on q or Ctrl-C, after --count refreshes, or after --duration. Exit status: 0, or
+that of the last read when it failed (3: Redis unreachable).`,
+		Example: `  bucketctl watch rate:user:42
+  bucketctl watch rate:user:42 --interval 250ms --window 1m
+  bucketctl watch api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
+  bucketctl watch rate:user:42 --count 60 -o json >> bucket.log
+  bucketctl watch rate:user:42 --duration 5m | grep denied`,
+		ValidArgsFunction: completeKeys(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("watch needs exactly one KEY (see 'bucketctl watch --help'; for many buckets use 'bucketctl top')")
+			}
+			opts.Key = args[0]
+			switch {
+			case opts.Interval < 10*time.Millisecond:
+				return usagef("--interval %s: must be at least 10ms", opts.Interval)
+			case opts.Count < 0:
+				return usagef("--count %d: must be >= 0 (0 = until stopped)", opts.Count)
+			case opts.Duration < 0:
+				return usagef("--duration %s: must be >= 0 (0 = until stopped)", opts.Duration)
+			case opts.Window < opts.Interval:
+				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
+			}
+			if err := checkFormat(opts.Output, FormatTable, FormatJSON); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return watchRun(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes")
+	fl.IntVar(&opts.Count, "count", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
+	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (0 = until stopped)")
+	fl.DurationVar(&opts.Window, "window", 5*time.Minute, "history the live chart shows")
+	opts.Spec.register(cmd, f, true)
+	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON)
+	return cmd
+}
+
+func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
+	ctx, cancel := withDuration(cmd.Context(), opts.Duration)
+	defer cancel()
+	d, err := f.liveDeps(ctx, cmd, &opts.Spec)
+	if err != nil {
+		return err
+	}
+	read := func(ctx context.Context) (bucket.State, error) {
+		states, err := d.store.Inspect(ctx, []string{opts.Key}, d.resolve)
+		if err != nil {
+			return bucket.State{}, err
+		}
+		return states[0], nil
+	}
+	cost := d.resolve(opts.Key).Cost
+	if !f.IO.StdoutTTY || opts.Output == FormatJSON || opts.Count > 0 {
+		return endedByDuration(ctx, watchStream(ctx, f.IO, opts, cost, d.addr, read))
+	}
+	styles := tuiStyles(f.IO)
+	m := tui.NewWatch(read, tui.WatchOptions{Key: opts.Key, LiveOptions: tui.LiveOptions{Addr: d.addr,
+		Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles}})
+	return endedByDuration(ctx, runProgram(ctx, f.IO, m))
+}
+
+// live are what the live views need: how to read each key, the store and its address.
+type live struct {
+	resolve  bucket.Resolver
+	suffixes []string
+	store    *bucket.Store
+	addr     string
+}
+
+// liveDeps resolves the flags and config, then connects.
+func (f *Factory) liveDeps(ctx context.Context, cmd *cobra.Command, spec *SpecFlags) (live, error) {
+	var d live
+	var err error
+	if d.resolve, err = f.resolver(cmd, spec); err != nil {
+		return d, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return d, err
+	}
+	d.suffixes = bucket.TimeSuffixes(cfg.CustomLayouts())
+	if d.store, err = f.Store(ctx); err != nil {
+		return d, err
+	}
+	conn, err := f.Conn()
+	if err != nil {
+		return d, err
+	}
+	d.addr = conn.Addr()
+	return d, nil
+}
+
+// withDuration bounds ctx by --duration (0: no bound).
+func withDuration(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
+
+// runProgram runs a full-screen bubbletea program on the streams; the alternate screen is
+// left and the terminal restored however it ends.
+func runProgram(ctx context.Context, io *IOStreams, m tea.Model) error {
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out))
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// endedByDuration turns the end of --duration into success; Ctrl-C stays an interruption.
+func endedByDuration(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return nil
+	}
+	return err
+}
+
+// watchStream prints one line (or JSON object) per refresh until ctx ends or Count lines
+// have been attempted. Reads never overlap: the next starts after the previous returned.
+func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost float64, addr string, read tui.WatchSource) error {
+	tick := time.NewTicker(opts.Interval)
+	defer tick.Stop()
+	timeout := max(5*time.Second, 3*opts.Interval)
+	var prev bucket.State
+	var hasPrev bool
+	var lastErr error
+	for n := 0; opts.Count == 0 || n < opts.Count; n++ {
+		if n > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		s, err := read(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if isConnectionError(err) {
+				err = &UnreachableError{Addr: addr, Err: err}
+			}
+			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", err, opts.Interval)
+			lastErr = err
+			continue
+		}
+		lastErr = nil
+		var act *bucket.Activity
+		if hasPrev {
+			if a, ok := bucket.ActivityBetween(prev, s); ok {
+				act = &a
+			}
+		}
+		if opts.Output == FormatJSON {
+			err = writeJSONLine(ios.Out, watchView(s, act, cost))
+		} else {
+			_, err = fmt.Fprintln(ios.Out, watchLine(s, act, cost))
+		}
+		if err != nil {
+			return err
+		}
+		prev, hasPrev = s, true
+	}
+	return lastErr
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}
+
+func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
+	v := WatchView{Time: time.UnixMicro(s.Now).UTC().Format(time.RFC3339Nano), StateView: stateView(s)}
+	f := func(x float64) *float64 { return &x }
+	if act != nil {
+		v.IntervalMS = f(ms(act.Interval))
+		if act.Counted {
+			v.AllowedPerS, v.DeniedPerS = f(act.Allowed), f(act.Denied)
+		}
+		if act.ConsumedKnown {
+			v.ConsumedPerS = f(act.Consumed)
+		}
+	}
+	if r, err := s.Peek(cost); err == nil {
+		v.RetryAfterMS = f(ms(r.RetryAfter))
+		if r.RetryAfter < 0 {
+			v.RetryAfterMS = f(-1)
+		}
+	}
+	return v
+}
+
+// watchLine is one logfmt-style line: time, key, then what is known of the bucket.
+func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
+	var b strings.Builder
+	kv := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if strings.ContainsAny(v, " \"=") || v == "" {
+			v = fmt.Sprintf("%q", v)
+		}
+		b.WriteString(k + "=" + v)
+	}
+	kv("time", time.UnixMicro(s.Now).UTC().Format("2006-01-02T15:04:05.000Z"))
+	kv("key", s.Key)
+	if s.Problem != "" {
+		kv("problem", s.Problem)
+		return b.String()
+	}
+	kv("tokens", fmtNum(s.Tokens))
+	if s.HasSpec() {
+		kv("capacity", fmtNum(s.Spec.Capacity))
+		kv("fill", fmt.Sprintf("%.0f%%", s.Fill()*100))
+		kv("rate", fmtNum(s.Spec.Rate))
+	} else {
+		kv("spec", "unknown")
+	}
+	var a bucket.Activity
+	if act != nil {
+		a = *act
+	}
+	rate := func(k string, known bool, v float64) {
+		if act == nil || !known {
+			kv(k, "-")
+			return
+		}
+		kv(k, fmtNum(v))
+	}
+	if s.Layout.Native {
+		rate("allowed_per_s", a.Counted, a.Allowed)
+		rate("denied_per_s", a.Counted, a.Denied)
+	}
+	if s.HasSpec() {
+		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
+		if r, err := s.Peek(cost); err == nil {
+			kv("retry_after", fmtDur(r.RetryAfter))
+		}
+	}
+	kv("ttl", fmtTTL(s.TTL))
+	if s.Exists {
+		kv("updated", fmtDur(s.Age())+" ago")
+	} else {
+		kv("updated", "never")
+	}
+	kv("layout", s.Layout.Name)
+	return b.String()
+}

@@ -1,0 +1,201 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+func TestWatchPipedPrintsCountLines(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	st := bucket.NewStore(srv.Client(t))
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if _, err := st.Take(ctx, "w:k", bucket.Spec{Capacity: 10, Rate: 0.001}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, srv.URL(), "watch", "w:k", "--count", "3", "--interval", "20ms")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	lines := strings.Split(strings.TrimRight(r.out, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("printed %d lines, want 3:\n%s", len(lines), r.out)
+	}
+	for i, l := range lines {
+		for _, want := range []string{"time=", " key=w:k ", " tokens=7", " capacity=10 ", " fill=70% ", " layout=native", " retry_after=0s"} {
+			if !strings.Contains(l, want) {
+				t.Errorf("line %d lacks %q: %s", i+1, want, l)
+			}
+		}
+	}
+	if !strings.Contains(lines[0], "allowed_per_s=- denied_per_s=-") {
+		t.Errorf("the first line has rates without a previous read: %s", lines[0])
+	}
+	if !strings.Contains(lines[2], "allowed_per_s=0 denied_per_s=0 consumed_per_s=0") {
+		t.Errorf("an idle bucket shows activity: %s", lines[2])
+	}
+}
+
+func TestWatchJSONStreamsRates(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	st := bucket.NewStore(srv.Client(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	spec := bucket.Spec{Capacity: 1e6, Rate: 1}
+	if _, err := st.Take(ctx, "w:busy", spec, 1); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // traffic while watching: every take is allowed
+		defer wg.Done()
+		for ctx.Err() == nil {
+			_, _ = st.Take(ctx, "w:busy", spec, 1)
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	r := run(t, srv.URL(), "watch", "w:busy", "-o", "json", "--count", "3", "--interval", "100ms")
+	cancel()
+	wg.Wait()
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	lines := strings.Split(strings.TrimRight(r.out, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("printed %d lines, want 3 JSON objects:\n%s", len(lines), r.out)
+	}
+	var views []map[string]any
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("not one JSON object per line: %v: %s", err, l)
+		}
+		views = append(views, v)
+	}
+	if views[0]["allowed_per_s"] != nil || views[0]["interval_ms"] != nil {
+		t.Errorf("first object has rates: %v", views[0])
+	}
+	for _, v := range views[1:] {
+		if v["key"] != "w:busy" || v["layout"] != "native" {
+			t.Errorf("object %v", v)
+		}
+		if a, _ := v["allowed_per_s"].(float64); a <= 0 {
+			t.Errorf("allowed_per_s %v under traffic, want > 0", v["allowed_per_s"])
+		}
+		if d, _ := v["denied_per_s"].(float64); d != 0 {
+			t.Errorf("denied_per_s %v, want 0", v["denied_per_s"])
+		}
+		if c, _ := v["consumed_per_s"].(float64); c <= 0 {
+			t.Errorf("consumed_per_s %v under traffic, want > 0", v["consumed_per_s"])
+		}
+		if iv, _ := v["interval_ms"].(float64); iv <= 0 {
+			t.Errorf("interval_ms %v", v["interval_ms"])
+		}
+		for _, k := range []string{"time", "tokens", "capacity", "rate", "ttl_ms", "retry_after_ms"} {
+			if _, ok := v[k]; !ok {
+				t.Errorf("object lacks %q: %v", k, v)
+			}
+		}
+	}
+}
+
+// syncBuffer is a buffer a test reads while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestWatchKeepsGoingAcrossARedisRestart(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	f := NewFactory(&IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, NoColor: true}, VersionInfo{Version: "test"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(ctx, f, []string{"--url", srv.URL(), "--timeout", "500ms", "watch", "w:r",
+			"--capacity", "5", "--rate", "1", "--interval", "30ms"})
+	}()
+	waitFor(t, "a first line", func() bool { return strings.Contains(out.String(), "key=w:r") })
+	srv.Kill()
+	waitFor(t, "the unreachable report", func() bool { return strings.Contains(errOut.String(), "cannot reach Redis at "+srv.Addr()) })
+	linesBefore := strings.Count(out.String(), "\n")
+	srv.Restart(t)
+	waitFor(t, "lines after the restart", func() bool { return strings.Count(out.String(), "\n") > linesBefore+1 })
+	cancel()
+	select {
+	case c := <-code:
+		if c != ExitInterrupted {
+			t.Errorf("exit %d after Ctrl-C, want %d", c, ExitInterrupted)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("watch did not stop on cancel")
+	}
+	if last := strings.Split(strings.TrimSpace(out.String()), "\n"); !strings.Contains(last[len(last)-1], "tokens=5 capacity=5") {
+		t.Errorf("after the restart the bucket is missing and reads full; last line %q", last[len(last)-1])
+	}
+}
+
+func TestWatchFlags(t *testing.T) {
+	isolate(t)
+	for _, args := range [][]string{
+		{"watch"},
+		{"watch", "a", "b"},
+		{"watch", "a", "--interval", "1ms"},
+		{"watch", "a", "--count", "-1"},
+		{"watch", "a", "-o", "yaml"},
+		{"watch", "a", "--window", "1s", "--interval", "2s"},
+		{"watch", "a", "--capacity", "10"},
+	} {
+		// An unreachable URL: a usage error must come before any dial.
+		r := run(t, "redis://127.0.0.1:1", args...)
+		if r.code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, r.code, ExitUsage, r.errOut)
+		}
+	}
+	var got *WatchOptions
+	cmd := NewCmdWatch(NewFactory(&IOStreams{}, VersionInfo{}), func(o *WatchOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"k", "--interval", "250ms", "--count", "5", "--duration", "1m", "-o", "json", "--cost", "2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != "k" || got.Interval != 250*time.Millisecond || got.Count != 5 || got.Duration != time.Minute ||
+		got.Output != FormatJSON || got.Spec.Cost != 2 {
+		t.Errorf("options %+v", got)
+	}
+}

@@ -1,0 +1,190 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// maxSamples bounds the chart's history whatever the window and interval.
+const maxSamples = 4096
+
+// bucketView is the body of the watch screen, also top's detail pane: the gauge, the
+// rates, the timings and the level chart of one bucket, fed one state at a time.
+type bucketView struct {
+	st     Styles
+	cost   float64
+	window time.Duration
+
+	cur    bucket.State
+	has    bool
+	act    bucket.Activity
+	hasAct bool
+	hist   []sample
+}
+
+func newBucketView(st Styles, cost float64, window time.Duration) bucketView {
+	if cost <= 0 {
+		cost = 1
+	}
+	if window <= 0 {
+		window = 5 * time.Minute
+	}
+	return bucketView{st: st, cost: cost, window: window}
+}
+
+// observe takes a new read of the bucket. A read of another key starts afresh.
+func (v *bucketView) observe(s bucket.State) {
+	if v.has && v.cur.Key != s.Key {
+		*v = newBucketView(v.st, v.cost, v.window)
+	}
+	if v.has {
+		if a, ok := bucket.ActivityBetween(v.cur, s); ok {
+			v.act, v.hasAct = a, true
+		} else if s.Now <= v.cur.Now {
+			return // the same read again (or an older one): nothing new
+		}
+	}
+	v.cur, v.has = s, true
+	if s.Problem != "" {
+		return
+	}
+	if n := len(v.hist); n > 0 && v.hist[n-1].at >= s.Now {
+		return
+	}
+	v.hist = append(v.hist, sample{at: s.Now, tokens: s.Tokens})
+	oldest := s.Now - v.window.Microseconds()
+	drop := 0
+	for drop < len(v.hist)-1 && v.hist[drop].at < oldest {
+		drop++
+	}
+	if over := len(v.hist) - drop - maxSamples; over > 0 {
+		drop += over
+	}
+	if drop > 0 {
+		v.hist = append(v.hist[:0], v.hist[drop:]...)
+	}
+}
+
+// view renders the bucket in a w×h box. stale dims it (the data is no longer fresh).
+func (v bucketView) view(w, h int, stale bool) string {
+	if !v.has {
+		return v.st.Subtle.Render("waiting for the first read…")
+	}
+	s := v.cur
+	var lines []string
+	if s.Problem != "" {
+		lines = append(lines, v.st.Bad.Render(trunc("✖ "+s.Key+" "+s.Problem, w)))
+		lines = append(lines, v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+FormatTTL(s.TTL), w)))
+		return strings.Join(lines, "\n")
+	}
+	lines = append(lines, v.gauge(w))
+	lines = append(lines, flow(v.stats(), w, 3)...)
+	if !s.HasSpec() {
+		lines = append(lines, v.st.Notice.Render(trunc("capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)))
+	}
+	out := strings.Join(lines, "\n")
+	if rest := h - len(lines) - 1; rest >= 4 {
+		top := s.Spec.Capacity
+		if !s.HasSpec() {
+			for _, p := range v.hist {
+				top = max(top, p.tokens*1.1)
+			}
+		}
+		chart := levelChart(v.st, v.hist, w, rest, top)
+		if chart == "" {
+			chart = v.st.Subtle.Render("token level chart: collecting (needs " + FormatDuration(minChartSpan) + " of history)…")
+		}
+		out += "\n\n" + chart
+	}
+	if stale {
+		out = v.st.Stale.Render(ansi.Strip(out))
+	}
+	return out
+}
+
+func (v bucketView) gauge(w int) string {
+	s := v.cur
+	label := v.st.Label.Render("tokens ")
+	if !s.HasSpec() {
+		return label + v.st.Value.Render(FormatTokens(s.Tokens))
+	}
+	nums := " " + FormatTokens(s.Tokens) + " / " + FormatTokens(s.Spec.Capacity) + "  " + FormatPercent(s.Fill())
+	bar := w - lipgloss.Width(label) - lipgloss.Width(nums)
+	return label + v.st.Bar(bar, s.Fill()) + v.st.FillStyle(s.Fill()).Bold(true).Render(nums)
+}
+
+// stats are the "label value" items under the gauge, in reading order.
+func (v bucketView) stats() []string {
+	s := v.cur
+	item := func(label, value string) string {
+		return v.st.Label.Render(label+" ") + v.st.Value.Render(value)
+	}
+	pending := "…"
+	var items []string
+	if s.Layout.Native {
+		allowed, denied := pending, pending
+		if v.hasAct {
+			allowed = FormatRate(v.act.Allowed)
+			denied = FormatRate(v.act.Denied)
+			if v.act.Allowed+v.act.Denied > 0 {
+				denied += " (" + FormatPercent(v.act.DenyRatio()) + ")"
+			}
+		}
+		items = append(items, item("allowed", allowed), item("denied", denied))
+	}
+	if s.HasSpec() {
+		consumed := pending
+		if v.hasAct && v.act.ConsumedKnown {
+			consumed = FormatRate(v.act.Consumed)
+		}
+		items = append(items, item("consumed", consumed), item("refill", FormatRate(s.Spec.Rate)))
+		retry := "never (cost > capacity)"
+		if r, err := s.Peek(v.cost); err == nil && r.RetryAfter >= 0 {
+			retry = FormatDuration(r.RetryAfter)
+		}
+		items = append(items, item("retry-after", retry), item("full in", FormatDuration(s.TimeToFull())))
+	}
+	items = append(items, item("TTL", FormatTTL(s.TTL)))
+	if !s.Exists {
+		items = append(items, item("updated", "never (missing: reads as full)"))
+	} else {
+		items = append(items, item("updated", FormatDuration(s.Age())+" ago"))
+	}
+	layout := s.Layout.Name
+	if s.Detected {
+		layout += " (detected)"
+	}
+	items = append(items, item("layout", layout))
+	if s.SpecSource != "" {
+		items = append(items, item("spec from", s.SpecSource))
+	}
+	return items
+}
+
+// flow lays items out left to right in lines of at most w cells, gap spaces apart.
+func flow(items []string, w, gap int) []string {
+	var lines []string
+	line, lw := "", 0
+	for _, it := range items {
+		iw := lipgloss.Width(it)
+		if lw > 0 && lw+gap+iw > w {
+			lines = append(lines, line)
+			line, lw = "", 0
+		}
+		if lw > 0 {
+			line += strings.Repeat(" ", gap)
+			lw += gap
+		}
+		line += trunc(it, w)
+		lw += min(iw, w)
+	}
+	if lw > 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}

@@ -1,0 +1,197 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// FormatTokens writes a token count compactly: 63.2, 1500, 12.5k, 3.1M.
+func FormatTokens(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "?"
+	case a >= 1e9:
+		return trimFloat(v/1e9, 1) + "G"
+	case a >= 1e6:
+		return trimFloat(v/1e6, 1) + "M"
+	case a >= 1e4:
+		return trimFloat(v/1e3, 1) + "k"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return trimFloat(v, 1)
+	}
+	return trimFloat(v, 2)
+}
+
+// FormatRate writes a per-second rate: "12/s", "0.5/s", "1.2k/s".
+func FormatRate(v float64) string { return FormatTokens(v) + "/s" }
+
+// FormatPercent writes a ratio in [0,1] as a whole percentage.
+func FormatPercent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%"
+}
+
+func trimFloat(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// FormatDuration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h.
+func FormatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + FormatDuration(-d)
+	}
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < 10*time.Second:
+		return trimFloat(d.Seconds(), 1) + "s"
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d < time.Hour:
+		return compound(d, time.Minute, "m", time.Second, "s")
+	case d < 24*time.Hour:
+		return compound(d, time.Hour, "h", time.Minute, "m")
+	}
+	return compound(d, 24*time.Hour, "d", time.Hour, "h")
+}
+
+func compound(d, big time.Duration, bigU string, small time.Duration, smallU string) string {
+	s := strconv.FormatInt(int64(d/big), 10) + bigU
+	if r := (d % big) / small; r > 0 {
+		s += strconv.FormatInt(int64(r), 10) + smallU
+	}
+	return s
+}
+
+// FormatTTL writes a key's TTL as Redis reports it: -1 is no TTL, -2 no key.
+func FormatTTL(d time.Duration) string {
+	switch {
+	case d == -1:
+		return "none"
+	case d == -2:
+		return "gone"
+	case d < 0:
+		return "?"
+	}
+	return FormatDuration(d)
+}
+
+// IsUnreachable reports whether err means Redis could not be reached (network, timeout,
+// refused connection) rather than an error reply.
+func IsUnreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, io.EOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "connection pool timeout")
+}
+
+// problemBanner is the banner of a failed refresh: what failed and where, how old the data
+// still shown is, then the cause on a line of its own so a narrow terminal keeps both.
+func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
+	what := "Redis error"
+	if IsUnreachable(err) {
+		what = "Redis unreachable"
+	}
+	if addr != "" {
+		what += " at " + addr
+	}
+	head := "✖ " + what
+	if hasData {
+		head += " · showing data from " + FormatDuration(age) + " ago"
+	}
+	head += " · retrying every " + FormatDuration(interval)
+	return st.Banner.Render(fit(head, width)) + "\n" + st.Bad.Render(trunc("  "+oneLine(err.Error()), width))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fit truncates s (which may hold escape codes) to width cells with an ellipsis and pads it
+// with spaces to exactly width.
+func fit(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	s = ansi.Truncate(s, width, "…")
+	if w := lipgloss.Width(s); w < width {
+		s += strings.Repeat(" ", width-w)
+	}
+	return s
+}
+
+// trunc truncates s to width cells with an ellipsis, without padding.
+func trunc(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	return ansi.Truncate(s, width, "…")
+}
+
+// padLeft right-aligns s in width cells.
+func padLeft(s string, width int) string {
+	s = trunc(s, width)
+	if w := lipgloss.Width(s); w < width {
+		return strings.Repeat(" ", width-w) + s
+	}
+	return s
+}
+
+// lineInput is a one-line text input: printable keys append, backspace deletes, ctrl+u
+// clears. (bubbles/textinput would do, but drags in a clipboard dependency for nothing.)
+type lineInput struct {
+	prompt, placeholder string
+	value               []rune
+}
+
+func (l *lineInput) Value() string     { return string(l.value) }
+func (l *lineInput) SetValue(s string) { l.value = []rune(s) }
+
+// update applies a key and reports whether the value changed.
+func (l *lineInput) update(msg tea.KeyMsg) bool {
+	switch msg.Type {
+	case tea.KeyRunes, tea.KeySpace:
+		l.value = append(l.value, msg.Runes...)
+		return len(msg.Runes) > 0
+	case tea.KeyBackspace, tea.KeyCtrlH:
+		if len(l.value) > 0 {
+			l.value = l.value[:len(l.value)-1]
+			return true
+		}
+	case tea.KeyCtrlU:
+		changed := len(l.value) > 0
+		l.value = nil
+		return changed
+	}
+	return false
+}
+
+func (l *lineInput) view(st Styles, w int) string {
+	text := st.Value.Render(string(l.value)) + st.Selected.Render(" ")
+	if len(l.value) == 0 {
+		text = st.Selected.Render(" ") + st.Subtle.Render(l.placeholder)
+	}
+	return trunc(st.Title.Render(l.prompt)+text, w)
+}

@@ -1,0 +1,24 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// Every screen has its own keymap type holding its bindings as key.Binding fields and
+// implementing help.KeyMap (ShortHelp for the one-line help, FullHelp for the columns `?`
+// opens). The bindings every screen shares are built here so they read the same everywhere.
+
+// GlobalKeys are the bindings of every screen: quit and the help toggle.
+type GlobalKeys struct {
+	Quit key.Binding
+	Help key.Binding
+}
+
+// NewGlobalKeys returns q/ctrl+c to quit and ? to toggle the full help.
+func NewGlobalKeys() GlobalKeys {
+	return GlobalKeys{
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	}
+}
+
+// bindings returns the global bindings, for appending to a screen's help.
+func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
