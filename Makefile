@@ -31,3 +31,20 @@ bench: deps
 
 clean:
 	rm -rf bin dist
+
+# Generated files. `make gen` rewrites the committed shell completions in completions/
+# (a test fails when they are stale); man pages are made at release time only.
+.PHONY: gen release-snapshot
+gen:
+	$(GO) run . gen --dir . --man=false
+
+# A local release build with GoReleaser, installed when missing (not part of `make test`:
+# it builds every platform). Archives, .debs and checksums land in dist/. v2.15.1 is the
+# newest GoReleaser that builds with this Go from the module proxy alone.
+GORELEASER_VERSION ?= v2.15.1
+GORELEASER ?= $(or $(shell command -v goreleaser 2>/dev/null),$(shell $(GO) env GOPATH)/bin/goreleaser)
+release-snapshot:
+	@test -x "$(GORELEASER)" || { echo "goreleaser not found: installing $(GORELEASER_VERSION) (go install)"; \
+		$(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION); }
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean --skip=publish

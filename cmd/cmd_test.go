@@ -34,7 +34,6 @@ func run(t *testing.T, url string, args ...string) result {
 
 func isolate(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
 	for _, k := range []string{"REDISCLI_AUTH", "BUCKETCTL_PASSWORD", "BUCKETCTL_URL", "BUCKETCTL_CONTEXT", "NO_COLOR"} {
 		t.Setenv(k, "")
 	}

@@ -92,6 +92,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 		NewCmdTop(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdVersion(f),
+		NewCmdCompletion(f), NewCmdGen(f, nil),
 	)
 	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp})
 	root.SetHelpCommandGroupID("")

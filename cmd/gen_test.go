@@ -1,0 +1,261 @@
+package cmd
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// committedCompletions is the repository's completions/ folder, seen from cmd/.
+const committedCompletions = "../completions"
+
+const staleMsg = "completions are stale: run `make gen`"
+
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// firstDiff names the first line where got and want differ.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d: generated %q, committed %q", i+1, gl, wl)
+		}
+	}
+	return "no line differs"
+}
+
+// TestCompletionsAreCommitted regenerates the completions and compares them with the
+// committed completions/, both ways: a cobra upgrade or a new completion file shows here.
+func TestCompletionsAreCommitted(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	if r := run(t, "", "gen", "--dir", dir, "--man=false"); r.code != ExitOK {
+		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "man")); !os.IsNotExist(err) {
+		t.Fatalf("gen --man=false wrote man/ (stat: %v)", err)
+	}
+	generated := readDir(t, filepath.Join(dir, "completions"))
+	committed := readDir(t, committedCompletions)
+	if len(generated) != len(completionFiles) {
+		t.Fatalf("gen wrote %d completion files, want %d", len(generated), len(completionFiles))
+	}
+	for name, g := range generated {
+		c, ok := committed[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: completions/%s is missing", staleMsg, name)
+		case !bytes.Equal(g, c):
+			t.Errorf("%s: completions/%s differs, %s", staleMsg, name, firstDiff(g, c))
+		}
+	}
+	for name := range committed {
+		if _, ok := generated[name]; !ok {
+			t.Errorf("%s: completions/%s is no longer generated", staleMsg, name)
+		}
+	}
+}
+
+// TestCompletionCommandMatchesCommitted: what users get from `bucketctl completion SHELL`
+// is the committed file, and the command's help says how to install it.
+func TestCompletionCommandMatchesCommitted(t *testing.T) {
+	isolate(t)
+	committed := readDir(t, committedCompletions)
+	for shell, file := range map[string]string{"bash": "bucketctl.bash", "zsh": "bucketctl.zsh",
+		"fish": "bucketctl.fish", "powershell": "bucketctl.ps1"} {
+		r := run(t, "", "completion", shell)
+		if r.code != ExitOK || r.out != string(committed[file]) {
+			t.Errorf("completion %s: exit %d, output differs from completions/%s: %s", shell, r.code, file,
+				firstDiff([]byte(r.out), committed[file]))
+		}
+	}
+	r := run(t, "", "completion", "--help")
+	for _, want := range []string{"Examples:", "source <(bucketctl completion bash)",
+		"~/.local/share/bash-completion/completions/bucketctl", "bucketctl completion zsh >",
+		"bucketctl completion fish >", "bucketctl completion powershell |"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("completion --help lacks %q:\n%s", want, r.out)
+		}
+	}
+	if r := run(t, "", "--help"); !strings.Contains(r.out, "completion") || strings.Contains(r.out, "gen ") {
+		t.Errorf("root help should list completion and hide gen:\n%s", r.out)
+	}
+}
+
+var thLine = regexp.MustCompile(`(?m)^\.TH "([A-Z\\-]+)" "1" "([^"]*)" "([^"]*)" "([^"]*)"$`)
+
+// TestGenManPages: one page per visible command and help topic, reproducible (the same
+// bytes on another machine with another HOME), dated by --man-date, never the clock.
+func TestGenManPages(t *testing.T) {
+	isolate(t)
+	gen := func(args ...string) map[string][]byte {
+		t.Helper()
+		dir := t.TempDir()
+		if r := run(t, "", append([]string{"gen", "--dir", dir}, args...)...); r.code != ExitOK {
+			t.Fatalf("gen %v: exit %d: %s", args, r.code, r.errOut)
+		}
+		return readDir(t, filepath.Join(dir, "man"))
+	}
+	args := []string{"--man-date", "2024-03-05", "--man-version", "1.2.3"}
+	pages := gen(args...)
+
+	var names []string
+	for n := range pages {
+		names = append(names, n)
+	}
+	for _, want := range []string{"bucketctl.1", "bucketctl-inspect.1", "bucketctl-script-load.1",
+		"bucketctl-completion-bash.1", "bucketctl-exit-codes.1", "bucketctl-version.1"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no man page %s among %v", want, names)
+		}
+	}
+	for _, n := range names {
+		if strings.Contains(n, "gen") || strings.Contains(n, "__complete") || strings.Contains(n, "help") {
+			t.Errorf("man page %s is for a hidden command", n)
+		}
+	}
+
+	configDir := os.Getenv("XDG_CONFIG_HOME")
+	for n, p := range pages {
+		m := thLine.FindSubmatch(p)
+		if m == nil {
+			t.Errorf("%s: no .TH header:\n%.200s", n, p)
+			continue
+		}
+		if string(m[2]) != "Mar 2024" || string(m[3]) != "bucketctl 1.2.3" || string(m[4]) != "bucketctl manual" {
+			t.Errorf("%s: header %q", n, m[0])
+		}
+		if bytes.Contains(p, []byte(configDir)) || bytes.Contains(p, []byte("Auto generated")) {
+			t.Errorf("%s depends on the generating machine (%s) or names the generator", n, configDir)
+		}
+	}
+	root := string(pages["bucketctl.1"])
+	for _, want := range []string{`~/.config/bucketctl/config.yaml`, `BUCKETCTL_<FLAG> (dashes`, `host:port[,host:port] (instead of --url)`} {
+		if !strings.Contains(root, want) {
+			t.Errorf("bucketctl.1 lacks %q (markdown ate it?)", want)
+		}
+	}
+	if exit := string(pages["bucketctl-exit-codes.1"]); !strings.Contains(exit, ".EX") || !strings.Contains(exit, "130  interrupted") {
+		t.Errorf("exit-codes table not kept as it is:\n%s", exit)
+	}
+
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	for n, p := range gen(args...) {
+		if !bytes.Equal(p, pages[n]) {
+			t.Errorf("%s differs when generated with another HOME: %s", n, firstDiff(p, pages[n]))
+		}
+	}
+
+	for n, z := range gen(append(args, "--man-gzip")...) {
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(plain, pages[strings.TrimSuffix(n, ".gz")]) || !zr.ModTime.IsZero() || zr.Name != "" {
+			t.Errorf("%s: not the gzip of %s without name and time (err %v, mtime %v, name %q)",
+				n, strings.TrimSuffix(n, ".gz"), err, zr.ModTime, zr.Name)
+		}
+	}
+
+	t.Setenv("SOURCE_DATE_EPOCH", "1709596800") // 2024-03-05
+	if p := gen("--man-version", "1.2.3")["bucketctl.1"]; !bytes.Equal(p, pages["bucketctl.1"]) {
+		t.Errorf("SOURCE_DATE_EPOCH gives another page: %s", firstDiff(p, pages["bucketctl.1"]))
+	}
+	if p := gen()["bucketctl.1"]; !bytes.Contains(p, []byte(`"bucketctl test"`)) {
+		t.Errorf("--man-version does not default to the binary's version:\n%.200s", p)
+	}
+}
+
+// TestGenRemovesStaleManPages: a page of a command that is gone is removed; other files stay.
+func TestGenRemovesStaleManPages(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	man := filepath.Join(dir, "man")
+	for _, n := range []string{"bucketctl-gone.1", "bucketctl-gone.1.gz", "other.1", "bucketctl-notes.txt"} {
+		if err := os.MkdirAll(man, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(man, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := run(t, "", "gen", "--dir", dir, "--man-date", "2024-03-05"); r.code != ExitOK {
+		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
+	}
+	files := readDir(t, man)
+	for n, keep := range map[string]bool{"bucketctl-gone.1": false, "bucketctl-gone.1.gz": false,
+		"other.1": true, "bucketctl-notes.txt": true, "bucketctl.1": true} {
+		if _, ok := files[n]; ok != keep {
+			t.Errorf("%s: present %v, want %v", n, ok, keep)
+		}
+	}
+}
+
+func TestGenFlags(t *testing.T) {
+	isolate(t)
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen"}, "needs --dir"},
+		{[]string{"gen", "--dir", t.TempDir()}, "--man-date YYYY-MM-DD or set SOURCE_DATE_EPOCH"},
+		{[]string{"gen", "--dir", t.TempDir(), "--man-date", "5 March"}, `--man-date "5 March"`},
+		{[]string{"gen", "--dir", t.TempDir(), "--man=false", "extra"}, "takes no arguments"},
+	} {
+		if r := run(t, "", tc.args...); r.code != ExitUsage || !strings.Contains(r.errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.code, r.errOut, ExitUsage, tc.want)
+		}
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if r := run(t, "", "gen", "--dir", t.TempDir()); r.code != ExitUsage || !strings.Contains(r.errOut, "SOURCE_DATE_EPOCH") {
+		t.Errorf("bad SOURCE_DATE_EPOCH: exit %d %q", r.code, r.errOut)
+	}
+
+	var got *GenOptions
+	f := NewFactory(&IOStreams{Out: io.Discard, ErrOut: io.Discard}, VersionInfo{Version: "9.9.9"})
+	cmd := NewCmdGen(f, func(o *GenOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--dir", "out", "--man-date", "2024-03-05T23:30:00-02:00", "--man-gzip"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2024, 3, 6, 1, 30, 0, 0, time.UTC)
+	if got == nil || got.Dir != "out" || !got.Man || !got.ManGzip || !got.ManDate.Equal(want) || got.ManVersion != "9.9.9" {
+		t.Errorf("parsed %+v", got)
+	}
+}
