@@ -142,6 +142,7 @@ func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([
 	}
 	_, err := pipe.Exec(ctx)
 	if err != nil && !isPerCommand(err) {
+		s.networkErr(err)
 		return nil, err
 	}
 	now := time.Now().UnixMicro()
@@ -165,19 +166,26 @@ func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([
 }
 
 // isPerCommand reports whether a pipeline error is a reply error of one command (WRONGTYPE
-// on a guessed read, a missing key) rather than a failure of the connection.
+// on a guessed read, a missing key) rather than one that fails the whole read.
 func isPerCommand(err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return true
 	}
 	var re redis.Error
-	return errors.As(err, &re) && !isConnErr(err)
+	return errors.As(err, &re) && !failsRead(err)
 }
 
-func isConnErr(err error) bool {
+// failsRead recognises the reply errors that fail every command of a read: the server is
+// loading or the cluster is down, the connection is not authenticated, or the ACL refuses
+// a command the read needs (NOPERM: a permission error, returned as such, not a failure to
+// reach the server).
+func failsRead(err error) bool {
+	if redis.IsPermissionError(err) {
+		return true
+	}
 	msg := err.Error()
 	return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "CLUSTERDOWN") ||
-		strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOPERM")
+		strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS")
 }
 
 func readState(key string, t Target, c *keyCmds, now int64) (State, error) {
@@ -346,7 +354,12 @@ func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec,
 	if layout.Native && !spec.IsZero() {
 		args = append(args, "capacity", fmtFloat(spec.Capacity), "rate", fmtFloat(spec.Rate))
 	}
-	n, err := resetScript.Run(ctx, s.rdb, layout.Keys(key), args...).Int64()
+	keys := layout.Keys(key)
+	n, err := resetScript.Run(ctx, s.rdb, keys, args...).Int64()
+	if err != nil && len(keys) == 2 && strings.HasPrefix(err.Error(), "CROSSSLOT") {
+		return 0, fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
+			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], layout.TimeSuffix, err)
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "WRONGTYPE") {
 			msg := err.Error()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,25 +346,6 @@ func TestNotABucketNeverChanged(t *testing.T) {
 	}
 }
 
-// roundTrips counts what a client sends: single commands and pipelines.
-type roundTrips struct{ calls, cmds atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		r.calls.Add(1)
-		r.cmds.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		r.calls.Add(1)
-		r.cmds.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 func seedBuckets(t testing.TB, c *redis.Client, n int) {
 	ctx := context.Background()
 	pipe := c.Pipeline()
@@ -399,7 +379,7 @@ func TestInspectManyRoundTrips(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	seedBuckets(t, c, 10000)
-	rt := &roundTrips{}
+	rt := &redistest.Counter{}
 	c.AddHook(rt)
 	st := bucket.NewStore(c)
 	n, err := inspectAll(context.Background(), st, "many:*")
@@ -408,7 +388,7 @@ func TestInspectManyRoundTrips(t *testing.T) {
 	}
 	// SCAN with COUNT 500 over 10,000 keys: about 20 pages (Redis may return a few more),
 	// each one SCAN and one pipeline.
-	if calls := rt.calls.Load(); calls < 40 || calls > 2*30 {
+	if calls := rt.RoundTrips.Load(); calls < 40 || calls > 2*30 {
 		t.Fatalf("%d round trips for 10,000 buckets, want 2 per SCAN page (about 40)", calls)
 	}
 }
@@ -419,7 +399,7 @@ func BenchmarkInspectMatch10k(b *testing.B) {
 	srv := redistest.Start(b)
 	c := srv.Client(b)
 	seedBuckets(b, c, 10000)
-	rt := &roundTrips{}
+	rt := &redistest.Counter{}
 	c.AddHook(rt)
 	st := bucket.NewStore(c)
 	b.ResetTimer()
@@ -428,6 +408,6 @@ func BenchmarkInspectMatch10k(b *testing.B) {
 			b.Fatalf("%d %v", n, err)
 		}
 	}
-	b.ReportMetric(float64(rt.calls.Load())/float64(b.N), "roundtrips/op")
-	b.ReportMetric(float64(rt.cmds.Load())/float64(b.N), "commands/op")
+	b.ReportMetric(float64(rt.RoundTrips.Load())/float64(b.N), "roundtrips/op")
+	b.ReportMetric(float64(rt.Commands.Load())/float64(b.N), "commands/op")
 }

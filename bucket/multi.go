@@ -125,8 +125,12 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	if err := s.checkSlots(keys); err != nil {
 		return MultiResult{}, err
 	}
-	v, err := multiScript.Run(ctx, s.rdb, keys, args...).Slice()
+	// Sent at most once, as Take is: never re-sent after a network error or timeout.
+	v, err := runOnce(ctx, s.rdb, multiScript, scripts.MultiBucket, keys, args).Slice()
 	if err != nil {
+		if d := s.decisionErr(strings.Join(keys, ","), err); errors.As(d, new(*UncertainError)) {
+			return MultiResult{}, d
+		}
 		return MultiResult{}, multiErr(tiers, err)
 	}
 	return parseMulti(v, tiers)

@@ -24,6 +24,7 @@ func (s *Store) Scan(ctx context.Context, pattern string, count int64, suffixes 
 		for {
 			keys, next, err := c.Scan(ctx, cursor, pattern, count).Result()
 			if err != nil {
+				s.networkErr(err)
 				return err
 			}
 			page := keys[:0]

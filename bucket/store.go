@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -118,11 +123,88 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 		return Result{}, err
 	}
 	keys := [1]string{key}
-	v, err := s.script.Run(ctx, s.rdb, keys[:], s.argv(spec, cost, false)...).Slice()
+	v, err := runOnce(ctx, s.rdb, s.script, scripts.TokenBucket, keys[:], s.argv(spec, cost, false)).Slice()
 	if err != nil {
-		return Result{}, scriptErr(key, err)
+		return Result{}, s.decisionErr(key, err)
 	}
 	return parseResult(v, spec)
+}
+
+// runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
+// which proves nothing ran), but has go-redis send each of the two commands at most once.
+//
+// MaxRetries: -1 alone does not ensure that. A ClusterClient runs its own retry loop around
+// its node clients (process and the pipeline paths in go-redis's osscluster.go), bounded by
+// MaxRedirects, not MaxRetries: after io.EOF, a reset connection or a read timeout it sends
+// the command again, to the same node first, so a consume the server applied before its
+// reply was lost would be applied again and reported once. A command whose NoRetry() is
+// true leaves that loop with the error, while MOVED and ASK redirects (the node does not
+// serve the slot, so the script did not run there) and READONLY replies are still followed.
+// Standalone and Sentinel clients built with MaxRetries: -1 make one attempt anyway.
+func runOnce(ctx context.Context, c Client, sc *redis.Script, src string, keys []string, args []interface{}) *redis.Cmd {
+	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
+	_ = c.Process(ctx, noResend{cmd})
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = evalCmd(ctx, "eval", src, keys, args)
+		_ = c.Process(ctx, noResend{cmd})
+	}
+	return cmd
+}
+
+func evalCmd(ctx context.Context, name, script string, keys []string, args []interface{}) *redis.Cmd {
+	a := make([]interface{}, 3+len(keys), 3+len(keys)+len(args))
+	a[0], a[1], a[2] = name, script, len(keys)
+	for i, k := range keys {
+		a[3+i] = k
+	}
+	return redis.NewCmd(ctx, append(a, args...)...)
+}
+
+// noResend wraps a command that go-redis must not send again after a failure that may have
+// come after the server ran it (see runOnce). It works in pipelines too: a ClusterClient
+// does not retry a pipeline holding such a command.
+type noResend struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to re-send the command.
+func (noResend) NoRetry() bool { return true }
+
+// UncertainError is a decision that was sent and got no reply: a timeout, or a connection
+// lost after the command left. The server may or may not have applied it. It is not
+// re-sent, since re-sending could apply it twice.
+type UncertainError struct {
+	Key string
+	Err error
+}
+
+func (e *UncertainError) Error() string {
+	return fmt.Sprintf("no reply for %q (%v): the decision may or may not have been applied, and it is not re-sent", e.Key, e.Err)
+}
+
+func (e *UncertainError) Unwrap() error { return e.Err }
+
+// decisionErr classifies the error of a decision: a lost reply becomes an UncertainError.
+func (s *Store) decisionErr(key string, err error) error {
+	s.networkErr(err)
+	var oe *net.OpError
+	if !isNetwork(err) || (errors.As(err, &oe) && oe.Op == "dial") {
+		// A reply error, or a failure to connect: the command did not run.
+		return scriptErr(key, err)
+	}
+	return &UncertainError{Key: key, Err: err}
+}
+
+// networkErr asks a Cluster client to refresh its slot map after a network error: the
+// node may have failed, and go-redis otherwise learns of its replacement only from a
+// MOVED reply (which a dead node never sends) or its periodic reload (every 60 s).
+func (s *Store) networkErr(err error) {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok && isNetwork(err) {
+		c.ReloadState(context.Background())
+	}
+}
+
+func isNetwork(err error) bool {
+	var ne net.Error
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
 }
 
 // Peek computes the decision Take would make without writing anything: it runs the script
@@ -139,10 +221,82 @@ func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (
 		v, err = s.script.Run(ctx, s.rdb, keys, args...).Slice()
 	}
 	if err != nil {
+		s.networkErr(err)
 		return Result{}, scriptErr(key, err)
 	}
 	return parseResult(v, spec)
 }
+
+// ACLDenial is what a server's ACL refused: a command sent directly (a NOPERM reply), or a
+// command one of bucketctl's scripts calls, since ACLs apply inside scripts too.
+type ACLDenial struct {
+	// Command is the refused command in lower case ("evalsha", "hset", "script|load"), or
+	// "" when the command was allowed but not on its keys.
+	Command string
+	// InScript says a script called Command; Script names it when it is one of
+	// bucketctl's ("token_bucket", "reset", "multi_bucket").
+	InScript bool
+	Script   string
+}
+
+var (
+	quotedCommand = regexp.MustCompile(`'([^' ]+)' command`)
+	scriptLine    = regexp.MustCompile(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	luaCall       = regexp.MustCompile(`redis\.p?call\(\s*'([A-Za-z]+)'`)
+)
+
+// Denied reports whether err is a refusal by the server's ACL, and what was refused.
+// Redis 7.0 names the command of a refused script call only by its line, which is read
+// from the script's source.
+func Denied(err error) (ACLDenial, bool) {
+	if err == nil {
+		return ACLDenial{}, false
+	}
+	msg := err.Error()
+	d := ACLDenial{InScript: strings.Contains(msg, "The user executing the script") || strings.Contains(msg, "ACL failure in script")}
+	if !d.InScript && !redis.IsPermissionError(err) {
+		return d, false
+	}
+	if m := quotedCommand.FindStringSubmatch(msg); m != nil {
+		d.Command = strings.ToLower(m[1])
+	}
+	refusedCommand := d.InScript && strings.Contains(msg, "run this command") // not its keys
+	if m := scriptLine.FindStringSubmatch(msg); d.InScript && m != nil {
+		sc, known := knownScripts()[m[1]]
+		d.Script = sc.name
+		if known && refusedCommand && d.Command == "" {
+			d.Command = commandAt(sc.src, m[2])
+		}
+	}
+	if refusedCommand && d.Command == "" {
+		d.Command = "a command"
+	}
+	return d, true
+}
+
+// commandAt returns the command that line n of a script's source calls, or "".
+func commandAt(src, n string) string {
+	lines := strings.Split(src, "\n")
+	i, _ := strconv.Atoi(n)
+	if i < 1 || i > len(lines) {
+		return ""
+	}
+	if c := luaCall.FindStringSubmatch(lines[i-1]); c != nil {
+		return strings.ToLower(c[1])
+	}
+	return ""
+}
+
+type namedScript struct{ name, src string }
+
+// knownScripts maps the SHA1 of each of bucketctl's scripts to its name and source.
+var knownScripts = sync.OnceValue(func() map[string]namedScript {
+	m := map[string]namedScript{}
+	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket} {
+		m[redis.NewScript(src).Hash()] = namedScript{name, src}
+	}
+	return m
+})
 
 func isUnknownCommand(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
@@ -222,31 +376,37 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 }
 
 // ForEachMaster calls fn for every master: each master of a Cluster, each shard of a Ring,
-// or the one server of a standalone or Sentinel client. Calls are made one at a time.
+// or the one server of a standalone or Sentinel client. Calls are made one at a time, in
+// the order of the masters' addresses.
 func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
+	// go-redis calls the callback of ForEachMaster and ForEachShard concurrently.
+	var (
+		mu      sync.Mutex
+		clients []*redis.Client
+	)
+	collect := func(_ context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		clients = append(clients, m)
+		return nil
+	}
+	var err error
 	switch c := s.rdb.(type) {
 	case *redis.ClusterClient:
-		var clients []*redis.Client
-		if err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
-			clients = append(clients, m)
-			return nil
-		}); err != nil {
-			return err
-		}
-		return forEach(ctx, clients, fn)
+		err = c.ForEachMaster(ctx, collect)
 	case *redis.Ring:
-		var clients []*redis.Client
-		if err := c.ForEachShard(ctx, func(_ context.Context, m *redis.Client) error {
-			clients = append(clients, m)
-			return nil
-		}); err != nil {
-			return err
-		}
-		return forEach(ctx, clients, fn)
+		err = c.ForEachShard(ctx, collect)
 	case *redis.Client:
 		return fn(ctx, c)
+	default:
+		return fmt.Errorf("unsupported client type %T", s.rdb)
 	}
-	return fmt.Errorf("unsupported client type %T", s.rdb)
+	if err != nil {
+		s.networkErr(err)
+		return err
+	}
+	sort.Slice(clients, func(i, j int) bool { return clients[i].Options().Addr < clients[j].Options().Addr })
+	return forEach(ctx, clients, fn)
 }
 
 func forEach(ctx context.Context, clients []*redis.Client, fn func(context.Context, *redis.Client) error) error {

@@ -36,17 +36,19 @@ type Config struct {
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
 type ContextConfig struct {
-	URL                string   `mapstructure:"url" yaml:"url,omitempty"`
-	Cluster            []string `mapstructure:"cluster" yaml:"cluster,omitempty"`
-	SentinelMaster     string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty"`
-	SentinelAddrs      []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty"`
-	User               string   `mapstructure:"user" yaml:"user,omitempty"`
-	Password           string   `mapstructure:"password" yaml:"password,omitempty"`
-	PasswordEnv        string   `mapstructure:"password-env" yaml:"password-env,omitempty"`
-	TLSCA              string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty"`
-	TLSCert            string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty"`
-	TLSKey             string   `mapstructure:"tls-key" yaml:"tls-key,omitempty"`
-	InsecureSkipVerify bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty"`
+	URL                 string   `mapstructure:"url" yaml:"url,omitempty"`
+	Cluster             []string `mapstructure:"cluster" yaml:"cluster,omitempty"`
+	SentinelMaster      string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty"`
+	SentinelAddrs       []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty"`
+	SentinelUser        string   `mapstructure:"sentinel-user" yaml:"sentinel-user,omitempty"`
+	SentinelPasswordEnv string   `mapstructure:"sentinel-password-env" yaml:"sentinel-password-env,omitempty"`
+	User                string   `mapstructure:"user" yaml:"user,omitempty"`
+	Password            string   `mapstructure:"password" yaml:"password,omitempty"`
+	PasswordEnv         string   `mapstructure:"password-env" yaml:"password-env,omitempty"`
+	TLSCA               string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty"`
+	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty"`
+	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty"`
+	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty"`
 }
 
 // Rule maps keys matching a Redis glob pattern to a layout and a spec, like a rate-limit

@@ -27,9 +27,12 @@ const (
 const exitCodesHelp = `bucketctl exits with:
 
   0    success; for check and consume: the request is (or would be) allowed
-  1    error: Redis answered with an error, a key is not a bucket, a write was refused
+  1    error: Redis answered with an error, a key is not a bucket, a write was refused,
+       the user's ACL does not allow a command (NOPERM)
   2    usage: a bad flag, argument or config value; nothing was sent to Redis
-  3    Redis unreachable: cannot connect, resolve, authenticate or complete the TLS handshake
+  3    Redis unreachable: cannot connect, resolve, authenticate or complete the TLS handshake,
+       or no reply within --timeout (a consume that timed out may or may not have been
+       applied; it is never re-sent)
   4    denied: check or consume found too few tokens (the request is rate-limited)
   130  interrupted (Ctrl-C)
 
@@ -53,9 +56,33 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Err))
+	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
 }
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// PermissionError is a command the server's ACL does not allow the user (NOPERM): the
+// server is reachable, so it is exit 1, not 3.
+type PermissionError struct {
+	User   string
+	Denial bucket.ACLDenial
+	Err    error
+}
+
+func (e *PermissionError) Error() string {
+	what := "run " + e.Denial.Command
+	if e.Denial.Command == "" {
+		what = "use these keys"
+	}
+	if e.Denial.InScript {
+		script := "a script"
+		if e.Denial.Script != "" {
+			script = "bucketctl's " + e.Denial.Script + " script"
+		}
+		what += ", called by " + script + " (ACLs apply inside scripts),"
+	}
+	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see README)", e.User, what)
+}
+func (e *PermissionError) Unwrap() error { return e.Err }
 
 // DeniedError reports a rate-limited check or consume: exit 4, output already printed.
 type DeniedError struct{ Key string }
@@ -67,15 +94,23 @@ type SilentError struct{ Code int }
 
 func (e *SilentError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
-func describeConnErr(err error) string {
+// describeConnErr explains a failure to reach addr (as ConnOptions.Addr names it).
+func describeConnErr(addr string, err error) string {
 	msg := err.Error()
+	server, flag := "redis-server", "--url"
+	switch {
+	case strings.HasPrefix(addr, "cluster "):
+		flag = "--cluster"
+	case strings.HasPrefix(addr, "sentinel "):
+		server, flag = "redis-sentinel", "--sentinel-addrs"
+	}
 	switch {
 	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid password"):
 		return msg + " (set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD, the user with --user)"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused (is redis-server running there? check --url or the context)"
+		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "timed out (raise --dial-timeout, or check the address and firewall)"
+		return "timed out (raise --dial-timeout or --timeout, or check the address, the firewall and the server's load)"
 	}
 	return msg
 }
@@ -92,6 +127,7 @@ func ExitCode(err error) int {
 		re *UnreachableError
 		de *DeniedError
 		se *SilentError
+		pe *PermissionError
 	)
 	switch {
 	case err == nil:
@@ -102,6 +138,9 @@ func ExitCode(err error) int {
 		return ExitDenied
 	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid):
 		return ExitUsage
+	case errors.As(err, &pe), redis.IsPermissionError(err):
+		// Refused by ACL: the server answered, so it is not "unreachable".
+		return ExitError
 	case errors.As(err, &re):
 		return ExitUnreachable
 	case errors.Is(err, context.Canceled):
@@ -133,6 +172,13 @@ func errorLine(err error) string {
 	var ue *UsageError
 	if errors.As(err, &ue) || errors.Is(err, bucket.ErrInvalid) {
 		msg = strings.TrimPrefix(msg, bucket.ErrInvalid.Error()+": ")
+	}
+	var (
+		re *UnreachableError
+		ce *bucket.UncertainError
+	)
+	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) {
+		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	return "bucketctl: " + msg

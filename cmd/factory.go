@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -62,11 +64,16 @@ func (f *Factory) Config() (*Config, error) {
 // ConnOptions is the resolved connection: flags win over env (BUCKETCTL_*), which win over
 // the selected context, which wins over defaults.
 type ConnOptions struct {
-	Context            string
-	URL                string
-	Cluster            []string
-	SentinelMaster     string
-	SentinelAddrs      []string
+	Context        string
+	URL            string
+	Cluster        []string
+	SentinelMaster string
+	SentinelAddrs  []string
+	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
+	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
+	// sentinels usually have no ACL users of the data nodes.
+	SentinelUser       string
+	sentinelPassword   string
 	User               string
 	password           string
 	TLSCA              string
@@ -133,6 +140,7 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 		Cluster:        list("cluster", cc.Cluster),
 		SentinelMaster: str("sentinel-master", cc.SentinelMaster),
 		SentinelAddrs:  list("sentinel-addrs", cc.SentinelAddrs),
+		SentinelUser:   str("sentinel-user", cc.SentinelUser),
 		User:           str("user", cc.User),
 		TLSCA:          str("tls-ca", cc.TLSCA),
 		TLSCert:        str("tls-cert", cc.TLSCert),
@@ -151,6 +159,12 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 		o.password = os.Getenv(cc.PasswordEnv)
 	case cc.Password != "":
 		o.password = cc.Password
+	}
+	switch {
+	case os.Getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
+		o.sentinelPassword = os.Getenv("BUCKETCTL_SENTINEL_PASSWORD")
+	case cc.SentinelPasswordEnv != "":
+		o.sentinelPassword = os.Getenv(cc.SentinelPasswordEnv)
 	}
 	if o.URL == "" {
 		o.URL = "redis://127.0.0.1:6379"
@@ -201,8 +215,13 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		_ = c.Close()
-		if ctx.Err() != nil {
+		var pe *PermissionError
+		switch {
+		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.As(err, &pe):
+			// The server answered: it is reachable, the user may not PING.
+			return nil, err
 		}
 		return nil, &UnreachableError{Addr: o.Addr(), Err: err}
 	}
@@ -239,24 +258,35 @@ func (f *Factory) Close() {
 }
 
 // NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
-// or Sentinel. Retries are off: a decision re-sent after a dropped connection could be
-// applied twice.
+// or Sentinel. Retries are off (MaxRetries: -1): a decision re-sent after a dropped
+// connection could be applied twice. A Cluster client still follows MOVED and ASK
+// redirects (MaxRedirects, default 3), which prove the command did not run; its own
+// re-sending after network errors is turned off per command by bucket.Store, which marks
+// decisions NoRetry (see runOnce in bucket/store.go). Every server reply of NOPERM becomes
+// a PermissionError naming the user.
 func (o *ConnOptions) NewClient() (bucket.Client, error) {
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
+	acl := aclHook{user: o.User}
 	pool := o.PoolSize
 	switch {
 	case len(o.Cluster) > 0:
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			MaxRetries: -1, PoolSize: pool}), nil
+			MaxRetries: -1, PoolSize: pool})
+		// Every command, pipeline and per-master call runs on a node's client, made
+		// lazily, so registering here, before any is made, covers them all.
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(acl) })
+		return c, nil
 	case o.SentinelMaster != "":
-		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
-			Username: o.User, Password: o.password, SentinelUsername: o.User, SentinelPassword: o.password,
+		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
+			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			MaxRetries: -1, PoolSize: pool}), nil
+			MaxRetries: -1, PoolSize: pool})
+		c.AddHook(acl)
+		return c, nil
 	}
 	opt, err := redis.ParseURL(o.URL)
 	if err != nil {
@@ -282,7 +312,93 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 	if pool > 0 {
 		opt.PoolSize = pool
 	}
-	return redis.NewClient(opt), nil
+	c := redis.NewClient(opt)
+	c.AddHook(acl)
+	return c, nil
+}
+
+// aclHook turns a server's refusal by ACL (NOPERM, also for a command a script calls) into
+// a PermissionError naming the user and the command, for commands and pipelines alike.
+type aclHook struct{ user string }
+
+func (aclHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h aclHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.wrap(next(ctx, cmd)) }
+}
+
+func (h aclHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if e := c.Err(); e != nil {
+				if w := h.wrap(e); w != e {
+					c.SetErr(w)
+				}
+			}
+		}
+		return h.wrap(err)
+	}
+}
+
+func (h aclHook) wrap(err error) error {
+	var pe *PermissionError
+	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	d, ok := bucket.Denied(err)
+	if !ok {
+		return err
+	}
+	user := h.user
+	if user == "" {
+		user = "default"
+	}
+	return &PermissionError{User: user, Denial: d, Err: err}
+}
+
+// nodeOf returns a function naming the master that serves a key, for -o wide and the
+// node field of JSON and YAML: the slot's master for a Cluster (from go-redis's cached slot
+// map: no round trip), the master the sentinels name (one query), or the one server.
+func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
+	c, err := f.Redis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := f.Conn()
+	if err != nil {
+		return nil, err
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return func(key string) string {
+			m, err := cc.MasterForKey(ctx, key)
+			if err != nil {
+				return "?"
+			}
+			return m.Options().Addr
+		}, nil
+	}
+	addr := o.Addr()
+	if o.SentinelMaster != "" {
+		addr = o.sentinelMasterAddr(ctx)
+	}
+	return func(string) string { return addr }, nil
+}
+
+// sentinelMasterAddr asks the sentinels, in turn, for the master's address ("?" when none
+// answers).
+func (o *ConnOptions) sentinelMasterAddr(ctx context.Context) string {
+	tlsCfg, _ := o.tlsConfig()
+	for _, a := range o.SentinelAddrs {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: a, Username: o.SentinelUser, Password: o.sentinelPassword, TLSConfig: tlsCfg,
+			DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout, MaxRetries: -1})
+		hp, err := sc.GetMasterAddrByName(ctx, o.SentinelMaster).Result()
+		_ = sc.Close()
+		if err == nil && len(hp) == 2 {
+			return net.JoinHostPort(hp[0], hp[1])
+		}
+	}
+	return "?"
 }
 
 func (o *ConnOptions) tlsConfig() (*tls.Config, error) {

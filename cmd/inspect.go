@@ -45,11 +45,13 @@ A key with no rule is recognised by its fields, and the output names the layout 
 ` + layoutsHelp + "\n\n" + layoutTable() + `
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
 capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: none), updated_at,
-age_ms, allowed, denied. One KEY prints an object; several keys or --match print an array.`,
+age_ms, allowed, denied, node (the master serving the key). One KEY prints an object;
+several keys or --match print an array. -o wide adds a NODE column to the table.`,
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
   bucketctl inspect --match 'rate:user:*' -o yaml
-  bucketctl inspect api:ip:10.1.2.3 --layout express --capacity 100 --rate 10`,
+  bucketctl inspect api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
+  bucketctl inspect --cluster 10.0.0.1:6379 rate:user:42 -o wide`,
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Keys = args
@@ -67,12 +69,12 @@ age_ms, allowed, denied. One KEY prints an object; several keys or --match print
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "", "inspect every key matching this Redis glob pattern (SCAN, never KEYS)")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output)
+	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd
 }
 
 func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
-	if err := checkFormat(opts.Output); err != nil {
+	if err := checkFormat(opts.Output, stateFormats...); err != nil {
 		return err
 	}
 	resolve, err := f.resolver(cmd, &opts.Spec)
@@ -96,18 +98,19 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output != FormatTable {
-		views := make([]StateView, len(states))
-		for i, s := range states {
-			views[i] = stateView(s)
-		}
+	node, err := stateNodes(ctx, f, opts.Output)
+	if err != nil {
+		return err
+	}
+	if isData(opts.Output) {
+		views := stateViews(states, node)
 		if len(opts.Keys) == 1 {
 			err = writeData(f.IO.Out, opts.Output, views[0])
 		} else {
 			err = writeData(f.IO.Out, opts.Output, views)
 		}
 	} else {
-		err = printStates(f, states)
+		err = printStates(f, states, node)
 	}
 	if err != nil {
 		return err
@@ -145,8 +148,10 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-func printStates(f *Factory, states []bucket.State) error {
+// printStates prints the inspect table, with a NODE column when node is not nil (-o wide).
+func printStates(f *Factory, states []bucket.State, node func(string) string) error {
 	t := newTable(f.IO, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE/S", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED")
+	t.node = node
 	for _, s := range states {
 		if s.Problem != "" {
 			t.add(s.Key, "-", "-", "-", "-", "-", "-", fmtTTL(s.TTL), "-", "-", "-")

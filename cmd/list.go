@@ -34,7 +34,8 @@ memory forever unless their application deletes them.
 Keys that are not buckets are listed with a dash and reported on stderr (exit 1).`,
 		Example: `  bucketctl list
   bucketctl list --match 'rate:user:*' --limit 50
-  bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json`,
+  bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json
+  bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Limit < 0 {
@@ -49,12 +50,12 @@ Keys that are not buckets are listed with a dash and reported on stderr (exit 1)
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to list")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 1000, "stop after this many buckets (0 = no limit)")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output)
+	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd
 }
 
 func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
-	if err := checkFormat(opts.Output); err != nil {
+	if err := checkFormat(opts.Output, stateFormats...); err != nil {
 		return err
 	}
 	resolve, err := f.resolver(cmd, &opts.Spec)
@@ -82,14 +83,14 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 		return err
 	}
 	sort.Slice(states, func(i, j int) bool { return states[i].Key < states[j].Key })
-	if opts.Output != FormatTable {
-		views := make([]StateView, len(states))
-		for i, s := range states {
-			views[i] = stateView(s)
-		}
-		err = writeData(f.IO.Out, opts.Output, views)
+	node, err := stateNodes(ctx, f, opts.Output)
+	if err != nil {
+		return err
+	}
+	if isData(opts.Output) {
+		err = writeData(f.IO.Out, opts.Output, stateViews(states, node))
 	} else {
-		err = printList(f, states)
+		err = printList(f, states, node)
 	}
 	if err != nil {
 		return err
@@ -103,8 +104,10 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	return problemsErr(f, states)
 }
 
-func printList(f *Factory, states []bucket.State) error {
+// printList prints the list table, with a NODE column when node is not nil (-o wide).
+func printList(f *Factory, states []bucket.State, node func(string) string) error {
 	t := newTable(f.IO, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL")
+	t.node = node
 	noTTL := 0
 	for _, s := range states {
 		if s.Problem != "" {

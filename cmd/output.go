@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +24,13 @@ const (
 	FormatJSON  = "json"
 	FormatYAML  = "yaml"
 )
+
+// stateFormats are the -o formats of the commands that print bucket states: wide is the
+// table with a NODE column (the master serving the key).
+var stateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML}
+
+// isData says format prints data (JSON or YAML) rather than a table.
+func isData(format string) bool { return format == FormatJSON || format == FormatYAML }
 
 func checkFormat(f string, allowed ...string) error {
 	if len(allowed) == 0 {
@@ -55,6 +63,8 @@ func writeData(w io.Writer, format string, v any) error {
 type table struct {
 	io   *IOStreams
 	rows [][]string
+	// node, when set, adds a NODE column: the node serving the key in each row's first cell.
+	node func(key string) string
 }
 
 func newTable(io *IOStreams, header ...string) *table {
@@ -66,6 +76,13 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 func (t *table) render() error {
 	tw := tabwriter.NewWriter(t.io.Out, 0, 4, 2, ' ', 0)
 	for i, r := range t.rows {
+		if t.node != nil {
+			n := "NODE"
+			if i > 0 {
+				n = t.node(r[0])
+			}
+			r = append(r[:len(r):len(r)], n)
+		}
 		line := strings.Join(r, "\t")
 		if i == 0 && t.io.Color() {
 			line = lipgloss.NewStyle().Bold(true).Render(line)
@@ -145,6 +162,28 @@ func stateView(s bucket.State) StateView {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
 	}
 	return v
+}
+
+// stateViews are the JSON/YAML shapes of states, with the node serving each key when node
+// is not nil.
+func stateViews(states []bucket.State, node func(key string) string) []StateView {
+	views := make([]StateView, len(states))
+	for i, s := range states {
+		views[i] = stateView(s)
+		if node != nil {
+			views[i].Node = node(s.Key)
+		}
+	}
+	return views
+}
+
+// stateNodes returns the function naming the node of a key when the output format shows
+// nodes (wide, JSON, YAML), and nil for the plain table.
+func stateNodes(ctx context.Context, f *Factory, format string) (func(string) string, error) {
+	if format == FormatTable {
+		return nil, nil
+	}
+	return f.nodeOf(ctx)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -39,9 +39,20 @@ type costHook struct{}
 
 func (costHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// handshake reports a command go-redis sends to set up a new connection: it is the
+// pool's cost, not the refresh's, and counting it would make the figure jump whenever the
+// pool dials.
+func handshake(cmd redis.Cmder) bool {
+	switch strings.ToLower(cmd.Name()) {
+	case "hello", "auth", "client", "select", "readonly":
+		return true
+	}
+	return false
+}
+
 func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if c := costFrom(ctx); c != nil {
+		if c := costFrom(ctx); c != nil && !handshake(cmd) {
 			c.commands.Add(1)
 			c.roundTrips.Add(1)
 			if strings.EqualFold(cmd.Name(), "scan") {
@@ -55,8 +66,16 @@ func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if c := costFrom(ctx); c != nil {
-			c.commands.Add(int64(len(cmds)))
-			c.roundTrips.Add(1)
+			n := int64(0)
+			for _, cmd := range cmds {
+				if !handshake(cmd) {
+					n++
+				}
+			}
+			if n > 0 {
+				c.commands.Add(n)
+				c.roundTrips.Add(1)
+			}
 		}
 		return next(ctx, cmds)
 	}

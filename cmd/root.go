@@ -64,6 +64,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
 	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
 	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
+	pf.String("sentinel-user", "", "user for the sentinels themselves, if they need AUTH (password from BUCKETCTL_SENTINEL_PASSWORD)")
 	pf.String("user", "", "ACL user name (password from REDISCLI_AUTH or BUCKETCTL_PASSWORD)")
 	pf.String("tls-ca", "", "CA certificate file (PEM) to verify the server")
 	pf.String("tls-cert", "", "client certificate file (PEM) for mutual TLS")
@@ -90,6 +91,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 		NewCmdReset(f, nil),
 		NewCmdWatch(f, nil),
 		NewCmdTop(f, nil),
+		NewCmdLoad(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdVersion(f),
 		NewCmdCompletion(f), NewCmdGen(f, nil),

@@ -1,6 +1,9 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+)
 
 // Every screen has its own keymap type holding its bindings as key.Binding fields and
 // implementing help.KeyMap (ShortHelp for the one-line help, FullHelp for the columns `?`
@@ -22,3 +25,12 @@ func NewGlobalKeys() GlobalKeys {
 
 // bindings returns the global bindings, for appending to a screen's help.
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
+
+// helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
+// the screen costs Redis.
+func helpFooter(h help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
+	if full {
+		return []string{h.FullHelpView(km.FullHelp()), st.Subtle.Render(trunc("Redis cost: "+cost, w))}
+	}
+	return []string{h.ShortHelpView(km.ShortHelp())}
+}

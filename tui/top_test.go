@@ -156,7 +156,11 @@ func TestTopSortFilterDetail(t *testing.T) {
 	waitView(t, tm, p, contains("33 buckets", "DENY/s"))
 
 	tm.Send(press("2"))
-	screen := waitView(t, tm, p, contains("sort deny/s ↓"))
+	// Deny rates need both snapshots: wait until the second one is in and sorted.
+	screen := waitView(t, tm, p, func(s string) bool {
+		keys, _ := rowKeys(s)
+		return strings.Contains(s, "sort deny/s ↓") && len(keys) > 0 && keys[0] == "rate:user:28"
+	})
 	keys, _ := rowKeys(screen)
 	// user:28 denies 28 per second, user:21 21, user:14 14, user:07 7.
 	if strings.Join(keys[:4], " ") != "rate:user:28 rate:user:21 rate:user:14 rate:user:07" {

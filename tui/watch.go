@@ -178,13 +178,8 @@ func (m Watch) View() string {
 	if m.poll.err != nil {
 		top = append(top, m.poll.banner(m.st, m.w, m.opts.Addr, m.body.has))
 	}
-	var bottom []string
-	if m.showHelp {
-		bottom = append(bottom, m.help.FullHelpView(m.keys.FullHelp()),
-			m.st.Subtle.Render(trunc("Redis cost: 1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written", m.w)))
-	} else {
-		bottom = append(bottom, m.help.ShortHelpView(m.keys.ShortHelp()))
-	}
+	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
+		"1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
 	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1
 	body := m.body.view(m.w, bodyH, m.poll.err != nil)
 	return screen(m.w, m.h, top, body, bottom)

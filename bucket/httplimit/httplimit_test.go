@@ -34,23 +34,6 @@ func newFakeClock() *fakeClock {
 func (c *fakeClock) now() time.Time          { return time.UnixMicro(c.us.Load()) }
 func (c *fakeClock) advance(d time.Duration) { c.us.Add(d.Microseconds()) }
 
-// callCounter counts the commands the client sends to Redis.
-type callCounter struct{ n atomic.Int64 }
-
-func (h *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (h *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // recorder keeps what the Limiter's hooks report.
 type recorder struct {
 	mu          sync.Mutex
@@ -92,7 +75,7 @@ func (r *recorder) counts() (errs int, transitions string) {
 type env struct {
 	srv    *redistest.Server
 	rdb    *redis.Client
-	calls  *callCounter
+	calls  *redistest.Counter
 	clock  *fakeClock
 	store  *bucket.Store
 	rec    *recorder
@@ -104,7 +87,7 @@ type env struct {
 // newEnv starts a redis-server and a Limiter over it, on a fake client clock.
 func newEnv(t *testing.T, cfg httplimit.Config) *env {
 	t.Helper()
-	e := &env{srv: redistest.Start(t), calls: &callCounter{}, clock: newFakeClock(), rec: &recorder{}}
+	e := &env{srv: redistest.Start(t), calls: &redistest.Counter{}, clock: newFakeClock(), rec: &recorder{}}
 	o := e.srv.Options()
 	o.MaxRetries = -1
 	o.DialTimeout = time.Second
@@ -381,19 +364,19 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 	}
 	e.srv.Kill()
 	for i := range 3 {
-		before := e.calls.n.Load()
+		before := e.calls.Commands.Load()
 		if w := e.do("GET", "/", "dave"); w.Code != 200 {
 			t.Fatalf("failure %d: %d, want 200 from the local bucket", i, w.Code)
 		}
 		d := e.rec.last()
-		if d.Source != httplimit.SourceLocal || errors.Is(d.Err, httplimit.ErrCircuitOpen) || e.calls.n.Load() == before {
-			t.Fatalf("failure %d: %v (err %v), Redis calls %d -> %d: want a failed Redis call", i, d.Source, d.Err, before, e.calls.n.Load())
+		if d.Source != httplimit.SourceLocal || errors.Is(d.Err, httplimit.ErrCircuitOpen) || e.calls.Commands.Load() == before {
+			t.Fatalf("failure %d: %v (err %v), Redis calls %d -> %d: want a failed Redis call", i, d.Source, d.Err, before, e.calls.Commands.Load())
 		}
 	}
 	if st := e.lim.BreakerState(); st != httplimit.Open {
 		t.Fatalf("after 3 failures the breaker is %v, want open", st)
 	}
-	before := e.calls.n.Load()
+	before := e.calls.Commands.Load()
 	for i := range 10 {
 		e.clock.advance(2 * time.Second) // 20 s of the 30 s cool-down
 		w := e.do("GET", "/", "dave")
@@ -401,18 +384,18 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 			t.Fatalf("cool-down request %d: %d from %v (err %v)", i, w.Code, d.Source, d.Err)
 		}
 	}
-	if after := e.calls.n.Load(); after != before {
+	if after := e.calls.Commands.Load(); after != before {
 		t.Fatalf("Redis called %d times during the cool-down", after-before)
 	}
 	// The cool-down ends; the probe fails (Redis still down): open again.
 	e.clock.advance(10 * time.Second)
 	e.do("GET", "/", "dave")
-	if e.calls.n.Load() == before || e.lim.BreakerState() != httplimit.Open {
-		t.Fatalf("probe: calls %d -> %d, breaker %v: want one call and open again", before, e.calls.n.Load(), e.lim.BreakerState())
+	if e.calls.Commands.Load() == before || e.lim.BreakerState() != httplimit.Open {
+		t.Fatalf("probe: calls %d -> %d, breaker %v: want one call and open again", before, e.calls.Commands.Load(), e.lim.BreakerState())
 	}
-	before = e.calls.n.Load()
+	before = e.calls.Commands.Load()
 	e.do("GET", "/", "dave")
-	if e.calls.n.Load() != before {
+	if e.calls.Commands.Load() != before {
 		t.Fatal("Redis called right after a failed probe")
 	}
 
@@ -425,8 +408,8 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 	if st := e.lim.BreakerState(); st != httplimit.Closed {
 		t.Fatalf("after a good probe the breaker is %v, want closed", st)
 	}
-	before = e.calls.n.Load()
-	if e.do("GET", "/", "dave"); e.rec.last().Source != httplimit.SourceRedis || e.calls.n.Load() == before {
+	before = e.calls.Commands.Load()
+	if e.do("GET", "/", "dave"); e.rec.last().Source != httplimit.SourceRedis || e.calls.Commands.Load() == before {
 		t.Fatal("the closed breaker does not call Redis")
 	}
 	errs, transitions := e.rec.counts()
@@ -461,7 +444,7 @@ func TestCallerErrorsDoNotOpenBreaker(t *testing.T) {
 		t.Fatalf("breaker %v after caller errors, want closed", st)
 	}
 	// A cost beyond capacity can never pass: 429 without Retry-After, Redis not called.
-	before := e.calls.n.Load()
+	before := e.calls.Commands.Load()
 	big := httplimit.Config{
 		Partition: httplimit.UserHeader("X-User"),
 		Tiers:     []httplimit.Tier{{Name: "user", Spec: bucket.Spec{Capacity: 5, Rate: 1}, Cost: func(*http.Request) float64 { return 6 }}},
@@ -473,8 +456,8 @@ func TestCallerErrorsDoNotOpenBreaker(t *testing.T) {
 	}
 	w := httptest.NewRecorder()
 	lim.Handler(http.NotFoundHandler()).ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-	if w.Code != 429 || w.Header().Get("Retry-After") != "" || !strings.Contains(w.Body.String(), "never") || e.calls.n.Load() != before {
-		t.Fatalf("cost over capacity: %d, Retry-After %q, body %s, Redis calls %d", w.Code, w.Header().Get("Retry-After"), w.Body, e.calls.n.Load()-before)
+	if w.Code != 429 || w.Header().Get("Retry-After") != "" || !strings.Contains(w.Body.String(), "never") || e.calls.Commands.Load() != before {
+		t.Fatalf("cost over capacity: %d, Retry-After %q, body %s, Redis calls %d", w.Code, w.Header().Get("Retry-After"), w.Body, e.calls.Commands.Load()-before)
 	}
 }
 

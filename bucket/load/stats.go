@@ -1,0 +1,202 @@
+package load
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latencies are recorded in microseconds from 1 µs to an hour with 3 significant digits.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+	// maxShards bounds the number of stats shards: workers share them, which keeps the
+	// memory of the histograms (~190 KB each) independent of the concurrency.
+	maxShards = 16
+	// maxErrorKinds bounds the distinct error messages kept per shard.
+	maxErrorKinds = 8
+)
+
+// Second is one second of the run: the decisions that completed in it.
+type Second struct {
+	Allowed int64 `json:"allowed" yaml:"allowed"`
+	Denied  int64 `json:"denied" yaml:"denied"`
+	Errors  int64 `json:"errors" yaml:"errors"`
+}
+
+// counts are the tallies every shard keeps and a snapshot sums.
+type counts struct {
+	allowed, denied, errors int64
+	retries, calls          int64
+	// first is the earliest send and last the latest completion, as offsets from the
+	// engine's start; first is -1 until something was sent.
+	first, last time.Duration
+	// tokens is the remaining level of the latest decision, at tokensAt.
+	tokens   float64
+	tokensAt time.Duration
+	hasLevel bool
+}
+
+func (c *counts) add(o *counts) {
+	c.allowed += o.allowed
+	c.denied += o.denied
+	c.errors += o.errors
+	c.retries += o.retries
+	c.calls += o.calls
+	if o.first >= 0 && (c.first < 0 || o.first < c.first) {
+		c.first = o.first
+	}
+	if o.last > c.last {
+		c.last = o.last
+	}
+	if o.hasLevel && (!c.hasLevel || o.tokensAt >= c.tokensAt) {
+		c.tokens, c.tokensAt, c.hasLevel = o.tokens, o.tokensAt, true
+	}
+}
+
+// shard is one lock's worth of statistics; a few workers share each.
+type shard struct {
+	mu      sync.Mutex
+	c       counts
+	hist    *hdr.Histogram
+	seconds []Second
+	errs    map[string]int64
+}
+
+func newShard() *shard {
+	return &shard{c: counts{first: -1}, hist: hdr.New(histMin, histMax, histDigits)}
+}
+
+// outcome is what a worker hands a shard after one round trip of n decisions.
+type outcome struct {
+	sent, done      time.Duration // offsets from the engine's start
+	intended        time.Duration // open loop: the intended send time; else = sent
+	calls, retries  int
+	allowed, denied int
+	errs            []error
+	tokens          float64
+	hasLevel        bool
+}
+
+func (s *shard) record(o *outcome) {
+	lat := (o.done - o.intended).Microseconds()
+	lat = min(max(lat, histMin), histMax)
+	sec := int(o.done / time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &s.c
+	if c.first < 0 || o.sent < c.first {
+		c.first = o.sent
+	}
+	if o.done > c.last {
+		c.last = o.done
+	}
+	c.calls += int64(o.calls)
+	c.retries += int64(o.retries)
+	c.allowed += int64(o.allowed)
+	c.denied += int64(o.denied)
+	if n := o.allowed + o.denied; n > 0 {
+		_ = s.hist.RecordValues(lat, int64(n))
+	}
+	for len(s.seconds) <= sec {
+		s.seconds = append(s.seconds, Second{})
+	}
+	ps := &s.seconds[sec]
+	ps.Allowed += int64(o.allowed)
+	ps.Denied += int64(o.denied)
+	for _, err := range o.errs {
+		if err == nil {
+			continue
+		}
+		c.errors++
+		ps.Errors++
+		msg := err.Error()
+		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrorKinds {
+			msg = "other errors"
+		}
+		if s.errs == nil {
+			s.errs = map[string]int64{}
+		}
+		s.errs[msg]++
+	}
+	if o.hasLevel && o.done >= c.tokensAt {
+		c.tokens, c.tokensAt, c.hasLevel = o.tokens, o.done, true
+	}
+}
+
+// Latency summarises the latency of the decisions that got a reply, in milliseconds.
+// Open-loop latencies run from the intended send time, so time spent waiting for a free
+// worker counts (no coordinated omission).
+type Latency struct {
+	Min  float64 `json:"min" yaml:"min"`
+	Mean float64 `json:"mean" yaml:"mean"`
+	P50  float64 `json:"p50" yaml:"p50"`
+	P90  float64 `json:"p90" yaml:"p90"`
+	P99  float64 `json:"p99" yaml:"p99"`
+	P999 float64 `json:"p99_9" yaml:"p99_9"`
+	Max  float64 `json:"max" yaml:"max"`
+}
+
+// Band is one bar of the latency histogram: Count decisions took more than the previous
+// band's UpToMS and at most UpToMS milliseconds.
+type Band struct {
+	UpToMS float64 `json:"le_ms" yaml:"le_ms"`
+	Count  int64   `json:"count" yaml:"count"`
+}
+
+// usToMS converts the histogram's microseconds.
+func usToMS(v int64) float64 { return float64(v) / 1e3 }
+
+func latencyOf(h *hdr.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{
+		Min: usToMS(h.Min()), Mean: math.Round(h.Mean()) / 1e3,
+		P50: usToMS(h.ValueAtPercentile(50)), P90: usToMS(h.ValueAtPercentile(90)),
+		P99: usToMS(h.ValueAtPercentile(99)), P999: usToMS(h.ValueAtPercentile(99.9)),
+		Max: usToMS(h.Max()),
+	}
+}
+
+// bandEdges are the histogram's upper bounds in microseconds: 1-2-5 steps from 10 µs to
+// 5 minutes, then everything above.
+var bandEdges = func() []int64 {
+	var e []int64
+	for d := int64(10); d <= 5*60*1e6; d *= 10 {
+		e = append(e, d, 2*d, 5*d)
+	}
+	return append(e, histMax)
+}()
+
+// bands folds the histogram into 1-2-5 bands, from the band holding the fastest decision
+// to the band holding the slowest.
+func bands(h *hdr.Histogram) []Band {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	counts := make([]int64, len(bandEdges))
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		i := sort.Search(len(bandEdges), func(i int) bool { return bandEdges[i] >= b.From })
+		counts[min(i, len(counts)-1)] += b.Count
+	}
+	lo, hi := 0, len(counts)-1
+	for lo < hi && counts[lo] == 0 {
+		lo++
+	}
+	for hi > lo && counts[hi] == 0 {
+		hi--
+	}
+	out := make([]Band, 0, hi-lo+1)
+	for i := lo; i <= hi; i++ {
+		out = append(out, Band{UpToMS: usToMS(bandEdges[i]), Count: counts[i]})
+	}
+	return out
+}

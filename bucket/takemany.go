@@ -1,0 +1,174 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// BatchError reports the decisions of a TakeMany that failed. Errs[i] is the error of
+// keys[i], nil when out[i] holds its decision.
+type BatchError struct {
+	Errs []error
+}
+
+func (e *BatchError) Error() string {
+	n, first := 0, error(nil)
+	for _, err := range e.Errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+	}
+	if n == 1 {
+		return first.Error()
+	}
+	return fmt.Sprintf("%d of %d decisions failed, the first: %v", n, len(e.Errs), first)
+}
+
+// Unwrap returns the per-key errors, so errors.Is and errors.As see through the batch.
+func (e *BatchError) Unwrap() []error {
+	var errs []error
+	for _, err := range e.Errs {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// batch is the scratch space of one TakeMany call, pooled so a busy caller allocates little.
+type batch struct {
+	cmds []*redis.Cmd
+	args []interface{}
+	errs []error
+}
+
+var batchPool = sync.Pool{New: func() any { return new(batch) }}
+
+// TakeMany makes one Take per key, all in one pipelined round trip (an EVALSHA each), and
+// writes the decision for keys[i] to out[i]; out must hold len(keys) results. A key may
+// repeat: its decisions apply in order, each atomically. The spec and cost are the same
+// for every key.
+//
+// Commands that answer NOSCRIPT did not run, so TakeMany loads the script and re-sends
+// those, and only those. It never re-sends after a timeout or a connection error: a
+// decision the server may have applied must never be applied twice. When some decisions
+// fail, it returns a *BatchError saying which; the others are in out.
+func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost float64, out []Result) error {
+	if len(out) < len(keys) {
+		return fmt.Errorf("%w: %d results for %d keys", ErrInvalid, len(out), len(keys))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	for _, k := range keys {
+		if k == "" {
+			return fmt.Errorf("%w: empty key", ErrInvalid)
+		}
+	}
+	if err := s.check(keys[0], spec, cost); err != nil {
+		return err
+	}
+	argv := s.argv(spec, cost, false)
+	b := batchPool.Get().(*batch)
+	defer func() {
+		clear(b.cmds)
+		clear(b.args)
+		clear(b.errs)
+		batchPool.Put(b)
+	}()
+	b.cmds = grow(b.cmds, len(keys))
+	b.errs = grow(b.errs, len(keys))
+	// One backing array holds every command's arguments: EVALSHA sha 1 key argv...
+	per := 4 + len(argv)
+	b.args = grow(b.args, per*len(keys))
+	sha := s.SHA()
+	for i, k := range keys {
+		a := b.args[i*per : (i+1)*per : (i+1)*per]
+		a[0], a[1], a[2], a[3] = "evalsha", sha, 1, k
+		copy(a[4:], argv)
+		b.cmds[i] = redis.NewCmd(ctx, a...)
+	}
+	cmds := b.cmds[:len(keys)]
+	if err := s.execBatch(ctx, cmds); err != nil {
+		return err
+	}
+
+	// NOSCRIPT proves the command did not run: load the script and re-send those alone.
+	var again []*redis.Cmd
+	for _, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			again = append(again, c)
+		}
+	}
+	if len(again) > 0 {
+		if err := s.script.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
+		}
+		for i, c := range again {
+			again[i] = redis.NewCmd(ctx, c.Args()...)
+		}
+		if err := s.execBatch(ctx, again); err != nil {
+			return err
+		}
+		j := 0
+		for i, c := range cmds {
+			if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+				cmds[i] = again[j]
+				j++
+			}
+		}
+	}
+
+	failed := false
+	errs := b.errs[:len(keys)]
+	for i, c := range cmds {
+		v, err := c.Slice()
+		if err == nil {
+			out[i], err = parseResult(v, spec)
+		} else {
+			err = scriptErr(keys[i], err)
+		}
+		errs[i] = err
+		failed = failed || err != nil
+	}
+	if failed {
+		return &BatchError{Errs: append([]error(nil), errs...)}
+	}
+	return nil
+}
+
+// execBatch sends cmds in one pipeline. Reply errors stay on their commands; an error that
+// failed the round trip itself is returned.
+func (s *Store) execBatch(ctx context.Context, cmds []*redis.Cmd) error {
+	pipe := s.rdb.Pipeline()
+	for _, c := range cmds {
+		// At most once, as Take: a Cluster pipeline holding a NoRetry command is not
+		// re-sent after a network error (MOVED/ASK redirects are still followed).
+		_ = pipe.Process(ctx, noResend{c})
+	}
+	_, err := pipe.Exec(ctx)
+	if err == nil {
+		return nil
+	}
+	s.networkErr(err)
+	var re redis.Error
+	if errors.As(err, &re) {
+		// The first reply error of a command: each command carries its own.
+		return nil
+	}
+	return err
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,499 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// LoadOptions are the options of load.
+type LoadOptions struct {
+	Key      string
+	Config   load.Config
+	Strategy string
+	Arrival  string
+	Compare  bool
+	RawKey   bool
+	Yes      bool
+	Keep     bool
+	DryRun   bool
+	Output   string
+}
+
+const loadLong = `Hammer one bucket with decisions and report what happened: throughput, latency, and
+how many requests were allowed against the most a correct limiter may allow.
+
+KEYS AND SAFETY
+  The bucket is bucketctl:load:KEY, bucketctl's own prefix, unless --raw-key uses KEY as
+  given. A key that already exists is refused (exit 2, nothing touched) unless --yes: the
+  run changes its tokens. Keys the run created are deleted at the end (--keep keeps them).
+  --dry-run shows the keys and the plan and sends no decision.
+
+BOUNDS
+  Every run stops by itself: after --duration (default 10s), after --requests, or at the
+  first of both; with --requests alone, after at most 10m (the hard cap of any run, with at
+  most 100,000,000 requests). A closed loop's duration counts from the first answer, and
+  each worker sends one last request at its end, so the decisions span all of it. Ctrl-C
+  (or q in the live view) stops early and prints the report so far (exit 130). Requests
+  under way are let finish, never cut.
+
+ARRIVALS (--arrival)
+  closed    each of --concurrency workers sends its next request when the previous one is
+            answered: as fast as the server allows.
+  constant  open loop at --arrival-rate per second: request i is due at i/rate.
+  poisson   open loop, exponential gaps around a mean of --arrival-rate per second;
+            --burst-every D --burst-size N adds N requests due at once every D.
+  Open-loop latency runs from the time a request was due, so waiting for a busy worker
+  counts (no coordinated omission); arrivals due before the end that found no free worker
+  are reported as unsent.
+
+STRATEGIES (--strategy)
+  lua    bucketctl's script: one atomic EVALSHA per decision (or --pipeline N per round trip).
+  multi  HMGET, refill computed here, then HSET and PEXPIRE: 3 round trips with nothing
+         holding the key in between; concurrent workers race and over-grant.
+  watch  WATCH, HMGET, MULTI/HSET/PEXPIRE/EXEC, retried when the key changed (at most
+         --watch-retries times; an exhausted decision counts as an error).
+  Both naive strategies use the same refill model and hash fields as the script, on this
+  machine's clock. --compare runs the three in turn on fresh keys (KEY:lua, KEY:multi,
+  KEY:watch) with the same spec and duration, and prints a comparison.
+
+THE REPORT
+  theoretical_max is floor((capacity + rate × T) / cost), T the measured duration from the
+  first request sent to the last answer; over_grant_pct is (allowed - theoretical_max) /
+  theoretical_max × 100: above 0 the limiter let through more than it may.
+
+  On a terminal a live view shows progress, allowed and denied per second, the bucket's level
+  (from the last decision: the view adds no Redis traffic) and latency so far, then the report.
+  Otherwise a progress line goes to stderr each second and the report to stdout.
+
+  -o json and -o yaml have these stable fields: server, key, strategy, arrival, arrival_rate,
+  burst_every_s, burst_size, concurrency, pipeline, capacity, rate, cost, duration_s (T),
+  requests (allowed + denied + errors), allowed, denied, errors, retries, unsent,
+  redis_calls (round trips; a pipeline is one), redis_calls_per_request, ops_per_sec
+  (allowed + denied per second of T), theoretical_max, over_grant_pct,
+  latency_ms {min, mean, p50, p90, p99, p99_9, max}, latency_histogram [{le_ms, count}],
+  per_second [{allowed, denied, errors}], error_samples [{message, count}], interrupted.
+  With --compare: {"runs": [one such object per strategy]}.
+
+EXIT STATUS
+  0 the run completed; 1 every request failed; 2 usage, or an existing key without --yes;
+  3 Redis unreachable; 130 interrupted (the report so far was printed).`
+
+// NewCmdLoad builds `load`.
+func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
+	opts := &LoadOptions{}
+	c := &opts.Config
+	cmd := &cobra.Command{
+		Use:   "load KEY",
+		Short: "Load-test a bucket: throughput, latency, allowed vs the theoretical maximum",
+		Long:  loadLong,
+		Example: `  bucketctl load api --capacity 10 --rate 10 --concurrency 64 --duration 3s
+  bucketctl load api --compare --capacity 10 --rate 10 --concurrency 64 --duration 3s
+  bucketctl load api --capacity 1e12 --rate 1e12 -c 64 --pipeline 16 --requests 1000000 -o json
+  bucketctl load api --arrival poisson --arrival-rate 200 --burst-every 2s --burst-size 100
+  bucketctl load rate:user:42 --raw-key --yes --capacity 10 --rate 5 --duration 5s`,
+		Args: exactKey,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Key = args[0]
+			if err := opts.complete(cmd); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return loadRun(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&c.Spec.Capacity, "capacity", 10, "bucket capacity in tokens")
+	fl.Float64Var(&c.Spec.Rate, "rate", 10, "refill rate in tokens per second")
+	fl.Float64Var(&c.Cost, "cost", 1, "tokens each request takes")
+	fl.IntVarP(&c.Concurrency, "concurrency", "c", 16, "workers, each with its own connection")
+	fl.DurationVarP(&c.Duration, "duration", "d", load.DefaultDuration, fmt.Sprintf("stop after this long (at most %s)", load.MaxDuration))
+	fl.Int64VarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0: bounded by --duration only)")
+	fl.StringVar(&opts.Arrival, "arrival", string(load.Closed), "arrivals: closed (as fast as possible), constant or poisson (open loop)")
+	fl.Float64Var(&c.ArrivalRate, "arrival-rate", 0, "open loop: mean requests per second")
+	fl.DurationVar(&c.BurstEvery, "burst-every", 0, "poisson/constant: add a burst this often")
+	fl.IntVar(&c.BurstSize, "burst-size", 0, "requests in each burst, all due at once")
+	fl.StringVar(&opts.Strategy, "strategy", string(load.Lua), "decision strategy: lua (atomic script), multi or watch (naive, for comparison)")
+	fl.BoolVar(&opts.Compare, "compare", false, "run lua, multi and watch in turn on fresh keys and compare them")
+	fl.IntVar(&c.Pipeline, "pipeline", 1, "decisions per round trip (lua, closed loop)")
+	fl.IntVar(&c.WatchRetries, "watch-retries", load.DefaultWatchRetries, "watch: retries of one decision before it counts as an error")
+	fl.Uint64Var(&c.Seed, "seed", 1, "seed of the Poisson arrivals (same seed, same schedule)")
+	fl.BoolVar(&opts.RawKey, "raw-key", false, "use KEY as given instead of bucketctl:load:KEY")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "run on a key that already exists (its tokens will change)")
+	fl.BoolVar(&opts.Keep, "keep", false, "keep the keys the run created (default: delete them at the end)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "show the keys and the plan; send no decision")
+	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(string(load.Closed), string(load.Constant), string(load.Poisson)))
+	_ = cmd.RegisterFlagCompletionFunc("strategy", fixedCompletions(string(load.Lua), string(load.Multi), string(load.Watch)))
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// complete checks the flags and fills in the config: nothing touches Redis before this
+// succeeds.
+func (o *LoadOptions) complete(cmd *cobra.Command) error {
+	if err := checkFormat(o.Output); err != nil {
+		return err
+	}
+	c := &o.Config
+	c.Strategy, c.Arrival = load.Strategy(o.Strategy), load.Arrival(o.Arrival)
+	if o.Compare && cmd.Flags().Changed("strategy") {
+		return usagef("--compare runs every strategy; drop --strategy")
+	}
+	if o.Compare && c.Pipeline > 1 {
+		return usagef("--compare runs multi and watch too, which cannot pipeline; drop --pipeline")
+	}
+	if c.Requests > 0 && !cmd.Flags().Changed("duration") {
+		c.Duration = 0 // bounded by the requests, and by the hard cap
+	}
+	switch {
+	case cmd.Flags().Changed("duration") && c.Duration <= 0:
+		return usagef("--duration %s: must be > 0", c.Duration)
+	case c.Concurrency < 1:
+		return usagef("--concurrency %d: must be at least 1", c.Concurrency)
+	case c.Pipeline < 1:
+		return usagef("--pipeline %d: must be at least 1", c.Pipeline)
+	case c.WatchRetries < 1:
+		return usagef("--watch-retries %d: must be at least 1", c.WatchRetries)
+	}
+	c.Key = load.KeyFor(o.Key, o.RawKey)
+	for _, s := range o.strategies() {
+		cc := *c
+		cc.Strategy = s
+		if err := cc.Validate(); err != nil {
+			return &UsageError{flagNames(err)}
+		}
+	}
+	return nil
+}
+
+// flagNames rewords a config error in terms of the flags.
+func flagNames(err error) error {
+	msg := strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")
+	for from, to := range map[string]string{"arrival rate": "--arrival-rate", "pipeline": "--pipeline",
+		"concurrency": "--concurrency", "duration": "--duration", "requests": "--requests", "cost": "--cost",
+		"capacity": "--capacity", "rate ": "--rate ", "strategy": "--strategy", "arrival ": "--arrival ", "bursts": "--burst-every/--burst-size"} {
+		if strings.HasPrefix(msg, from) {
+			return errors.New(to + strings.TrimPrefix(msg, from))
+		}
+	}
+	return errors.New(msg)
+}
+
+func (o *LoadOptions) strategies() []load.Strategy {
+	if o.Compare {
+		return load.Strategies
+	}
+	return []load.Strategy{o.Config.Strategy}
+}
+
+// keys are the Redis keys of the runs, one per strategy.
+func (o *LoadOptions) keys() []string {
+	if !o.Compare {
+		return []string{o.Config.Key}
+	}
+	var keys []string
+	for _, s := range load.Strategies {
+		keys = append(keys, load.CompareKey(o.Config.Key, s))
+	}
+	return keys
+}
+
+// describe is the run in a few words: "lua · closed loop · 64 workers".
+func (o *LoadOptions) describe() string {
+	c := o.Config
+	s := string(c.Strategy)
+	if o.Compare {
+		s = "lua, multi, watch"
+	}
+	switch c.Arrival {
+	case load.Closed:
+		s += " · closed loop"
+	default:
+		s += fmt.Sprintf(" · %s %s/s", c.Arrival, fmtNum(c.ArrivalRate))
+	}
+	s += fmt.Sprintf(" · %d workers", c.Concurrency)
+	if c.Pipeline > 1 {
+		s += fmt.Sprintf(" · pipeline %d", c.Pipeline)
+	}
+	return s
+}
+
+// loadComparison is the JSON/YAML shape of --compare.
+type loadComparison struct {
+	Runs []load.Report `json:"runs" yaml:"runs"`
+}
+
+func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) error {
+	ctx := cmd.Context()
+	conn, err := f.Conn()
+	if err != nil {
+		return err
+	}
+	// One connection per worker, and a few to spare for the checks and the clean-up.
+	conn.PoolSize = max(conn.PoolSize, opts.Config.Concurrency+4)
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	keys := opts.keys()
+	existing, err := load.Exists(ctx, st.Redis(), keys...)
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		return loadDryRun(f, opts, keys, existing)
+	}
+	if len(existing) > 0 && !opts.Yes {
+		return usagef("%s already exists: a load test would change its tokens; pass --yes to run on it anyway (nothing was touched)", strings.Join(existing, ", "))
+	}
+	if !opts.Keep {
+		defer loadCleanup(f, st.Redis(), keys, existing)
+	}
+	if opts.Compare || opts.Config.Strategy == load.Lua {
+		if _, _, err := st.LoadScript(ctx); err != nil {
+			return err
+		}
+	}
+
+	runs := &loadRuns{}
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	execute := func() {
+		for i, s := range opts.strategies() {
+			if stopCtx.Err() != nil {
+				break
+			}
+			c := opts.Config
+			c.Strategy, c.Key = s, keys[i]
+			e, err := load.New(st, c)
+			if err != nil {
+				runs.fail(err)
+				return
+			}
+			runs.start(e)
+			r, err := e.Run(stopCtx)
+			if err != nil {
+				runs.fail(err)
+				return
+			}
+			r.Server = conn.Addr()
+			runs.finish(r)
+		}
+	}
+
+	live := f.IO.StdoutTTY && f.IO.StderrTTY
+	shown := false
+	if live {
+		shown, err = loadLive(ctx, f, opts, runs, stop, execute)
+		if err != nil {
+			return err
+		}
+	} else {
+		loadPlain(f, opts, runs, execute)
+	}
+
+	reports, runErr := runs.result()
+	if runErr != nil {
+		return runErr
+	}
+	if err := printLoad(f, opts, reports, shown); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if r.Interrupted {
+			return &SilentError{Code: ExitInterrupted}
+		}
+	}
+	for _, r := range reports {
+		if r.Requests > 0 && r.Errors == r.Requests {
+			msg := "every request failed"
+			if len(r.ErrorSamples) > 0 {
+				msg += ": " + r.ErrorSamples[0].Message
+			}
+			return errors.New(msg)
+		}
+	}
+	return nil
+}
+
+// loadRuns is the state of the runs shared between the runner and the views.
+type loadRuns struct {
+	mu      sync.Mutex
+	cur     *load.Engine
+	reports []load.Report
+	err     error
+}
+
+func (r *loadRuns) start(e *load.Engine) { r.mu.Lock(); r.cur = e; r.mu.Unlock() }
+func (r *loadRuns) finish(rep load.Report) {
+	r.mu.Lock()
+	r.reports = append(r.reports, rep)
+	r.mu.Unlock()
+}
+func (r *loadRuns) fail(err error) { r.mu.Lock(); r.err = err; r.mu.Unlock() }
+
+// snapshot is the current run's snapshot (zero before the first starts).
+func (r *loadRuns) snapshot() load.Snapshot {
+	r.mu.Lock()
+	e := r.cur
+	r.mu.Unlock()
+	if e == nil {
+		return load.Snapshot{}
+	}
+	return e.Snapshot()
+}
+
+func (r *loadRuns) result() ([]load.Report, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]load.Report(nil), r.reports...), r.err
+}
+
+// loadLive runs the live view on stderr while execute runs, and reports whether the view
+// showed the final report (it stays on the terminal).
+func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (bool, error) {
+	styles := tuiStyles(f.IO)
+	var order []load.Strategy
+	if opts.Compare {
+		order = load.Strategies
+	}
+	m := tui.NewLoad(runs.snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.ErrOut))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		execute()
+		reports, _ := runs.result()
+		p.Send(tui.LoadDoneMsg{Reports: reports})
+	}()
+	final, err := p.Run()
+	// The view ends with the report, or early (a second q, a signal): stop the run then, and
+	// wait for it, so the report is printed after all.
+	stop()
+	<-done
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return false, err
+	}
+	lm, ok := final.(tui.Load)
+	shown := err == nil && ok && lm.Done()
+	if shown {
+		fmt.Fprintln(f.IO.ErrOut) // the report is the view's last frame; end its line
+	}
+	return shown, nil
+}
+
+// loadPlain runs execute with one progress line a second on stderr.
+func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		execute()
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			s := runs.snapshot()
+			if !s.Running {
+				continue
+			}
+			line := tui.LoadProgressLine(s)
+			if opts.Compare {
+				line = "[" + string(s.Strategy) + "] " + line
+			}
+			fmt.Fprintln(f.IO.ErrOut, line)
+		}
+	}
+}
+
+func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, shown bool) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	if opts.Output != FormatTable {
+		if opts.Compare {
+			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: reports})
+		}
+		return writeData(f.IO.Out, opts.Output, reports[0])
+	}
+	if shown {
+		return nil
+	}
+	st := tuiStyles(f.IO)
+	var text string
+	if opts.Compare {
+		text = tui.RenderLoadComparison(st, reports, 80)
+	} else {
+		text = tui.RenderLoadReport(st, reports[0], 80)
+	}
+	_, err := fmt.Fprintln(f.IO.Out, text)
+	return err
+}
+
+// loadDryRun shows the keys and what the run would do.
+func loadDryRun(f *Factory, opts *LoadOptions, keys, existing []string) error {
+	exists := map[string]bool{}
+	for _, k := range existing {
+		exists[k] = true
+	}
+	c := opts.Config
+	bound := c.Duration.String()
+	switch {
+	case c.Requests > 0 && c.Duration == 0:
+		bound = fmt.Sprintf("%d requests (at most %s)", c.Requests, load.MaxDuration)
+	case c.Requests > 0:
+		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
+	}
+	t := newTable(f.IO, "KEY", "EXISTS", "ACTION")
+	for _, k := range keys {
+		action := "create, load-test, delete at the end"
+		switch {
+		case exists[k] && opts.Yes:
+			action = "load-test (changes its tokens), keep"
+		case exists[k]:
+			action = "refused: exists (needs --yes)"
+		case opts.Keep:
+			action = "create, load-test, keep"
+		}
+		t.add(k, fmt.Sprint(exists[k]), action)
+	}
+	if err := t.render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · capacity %s · rate %s/s · cost %s · %s; nothing sent\n",
+		opts.describe(), fmtNum(c.Spec.Capacity), fmtNum(c.Spec.Rate), fmtNum(c.Cost), bound)
+	return nil
+}
+
+// loadCleanup deletes the keys the run created, even after an interrupt.
+func loadCleanup(f *Factory, rdb bucket.Client, keys, existing []string) {
+	keep := map[string]bool{}
+	for _, k := range existing {
+		keep[k] = true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		if keep[k] {
+			continue
+		}
+		if err := rdb.Del(ctx, k).Err(); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "bucketctl: could not delete %s after the run: %v\n", k, err)
+		}
+	}
+}
