@@ -33,21 +33,24 @@ if not cap_s or not rate_s then
   return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
 end
 local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[3])
-local function bad(x) return x == nil or x ~= x or x == math.huge or x == -math.huge end
-if bad(capacity) or capacity <= 0 then
+-- (No local functions: a closure is created on every call; the checks are written out.)
+local huge, ceil = math.huge, math.ceil
+if not capacity or capacity ~= capacity or capacity >= huge or capacity <= 0 then
   return redis.error_reply('ERR bucketctl: capacity must be a positive finite number')
 end
-if bad(rate) or rate <= 0 then
+if not rate or rate ~= rate or rate >= huge or rate <= 0 then
   return redis.error_reply('ERR bucketctl: rate must be a positive finite number')
 end
-if bad(cost) or cost < 0 then
+if not cost or cost ~= cost or cost >= huge or cost < 0 then
   return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
 end
 
 local now
 if ARGV[4] ~= nil and ARGV[4] ~= '' then
   now = tonumber(ARGV[4])
-  if bad(now) then return redis.error_reply('ERR bucketctl: now must be microseconds') end
+  if not now or now ~= now or now >= huge or now <= -huge then
+    return redis.error_reply('ERR bucketctl: now must be microseconds')
+  end
 else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -65,44 +68,42 @@ else
   tokens = math.min(capacity, tokens)
 end
 
-local function reply(allowed, left, retry_after)
-  local r = { allowed, string.format('%.17g', left), retry_after,
-              math.ceil(((capacity - left) / rate) * 1000000) }
-  if ARGV[1] == '' or ARGV[2] == '' then r[5] = cap_s; r[6] = rate_s end
-  return r
-end
-local function wait_for(left)
-  if left >= cost then return 0 end
-  return math.ceil(((cost - left) / rate) * 1000000)
-end
+-- The reply: allowed, tokens left, retry-after (until cost tokens are there; -1 never),
+-- reset-after (until full), then the spec when it came from the bucket.
+local r = { 0, 0, 0, 0 }
+if ARGV[1] == '' or ARGV[2] == '' then r[5] = cap_s; r[6] = rate_s end
 
 -- A cost above capacity can never succeed: deny without touching the bucket.
-if cost > capacity then return reply(0, tokens, -1) end
+if cost > capacity then
+  r[2], r[3], r[4] = string.format('%.17g', tokens), -1, ceil(((capacity - tokens) / rate) * 1000000)
+  return r
+end
+
+local allowed = 0
 if ARGV[5] == 'peek' then
-  local ok = 0
-  if tokens >= cost then ok = 1 end
-  return reply(ok, tokens, wait_for(tokens))
-end
-
--- Numbers go to HSET as Lua numbers: Redis writes them with %.17g, full precision.
--- tokens and ts are written back on deny too, so ts never goes stale; the spec only when it
--- is new or changed. The TTL is at least the time until full (expiry of a full bucket is
--- lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
-local spec_changed = st[3] ~= cap_s or st[4] ~= rate_s
-local grace = tonumber(ARGV[6]) or 60000
-local allowed, counter, count = 0, 'denied', (tonumber(st[6]) or 0) + 1
-if tokens >= cost then
-  tokens = tokens - cost
-  allowed, counter, count = 1, 'allowed', (tonumber(st[5]) or 0) + 1
-end
-if spec_changed then
-  redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
+  if tokens >= cost then allowed = 1 end
 else
-  redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count)
-end
--- A deny only refills, which shortens the time to full: the TTL set before still covers it.
-if allowed == 1 or spec_changed then
-  redis.call('PEXPIRE', key, math.ceil(((capacity - tokens) / rate) * 1000) + grace)
+  -- Numbers go to HSET as Lua numbers: Redis writes them with %.17g, full precision.
+  -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
+  -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
+  -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
+  local spec_changed = st[3] ~= cap_s or st[4] ~= rate_s
+  local counter, count = 'denied', (tonumber(st[6]) or 0) + 1
+  if tokens >= cost then
+    tokens = tokens - cost
+    allowed, counter, count = 1, 'allowed', (tonumber(st[5]) or 0) + 1
+  end
+  if spec_changed then
+    redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
+  else
+    redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count)
+  end
+  -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
+  if allowed == 1 or spec_changed then
+    redis.call('PEXPIRE', key, ceil(((capacity - tokens) / rate) * 1000) + (tonumber(ARGV[6]) or 60000))
+  end
 end
 
-return reply(allowed, tokens, wait_for(tokens))
+r[1], r[2], r[4] = allowed, string.format('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
+if tokens < cost then r[3] = ceil(((cost - tokens) / rate) * 1000000) end
+return r
