@@ -158,21 +158,25 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 			continue
 		}
 		layout := s.Layout.Name
-		if s.Detected {
+		if s.Detected && !s.Layout.Native {
 			layout += "?"
 		}
 		tokens, capacity, rate, fill, full := fmtNum(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
 			capacity, rate = fmtNum(s.Spec.Capacity), fmtNum(s.Spec.Rate)
 			fill, full = fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())
-		} else {
-			tokens += " (stored)"
 		}
 		updated := "-"
+		switch {
+		case !s.Exists && s.HasSpec():
+			tokens += " (no key: full)"
+		case !s.Exists:
+			tokens = "full (no key)"
+		case !s.HasSpec():
+			tokens += " (stored)"
+		}
 		if s.Exists {
 			updated = fmtDur(s.Age()) + " ago"
-		} else {
-			tokens += " (no key)"
 		}
 		t.add(s.Key, layout, tokens, capacity, rate, fill, full, fmtTTL(s.TTL), updated, fmt.Sprint(s.Allowed), fmt.Sprint(s.Denied))
 	}
@@ -181,7 +185,7 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 	}
 	var notes []string
 	for _, s := range states {
-		if s.Problem == "" && s.Detected {
+		if s.Problem == "" && s.Detected && !s.Layout.Native {
 			notes = append(notes, "LAYOUT with ? was detected from the key's fields (set --layout or a rule to be sure)")
 			break
 		}

@@ -115,7 +115,7 @@ func printList(f *Factory, states []bucket.State, node func(string) string) erro
 			continue
 		}
 		layout := s.Layout.Name
-		if s.Detected {
+		if s.Detected && !s.Layout.Native {
 			layout += "?"
 		}
 		tokens, capacity, fill, full := fmtNum(s.Tokens), "?", "?", "?"

@@ -94,10 +94,11 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 		NewCmdLoad(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdVersion(f),
-		NewCmdCompletion(f), NewCmdGen(f, nil),
+		NewCmdCompletion(f),
+		NewCmdGen(f, nil),
+		// A help topic: 'bucketctl exit-codes' (and 'bucketctl help exit-codes') prints it.
+		&cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp},
 	)
-	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp})
-	root.SetHelpCommandGroupID("")
 	return root
 }
 
