@@ -421,10 +421,11 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
 	how += " · measured " + trimFloat(r.DurationS, 3) + "s"
+	spec := specText(r)
 	if r.Server != "" {
-		how += " on " + r.Server
+		spec += " · redis " + r.Server
 	}
-	add(subtleWrapped(st, how+"\n"+specText(r), w)...)
+	add(subtleWrapped(st, how+"\n"+spec, w)...)
 	if r.Interrupted {
 		add(st.Warn.Render("interrupted: the report so far"))
 	}
