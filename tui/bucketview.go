@@ -50,7 +50,9 @@ func (v *bucketView) observe(s bucket.State) {
 		}
 	}
 	v.cur, v.has = s, true
-	if s.Problem != "" {
+	if s.Problem != "" || (!s.Exists && !s.HasSpec()) {
+		// Not a bucket, or a missing one whose capacity is unknown: no level to plot (a
+		// missing bucket is full, but full is not known without the spec).
 		return
 	}
 	if n := len(v.hist); n > 0 && v.hist[n-1].at >= s.Now {
