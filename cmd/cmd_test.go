@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -62,15 +63,32 @@ func oneLine(t *testing.T, r result) {
 	}
 }
 
+// runAt runs bucketctl with --clock client and its clock pinned at *now.
+func runAt(t *testing.T, url string, now *time.Time, args ...string) result {
+	t.Helper()
+	io, _, out, errOut := TestIO()
+	f := NewFactory(io, VersionInfo{Version: "test"})
+	f.Now = func() time.Time { return *now }
+	code := Run(context.Background(), f, append([]string{"--url", url, "--clock", "client"}, args...))
+	return result{code, out.String(), errOut.String()}
+}
+
+// TestConsumeThenDenied: capacity 10, rate 5/s on a new key: 10 consumes allowed, the 11th
+// denied (exit 4) with a retry-after of 200 ms; 1 s later 5 more allowed and the 6th denied.
+// The client clock makes the figures exact; the same with Redis TIME is in bucket's tests.
 func TestConsumeThenDenied(t *testing.T) {
 	isolate(t)
 	srv := redistest.Start(t)
+	now := time.UnixMicro(1_800_000_000_000_000)
+	consume := func(extra ...string) result {
+		return runAt(t, srv.URL(), &now, append([]string{"consume", "api:k", "--capacity", "10", "--rate", "5"}, extra...)...)
+	}
 	for i := 1; i <= 10; i++ {
-		if r := run(t, srv.URL(), "consume", "api:k", "--capacity", "10", "--rate", "5"); r.code != ExitOK {
+		if r := consume(); r.code != ExitOK {
 			t.Fatalf("consume %d: exit %d, %s%s", i, r.code, r.out, r.errOut)
 		}
 	}
-	r := run(t, srv.URL(), "consume", "api:k", "--capacity", "10", "--rate", "5", "-o", "json")
+	r := consume("-o", "json")
 	if r.code != ExitDenied {
 		t.Fatalf("11th consume: exit %d, want %d: %s", r.code, ExitDenied, r.out)
 	}
@@ -78,15 +96,21 @@ func TestConsumeThenDenied(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Allowed || v.RetryAfterMS <= 150 || v.RetryAfterMS > 200 || v.Capacity != 10 || v.Rate != 5 {
-		t.Fatalf("denied result %+v, want retry-after near 200ms", v)
+	if v.Allowed || v.RetryAfterMS != 200 || v.Remaining != 0 || v.Capacity != 10 || v.Rate != 5 {
+		t.Fatalf("denied result %+v, want retry-after 200ms", v)
 	}
 	if r.errOut != "" {
 		t.Fatalf("a denial is not an error: stderr %q", r.errOut)
 	}
+	now = now.Add(time.Second)
+	for i := 1; i <= 5; i++ {
+		if r := consume(); r.code != ExitOK {
+			t.Fatalf("after 1s, consume %d: exit %d %q", i, r.code, r.out)
+		}
+	}
 	// The bucket stores its spec: consume without flags uses it.
-	if r := run(t, srv.URL(), "consume", "api:k"); r.code != ExitDenied || !strings.HasPrefix(r.out, "denied") {
-		t.Fatalf("consume with the stored spec: exit %d %q", r.code, r.out)
+	if r := runAt(t, srv.URL(), &now, "consume", "api:k"); r.code != ExitDenied || !strings.HasPrefix(r.out, "denied") {
+		t.Fatalf("after 1s, the 6th consume (spec stored in the bucket): exit %d %q", r.code, r.out)
 	}
 }
 
@@ -136,7 +160,7 @@ func TestInspectJSON(t *testing.T) {
 	if v["capacity"] != 10.0 || v["rate"] != 0.5 || v["allowed"] != 3.0 || v["denied"] != 1.0 || v["layout"] != "native" {
 		t.Fatalf("inspect: %s", r.out)
 	}
-	if tok := v["tokens"].(float64); tok < 7 || tok > 7.2 {
+	if tok := v["tokens"].(float64); tok < 7 || tok > 7.5 {
 		t.Fatalf("tokens %v, want about 7", tok)
 	}
 	if ttl := v["ttl_ms"].(float64); ttl <= 0 {
