@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/bucket"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -271,27 +272,10 @@ func (c *Cluster) KeyOnMaster(i int, prefix string) string {
 	return ""
 }
 
-// KeySlot returns the cluster hash slot of key (CRC16 of the key, or of
-// its first non-empty {hash tag}, modulo 16384), as CLUSTER KEYSLOT does.
-func KeySlot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % clusterSlots
-}
+// KeySlot returns the cluster hash slot of key (CRC16 of the key, or of its first non-empty
+// {hash tag}, modulo 16384), as CLUSTER KEYSLOT does: bucket.Slot, which the harness's tests
+// check against the servers.
+func KeySlot(key string) int { return bucket.Slot(key) }
 
 // KillMaster kills the i-th master (see MasterAddrs) with SIGKILL and
 // returns its address, for WaitForFailover.
