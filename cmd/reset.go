@@ -168,12 +168,22 @@ func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
 		}
 	}
 	done := map[string]bool{}
-	for _, s := range todo {
+	progress := f.IO.StderrTTY && len(todo) >= 200
+	for i, s := range todo {
 		if _, err := st.Reset(ctx, s.Key, s.Layout, s.Spec, bucket.ResetTo{Delete: !setTokens, Tokens: opts.Tokens}); err != nil {
+			if progress {
+				fmt.Fprintln(f.IO.ErrOut)
+			}
 			_ = printPlanDone(f, opts, plan, done)
 			return fmt.Errorf("reset %s: %w (%d of %d done)", s.Key, err, len(done), len(todo))
 		}
 		done[s.Key] = true
+		if progress && (i%100 == 99 || i == len(todo)-1) {
+			fmt.Fprintf(f.IO.ErrOut, "\rresetting: %d/%d", i+1, len(todo))
+		}
+	}
+	if progress {
+		fmt.Fprintln(f.IO.ErrOut)
 	}
 	if err := printPlanDone(f, opts, plan, done); err != nil {
 		return err
