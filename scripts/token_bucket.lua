@@ -79,11 +79,12 @@ if cost > capacity then
   return r
 end
 
-local allowed = 0
+local allowed, tok_s = 0, nil
 if ARGV[5] == 'peek' then
   if tokens >= cost then allowed = 1 end
 else
-  -- Numbers go to HSET as Lua numbers: Redis writes them with %.17g, full precision.
+  -- tokens is formatted once with %.17g (full precision) for HSET and the reply; ts and the
+  -- counter go as Lua numbers, which Redis writes with %.17g too.
   -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
   -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
   -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
@@ -93,10 +94,11 @@ else
     tokens = tokens - cost
     allowed, counter, count = 1, 'allowed', (tonumber(st[5]) or 0) + 1
   end
+  tok_s = string.format('%.17g', tokens)
   if spec_changed then
-    redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
+    redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
   else
-    redis.call('HSET', key, 'tokens', tokens, 'ts', ts, counter, count)
+    redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count)
   end
   -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
   if allowed == 1 or spec_changed then
@@ -104,6 +106,6 @@ else
   end
 end
 
-r[1], r[2], r[4] = allowed, string.format('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
+r[1], r[2], r[4] = allowed, tok_s or string.format('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
 if tokens < cost then r[3] = ceil(((cost - tokens) / rate) * 1000000) end
 return r
