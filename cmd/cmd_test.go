@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
@@ -299,6 +300,7 @@ func TestResetMatch(t *testing.T) {
 	}
 }
 
+// TestHelpHasExamples: every command's --help has examples, and every flag a help text.
 func TestHelpHasExamples(t *testing.T) {
 	isolate(t)
 	f := NewFactory(&IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, VersionInfo{})
@@ -308,6 +310,11 @@ func TestHelpHasExamples(t *testing.T) {
 			c.Parent() != nil && c.Parent().Name() != "completion" {
 			t.Errorf("%s has no examples in --help", c.CommandPath())
 		}
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			if fl.Usage == "" {
+				t.Errorf("%s --%s has no help text", c.CommandPath(), fl.Name)
+			}
+		})
 	}
 }
 
