@@ -3,9 +3,13 @@ package bucket_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
@@ -28,6 +32,7 @@ func BenchmarkTake(b *testing.B) {
 	if _, _, err := st.LoadScript(ctx); err != nil {
 		b.Fatal(err)
 	}
+	direct := bucket.NewStore(rdb, bucket.WithCoalescing(0))
 	limiter := redis_rate.NewLimiter(rdb)
 	sp := bucket.Spec{Capacity: 100, Rate: 100}
 	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
@@ -37,6 +42,7 @@ func BenchmarkTake(b *testing.B) {
 		take func(key string) error
 	}{
 		{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }},
+		{"bucketctl_direct", func(key string) error { _, err := direct.Take(ctx, key, sp, 1); return err }},
 		{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }},
 	}
 	for _, mode := range []string{"hot_key", "per_key"} {
@@ -54,6 +60,7 @@ func BenchmarkTake(b *testing.B) {
 					var errs atomic.Int64
 					var wg sync.WaitGroup
 					b.ReportAllocs()
+					srv0, cli0 := serverCPU(b, rdb), clientCPU()
 					b.ResetTimer()
 					for w := 0; w < g; w++ {
 						wg.Add(1)
@@ -68,6 +75,8 @@ func BenchmarkTake(b *testing.B) {
 					}
 					wg.Wait()
 					b.StopTimer()
+					b.ReportMetric(float64(serverCPU(b, rdb)-srv0)/1e3/float64(b.N), "srv-cpu-µs/op")
+					b.ReportMetric(float64(clientCPU()-cli0)/1e3/float64(b.N), "cli-cpu-µs/op")
 					if n := errs.Load(); n > 0 {
 						b.Fatalf("%d errors", n)
 					}
@@ -75,4 +84,31 @@ func BenchmarkTake(b *testing.B) {
 			}
 		}
 	}
+}
+
+// serverCPU is redis-server's CPU time so far (user + system), from INFO cpu.
+func serverCPU(b *testing.B, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %s: %v", k, err)
+			}
+			total += time.Duration(f * float64(time.Second))
+		}
+	}
+	return total
+}
+
+// clientCPU is this process's CPU time so far (user + system).
+func clientCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -126,9 +126,9 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 		return MultiResult{}, err
 	}
 	// Sent at most once, as Take is: never re-sent after a network error or timeout.
-	v, err := runOnce(ctx, s.rdb, multiScript, scripts.MultiBucket, keys, args).Slice()
+	v, err := s.run(ctx, multiScript, keys, args)
 	if err != nil {
-		if d := s.decisionErr(strings.Join(keys, ","), err); errors.As(d, new(*UncertainError)) {
+		if d := s.decisionErr(strings.Join(keys, ","), err); errors.As(d, new(*UncertainError)) || errors.Is(d, ErrNotSent) {
 			return MultiResult{}, d
 		}
 		return MultiResult{}, multiErr(tiers, err)

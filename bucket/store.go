@@ -34,6 +34,7 @@ type Store struct {
 	now    func() time.Time // nil: Redis server TIME
 	grace  string
 	args   atomic.Pointer[argsEntry]
+	co     *coalescer // nil: every Take is its own round trip
 }
 
 // Option configures a Store.
@@ -53,7 +54,7 @@ func WithTTLGrace(d time.Duration) Option {
 
 // NewStore returns a Store over rdb.
 func NewStore(rdb Client, opts ...Option) *Store {
-	s := &Store{rdb: rdb, script: redis.NewScript(scripts.TokenBucket)}
+	s := &Store{rdb: rdb, script: nativeScript, co: &coalescer{lanes: DefaultLanes}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -122,12 +123,20 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
 	}
-	keys := [1]string{key}
-	v, err := runOnce(ctx, s.rdb, s.script, scripts.TokenBucket, keys[:], s.argv(spec, cost, false)).Slice()
+	v, err := s.run(ctx, s.script, []string{key}, s.argv(spec, cost, false))
 	if err != nil {
 		return Result{}, s.decisionErr(key, err)
 	}
 	return parseResult(v, spec)
+}
+
+var nativeScript = redis.NewScript(scripts.TokenBucket)
+
+// sources maps the SHA of each writing script to its source, for EVAL or SCRIPT LOAD after
+// NOSCRIPT.
+var sources = map[string]string{
+	nativeScript.Hash(): scripts.TokenBucket,
+	multiScript.Hash():  scripts.MultiBucket,
 }
 
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
@@ -141,11 +150,11 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 // true leaves that loop with the error, while MOVED and ASK redirects (the node does not
 // serve the slot, so the script did not run there) and READONLY replies are still followed.
 // Standalone and Sentinel clients built with MaxRetries: -1 make one attempt anyway.
-func runOnce(ctx context.Context, c Client, sc *redis.Script, src string, keys []string, args []interface{}) *redis.Cmd {
+func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
 	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
 	_ = c.Process(ctx, noResend{cmd})
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = evalCmd(ctx, "eval", src, keys, args)
+		cmd = evalCmd(ctx, "eval", sources[sc.Hash()], keys, args)
 		_ = c.Process(ctx, noResend{cmd})
 	}
 	return cmd
@@ -184,6 +193,9 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 
 // decisionErr classifies the error of a decision: a lost reply becomes an UncertainError.
 func (s *Store) decisionErr(key string, err error) error {
+	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
+		return err // from the coalescer, final
+	}
 	s.networkErr(err)
 	var oe *net.OpError
 	if !isNetwork(err) || (errors.As(err, &oe) && oe.Op == "dial") {

@@ -51,6 +51,13 @@ type batch struct {
 
 var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
+func (b *batch) release() {
+	clear(b.cmds)
+	clear(b.args)
+	clear(b.errs)
+	batchPool.Put(b)
+}
+
 // TakeMany makes one Take per key, all in one pipelined round trip (an EVALSHA each), and
 // writes the decision for keys[i] to out[i]; out must hold len(keys) results. A key may
 // repeat: its decisions apply in order, each atomically. The spec and cost are the same
@@ -77,12 +84,7 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	}
 	argv := s.argv(spec, cost, false)
 	b := batchPool.Get().(*batch)
-	defer func() {
-		clear(b.cmds)
-		clear(b.args)
-		clear(b.errs)
-		batchPool.Put(b)
-	}()
+	defer b.release()
 	b.cmds = grow(b.cmds, len(keys))
 	b.errs = grow(b.errs, len(keys))
 	// One backing array holds every command's arguments: EVALSHA sha 1 key argv...
@@ -96,34 +98,8 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 		b.cmds[i] = redis.NewCmd(ctx, a...)
 	}
 	cmds := b.cmds[:len(keys)]
-	if err := s.execBatch(ctx, cmds); err != nil {
+	if err := s.sendBatch(ctx, cmds); err != nil {
 		return err
-	}
-
-	// NOSCRIPT proves the command did not run: load the script and re-send those alone.
-	var again []*redis.Cmd
-	for _, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, c)
-		}
-	}
-	if len(again) > 0 {
-		if err := s.script.Load(ctx, s.rdb).Err(); err != nil {
-			return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
-		}
-		for i, c := range again {
-			again[i] = redis.NewCmd(ctx, c.Args()...)
-		}
-		if err := s.execBatch(ctx, again); err != nil {
-			return err
-		}
-		j := 0
-		for i, c := range cmds {
-			if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-				cmds[i] = again[j]
-				j++
-			}
-		}
 	}
 
 	failed := false
@@ -140,6 +116,48 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	}
 	if failed {
 		return &BatchError{Errs: append([]error(nil), errs...)}
+	}
+	return nil
+}
+
+// sendBatch sends cmds in one pipeline. Commands that answer NOSCRIPT did not run: it
+// loads the script and re-sends those alone, replacing them in cmds. An error that failed
+// a round trip itself is returned; reply errors stay on their commands.
+func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
+	if err := s.execBatch(ctx, cmds); err != nil {
+		return err
+	}
+	var again []*redis.Cmd
+	for _, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			again = append(again, c)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	loaded := map[string]bool{}
+	for _, c := range again {
+		sha, _ := c.Args()[1].(string)
+		if src, ok := sources[sha]; ok && !loaded[sha] {
+			if err := s.rdb.ScriptLoad(ctx, src).Err(); err != nil {
+				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
+			}
+			loaded[sha] = true
+		}
+	}
+	for i, c := range again {
+		again[i] = redis.NewCmd(ctx, c.Args()...)
+	}
+	if err := s.execBatch(ctx, again); err != nil {
+		return err
+	}
+	j := 0
+	for i, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			cmds[i] = again[j]
+			j++
+		}
 	}
 	return nil
 }

@@ -199,13 +199,16 @@ type Engine struct {
 }
 
 // New returns an engine for cfg on store. The store's client should have a PoolSize of at
-// least the concurrency and MaxRetries -1 (never re-send a decision).
+// least the concurrency and MaxRetries -1 (never re-send a decision). The engine never
+// coalesces its workers' decisions (see bucket.Store.Direct).
 func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Engine{cfg: cfg, store: store}
+	// Every worker stands for an independent client with its own round trips: the Store
+	// must not coalesce their decisions (--pipeline batches explicitly).
+	e := &Engine{cfg: cfg, store: store.Direct()}
 	e.firstDone.Store(-1)
 	for range min(cfg.Concurrency, maxShards) {
 		e.shards = append(e.shards, newShard())

@@ -1,0 +1,212 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Coalescing: concurrent decisions on one Store share round trips.
+//
+// A Take is one EVALSHA and one round trip. Under load, most of the cost of a decision is
+// not the script but the round trip around it: a write and a read system call on each
+// side. When many goroutines call Take at once (an HTTP middleware under load), the Store
+// sends their decisions together, one pipeline per round trip, each still its own atomic
+// EVALSHA with its own key, spec and cost.
+//
+// Nothing waits for company. At most `lanes` round trips are in flight at once; a Take that
+// finds a lane free goes out at once, alone, exactly as without coalescing. Only when every
+// lane is busy does a Take queue, and the next lane to come free sends everything queued
+// (up to maxCoalesced) in one pipeline: a queued Take waits for one round trip in flight to
+// end, no timer. A lone caller never pays for this; a crowd pays one round trip per lane
+// busy instead of one per decision.
+//
+// Take and TakeAll coalesce. TakeMany (already a pipeline) and Peek make their round trips
+// as called.
+//
+// Lanes are goroutines that live only while there is a queue: a Store holds none at rest
+// and needs no Close.
+
+// maxCoalesced bounds the decisions sent in one pipeline.
+const maxCoalesced = 128
+
+// DefaultLanes is the number of round trips concurrent Takes may have in flight at once
+// when coalescing is on (the default). Redis runs scripts one at a time, so more round
+// trips in flight do not decide faster; 4 to 16 measured the same at 64 goroutines.
+const DefaultLanes = 8
+
+// WithCoalescing sets how many round trips concurrent Takes may have in flight at once;
+// Takes beyond that queue and share the next free round trip. 0 turns coalescing off:
+// every Take is its own round trip, whatever the concurrency (a load generator that
+// simulates independent clients wants that).
+func WithCoalescing(lanes int) Option {
+	return func(s *Store) {
+		if lanes <= 0 {
+			s.co = nil
+			return
+		}
+		s.co = &coalescer{lanes: lanes}
+	}
+}
+
+// Direct returns a Store like s (same client, clock and TTL grace) whose Takes are each
+// their own round trip, never coalesced.
+func (s *Store) Direct() *Store {
+	return &Store{rdb: s.rdb, script: s.script, now: s.now, grace: s.grace}
+}
+
+type coalescer struct {
+	mu     sync.Mutex
+	queue  []*scriptCall
+	active int // lanes in flight: direct calls and lane goroutines
+	lanes  int
+}
+
+// scriptCall is one queued decision: a writing script's EVALSHA. done receives once, when
+// v and err (the raw reply) are set.
+type scriptCall struct {
+	ctx  context.Context
+	sc   *redis.Script
+	keys []string
+	args []interface{}
+	v    []interface{}
+	err  error
+	done chan struct{}
+}
+
+var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan struct{}, 1)} }}
+
+// ErrNotSent is a decision whose context ended while it waited for a round trip: it was
+// never sent, so nothing was applied.
+var ErrNotSent = errors.New("decision not sent")
+
+// run runs a writing script once (see runOnce), sharing a round trip with concurrent
+// decisions when the Store coalesces. The error is the raw one, for decisionErr, but for
+// ErrNotSent and *UncertainError, which are final.
+func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args []interface{}) ([]interface{}, error) {
+	c := s.co
+	if c == nil {
+		return runOnce(ctx, s.rdb, sc, keys, args).Slice()
+	}
+	c.mu.Lock()
+	if c.active < c.lanes && len(c.queue) == 0 {
+		c.active++
+		c.mu.Unlock()
+		v, err := runOnce(ctx, s.rdb, sc, keys, args).Slice()
+		c.release(s)
+		return v, err
+	}
+	call := callPool.Get().(*scriptCall)
+	call.ctx, call.sc, call.keys, call.args = ctx, sc, keys, args
+	c.queue = append(c.queue, call)
+	if c.active < c.lanes {
+		c.active++
+		go c.lane(s)
+	}
+	c.mu.Unlock()
+
+	select {
+	case <-call.done:
+		v, err := call.v, call.err
+		*call = scriptCall{done: call.done}
+		callPool.Put(call)
+		return v, err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	for i, q := range c.queue {
+		if q == call {
+			c.queue = append(c.queue[:i], c.queue[i+1:]...)
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w for %s: %w", ErrNotSent, strings.Join(keys, ","), ctx.Err())
+		}
+	}
+	c.mu.Unlock()
+	select {
+	case <-call.done: // the reply came as the context ended: it is known, report it
+		return call.v, call.err
+	default:
+	}
+	// Already on its way: the lane still owns call (it is not pooled again) and the
+	// server may apply the decision.
+	return nil, &UncertainError{Key: strings.Join(keys, ","), Err: ctx.Err()}
+}
+
+// release ends a direct call's hold on a lane: it hands the lane to the queue if one
+// formed meanwhile.
+func (c *coalescer) release(s *Store) {
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		c.mu.Unlock()
+		go c.lane(s)
+		return
+	}
+	c.active--
+	c.mu.Unlock()
+}
+
+// lane sends the queue, up to maxCoalesced decisions per round trip, until it is empty.
+func (c *coalescer) lane(s *Store) {
+	var batch []*scriptCall
+	for {
+		c.mu.Lock()
+		n := min(len(c.queue), maxCoalesced)
+		if n == 0 {
+			c.active--
+			c.mu.Unlock()
+			return
+		}
+		batch = append(batch[:0], c.queue[:n]...)
+		rest := copy(c.queue, c.queue[n:])
+		clear(c.queue[rest:])
+		c.queue = c.queue[:rest]
+		c.mu.Unlock()
+
+		s.sendQueued(batch)
+		for _, call := range batch {
+			call.done <- struct{}{}
+		}
+		clear(batch)
+	}
+}
+
+// sendQueued sends the queued calls in one pipeline and sets each one's reply.
+func (s *Store) sendQueued(calls []*scriptCall) {
+	// The batch outlives any one caller's cancellation: once sent, every decision gets
+	// its reply read, so the connection stays in step.
+	ctx := context.WithoutCancel(calls[0].ctx)
+	b := batchPool.Get().(*batch)
+	defer b.release()
+	b.cmds = grow(b.cmds, len(calls))
+	size := 0
+	for _, call := range calls {
+		size += 3 + len(call.keys) + len(call.args)
+	}
+	b.args = grow(b.args, size)
+	off := 0
+	for i, call := range calls {
+		n := 3 + len(call.keys) + len(call.args)
+		a := b.args[off : off+n : off+n]
+		off += n
+		a[0], a[1], a[2] = "evalsha", call.sc.Hash(), len(call.keys)
+		for j, k := range call.keys {
+			a[3+j] = k
+		}
+		copy(a[3+len(call.keys):], call.args)
+		b.cmds[i] = redis.NewCmd(ctx, a...)
+	}
+	cmds := b.cmds[:len(calls)]
+	if err := s.sendBatch(ctx, cmds); err != nil {
+		for _, call := range calls {
+			call.err = err
+		}
+		return
+	}
+	for i, call := range calls {
+		call.v, call.err = cmds[i].Slice()
+	}
+}

@@ -1,0 +1,321 @@
+package bucket_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// checkCoalescedExact runs 32 goroutines on 8 keys through a one-lane Store (so decisions
+// queue and share round trips), each key with its own capacity and cost and no refill
+// to speak of. Every key must allow exactly floor(capacity/cost) decisions, and the
+// remaining tokens of its allowed decisions must be capacity-cost, capacity-2·cost, ...,
+// each once: every reply reached the caller whose decision it was.
+func checkCoalescedExact(t *testing.T, rdb bucket.Client, keys []string) {
+	t.Helper()
+	ctr := &redistest.Counter{}
+	rdb.AddHook(ctr)
+	st := bucket.NewStore(rdb, bucket.WithCoalescing(1))
+	ctx := context.Background()
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		mu        sync.Mutex
+		remaining []float64
+		denied    int
+	}
+	out := make([]outcome, len(keys))
+	specOf := func(i int) (bucket.Spec, float64) {
+		return bucket.Spec{Capacity: float64(5 + i), Rate: 1e-6}, float64(1 + i%2)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 32*20)
+	for g := range 32 {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sp, cost := specOf(i)
+			for range 20 {
+				r, err := st.Take(ctx, keys[i], sp, cost)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if r.Spec != sp {
+					errs <- fmt.Errorf("%s: result carries spec %+v, want %+v", keys[i], r.Spec, sp)
+				}
+				out[i].mu.Lock()
+				if r.Allowed {
+					out[i].remaining = append(out[i].remaining, r.Remaining)
+				} else {
+					out[i].denied++
+				}
+				out[i].mu.Unlock()
+			}
+		}(g % len(keys))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		sp, cost := specOf(i)
+		n := int(sp.Capacity / cost)
+		got := out[i].remaining
+		sort.Sort(sort.Reverse(sort.Float64Slice(got)))
+		if len(got) != n || out[i].denied != 80-n {
+			t.Fatalf("%s (capacity %v, cost %v): %d allowed and %d denied of 80, want %d allowed", k, sp.Capacity, cost, len(got), out[i].denied, n)
+		}
+		for j, rem := range got {
+			// Refill at 1e-6 tokens/s adds far less than 0.01 in the test's run time.
+			if want := sp.Capacity - float64(j+1)*cost; math.Abs(rem-want) > 0.01 {
+				t.Fatalf("%s: allowed decisions left %v tokens, want %v, %v, ... each once", k, got, sp.Capacity-cost, sp.Capacity-2*cost)
+			}
+		}
+	}
+	if c, rt := ctr.Commands.Load(), ctr.RoundTrips.Load(); c <= rt {
+		t.Fatalf("%d commands in %d round trips: 32 goroutines on one lane shared no round trip", c, rt)
+	} else {
+		t.Logf("%d commands in %d round trips", c, rt)
+	}
+}
+
+func TestCoalescedDecisionsExact(t *testing.T) {
+	srv := redistest.Start(t)
+	keys := make([]string, 8)
+	for i := range keys {
+		keys[i] = fmt.Sprint("co:", i)
+	}
+	checkCoalescedExact(t, srv.Client(t), keys)
+}
+
+// TestCoalescedCluster: a coalesced batch holds keys of every master; the ClusterClient
+// splits it per node, and every caller still gets its own decision.
+func TestCoalescedCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	keys := make([]string, 8)
+	for i := range keys {
+		keys[i] = cl.KeyOnMaster(i%3, fmt.Sprint("co", i, ":"))
+	}
+	checkCoalescedExact(t, cl.Client(t), keys)
+}
+
+// TestCoalescedAfterScriptFlush: queued decisions of both writing scripts (Take and
+// TakeAll) meet NOSCRIPT after SCRIPT FLUSH. They did not run: each script is loaded and
+// they are sent again once, and each is applied exactly once.
+func TestCoalescedAfterScriptFlush(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c, bucket.WithCoalescing(1))
+	ctx := context.Background()
+	c.ScriptFlush(ctx)
+	tiers := []bucket.Tier{
+		{Name: "user", Key: "rl:{u}:user", Spec: spec(5, 1e-6), Cost: 1},
+		{Name: "global", Key: "rl:{u}:global", Spec: spec(100, 1e-6), Cost: 1},
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	takes, all := 0, 0
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ok bool
+			if i%2 == 0 {
+				r, err := st.Take(ctx, "k", spec(10, 1e-6), 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ok = r.Allowed
+			} else {
+				r, err := st.TakeAll(ctx, tiers)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ok = r.Allowed
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ok && i%2 == 0 {
+				takes++
+			} else if ok {
+				all++
+			}
+		}()
+	}
+	wg.Wait()
+	if takes != 10 || all != 5 {
+		t.Fatalf("allowed %d of 16 Takes (capacity 10) and %d of 16 TakeAlls (user tier capacity 5), want 10 and 5", takes, all)
+	}
+	if a, d := c.HGet(ctx, "k", "allowed").Val(), c.HGet(ctx, "k", "denied").Val(); a != "10" || d != "6" {
+		t.Fatalf("counters allowed=%s denied=%s: want 10 and 6, each decision applied once", a, d)
+	}
+	// Refill at 1e-6 tokens/s adds far less than 0.01 in the test's run time.
+	if g, _ := c.HGet(ctx, "rl:{u}:global", "tokens").Float64(); math.Abs(g-95) > 0.01 {
+		t.Fatalf("the global tier holds %v tokens, want 95: 5 allowed decisions, each applied once", g)
+	}
+}
+
+// TestLoneTakeGoesAlone: without concurrency a Take is one EVALSHA in its own round trip,
+// never a pipeline, and never waits.
+func TestLoneTakeGoesAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	st := bucket.NewStore(c)
+	ctx := context.Background()
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctr := &redistest.Counter{}
+	c.AddHook(ctr)
+	for range 20 {
+		if _, err := st.Take(ctx, "lone", spec(100, 1), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cmds, rt := ctr.Commands.Load(), ctr.RoundTrips.Load(); cmds != 20 || rt != 20 {
+		t.Fatalf("20 sequential Takes made %d commands in %d round trips, want 20 in 20", cmds, rt)
+	}
+}
+
+// gate holds the EVALSHA of chosen keys, single or pipelined, before they leave, until
+// the test opens the gate: a test can keep a decision in flight as long as it needs.
+type gate struct {
+	mu   sync.Mutex
+	keys map[string]*gateKey
+}
+
+type gateKey struct {
+	sent chan struct{} // closed when the command reached the hook
+	open chan struct{} // close to let it go
+}
+
+func newGate(keys ...string) *gate {
+	g := &gate{keys: map[string]*gateKey{}}
+	for _, k := range keys {
+		g.keys[k] = &gateKey{sent: make(chan struct{}), open: make(chan struct{})}
+	}
+	return g
+}
+
+func (g *gate) hold(cmds []redis.Cmder) {
+	for _, c := range cmds {
+		a := c.Args()
+		if len(a) < 4 || !strings.EqualFold(fmt.Sprint(a[0]), "evalsha") {
+			continue
+		}
+		if k, ok := g.keys[fmt.Sprint(a[3])]; ok {
+			close(k.sent)
+			<-k.open
+			return
+		}
+	}
+}
+
+func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		g.hold([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		g.hold(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+// TestCoalescedCancel: a Take whose context ends while it is queued was never sent and
+// says so (nothing applied); one whose context ends after its batch left gets an
+// UncertainError, and the server does apply it.
+func TestCoalescedCancel(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	st := bucket.NewStore(c, bucket.WithCoalescing(1))
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := newGate("a", "b")
+	c.AddHook(g)
+	sp := spec(10, 1e-6)
+
+	// a holds the only lane, in flight.
+	aDone := make(chan error, 1)
+	go func() { _, err := st.Take(ctx, "a", sp, 1); aDone <- err }()
+	<-g.keys["a"].sent
+
+	// q queues behind it and gives up: never sent.
+	qctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := st.Take(qctx, "q", sp, 1)
+	cancel()
+	var ue *bucket.UncertainError
+	if !errors.Is(err, bucket.ErrNotSent) || !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		t.Fatalf("queued Take after its deadline: %v, want ErrNotSent with the deadline", err)
+	}
+	qctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = st.TakeAll(qctx, []bucket.Tier{{Key: "q", Spec: sp, Cost: 1}})
+	cancel()
+	if !errors.Is(err, bucket.ErrNotSent) || errors.As(err, &ue) {
+		t.Fatalf("queued TakeAll after its deadline: %v, want ErrNotSent", err)
+	}
+
+	// b queues too; the lane sends it once a is answered; its caller gives up while
+	// the batch is in flight.
+	bctx, bcancel := context.WithCancel(ctx)
+	bDone := make(chan error, 1)
+	go func() { _, err := st.Take(bctx, "b", sp, 1); bDone <- err }()
+	waitFor(t, "b to queue", func() bool { return bucket.Queued(st) == 1 })
+	close(g.keys["a"].open)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	<-g.keys["b"].sent
+	bcancel()
+	if err := <-bDone; !errors.As(err, &ue) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Take cancelled after it was sent: %v, want an UncertainError", err)
+	}
+	close(g.keys["b"].open)
+
+	// The lane still reads b's reply: b is applied, q is not.
+	waitFor(t, "b's decision, sent before its caller gave up, to be applied", func() bool {
+		return c.HGet(ctx, "b", "allowed").Val() == "1"
+	})
+	if n := c.Exists(ctx, "q").Val(); n != 0 {
+		t.Fatal("the Take that was never sent wrote its bucket")
+	}
+	if v := c.HGet(ctx, "a", "allowed").Val(); v != "1" {
+		t.Fatalf("a applied %s times, want once", v)
+	}
+	// The Store still works: the lane released itself.
+	if r, err := st.Take(ctx, "q", sp, 1); err != nil || !r.Allowed {
+		t.Fatalf("Take after the cancellations: %+v %v", r, err)
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
