@@ -71,6 +71,7 @@ type coalescer struct {
 type scriptCall struct {
 	ctx  context.Context
 	sc   *redis.Script
+	key1 [1]string // keys of a one-key call, without an allocation
 	keys []string
 	args []interface{}
 	v    []interface{}
@@ -84,31 +85,49 @@ var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan st
 // never sent, so nothing was applied.
 var ErrNotSent = errors.New("decision not sent")
 
-// run runs a writing script once (see runOnce), sharing a round trip with concurrent
-// decisions when the Store coalesces. The error is the raw one, for decisionErr, but for
-// ErrNotSent and *UncertainError, which are final.
-func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args []interface{}) ([]interface{}, error) {
-	c := s.co
-	if c == nil {
-		return runOnce(ctx, s.rdb, sc, keys, args).Slice()
+// run runs a writing script once (see runOnce) on keys, or on key alone when keys is nil,
+// sharing a round trip with concurrent decisions when the Store coalesces. The error is
+// the raw one, for decisionErr, but for ErrNotSent and *UncertainError, which are final.
+func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) ([]interface{}, error) {
+	if c := s.co; c != nil {
+		if call := c.enqueue(ctx, s, sc, key, keys, args); call != nil {
+			return c.wait(ctx, call)
+		}
+		defer c.release(s) // a lane was free: this call holds it and goes out alone
 	}
+	// (A variable of its own: keys escapes through enqueue, one[:] must not.)
+	one, ks := [1]string{key}, keys
+	if ks == nil {
+		ks = one[:]
+	}
+	return runOnce(ctx, s.rdb, sc, ks, args).Slice()
+}
+
+// enqueue takes a free lane for the caller and returns nil, or queues the call when every
+// lane is busy and returns it.
+func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key string, keys []string, args []interface{}) *scriptCall {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.active < c.lanes && len(c.queue) == 0 {
 		c.active++
-		c.mu.Unlock()
-		v, err := runOnce(ctx, s.rdb, sc, keys, args).Slice()
-		c.release(s)
-		return v, err
+		return nil
 	}
 	call := callPool.Get().(*scriptCall)
 	call.ctx, call.sc, call.keys, call.args = ctx, sc, keys, args
+	if keys == nil {
+		call.key1[0] = key
+		call.keys = call.key1[:]
+	}
 	c.queue = append(c.queue, call)
 	if c.active < c.lanes {
 		c.active++
 		go c.lane(s)
 	}
-	c.mu.Unlock()
+	return call
+}
 
+// wait waits for a queued call's reply, or for the caller's context to end.
+func (c *coalescer) wait(ctx context.Context, call *scriptCall) ([]interface{}, error) {
 	select {
 	case <-call.done:
 		v, err := call.v, call.err
@@ -117,12 +136,13 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args [
 		return v, err
 	case <-ctx.Done():
 	}
+	keys := strings.Join(call.keys, ",")
 	c.mu.Lock()
 	for i, q := range c.queue {
 		if q == call {
 			c.queue = append(c.queue[:i], c.queue[i+1:]...)
 			c.mu.Unlock()
-			return nil, fmt.Errorf("%w for %s: %w", ErrNotSent, strings.Join(keys, ","), ctx.Err())
+			return nil, fmt.Errorf("%w for %s: %w", ErrNotSent, keys, ctx.Err())
 		}
 	}
 	c.mu.Unlock()
@@ -133,7 +153,7 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args [
 	}
 	// Already on its way: the lane still owns call (it is not pooled again) and the
 	// server may apply the decision.
-	return nil, &UncertainError{Key: strings.Join(keys, ","), Err: ctx.Err()}
+	return nil, &UncertainError{Key: keys, Err: ctx.Err()}
 }
 
 // release ends a direct call's hold on a lane: it hands the lane to the queue if one
@@ -174,6 +194,9 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
+// shaArgs holds each writing script's SHA boxed once, for command arguments.
+var shaArgs = map[*redis.Script]interface{}{nativeScript: nativeScript.Hash(), multiScript: multiScript.Hash()}
+
 // sendQueued sends the queued calls in one pipeline and sets each one's reply.
 func (s *Store) sendQueued(calls []*scriptCall) {
 	// The batch outlives any one caller's cancellation: once sent, every decision gets
@@ -192,7 +215,7 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 		n := 3 + len(call.keys) + len(call.args)
 		a := b.args[off : off+n : off+n]
 		off += n
-		a[0], a[1], a[2] = "evalsha", call.sc.Hash(), len(call.keys)
+		a[0], a[1], a[2] = "evalsha", shaArgs[call.sc], len(call.keys)
 		for j, k := range call.keys {
 			a[3+j] = k
 		}

@@ -126,7 +126,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 		return MultiResult{}, err
 	}
 	// Sent at most once, as Take is: never re-sent after a network error or timeout.
-	v, err := s.run(ctx, multiScript, keys, args)
+	v, err := s.run(ctx, multiScript, "", keys, args)
 	if err != nil {
 		if d := s.decisionErr(strings.Join(keys, ","), err); errors.As(d, new(*UncertainError)) || errors.Is(d, ErrNotSent) {
 			return MultiResult{}, d

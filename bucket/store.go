@@ -123,7 +123,7 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
 	}
-	v, err := s.run(ctx, s.script, []string{key}, s.argv(spec, cost, false))
+	v, err := s.run(ctx, s.script, key, nil, s.argv(spec, cost, false))
 	if err != nil {
 		return Result{}, s.decisionErr(key, err)
 	}
