@@ -281,7 +281,7 @@ func TestCoalescedCancel(t *testing.T) {
 	bctx, bcancel := context.WithCancel(ctx)
 	bDone := make(chan error, 1)
 	go func() { _, err := st.Take(bctx, "b", sp, 1); bDone <- err }()
-	waitFor(t, "b to queue", func() bool { return bucket.Queued(st) == 1 })
+	redistest.WaitFor(t, 10*time.Second, "b to queue", func() bool { return bucket.Queued(st) == 1 })
 	close(g.keys["a"].open)
 	if err := <-aDone; err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func TestCoalescedCancel(t *testing.T) {
 	close(g.keys["b"].open)
 
 	// The lane still reads b's reply: b is applied, q is not.
-	waitFor(t, "b's decision, sent before its caller gave up, to be applied", func() bool {
+	redistest.WaitFor(t, 10*time.Second, "b's decision, sent before its caller gave up, to be applied", func() bool {
 		return c.HGet(ctx, "b", "allowed").Val() == "1"
 	})
 	if n := c.Exists(ctx, "q").Val(); n != 0 {
@@ -306,16 +306,5 @@ func TestCoalescedCancel(t *testing.T) {
 	// The Store still works: the lane released itself.
 	if r, err := st.Take(ctx, "q", sp, 1); err != nil || !r.Allowed {
 		t.Fatalf("Take after the cancellations: %+v %v", r, err)
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

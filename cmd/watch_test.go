@@ -128,17 +128,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestWatchKeepsGoingAcrossARedisRestart(t *testing.T) {
 	isolate(t)
 	srv := redistest.Start(t)
@@ -151,12 +140,12 @@ func TestWatchKeepsGoingAcrossARedisRestart(t *testing.T) {
 		code <- Run(ctx, f, []string{"--url", srv.URL(), "--timeout", "500ms", "watch", "w:r",
 			"--capacity", "5", "--rate", "1", "--interval", "30ms"})
 	}()
-	waitFor(t, "a first line", func() bool { return strings.Contains(out.String(), "key=w:r") })
+	redistest.WaitFor(t, 15*time.Second, "a first line", func() bool { return strings.Contains(out.String(), "key=w:r") })
 	srv.Kill()
-	waitFor(t, "the unreachable report", func() bool { return strings.Contains(errOut.String(), "cannot reach Redis at "+srv.Addr()) })
+	redistest.WaitFor(t, 15*time.Second, "the unreachable report", func() bool { return strings.Contains(errOut.String(), "cannot reach Redis at "+srv.Addr()) })
 	linesBefore := strings.Count(out.String(), "\n")
 	srv.Restart(t)
-	waitFor(t, "lines after the restart", func() bool { return strings.Count(out.String(), "\n") > linesBefore+1 })
+	redistest.WaitFor(t, 15*time.Second, "lines after the restart", func() bool { return strings.Count(out.String(), "\n") > linesBefore+1 })
 	cancel()
 	select {
 	case c := <-code:
