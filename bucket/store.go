@@ -27,7 +27,8 @@ import (
 // applied twice. The Store itself retries only on NOSCRIPT, which proves nothing ran.
 type Client = redis.UniversalClient
 
-// Store runs bucket decisions and reads against Redis.
+// Store runs bucket decisions and reads against Redis. It is safe for concurrent use, and
+// concurrent decisions (Take, TakeAll) share round trips: see WithCoalescing.
 type Store struct {
 	rdb    Client
 	script *redis.Script
@@ -117,8 +118,9 @@ func (s *Store) check(key string, spec Spec, cost float64) error {
 	return spec.ValidateCost(cost)
 }
 
-// Take consumes cost tokens from the bucket at key if it holds them, atomically, in one
-// round trip. A zero spec takes the capacity and rate stored in the bucket.
+// Take consumes cost tokens from the bucket at key if it holds them, atomically: one
+// EVALSHA, in a round trip of its own or shared with concurrent decisions (WithCoalescing).
+// A zero spec takes the capacity and rate stored in the bucket.
 func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (Result, error) {
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
