@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,7 +194,7 @@ func TestLoneTakeGoesAlone(t *testing.T) {
 	}
 }
 
-// gate holds the EVALSHA of chosen keys, single or pipelined, before they leave, until
+// gate holds the first EVALSHA of chosen keys, single or pipelined, before it leaves, until
 // the test opens the gate: a test can keep a decision in flight as long as it needs.
 type gate struct {
 	mu   sync.Mutex
@@ -203,6 +204,7 @@ type gate struct {
 type gateKey struct {
 	sent chan struct{} // closed when the command reached the hook
 	open chan struct{} // close to let it go
+	held bool
 }
 
 func newGate(keys ...string) *gate {
@@ -219,7 +221,15 @@ func (g *gate) hold(cmds []redis.Cmder) {
 		if len(a) < 4 || !strings.EqualFold(fmt.Sprint(a[0]), "evalsha") {
 			continue
 		}
-		if k, ok := g.keys[fmt.Sprint(a[3])]; ok {
+		g.mu.Lock()
+		k, ok := g.keys[fmt.Sprint(a[3])]
+		if ok && k.held {
+			ok = false // each key is held once
+		} else if ok {
+			k.held = true
+		}
+		g.mu.Unlock()
+		if ok {
 			close(k.sent)
 			<-k.open
 			return
@@ -306,5 +316,125 @@ func TestCoalescedCancel(t *testing.T) {
 	// The Store still works: the lane released itself.
 	if r, err := st.Take(ctx, "q", sp, 1); err != nil || !r.Allowed {
 		t.Fatalf("Take after the cancellations: %+v %v", r, err)
+	}
+}
+
+// TestCoalescedServerDies: the server is killed while one decision holds the lane (not yet
+// written) and two wait behind it. None of them can leave: go-redis finds the pooled
+// connection dead and the new one is refused. Each caller gets that refusal, naming the
+// address, and not an UncertainError, which is for decisions that left. After a restart
+// (scripts gone: NOSCRIPT) the Store decides again.
+func TestCoalescedServerDies(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 2 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	st := bucket.NewStore(c, bucket.WithCoalescing(1))
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := newGate("a")
+	c.AddHook(g)
+	sp := spec(10, 1)
+
+	errs := make(chan error, 3)
+	go func() { _, err := st.Take(ctx, "a", sp, 1); errs <- err }()
+	<-g.keys["a"].sent
+	for _, k := range []string{"b", "c"} {
+		go func() { _, err := st.Take(ctx, k, sp, 1); errs <- err }()
+	}
+	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
+	srv.Kill()
+	close(g.keys["a"].open)
+	for range 3 {
+		err := <-errs
+		var ue *bucket.UncertainError
+		if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), srv.Addr()) {
+			t.Fatalf("decision against a killed server: %v, want the refused connection to %s", err, srv.Addr())
+		}
+	}
+	srv.Restart(t)
+	if r, err := st.Take(ctx, "a", sp, 1); err != nil || !r.Allowed {
+		t.Fatalf("Take after the restart: %+v %v", r, err)
+	}
+}
+
+// TestCoalescedNoReply: the server takes the decisions in but does not answer (CLIENT
+// PAUSE WRITE holds every script call), so the client's read timeout fires: first on a
+// decision in flight alone, then on the batch of the two that queued behind it. All three
+// were sent, so all three report an UncertainError, and none is sent again.
+func TestCoalescedNoReply(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	st := bucket.NewStore(c, bucket.WithCoalescing(1))
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctr := &evalCounter{}
+	c.AddHook(ctr)
+	g := newGate("a")
+	c.AddHook(g)
+	if err := admin.Do(ctx, "client", "pause", 30000, "write").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "client", "unpause") })
+	sp := spec(10, 1)
+
+	errs := make(chan error, 3)
+	go func() { _, err := st.Take(ctx, "a", sp, 1); errs <- err }()
+	<-g.keys["a"].sent
+	for _, k := range []string{"b", "c"} {
+		go func() { _, err := st.Take(ctx, k, sp, 1); errs <- err }()
+	}
+	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
+	close(g.keys["a"].open)
+	for range 3 {
+		var ue *bucket.UncertainError
+		if err := <-errs; !errors.As(err, &ue) {
+			t.Fatalf("a decision sent to a server that never answered: %v, want an UncertainError", err)
+		}
+	}
+	if cmds, rt := ctr.cmds.Load(), ctr.trips.Load(); cmds != 3 || rt != 2 {
+		t.Fatalf("%d commands in %d round trips, want 3 in 2: a alone, then b and c together, none sent again", cmds, rt)
+	}
+	if err := admin.Do(ctx, "client", "unpause").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Take(ctx, "d", sp, 1); err != nil {
+		t.Fatalf("Take after the server answers again: %v", err)
+	}
+}
+
+// evalCounter counts EVALSHA commands and the round trips that carried them; connection
+// set-up (HELLO, CLIENT SETINFO) is not counted.
+type evalCounter struct{ cmds, trips atomic.Int64 }
+
+func (e *evalCounter) count(cmds []redis.Cmder) {
+	n := 0
+	for _, c := range cmds {
+		if strings.EqualFold(fmt.Sprint(c.Args()[0]), "evalsha") {
+			n++
+		}
+	}
+	if n > 0 {
+		e.cmds.Add(int64(n))
+		e.trips.Add(1)
+	}
+}
+
+func (e *evalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (e *evalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		e.count([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+func (e *evalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		e.count(cmds)
+		return next(ctx, cmds)
 	}
 }
