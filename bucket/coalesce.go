@@ -22,8 +22,8 @@ import (
 // finds a lane free goes out at once, alone, exactly as without coalescing. Only when every
 // lane is busy does a Take queue, and the next lane to come free sends everything queued
 // (up to maxCoalesced) in one pipeline: a queued Take waits for one round trip in flight to
-// end, no timer. A lone caller never pays for this; a crowd pays one round trip per lane
-// busy instead of one per decision.
+// end, no timer. A lone caller never pays for this; a crowd pays one round trip per batch
+// instead of one per decision.
 //
 // Take and TakeAll coalesce. TakeMany (already a pipeline) and Peek make their round trips
 // as called.
@@ -200,7 +200,8 @@ var shaArgs = map[*redis.Script]interface{}{nativeScript: nativeScript.Hash(), m
 // sendQueued sends the queued calls in one pipeline and sets each one's reply.
 func (s *Store) sendQueued(calls []*scriptCall) {
 	// The batch outlives any one caller's cancellation: once sent, every decision gets
-	// its reply read, so the connection stays in step.
+	// its reply read, so the connection stays in step. The client's ReadTimeout and
+	// WriteTimeout bound it, not any caller's context.
 	ctx := context.WithoutCancel(calls[0].ctx)
 	b := batchPool.Get().(*batch)
 	defer b.release()
