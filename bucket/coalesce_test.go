@@ -237,16 +237,20 @@ func (g *gate) hold(cmds []redis.Cmder) {
 	}
 }
 
-func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+// beforeSend is a go-redis hook that calls its function with the commands of each round
+// trip (one command, or a pipeline's) before they leave.
+type beforeSend func(cmds []redis.Cmder)
+
+func (f beforeSend) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f beforeSend) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		g.hold([]redis.Cmder{cmd})
+		f([]redis.Cmder{cmd})
 		return next(ctx, cmd)
 	}
 }
-func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (f beforeSend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		g.hold(cmds)
+		f(cmds)
 		return next(ctx, cmds)
 	}
 }
@@ -263,7 +267,7 @@ func TestCoalescedCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGate("a", "b")
-	c.AddHook(g)
+	c.AddHook(beforeSend(g.hold))
 	sp := spec(10, 1e-6)
 
 	// a holds the only lane, in flight.
@@ -326,26 +330,10 @@ func TestCoalescedCancel(t *testing.T) {
 // (scripts gone: NOSCRIPT) the Store decides again.
 func TestCoalescedServerDies(t *testing.T) {
 	srv := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 2 * time.Second})
-	t.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	st := bucket.NewStore(c, bucket.WithCoalescing(1))
-	if _, _, err := st.LoadScript(ctx); err != nil {
-		t.Fatal(err)
-	}
-	g := newGate("a")
-	c.AddHook(g)
-	sp := spec(10, 1)
-
-	errs := make(chan error, 3)
-	go func() { _, err := st.Take(ctx, "a", sp, 1); errs <- err }()
-	<-g.keys["a"].sent
-	for _, k := range []string{"b", "c"} {
-		go func() { _, err := st.Take(ctx, k, sp, 1); errs <- err }()
-	}
-	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
+	_, st := oneLaneStore(t, srv, 2*time.Second, nil)
+	open, errs := aSentBAndCQueued(t, st)
 	srv.Kill()
-	close(g.keys["a"].open)
+	open()
 	for range 3 {
 		err := <-errs
 		var ue *bucket.UncertainError
@@ -354,7 +342,7 @@ func TestCoalescedServerDies(t *testing.T) {
 		}
 	}
 	srv.Restart(t)
-	if r, err := st.Take(ctx, "a", sp, 1); err != nil || !r.Allowed {
+	if r, err := st.Take(context.Background(), "a", spec(10, 1), 1); err != nil || !r.Allowed {
 		t.Fatalf("Take after the restart: %+v %v", r, err)
 	}
 }
@@ -366,31 +354,15 @@ func TestCoalescedServerDies(t *testing.T) {
 func TestCoalescedNoReply(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 300 * time.Millisecond})
-	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
-	st := bucket.NewStore(c, bucket.WithCoalescing(1))
-	if _, _, err := st.LoadScript(ctx); err != nil {
-		t.Fatal(err)
-	}
 	ctr := &evalCounter{}
-	c.AddHook(ctr)
-	g := newGate("a")
-	c.AddHook(g)
+	_, st := oneLaneStore(t, srv, 300*time.Millisecond, beforeSend(ctr.count))
 	if err := admin.Do(ctx, "client", "pause", 30000, "write").Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Do(context.Background(), "client", "unpause") })
-	sp := spec(10, 1)
-
-	errs := make(chan error, 3)
-	go func() { _, err := st.Take(ctx, "a", sp, 1); errs <- err }()
-	<-g.keys["a"].sent
-	for _, k := range []string{"b", "c"} {
-		go func() { _, err := st.Take(ctx, k, sp, 1); errs <- err }()
-	}
-	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
-	close(g.keys["a"].open)
+	open, errs := aSentBAndCQueued(t, st)
+	open()
 	for range 3 {
 		var ue *bucket.UncertainError
 		if err := <-errs; !errors.As(err, &ue) {
@@ -403,7 +375,7 @@ func TestCoalescedNoReply(t *testing.T) {
 	if err := admin.Do(ctx, "client", "unpause").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Take(ctx, "d", sp, 1); err != nil {
+	if _, err := st.Take(ctx, "d", spec(10, 1), 1); err != nil {
 		t.Fatalf("Take after the server answers again: %v", err)
 	}
 }
@@ -425,16 +397,36 @@ func (e *evalCounter) count(cmds []redis.Cmder) {
 	}
 }
 
-func (e *evalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (e *evalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		e.count([]redis.Cmder{cmd})
-		return next(ctx, cmd)
+// oneLaneStore returns a client of srv with the given read timeout and hook (nil: none), and
+// a Store on it with one lane and its script loaded.
+func oneLaneStore(t *testing.T, srv *redistest.Server, readTimeout time.Duration, hook redis.Hook) (*redis.Client, *bucket.Store) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: readTimeout})
+	t.Cleanup(func() { c.Close() })
+	if hook != nil {
+		c.AddHook(hook)
 	}
+	st := bucket.NewStore(c, bucket.WithCoalescing(1))
+	if _, _, err := st.LoadScript(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c, st
 }
-func (e *evalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		e.count(cmds)
-		return next(ctx, cmds)
+
+// aSentBAndCQueued starts a Take on "a" and holds it, about to be sent, on the Store's only
+// lane; then Takes on "b" and "c", which queue behind it. open lets "a" go; the three
+// Takes' errors arrive on errs.
+func aSentBAndCQueued(t *testing.T, st *bucket.Store) (open func(), errs <-chan error) {
+	t.Helper()
+	g := newGate("a")
+	st.Redis().AddHook(beforeSend(g.hold))
+	ch := make(chan error, 3)
+	for _, k := range []string{"a", "b", "c"} {
+		go func() { _, err := st.Take(context.Background(), k, spec(10, 1), 1); ch <- err }()
+		if k == "a" {
+			<-g.keys["a"].sent
+		}
 	}
+	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
+	return func() { close(g.keys["a"].open) }, ch
 }
