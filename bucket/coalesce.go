@@ -39,10 +39,10 @@ const maxCoalesced = 128
 // trips in flight do not decide faster; 4 to 16 measured the same at 64 goroutines.
 const DefaultLanes = 8
 
-// WithCoalescing sets how many round trips concurrent Takes may have in flight at once;
-// Takes beyond that queue and share the next free round trip. 0 turns coalescing off:
-// every Take is its own round trip, whatever the concurrency (a load generator that
-// simulates independent clients wants that).
+// WithCoalescing sets how many round trips concurrent decisions (Take, TakeAll) may have
+// in flight at once; decisions beyond that queue and share the next free round trip. 0
+// turns coalescing off: every decision is its own round trip, whatever the concurrency (a
+// load generator that simulates independent clients wants that).
 func WithCoalescing(lanes int) Option {
 	return func(s *Store) {
 		if lanes <= 0 {
@@ -53,8 +53,8 @@ func WithCoalescing(lanes int) Option {
 	}
 }
 
-// Direct returns a Store like s (same client, clock and TTL grace) whose Takes are each
-// their own round trip, never coalesced.
+// Direct returns a Store like s (same client, clock and TTL grace) whose decisions are
+// each their own round trip, never coalesced.
 func (s *Store) Direct() *Store {
 	return &Store{rdb: s.rdb, script: s.script, now: s.now, grace: s.grace}
 }
@@ -194,36 +194,22 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
-// shaArgs holds each writing script's SHA boxed once, for command arguments.
-var shaArgs = map[*redis.Script]interface{}{nativeScript: nativeScript.Hash(), multiScript: multiScript.Hash()}
-
 // sendQueued sends the queued calls in one pipeline and sets each one's reply.
 func (s *Store) sendQueued(calls []*scriptCall) {
 	// The batch outlives any one caller's cancellation: once sent, every decision gets
 	// its reply read, so the connection stays in step. The client's ReadTimeout and
 	// WriteTimeout bound it, not any caller's context.
 	ctx := context.WithoutCancel(calls[0].ctx)
-	b := batchPool.Get().(*batch)
-	defer b.release()
-	b.cmds = grow(b.cmds, len(calls))
 	size := 0
 	for _, call := range calls {
 		size += 3 + len(call.keys) + len(call.args)
 	}
-	b.args = grow(b.args, size)
-	off := 0
-	for i, call := range calls {
-		n := 3 + len(call.keys) + len(call.args)
-		a := b.args[off : off+n : off+n]
-		off += n
-		a[0], a[1], a[2] = "evalsha", shaArgs[call.sc], len(call.keys)
-		for j, k := range call.keys {
-			a[3+j] = k
-		}
-		copy(a[3+len(call.keys):], call.args)
-		b.cmds[i] = redis.NewCmd(ctx, a...)
+	b := newBatch(len(calls), size)
+	defer b.release()
+	for _, call := range calls {
+		b.evalsha(ctx, call.sc, call.args, call.keys...)
 	}
-	cmds := b.cmds[:len(calls)]
+	cmds := b.cmds
 	if err := s.sendBatch(ctx, cmds); err != nil {
 		for _, call := range calls {
 			call.err = err

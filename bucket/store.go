@@ -134,13 +134,6 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 
 var nativeScript = redis.NewScript(scripts.TokenBucket)
 
-// sources maps the SHA of each writing script to its source, for EVAL or SCRIPT LOAD after
-// NOSCRIPT.
-var sources = map[string]string{
-	nativeScript.Hash(): scripts.TokenBucket,
-	multiScript.Hash():  scripts.MultiBucket,
-}
-
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
 // which proves nothing ran), but has go-redis send each of the two commands at most once.
 //
@@ -156,7 +149,7 @@ func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, arg
 	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
 	_ = c.Process(ctx, noResend{cmd})
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = evalCmd(ctx, "eval", sources[sc.Hash()], keys, args)
+		cmd = evalCmd(ctx, "eval", knownScripts()[sc.Hash()].src, keys, args)
 		_ = c.Process(ctx, noResend{cmd})
 	}
 	return cmd
@@ -303,7 +296,8 @@ func commandAt(src, n string) string {
 
 type namedScript struct{ name, src string }
 
-// knownScripts maps the SHA1 of each of bucketctl's scripts to its name and source.
+// knownScripts maps the SHA1 of each of bucketctl's scripts to its name and source: for
+// ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
 var knownScripts = sync.OnceValue(func() map[string]namedScript {
 	m := map[string]namedScript{}
 	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket} {

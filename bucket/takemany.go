@@ -51,10 +51,38 @@ type batch struct {
 
 var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
+// newBatch returns a pooled batch with room for n commands of size arguments in all.
+func newBatch(n, size int) *batch {
+	b := batchPool.Get().(*batch)
+	if cap(b.cmds) < n {
+		b.cmds = make([]*redis.Cmd, 0, n)
+	}
+	if cap(b.args) < size {
+		b.args = make([]interface{}, 0, size)
+	}
+	return b
+}
+
+// shaArgs holds each writing script's SHA boxed once, for command arguments.
+var shaArgs = map[*redis.Script]interface{}{nativeScript: nativeScript.Hash(), multiScript: multiScript.Hash()}
+
+// evalsha adds the command EVALSHA sha numkeys keys... args..., its arguments in the
+// batch's one backing array.
+func (b *batch) evalsha(ctx context.Context, sc *redis.Script, args []interface{}, keys ...string) {
+	start := len(b.args)
+	b.args = append(b.args, "evalsha", shaArgs[sc], len(keys))
+	for _, k := range keys {
+		b.args = append(b.args, k)
+	}
+	b.args = append(b.args, args...)
+	b.cmds = append(b.cmds, redis.NewCmd(ctx, b.args[start:len(b.args):len(b.args)]...))
+}
+
 func (b *batch) release() {
 	clear(b.cmds)
 	clear(b.args)
 	clear(b.errs)
+	b.cmds, b.args, b.errs = b.cmds[:0], b.args[:0], b.errs[:0]
 	batchPool.Put(b)
 }
 
@@ -83,27 +111,19 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 		return err
 	}
 	argv := s.argv(spec, cost, false)
-	b := batchPool.Get().(*batch)
+	b := newBatch(len(keys), (4+len(argv))*len(keys))
 	defer b.release()
-	b.cmds = grow(b.cmds, len(keys))
-	b.errs = grow(b.errs, len(keys))
-	// One backing array holds every command's arguments: EVALSHA sha 1 key argv...
-	per := 4 + len(argv)
-	b.args = grow(b.args, per*len(keys))
-	sha := s.SHA()
-	for i, k := range keys {
-		a := b.args[i*per : (i+1)*per : (i+1)*per]
-		a[0], a[1], a[2], a[3] = "evalsha", sha, 1, k
-		copy(a[4:], argv)
-		b.cmds[i] = redis.NewCmd(ctx, a...)
+	for _, k := range keys {
+		b.evalsha(ctx, s.script, argv, k)
 	}
-	cmds := b.cmds[:len(keys)]
+	cmds := b.cmds
 	if err := s.sendBatch(ctx, cmds); err != nil {
 		return err
 	}
 
 	failed := false
-	errs := b.errs[:len(keys)]
+	b.errs = grow(b.errs, len(keys))
+	errs := b.errs
 	for i, c := range cmds {
 		v, err := c.Slice()
 		if err == nil {
@@ -139,8 +159,8 @@ func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	loaded := map[string]bool{}
 	for _, c := range again {
 		sha, _ := c.Args()[1].(string)
-		if src, ok := sources[sha]; ok && !loaded[sha] {
-			if err := s.rdb.ScriptLoad(ctx, src).Err(); err != nil {
+		if sc, ok := knownScripts()[sha]; ok && !loaded[sha] {
+			if err := s.rdb.ScriptLoad(ctx, sc.src).Err(); err != nil {
 				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
 			}
 			loaded[sha] = true

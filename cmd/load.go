@@ -134,8 +134,8 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "run on a key that already exists (its tokens will change)")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the keys the run created (default: delete them at the end)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show the keys and the plan; send no decision")
-	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(string(load.Closed), string(load.Constant), string(load.Poisson)))
-	_ = cmd.RegisterFlagCompletionFunc("strategy", fixedCompletions(string(load.Lua), string(load.Multi), string(load.Watch)))
+	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(names(load.Arrivals)...))
+	_ = cmd.RegisterFlagCompletionFunc("strategy", fixedCompletions(names(load.Strategies)...))
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -178,17 +178,34 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 	return nil
 }
 
+// loadFlagNames maps the start of a config error to the flag it is about, longer prefixes
+// first ("arrival rate" before "arrival ").
+var loadFlagNames = []struct{ from, to string }{
+	{"arrival rate", "--arrival-rate"}, {"an arrival rate and bursts need an open loop (constant or poisson arrivals)",
+		"--arrival-rate, --burst-every and --burst-size need an open loop: add --arrival constant or --arrival poisson"},
+	{"arrival ", "--arrival "}, {"bursts", "--burst-every/--burst-size"}, {"pipeline", "--pipeline"},
+	{"concurrency", "--concurrency"}, {"duration", "--duration"}, {"requests", "--requests"},
+	{"cost", "--cost"}, {"capacity", "--capacity"}, {"rate ", "--rate "}, {"strategy", "--strategy"},
+}
+
 // flagNames rewords a config error in terms of the flags.
 func flagNames(err error) error {
 	msg := strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")
-	for from, to := range map[string]string{"arrival rate": "--arrival-rate", "pipeline": "--pipeline",
-		"concurrency": "--concurrency", "duration": "--duration", "requests": "--requests", "cost": "--cost",
-		"capacity": "--capacity", "rate ": "--rate ", "strategy": "--strategy", "arrival ": "--arrival ", "bursts": "--burst-every/--burst-size"} {
-		if strings.HasPrefix(msg, from) {
-			return errors.New(to + strings.TrimPrefix(msg, from))
+	for _, n := range loadFlagNames {
+		if strings.HasPrefix(msg, n.from) {
+			return errors.New(n.to + strings.TrimPrefix(msg, n.from))
 		}
 	}
 	return errors.New(msg)
+}
+
+// names are the string values of a list of named modes (strategies, arrivals).
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 func (o *LoadOptions) strategies() []load.Strategy {
@@ -215,7 +232,7 @@ func (o *LoadOptions) describe() string {
 	c := o.Config
 	s := string(c.Strategy)
 	if o.Compare {
-		s = "lua, multi, watch"
+		s = strings.Join(names(load.Strategies), ", ")
 	}
 	switch c.Arrival {
 	case load.Closed:
@@ -261,12 +278,6 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) error {
 	if !opts.Keep {
 		defer loadCleanup(f, st.Redis(), keys, existing)
 	}
-	if opts.Compare || opts.Config.Strategy == load.Lua {
-		if _, _, err := st.LoadScript(ctx); err != nil {
-			return err
-		}
-	}
-
 	runs := &loadRuns{}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -423,7 +423,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	how += " · measured " + trimFloat(r.DurationS, 3) + "s"
 	spec := specText(r)
 	if r.Server != "" {
-		spec += " · redis " + r.Server
+		spec += onServer(r.Server)
 	}
 	add(subtleWrapped(st, how+"\n"+spec, w)...)
 	if r.Interrupted {
@@ -550,13 +550,8 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 
 // hbar is a histogram bar of width cells filled to frac, with eighth-cell precision.
 func hbar(st Styles, width int, frac float64) string {
-	eighths := int(math.Round(math.Min(1, math.Max(0, frac)) * float64(width*8)))
-	full, part := eighths/8, eighths%8
-	s := strings.Repeat("█", full)
-	if part > 0 {
-		s += partials[part]
-	}
-	return st.Title.Render(s) + strings.Repeat(" ", width-lipgloss.Width(s))
+	s, used := eighthCells(width, frac)
+	return st.Title.Render(s) + strings.Repeat(" ", width-used)
 }
 
 // RenderLoadComparison writes a comparison of strategies run on the same spec for the

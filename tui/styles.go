@@ -127,16 +127,23 @@ func (s Styles) Bar(width int, fill float64) string {
 		fill = 0
 	}
 	fill = math.Min(fill, 1)
-	eighths := int(math.Round(fill * float64(width*8)))
-	full, part := eighths/8, eighths%8
-	var b strings.Builder
-	b.WriteString(strings.Repeat("█", full))
-	used := full
-	if part > 0 && used < width {
-		b.WriteString(partials[part])
-		used++
+	bar, used := eighthCells(width, fill)
+	return s.FillStyle(fill).Render(bar) + s.BarEmpty.Render(strings.Repeat("░", width-used))
+}
+
+// eighthCells draws frac (clamped to [0,1]) of width cells in full blocks and one partial
+// block, with eighth-cell precision, and says how many cells it used.
+func eighthCells(width int, frac float64) (string, int) {
+	if math.IsNaN(frac) {
+		frac = 0
 	}
-	return s.FillStyle(fill).Render(b.String()) + s.BarEmpty.Render(strings.Repeat("░", width-used))
+	eighths := int(math.Round(math.Min(1, math.Max(0, frac)) * float64(width*8)))
+	full, part := eighths/8, eighths%8
+	s := strings.Repeat("█", full)
+	if part > 0 && full < width {
+		return s + partials[part], full + 1
+	}
+	return s, full
 }
 
 var partials = [8]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}

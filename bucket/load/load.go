@@ -219,9 +219,6 @@ func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Config is the engine's config with defaults filled in.
-func (e *Engine) Config() Config { return e.cfg }
-
 func (e *Engine) newDecider() decider {
 	c := e.cfg
 	switch c.Strategy {
@@ -294,7 +291,10 @@ func (e *Engine) since() time.Duration { return time.Since(e.start) }
 
 // answered notes the time of the first answer: a closed loop's duration runs from it.
 func (e *Engine) answered(at time.Duration) {
-	e.firstDone.CompareAndSwap(-1, int64(at))
+	// A load first: a failed CAS still takes the cache line, and every worker calls this.
+	if e.firstDone.Load() < 0 {
+		e.firstDone.CompareAndSwap(-1, int64(at))
+	}
 }
 
 // closedOver reports whether a closed-loop request sent at sent is at or past the end, the
@@ -489,19 +489,14 @@ func (s Snapshot) Progress() float64 {
 }
 
 // merged sums the shards.
-func (e *Engine) merged(withHist bool) (counts, *histogramSet, []Second) {
+func (e *Engine) merged() (counts, *histogramSet, []Second) {
 	tot := counts{first: -1}
-	var hs *histogramSet
-	if withHist {
-		hs = newHistogramSet()
-	}
+	hs := newHistogramSet()
 	var secs []Second
 	for _, sh := range e.shards {
 		sh.mu.Lock()
 		tot.add(&sh.c)
-		if hs != nil {
-			hs.merge(sh)
-		}
+		hs.merge(sh)
 		for len(secs) < len(sh.seconds) {
 			secs = append(secs, Second{})
 		}
@@ -517,7 +512,7 @@ func (e *Engine) merged(withHist bool) (counts, *histogramSet, []Second) {
 
 // Snapshot returns the run so far. It is safe to call at any time, from any goroutine.
 func (e *Engine) Snapshot() Snapshot {
-	c, hs, secs := e.merged(true)
+	c, hs, secs := e.merged()
 	s := Snapshot{Key: e.cfg.Key, Strategy: e.cfg.Strategy, Spec: e.cfg.Spec,
 		Duration: e.cfg.Duration, Requests: e.cfg.Requests,
 		Decisions: c.allowed + c.denied + c.errors, Allowed: c.allowed, Denied: c.denied, Errors: c.errors,
@@ -597,7 +592,7 @@ func TheoreticalMax(spec bucket.Spec, cost float64, d time.Duration) int64 {
 }
 
 func (e *Engine) report(interrupted bool, unsent int64) Report {
-	c, hs, secs := e.merged(true)
+	c, hs, secs := e.merged()
 	cfg := e.cfg
 	r := Report{Key: cfg.Key, Strategy: cfg.Strategy, Arrival: cfg.Arrival, ArrivalRate: cfg.ArrivalRate,
 		BurstEveryS: cfg.BurstEvery.Seconds(), BurstSize: cfg.BurstSize,
