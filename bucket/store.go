@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -207,6 +209,27 @@ func (s *Store) networkErr(err error) {
 	if c, ok := s.rdb.(*redis.ClusterClient); ok && isNetwork(err) {
 		c.ReloadState(context.Background())
 	}
+}
+
+// IsUnreachable reports whether err means Redis could not be reached or would not let the
+// client in: a network error, a refused or timed-out connection, a closed client, a TLS
+// failure or a refused password (WRONGPASS, NOAUTH), as opposed to an error reply to a
+// command. The CLI exits 3 on these and the live views show "Redis unreachable".
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if isNetwork(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrClosed) ||
+		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"WRONGPASS", "NOAUTH", "tls:", "x509:", "connection pool timeout", "i/o timeout"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func isNetwork(err error) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"syscall"
 
@@ -145,25 +144,10 @@ func ExitCode(err error) int {
 		return ExitUnreachable
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case isConnectionError(err):
+	case bucket.IsUnreachable(err):
 		return ExitUnreachable
 	}
 	return ExitError
-}
-
-// isConnectionError recognises errors of the network or the handshake, as opposed to a
-// Redis error reply.
-func isConnectionError(err error) bool {
-	var ne net.Error
-	var oe *net.OpError
-	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, redis.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") ||
-		strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:") ||
-		strings.Contains(msg, "connection pool timeout") || strings.Contains(msg, "i/o timeout")
 }
 
 // errorLine is the one line printed on stderr for err.

@@ -112,8 +112,12 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 	}
 	styles := tuiStyles(ios)
 	src := NewTopSource(st, p)
-	m := tui.NewTop(src, tui.TopOptions{Match: p.Match, LiveOptions: tui.LiveOptions{Addr: p.Addr,
-		Interval: p.Interval, Styles: &styles}})
+	opts := tui.TopOptions{Match: p.Match, LiveOptions: tui.LiveOptions{Addr: p.Addr,
+		Interval: p.Interval, Styles: &styles}}
+	if p.Resolve != nil {
+		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
+	}
+	m := tui.NewTop(src, opts)
 	return runProgram(ctx, ios, m)
 }
 
@@ -183,9 +187,9 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	cost := c.cost()
-	cost.Detail = fmt.Sprintf("%s, %s of up to %d buckets", plural(int(c.scans.Load()), "SCAN page"),
-		plural(pipelines, "read pipeline"), s.page)
-	return tui.TopSnapshot{States: states, Matched: len(states), Cost: cost, Took: time.Since(start)}, nil
+	cost.Detail = fmt.Sprintf("%s, %s of up to %d buckets", tui.Plural(int(c.scans.Load()), "SCAN page"),
+		tui.Plural(pipelines, "read pipeline"), s.page)
+	return tui.TopSnapshot{States: states, Cost: cost, Took: time.Since(start)}, nil
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the
@@ -196,11 +200,4 @@ func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	}
 	_, err := s.st.Reset(ctx, b.Key, b.Layout, b.Spec, bucket.ResetTo{Delete: true})
 	return err
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

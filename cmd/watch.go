@@ -189,7 +189,7 @@ func endedByDuration(ctx context.Context, err error) error {
 func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost float64, addr string, read tui.WatchSource) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
-	timeout := max(5*time.Second, 3*opts.Interval)
+	timeout := tui.FetchTimeout(opts.Interval)
 	var prev bucket.State
 	var hasPrev bool
 	var lastErr error
@@ -208,7 +208,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if isConnectionError(err) {
+			if bucket.IsUnreachable(err) {
 				err = &UnreachableError{Addr: addr, Err: err}
 			}
 			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", err, opts.Interval)

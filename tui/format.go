@@ -1,19 +1,16 @@
 package tui
 
 import (
-	"context"
-	"errors"
-	"io"
 	"math"
-	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // FormatTokens writes a token count compactly: 63.2, 1500, 12.5k, 3.1M.
@@ -100,20 +97,11 @@ func FormatTTL(d time.Duration) string {
 	return FormatDuration(d)
 }
 
-// IsUnreachable reports whether err means Redis could not be reached (network, timeout,
-// refused connection) rather than an error reply.
-func IsUnreachable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, io.EOF) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "connection pool timeout")
-}
-
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data
 // still shown is, then the cause on a line of its own so a narrow terminal keeps both.
 func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
-	if IsUnreachable(err) {
+	if bucket.IsUnreachable(err) {
 		what = "Redis unreachable"
 	}
 	if addr != "" {

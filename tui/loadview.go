@@ -416,7 +416,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	var lines []string
 	add := func(s ...string) { lines = append(lines, s...) }
 	add(trunc(st.Title.Render("bucketctl load")+" "+st.Value.Render(r.Key), w))
-	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + plural(r.Concurrency, "worker")
+	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + Plural(r.Concurrency, "worker")
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
@@ -565,7 +565,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	var lines []string
 	lines = append(lines, trunc(st.Title.Render("bucketctl load --compare")+" "+
 		st.Value.Render(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy))), w))
-	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), plural(r0.Concurrency, "worker"),
+	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), Plural(r0.Concurrency, "worker"),
 		FormatDuration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
 	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
 	cols := []string{"strategy", "ops/s", "calls/req", "allowed", "max", "over-grant", "errors", "retries", "p99"}

@@ -42,8 +42,8 @@ type Styles struct {
 	Good, Warn, Bad lipgloss.Style
 	// Banner is the error banner (Redis unreachable); Notice a passing message.
 	Banner, Notice lipgloss.Style
-	// Pane frames a detail pane or a dialog.
-	Pane, Dialog lipgloss.Style
+	// Dialog frames a dialog.
+	Dialog lipgloss.Style
 	// BarEmpty is the empty part of a fill bar (its full part is coloured by FillStyle).
 	BarEmpty lipgloss.Style
 	// Help styles the bubbles/help line.
@@ -71,7 +71,6 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 		Bad:      n().Foreground(colBad).Bold(true),
 		Banner:   n().Foreground(colText).Background(colBanner).Bold(true),
 		Notice:   n().Foreground(colWarn),
-		Pane:     n().Border(lipgloss.RoundedBorder()).BorderForeground(colSubtle).Padding(0, 1),
 		Dialog:   n().Border(lipgloss.DoubleBorder()).BorderForeground(colBad).Padding(0, 2),
 		BarEmpty: n().Foreground(colEmpty),
 	}

@@ -60,15 +60,6 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-func TestUnreachableIsRecognised(t *testing.T) {
-	if !IsUnreachable(refused()) {
-		t.Error("a refused dial is not unreachable")
-	}
-	if IsUnreachable(errString("ERR unknown command")) {
-		t.Error("an error reply counts as unreachable")
-	}
-}
-
 type errString string
 
 func (e errString) Error() string { return string(e) }

@@ -28,8 +28,6 @@ type TopSource interface {
 type TopSnapshot struct {
 	// States are the matching buckets, in any order.
 	States []bucket.State
-	// Matched is how many keys matched (len(States) when zero).
-	Matched int
 	// Cost is what the refresh cost Redis, as the source measured it.
 	Cost Cost
 	// Took is how long the refresh took.
@@ -44,14 +42,15 @@ type Cost struct {
 }
 
 func (c Cost) String() string {
-	s := plural(c.RoundTrips, "round trip") + ", " + plural(c.Commands, "command")
+	s := Plural(c.RoundTrips, "round trip") + ", " + Plural(c.Commands, "command")
 	if c.Detail != "" {
 		s += " (" + c.Detail + ")"
 	}
 	return s
 }
 
-func plural(n int, what string) string {
+// Plural writes n (with thousands separators) and what, with an s unless n is 1.
+func Plural(n int, what string) string {
 	s := groupDigits(n) + " " + what
 	if n != 1 {
 		s += "s"
@@ -78,6 +77,8 @@ func groupDigits(n int) string {
 type TopOptions struct {
 	// Match is the SCAN pattern, shown in the header.
 	Match string
+	// CostOf gives the cost the detail pane's retry-after assumes for a key (nil: Cost).
+	CostOf func(key string) float64
 	LiveOptions
 }
 
@@ -260,6 +261,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
+	m.notice, m.noticeE = "", false // a notice stays until the next key
 	if m.confirm != nil {
 		switch msg.String() {
 		case "y", "Y":
@@ -333,7 +335,11 @@ func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Detail):
 		if r := m.selected(); r != nil {
 			m.detail, m.detailGone = true, false
-			m.detailView = newBucketView(m.st, m.opts.Cost, m.opts.Window)
+			cost := m.opts.Cost
+			if m.opts.CostOf != nil {
+				cost = m.opts.CostOf(r.state.Key)
+			}
+			m.detailView = newBucketView(m.st, cost, m.opts.Window)
 			if r.hasPrev {
 				m.detailView.observe(r.prev)
 			}
@@ -386,9 +392,6 @@ func (m *Top) apply(s TopSnapshot) {
 		}
 	}
 	m.rows, m.prev, m.snap, m.haveSnap = rows, next, s, true
-	if m.snap.Matched == 0 {
-		m.snap.Matched = len(s.States)
-	}
 	m.refilter()
 }
 
@@ -500,7 +503,7 @@ func (m Top) View() string {
 	case !m.haveSnap && m.poll.err == nil:
 		body = m.st.Subtle.Render("scanning…")
 	default:
-		body = m.table()
+		body = m.table(max(1, bodyH-2)) // as tableRows, without rendering the chrome again
 	}
 	return screen(m.w, m.h, top, body, bottom)
 }
@@ -512,7 +515,7 @@ func (m *Top) topLines() []string {
 	}
 	right := ""
 	if m.haveSnap {
-		right = plural(m.snap.Matched, "bucket") + " · "
+		right = Plural(len(m.snap.States), "bucket") + " · "
 	}
 	right += "every " + FormatDuration(m.opts.Interval)
 	if !m.poll.lastOK.IsZero() {
@@ -645,7 +648,8 @@ func columns(w int) (cols []column, keyW int) {
 	return cols, kmin + extra
 }
 
-func (m *Top) table() string {
+// table renders the table header and n rows.
+func (m *Top) table(n int) string {
 	cols, keyW := columns(m.w)
 	var b strings.Builder
 	hdr := strings.Repeat(" ", gutter) + fit("KEY", keyW)
@@ -659,7 +663,6 @@ func (m *Top) table() string {
 		hdr += " " + t
 	}
 	b.WriteString(m.st.Header.Render(hdr))
-	n := m.tableRows()
 	end := min(len(m.visible), m.offset+n)
 	stale := m.poll.err != nil
 	for i := m.offset; i < end; i++ {

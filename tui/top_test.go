@@ -224,6 +224,8 @@ func TestTopResetNeedsConfirmation(t *testing.T) {
 	}
 
 	tm.Send(press("down"))
+	// A notice lasts until the next key.
+	waitView(t, tm, p, func(s string) bool { return !strings.Contains(s, "reset cancelled") })
 	tm.Send(press("r"))
 	waitView(t, tm, p, contains("Reset rate:user:11?"))
 	tm.Send(press("x")) // not an answer: the dialog stays, nothing is reset
@@ -328,3 +330,21 @@ func (s *slowTop) Fetch(context.Context) (TopSnapshot, error) {
 }
 
 func (s *slowTop) Reset(context.Context, bucket.State) error { return nil }
+
+// TestTopDetailUsesKeyCost: the detail pane's retry-after assumes the cost the key's rule
+// gives (CostOf), as watch does on the same key: a cost above capacity never succeeds.
+func TestTopDetailUsesKeyCost(t *testing.T) {
+	src := newFakeTop()
+	opts := topOpts()
+	opts.CostOf = func(key string) float64 {
+		if key == "rate:user:19" {
+			return 100 // capacity 50
+		}
+		return 1
+	}
+	tm, p := run(t, NewTop(src, opts), 100, 30)
+	src.feed <- topRead{snap: fleet(0)}
+	waitView(t, tm, p, contains("rate:user:19"))
+	tm.Send(press("enter")) // the selection starts on the emptiest bucket, user:19
+	waitView(t, tm, p, contains("detail rate:user:19", "retry-after never (cost > capacity)"))
+}

@@ -58,10 +58,14 @@ func intervals(interval, timeout time.Duration) (time.Duration, time.Duration) {
 		interval = time.Second
 	}
 	if timeout <= 0 {
-		timeout = max(5*time.Second, 3*interval)
+		timeout = FetchTimeout(interval)
 	}
 	return interval, timeout
 }
+
+// FetchTimeout is the default bound of one read at a refresh interval: 5 s or three
+// intervals, whichever is longer.
+func FetchTimeout(interval time.Duration) time.Duration { return max(5*time.Second, 3*interval) }
 
 type watchKeys struct {
 	GlobalKeys
