@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,9 +84,6 @@ var ErrCrossSlot = errors.New("keys hash to different slots")
 
 var multiScript = redis.NewScript(scripts.MultiBucket)
 
-// MultiSHA is the SHA1 of the multi-tier script, as EVALSHA knows it.
-func MultiSHA() string { return multiScript.Hash() }
-
 // TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
 // refilled, and only when every tier holds its cost is the cost taken from each; otherwise
 // nothing is taken from any tier (unlike a pipeline of Take calls, which drains the tiers
@@ -106,15 +104,13 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	if s.now != nil {
 		args[0] = strconv.FormatInt(s.now().UnixMicro(), 10)
 	}
-	seen := make(map[string]int, len(tiers))
 	for i, t := range tiers {
 		if err := s.check(t.Key, t.Spec, t.Cost); err != nil {
 			return MultiResult{}, fmt.Errorf("tier %s: %w", tierLabel(t, i), err)
 		}
-		if j, dup := seen[t.Key]; dup {
+		if j := slices.Index(keys[:i], t.Key); j >= 0 { // a few tiers: no map
 			return MultiResult{}, fmt.Errorf("%w: tiers %s and %s share key %q", ErrInvalid, tierLabel(tiers[j], j), tierLabel(t, i), t.Key)
 		}
-		seen[t.Key] = i
 		keys[i] = t.Key
 		var capS, rateS string
 		if !t.Spec.IsZero() {
@@ -128,10 +124,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	// Sent at most once, as Take is: never re-sent after a network error or timeout.
 	v, err := s.run(ctx, multiScript, "", keys, args)
 	if err != nil {
-		if d := s.decisionErr(strings.Join(keys, ","), err); errors.As(d, new(*UncertainError)) || errors.Is(d, ErrNotSent) {
-			return MultiResult{}, d
-		}
-		return MultiResult{}, multiErr(tiers, err)
+		return MultiResult{}, s.decisionErr(strings.Join(keys, ","), err, func(err error) error { return multiErr(tiers, keys, err) })
 	}
 	return parseMulti(v, tiers)
 }
@@ -146,20 +139,22 @@ func tierLabel(t Tier, i int) string {
 // checkSlots refuses keys that the client would route to different nodes: a Cluster by
 // slot, a Ring by hash tag.
 func (s *Store) checkSlots(keys []string) error {
-	var shard func(string) string
+	var same func(a, b string) bool
+	var name func(string) string // only for the error
 	switch s.rdb.(type) {
 	case *redis.ClusterClient:
-		shard = func(k string) string { return "slot " + strconv.Itoa(Slot(k)) }
+		same = func(a, b string) bool { return Slot(a) == Slot(b) }
+		name = func(k string) string { return "slot " + strconv.Itoa(Slot(k)) }
 	case *redis.Ring:
-		shard = func(k string) string { return "shard key " + strconv.Quote(HashTag(k)) }
+		same = func(a, b string) bool { return HashTag(a) == HashTag(b) }
+		name = func(k string) string { return "shard key " + strconv.Quote(HashTag(k)) }
 	default:
 		return nil
 	}
-	want := shard(keys[0])
 	for _, k := range keys[1:] {
-		if got := shard(k); got != want {
+		if !same(keys[0], k) {
 			return fmt.Errorf("%w: %q has %s, %q %s: give the keys of one decision one hash tag, e.g. rl:{user42}:user and rl:{user42}:global",
-				ErrCrossSlot, keys[0], want, k, got)
+				ErrCrossSlot, keys[0], name(keys[0]), k, name(k))
 		}
 	}
 	return nil
@@ -168,24 +163,16 @@ func (s *Store) checkSlots(keys []string) error {
 var tierInMsg = regexp.MustCompile(`\(tier (\d+)\)$`)
 
 // multiErr maps a script error to the package's errors, naming the tier it is about.
-func multiErr(tiers []Tier, err error) error {
+func multiErr(tiers []Tier, keys []string, err error) error {
 	m := tierInMsg.FindStringSubmatch(strings.TrimSpace(err.Error()))
 	if m == nil {
-		return scriptErr(strings.Join(tierKeys(tiers), ","), err)
+		return scriptErr(strings.Join(keys, ","), err)
 	}
 	i, _ := strconv.Atoi(m[1])
 	if i < 1 || i > len(tiers) {
 		return err
 	}
 	return fmt.Errorf("tier %s: %w", tierLabel(tiers[i-1], i-1), scriptErr(tiers[i-1].Key, err))
-}
-
-func tierKeys(tiers []Tier) []string {
-	keys := make([]string, len(tiers))
-	for i, t := range tiers {
-		keys[i] = t.Key
-	}
-	return keys
 }
 
 func parseMulti(v []interface{}, tiers []Tier) (MultiResult, error) {

@@ -29,11 +29,6 @@ func multiClient(t *testing.T, srv *redistest.Server) *redis.Client {
 	return c
 }
 
-// multiClock is a settable client clock in microseconds.
-type multiClock struct{ us atomic.Int64 }
-
-func (c *multiClock) now() time.Time { return time.UnixMicro(c.us.Load()) }
-
 func multiHash(t *testing.T, rdb redis.UniversalClient, key string) map[string]string {
 	t.Helper()
 	m, err := rdb.HGetAll(context.Background(), key).Result()
@@ -154,20 +149,11 @@ func multiInt(t *testing.T, s string) int64 {
 	return n
 }
 
-func multiFloat(t *testing.T, s string) float64 {
-	t.Helper()
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		t.Fatalf("not a number: %q", s)
-	}
-	return f
-}
-
 // TestTakeAllAllowedTakesFromEveryTier checks the allowed path and the counters.
 func TestTakeAllAllowedTakesFromEveryTier(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := multiClient(t, srv)
-	clk := &multiClock{}
+	clk := &fakeClock{}
 	clk.us.Store(1_700_000_000_000_000)
 	st := bucket.NewStore(rdb, bucket.WithClientClock(clk.now))
 	ctx := context.Background()
@@ -198,7 +184,7 @@ func TestTakeAllAllowedTakesFromEveryTier(t *testing.T) {
 			t.Fatalf("tier %d: %+v, want remaining %v retry %v reset %v", i, got.Result, w.rem, w.retry, w.reset)
 		}
 		h := multiHash(t, rdb, tiers[i].Key)
-		if multiCounter(t, h, "allowed") != 1 || multiCounter(t, h, "denied") != 0 || multiFloat(t, h["tokens"]) != w.rem {
+		if multiCounter(t, h, "allowed") != 1 || multiCounter(t, h, "denied") != 0 || parse(t, h["tokens"]) != w.rem {
 			t.Fatalf("tier %d hash %v", i, h)
 		}
 		if h["capacity"] != strconv.FormatFloat(tiers[i].Spec.Capacity, 'g', -1, 64) || h["rate"] != strconv.FormatFloat(tiers[i].Spec.Rate, 'g', -1, 64) {
@@ -237,7 +223,7 @@ type multiModelState struct {
 func TestTakeAllMatchesModel(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := multiClient(t, srv)
-	clk := &multiClock{}
+	clk := &fakeClock{}
 	st := bucket.NewStore(rdb, bucket.WithClientClock(clk.now))
 	ctx := context.Background()
 
@@ -311,7 +297,7 @@ func TestTakeAllMatchesModel(t *testing.T) {
 					m.denied++
 				}
 				h := multiHash(t, rdb, keys[k])
-				if tok := multiFloat(t, h["tokens"]); tok != m.level.Tokens {
+				if tok := parse(t, h["tokens"]); tok != m.level.Tokens {
 					t.Fatalf("%s: %s tokens %s, model %v", where, keys[k], h["tokens"], m.level.Tokens)
 				}
 				if ts := multiInt(t, h["ts"]); ts != m.level.TS {
@@ -338,7 +324,7 @@ func TestTakeAllMatchesModel(t *testing.T) {
 func TestTakeAllTTL(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := multiClient(t, srv)
-	clk := &multiClock{}
+	clk := &fakeClock{}
 	clk.us.Store(1_700_000_000_000_000)
 	st := bucket.NewStore(rdb, bucket.WithClientClock(clk.now), bucket.WithTTLGrace(5*time.Second))
 	ctx := context.Background()

@@ -129,7 +129,7 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	}
 	v, err := s.run(ctx, s.script, key, nil, s.argv(spec, cost, false))
 	if err != nil {
-		return Result{}, s.decisionErr(key, err)
+		return Result{}, s.decisionErr(key, err, func(err error) error { return scriptErr(key, err) })
 	}
 	return parseResult(v, spec)
 }
@@ -188,8 +188,9 @@ func (e *UncertainError) Error() string {
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 
-// decisionErr classifies the error of a decision: a lost reply becomes an UncertainError.
-func (s *Store) decisionErr(key string, err error) error {
+// decisionErr classifies the error of a decision: a lost reply becomes an UncertainError;
+// a reply error or a failure to connect (the command did not run) goes through replyErr.
+func (s *Store) decisionErr(key string, err error, replyErr func(error) error) error {
 	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
 		return err // from the coalescer, final
 	}
@@ -197,7 +198,7 @@ func (s *Store) decisionErr(key string, err error) error {
 	var oe *net.OpError
 	if !isNetwork(err) || (errors.As(err, &oe) && oe.Op == "dial") {
 		// A reply error, or a failure to connect: the command did not run.
-		return scriptErr(key, err)
+		return replyErr(err)
 	}
 	return &UncertainError{Key: key, Err: err}
 }

@@ -349,6 +349,30 @@ func TestFailurePolicies(t *testing.T) {
 	}
 }
 
+// TestLocalShareHoldsACost: with Local.Scale 0.25 a tier of capacity 2 has a local share
+// of 0.5, less than a request's cost of 2. While Redis is down such a request is still
+// decided (allowed once, then 429 with a real Retry-After), not refused as one that can
+// never be allowed.
+func TestLocalShareHoldsACost(t *testing.T) {
+	e := newEnv(t, httplimit.Config{
+		Partition: httplimit.UserHeader("X-User"),
+		Tiers:     []httplimit.Tier{{Name: "user", Spec: bucket.Spec{Capacity: 2, Rate: 0.1}}},
+		Cost:      func(*http.Request) float64 { return 2 },
+		OnFailure: httplimit.FailLocal,
+		Local:     httplimit.Local{Scale: 0.25},
+		Breaker:   httplimit.Breaker{Threshold: 100},
+	})
+	e.srv.Kill()
+	if w := e.do("GET", "/", "dave"); w.Code != 200 || e.rec.last().Source != httplimit.SourceLocal {
+		t.Fatalf("first request, Redis down: %d from %v, want 200 from the local share", w.Code, e.rec.last().Source)
+	}
+	w := e.do("GET", "/", "dave")
+	// 2 tokens at 0.1 × 0.25 = 0.025 per second.
+	if w.Code != 429 || w.Header().Get("Retry-After") != "80" || strings.Contains(w.Body.String(), "never") {
+		t.Fatalf("second request: %d, Retry-After %q, body %s; want 429 after 80 s", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+}
+
 // TestBreakerOpensAndRecovers checks that after Threshold errors Redis is not called during
 // the cool-down, that a failed probe opens the breaker again, and that a probe after a
 // restart closes it.
@@ -485,6 +509,8 @@ func TestNewValidates(t *testing.T) {
 		},
 		"closed status 500": func(c *httplimit.Config) { c.ClosedStatus = 500 },
 		"negative scale":    func(c *httplimit.Config) { c.Local.Scale = -1 },
+		"negative timeout":  func(c *httplimit.Config) { c.Timeout = -time.Second },
+		"brace in prefix":   func(c *httplimit.Config) { c.Prefix = "app{x}:" },
 	} {
 		c := ok
 		mut(&c)

@@ -257,8 +257,17 @@ func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 	default:
 		return nil, fmt.Errorf("httplimit: ClosedStatus %d: want 503 or 429", cfg.ClosedStatus)
 	}
-	if cfg.Breaker.Threshold < 0 || cfg.Breaker.Cooldown < 0 || cfg.Local.MaxKeys < 0 || cfg.Timeout < 0 {
-		return nil, errors.New("httplimit: Breaker.Threshold, Breaker.Cooldown, Local.MaxKeys and Timeout must not be negative")
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{{"Breaker.Threshold", cfg.Breaker.Threshold < 0}, {"Breaker.Cooldown", cfg.Breaker.Cooldown < 0},
+		{"Local.MaxKeys", cfg.Local.MaxKeys < 0}, {"Timeout", cfg.Timeout < 0}} {
+		if f.negative {
+			return nil, fmt.Errorf("httplimit: %s is negative: give a positive value, or 0 for the default", f.name)
+		}
+	}
+	if strings.ContainsAny(cfg.Prefix, "{}") {
+		return nil, fmt.Errorf("httplimit: Prefix %q holds a brace: Redis Cluster would hash every partition by it onto one slot; drop the braces", cfg.Prefix)
 	}
 	if cfg.Local.Scale < 0 || math.IsInf(cfg.Local.Scale, 0) || math.IsNaN(cfg.Local.Scale) {
 		return nil, fmt.Errorf("httplimit: Local.Scale %v: want a positive finite number", cfg.Local.Scale)
@@ -280,14 +289,6 @@ func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 		l.local = newLocalBuckets(cfg.Local.MaxKeys)
 	}
 	return l, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // BreakerState returns the circuit breaker's state.
@@ -324,6 +325,7 @@ func (l *Limiter) decide(r *http.Request) Decision {
 	}
 	id = partitionID(id)
 	d := Decision{Partition: id, Tiers: make([]bucket.Tier, len(l.cfg.Tiers))}
+	defCost, haveDef := 0.0, false // Config.Cost, asked once per request at most
 	for i, t := range l.cfg.Tiers {
 		key := l.cfg.Prefix + "{" + id + "}:" + t.Name
 		if t.Scope != nil {
@@ -331,18 +333,24 @@ func (l *Limiter) decide(r *http.Request) Decision {
 				key += ":" + s
 			}
 		}
-		cost := l.cfg.Cost
-		if t.Cost != nil {
-			cost = t.Cost
+		var cost float64
+		switch {
+		case t.Cost != nil:
+			cost = t.Cost(r)
+		case !haveDef:
+			defCost, haveDef = l.cfg.Cost(r), true
+			fallthrough
+		default:
+			cost = defCost
 		}
-		d.Tiers[i] = bucket.Tier{Name: t.Name, Key: key, Spec: t.Spec, Cost: cost(r)}
+		d.Tiers[i] = bucket.Tier{Name: t.Name, Key: key, Spec: t.Spec, Cost: cost}
 	}
 	for _, t := range d.Tiers {
 		if !validCost(t.Cost) {
 			return refused(d, http.StatusInternalServerError, fmt.Errorf("httplimit: tier %q: cost %v: %w", t.Name, t.Cost, bucket.ErrInvalid))
 		}
-		if t.Cost > t.Spec.Capacity {
-			return refused(d, http.StatusTooManyRequests, fmt.Errorf("httplimit: tier %q: cost %v exceeds capacity %v: %w", t.Name, t.Cost, t.Spec.Capacity, bucket.ErrInvalid))
+		if err := t.Spec.ValidateCost(t.Cost); err != nil { // above capacity: never allowed
+			return refused(d, http.StatusTooManyRequests, fmt.Errorf("httplimit: tier %q: %w", t.Name, err))
 		}
 	}
 
@@ -409,7 +417,9 @@ func (l *Limiter) fallback(d Decision, err error) Decision {
 		tiers := make([]bucket.Tier, len(d.Tiers))
 		copy(tiers, d.Tiers)
 		for i := range tiers {
-			tiers[i].Spec.Capacity *= l.cfg.Local.Scale
+			// A cost Redis would allow must stay possible locally (it is below capacity,
+			// checked above): the local share holds at least one request's cost.
+			tiers[i].Spec.Capacity = max(tiers[i].Spec.Capacity*l.cfg.Local.Scale, tiers[i].Cost)
 			tiers[i].Spec.Rate *= l.cfg.Local.Scale
 		}
 		d.Source = SourceLocal

@@ -15,6 +15,8 @@ type Local struct {
 	// Scale multiplies every tier's capacity and rate in local mode (default 1). Each
 	// instance of the application limits on its own while Redis is out, so with N instances
 	// behind a load balancer a Scale of 1/N keeps the total near the configured limits.
+	// A scaled capacity never falls below the request's cost, so a request Redis would
+	// allow is never refused locally as one that can never be allowed.
 	Scale float64
 }
 

@@ -2,8 +2,9 @@ package httplimit
 
 import (
 	"fmt"
-	"math"
 	"net/http"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Routes is a route table of costs: ServeMux patterns ("GET /me", "POST /reports",
@@ -39,7 +40,8 @@ func NewRoutes(def float64, costs map[string]float64) (rt *Routes, err error) {
 	return rt, nil
 }
 
-func validCost(c float64) bool { return c >= 0 && !math.IsInf(c, 0) && !math.IsNaN(c) }
+// validCost is bucket's cost check without a capacity: finite and >= 0.
+func validCost(c float64) bool { return bucket.Spec{}.ValidateCost(c) == nil }
 
 // Cost is the cost of r: the cost of the pattern it matches, else the default.
 func (rt *Routes) Cost(r *http.Request) float64 {
