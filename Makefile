@@ -30,7 +30,7 @@ bench: deps
 	$(GO) test ./bucket -run NONE -bench Take -benchmem
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist dist-gen
 
 # Generated files. `make gen` rewrites the committed shell completions in completions/
 # (a test fails when they are stale); man pages are made at release time only.
@@ -42,7 +42,7 @@ gen:
 # it builds every platform). Archives, .debs and checksums land in dist/. v2.15.1 is the
 # newest GoReleaser that builds with this Go from the module proxy alone.
 GORELEASER_VERSION ?= v2.15.1
-GORELEASER ?= $(or $(shell command -v goreleaser 2>/dev/null),$(shell $(GO) env GOPATH)/bin/goreleaser)
+GORELEASER ?= $(or $(shell command -v goreleaser 2>/dev/null),$(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/goreleaser)
 release-snapshot:
 	@test -x "$(GORELEASER)" || { echo "goreleaser not found: installing $(GORELEASER_VERSION) (go install)"; \
 		$(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION); }

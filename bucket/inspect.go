@@ -361,6 +361,7 @@ func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec,
 			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], layout.TimeSuffix, err)
 	}
 	if err != nil {
+		s.networkErr(err)
 		if strings.Contains(err.Error(), "WRONGTYPE") {
 			msg := err.Error()
 			if i := strings.Index(msg, "bucketctl: "); i >= 0 {

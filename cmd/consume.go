@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/spf13/cobra"
 
@@ -47,9 +46,7 @@ Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 			return decideRun(cmd, f, opts)
 		},
 	}
-	opts.Spec.register(cmd, f, true)
-	cmd.Flags().BoolVar(&opts.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
-	addOutputFlag(cmd, &opts.Output)
+	opts.register(cmd, f)
 	return cmd
 }
 
@@ -77,9 +74,7 @@ Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 			return decideRun(cmd, f, opts)
 		},
 	}
-	opts.Spec.register(cmd, f, true)
-	cmd.Flags().BoolVar(&opts.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
-	addOutputFlag(cmd, &opts.Output)
+	opts.register(cmd, f)
 	return cmd
 }
 
@@ -155,11 +150,17 @@ func peek(ctx context.Context, st *bucket.Store, key string, t bucket.Target) (b
 	return res, s.Layout.Name, err
 }
 
+// register adds the flags check and consume share: the spec, --headers and -o.
+func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
+	o.Spec.register(cmd, f, true)
+	cmd.Flags().BoolVar(&o.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
+	addOutputFlag(cmd, &o.Output)
+}
+
 func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost float64, layout string) error {
 	v := resultView(opts.Key, res, cost, layout)
-	var headers http.Header
 	if opts.Headers {
-		headers = httplimit.Headers("default", res, f.Now())
+		headers := httplimit.Headers("default", res, f.Now())
 		v.Headers = map[string]string{}
 		for _, k := range headerOrder {
 			if val := headers.Get(k); val != "" {
@@ -179,7 +180,7 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 	}
 	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, opts.Key,
 		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), fmtDur(res.RetryAfter), fmtDur(res.ResetAfter))
-	if err != nil || headers == nil {
+	if err != nil || v.Headers == nil {
 		return err
 	}
 	status := "HTTP/1.1 200 OK"
@@ -190,7 +191,7 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 		return err
 	}
 	for _, k := range headerOrder {
-		if val := headers.Get(k); val != "" {
+		if val, ok := v.Headers[k]; ok {
 			if _, err := fmt.Fprintf(f.IO.Out, "%s: %s\n", k, val); err != nil {
 				return err
 			}

@@ -103,8 +103,12 @@ func describeConnErr(addr string, err error) string {
 	case strings.HasPrefix(addr, "sentinel "):
 		server, flag = "redis-sentinel", "--sentinel-addrs"
 	}
+	auth := strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
 	switch {
-	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid password"):
+	case auth && strings.HasPrefix(addr, "sentinel ") && strings.Contains(msg, "all sentinels"):
+		// The sentinels refused: they have credentials of their own.
+		return msg + " (set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user)"
+	case auth:
 		return msg + " (set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD, the user with --user)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -72,8 +73,10 @@ type ConnOptions struct {
 	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
 	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
 	// sentinels usually have no ACL users of the data nodes.
-	SentinelUser       string
-	sentinelPassword   string
+	SentinelUser     string
+	sentinelPassword string
+	// master records the address a Sentinel failover client dialled: the master in use.
+	master             *dialedAddr
 	User               string
 	password           string
 	TLSCA              string
@@ -286,6 +289,8 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
 			MaxRetries: -1, PoolSize: pool})
 		c.AddHook(acl)
+		o.master = &dialedAddr{}
+		c.AddHook(o.master)
 		return c, nil
 	}
 	opt, err := redis.ParseURL(o.URL)
@@ -359,7 +364,7 @@ func (h aclHook) wrap(err error) error {
 
 // nodeOf returns a function naming the master that serves a key, for -o wide and the
 // node field of JSON and YAML: the slot's master for a Cluster (from go-redis's cached slot
-// map: no round trip), the master the sentinels name (one query), or the one server.
+// map: no round trip), the master a Sentinel client dialled, or the one server.
 func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	c, err := f.Redis(ctx)
 	if err != nil {
@@ -378,27 +383,42 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 			return m.Options().Addr
 		}, nil
 	}
-	addr := o.Addr()
 	if o.SentinelMaster != "" {
-		addr = o.sentinelMasterAddr(ctx)
+		return func(string) string { return o.master.get() }, nil
 	}
+	addr := o.Addr()
 	return func(string) string { return addr }, nil
 }
 
-// sentinelMasterAddr asks the sentinels, in turn, for the master's address ("?" when none
-// answers).
-func (o *ConnOptions) sentinelMasterAddr(ctx context.Context) string {
-	tlsCfg, _ := o.tlsConfig()
-	for _, a := range o.SentinelAddrs {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: a, Username: o.SentinelUser, Password: o.sentinelPassword, TLSConfig: tlsCfg,
-			DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout, MaxRetries: -1})
-		hp, err := sc.GetMasterAddrByName(ctx, o.SentinelMaster).Result()
-		_ = sc.Close()
-		if err == nil && len(hp) == 2 {
-			return net.JoinHostPort(hp[0], hp[1])
-		}
+// dialedAddr is a go-redis hook that remembers the remote address of the last connection
+// its client dialled. A Sentinel failover client dials the master the sentinels name, so
+// this names the master in use, with no query of its own.
+type dialedAddr struct{ addr atomic.Pointer[string] }
+
+func (d *dialedAddr) get() string {
+	if d == nil {
+		return "?"
+	}
+	if p := d.addr.Load(); p != nil {
+		return *p
 	}
 	return "?"
+}
+
+func (d *dialedAddr) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err == nil {
+			a := conn.RemoteAddr().String()
+			d.addr.Store(&a)
+		}
+		return conn, err
+	}
+}
+
+func (d *dialedAddr) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (d *dialedAddr) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func (o *ConnOptions) tlsConfig() (*tls.Config, error) {

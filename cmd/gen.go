@@ -263,6 +263,9 @@ func NewCmdCompletion(f *Factory) *cobra.Command {
 			comp = c
 		}
 	}
+	if comp == nil {
+		panic("gen: cobra made no completion command to copy") // a cobra upgrade changed it: a build-time tool, so fail loudly
+	}
 	standIn.RemoveCommand(comp)
 	comp.Example = `  # bash (needs the bash-completion package): this shell, then every new one
   source <(bucketctl completion bash)

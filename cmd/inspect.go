@@ -157,10 +157,7 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 			t.add(s.Key, "-", "-", "-", "-", "-", "-", fmtTTL(s.TTL), "-", "-", "-")
 			continue
 		}
-		layout := s.Layout.Name
-		if s.Detected && !s.Layout.Native {
-			layout += "?"
-		}
+		layout := layoutLabel(s)
 		tokens, capacity, rate, fill, full := fmtNum(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
 			capacity, rate = fmtNum(s.Spec.Capacity), fmtNum(s.Spec.Rate)
@@ -185,7 +182,7 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 	}
 	var notes []string
 	for _, s := range states {
-		if s.Problem == "" && s.Detected && !s.Layout.Native {
+		if s.Problem == "" && guessedLayout(s) {
 			notes = append(notes, "LAYOUT with ? was detected from the key's fields (set --layout or a rule to be sure)")
 			break
 		}
@@ -200,4 +197,16 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 		fmt.Fprintln(f.IO.ErrOut, "note: "+n)
 	}
 	return nil
+}
+
+// guessedLayout says another application's layout was detected from the key's fields, not
+// configured: the reading is a good guess, marked with "?".
+func guessedLayout(s bucket.State) bool { return s.Detected && !s.Layout.Native }
+
+// layoutLabel is the LAYOUT column: the layout's name, with "?" when it was guessed.
+func layoutLabel(s bucket.State) string {
+	if guessedLayout(s) {
+		return s.Layout.Name + "?"
+	}
+	return s.Layout.Name
 }

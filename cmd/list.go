@@ -114,10 +114,7 @@ func printList(f *Factory, states []bucket.State, node func(string) string) erro
 			t.add(s.Key, "-", "-", "-", "-", "-", fmtTTL(s.TTL))
 			continue
 		}
-		layout := s.Layout.Name
-		if s.Detected && !s.Layout.Native {
-			layout += "?"
-		}
+		layout := layoutLabel(s)
 		tokens, capacity, fill, full := fmtNum(s.Tokens), "?", "?", "?"
 		if s.HasSpec() {
 			capacity, fill, full = fmtNum(s.Spec.Capacity), fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())

@@ -119,3 +119,34 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatalf("inspect names node %q after the failover, the master is %s", got, newMaster)
 	}
 }
+
+// TestSentinelAuthHint: when the sentinels refuse the client (they have a password of their
+// own), the one error line names the sentinels' password variable, not the data nodes'.
+func TestSentinelAuthHint(t *testing.T) {
+	isolate(t)
+	s := redistest.StartSentinel(t)
+	ctx := context.Background()
+	for _, a := range s.SentinelAddrs() {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		err := c.Do(ctx, "acl", "setuser", "default", "resetpass", ">sentinel-secret").Err()
+		_ = c.Close()
+		if err != nil {
+			t.Fatalf("sentinel %s: %v", a, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, a := range s.SentinelAddrs() {
+			c := redis.NewClient(&redis.Options{Addr: a, Password: "sentinel-secret"})
+			_ = c.Do(context.Background(), "acl", "setuser", "default", "nopass").Err()
+			_ = c.Close()
+		}
+	})
+	r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k")
+	if r.code != ExitUnreachable || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, "BUCKETCTL_SENTINEL_PASSWORD") {
+		t.Fatalf("sentinels refusing the client: exit %d, %q; want exit 3 and one line naming BUCKETCTL_SENTINEL_PASSWORD", r.code, r.errOut)
+	}
+	t.Setenv("BUCKETCTL_SENTINEL_PASSWORD", "sentinel-secret")
+	if r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k"); r.code != ExitOK {
+		t.Fatalf("with the sentinels' password: exit %d, %q", r.code, r.errOut)
+	}
+}
