@@ -11,7 +11,6 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart"
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
@@ -53,11 +52,10 @@ func (k loadKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.bindings
 // Load is the live view of a load run: progress, decisions per second (chart), the
 // bucket's token level, latency so far; at the end, the report.
 type Load struct {
+	frame
 	src  LoadSource
 	opts LoadOptions
-	st   Styles
 	keys loadKeys
-	help help.Model
 	bar  progress.Model
 
 	snap     load.Snapshot
@@ -65,9 +63,6 @@ type Load struct {
 	reports  []load.Report
 	stopping bool
 	done     bool
-
-	w, h     int
-	showHelp bool
 }
 
 // NewLoad returns the live view reading snapshots from src.
@@ -83,10 +78,9 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 	keys := loadKeys{NewGlobalKeys()}
 	keys.Quit.SetHelp("q", "stop and report")
 	return Load{
-		src: src, opts: opts, st: st, keys: keys, help: st.NewHelp(),
+		frame: newFrame(st), src: src, opts: opts, keys: keys,
 		bar: progress.New(progress.WithSolidFill(string(colAccent.TrueColor)), progress.WithoutPercentage(),
 			progress.WithColorProfile(st.Renderer().ColorProfile())),
-		w: 80, h: 24,
 	}
 }
 
@@ -109,8 +103,7 @@ func (m Load) read() tea.Cmd {
 func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.w, m.h = msg.Width, msg.Height
-		m.help.Width = msg.Width
+		m.resize(msg)
 	case tea.KeyMsg:
 		switch {
 		case key.Matches(msg, m.keys.Quit):

@@ -168,7 +168,6 @@ type Top struct {
 	keys topKeys
 
 	rows    []topRow
-	prev    map[string]bucket.State
 	visible []int // indices into rows, filtered and sorted
 	sortBy  SortBy
 	sel     string // selected key, kept across refreshes
@@ -197,7 +196,6 @@ func NewTop(src TopSource, opts TopOptions) Top {
 	return Top{
 		live: l, src: src, opts: opts,
 		keys:       newTopKeys(),
-		prev:       map[string]bucket.State{},
 		filter:     lineInput{prompt: "/", placeholder: "part of the key"},
 		detailView: newBucketView(l.st, opts.Cost, opts.Window),
 	}
@@ -373,25 +371,24 @@ func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // apply takes a new snapshot: rates from the previous one, then order and selection.
 func (m *Top) apply(s TopSnapshot) {
+	prev := make(map[string]*bucket.State, len(m.rows))
+	for i := range m.rows {
+		prev[m.rows[i].state.Key] = &m.rows[i].state
+	}
 	rows := make([]topRow, len(s.States))
-	next := make(map[string]bucket.State, len(s.States))
+	m.detailGone = m.detail
 	for i, st := range s.States {
 		rows[i].state = st
-		if p, ok := m.prev[st.Key]; ok {
-			rows[i].prev, rows[i].hasPrev = p, true
-			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p, st)
+		if p, ok := prev[st.Key]; ok {
+			rows[i].prev, rows[i].hasPrev = *p, true
+			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(*p, st)
 		}
-		next[st.Key] = st
-	}
-	if m.detail {
-		if st, ok := next[m.detailView.cur.Key]; ok {
+		if m.detail && st.Key == m.detailView.cur.Key {
 			m.detailView.observe(st)
 			m.detailGone = false
-		} else {
-			m.detailGone = true
 		}
 	}
-	m.rows, m.prev, m.snap, m.haveSnap = rows, next, s, true
+	m.rows, m.snap, m.haveSnap = rows, s, true
 	m.refilter()
 }
 
@@ -513,18 +510,11 @@ func (m *Top) topLines() []string {
 	if m.opts.Match != "" {
 		title += " " + m.st.Label.Render("match ") + m.st.Value.Render(m.opts.Match)
 	}
-	right := ""
+	count := ""
 	if m.haveSnap {
-		right = Plural(len(m.snap.States), "bucket") + " · "
+		count = Plural(len(m.snap.States), "bucket") + " · "
 	}
-	right += "every " + FormatDuration(m.opts.Interval)
-	if !m.poll.lastOK.IsZero() {
-		right += " · read " + m.poll.lastOK.Format("15:04:05")
-	}
-	lines := []string{header(title, m.st.Subtle.Render(right), m.w)}
-	if m.poll.err != nil {
-		lines = append(lines, m.poll.banner(m.st, m.w, m.opts.Addr, m.haveSnap))
-	}
+	lines := m.headerLines(title, count, &m.opts.LiveOptions, m.haveSnap)
 	var status []string
 	if m.haveSnap && m.snap.Took > m.opts.Interval {
 		status = append(status, m.st.Warn.Render("⚠ refresh took "+FormatDuration(m.snap.Took)+

@@ -102,23 +102,44 @@ func NewWatch(src WatchSource, opts WatchOptions) Watch {
 
 // live is what every polling screen holds: styles, help, the poller and the size.
 type live struct {
+	frame
+	poll poller
+}
+
+// frame is what every live view has: styles, the help line, the terminal's size.
+type frame struct {
 	st       Styles
 	help     help.Model
-	poll     poller
 	w, h     int
 	showHelp bool
 }
 
-// newLive fills in o's defaults and builds the shared parts, at 80×24 until told the size.
+// newFrame is a frame in st, at 80×24 until told the size.
+func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80, h: 24} }
+
+// newLive fills in o's defaults and builds the shared parts.
 func newLive(o *LiveOptions) live {
 	o.defaults()
-	st := *o.Styles
-	return live{st: st, help: st.NewHelp(), poll: newPoller(o.Interval, o.Timeout, o.Now), w: 80, h: 24}
+	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now)}
 }
 
-func (l *live) resize(msg tea.WindowSizeMsg) {
-	l.w, l.h = msg.Width, msg.Height
-	l.help.Width = msg.Width
+// headerLines are a live view's first lines: title, and on the right prefix, the refresh
+// interval and the time of the last good read; then the banner of a failed read.
+func (l *live) headerLines(title, prefix string, o *LiveOptions, hasData bool) []string {
+	right := prefix + "every " + FormatDuration(o.Interval)
+	if !l.poll.lastOK.IsZero() {
+		right += " · read " + l.poll.lastOK.Format("15:04:05")
+	}
+	lines := []string{header(title, l.st.Subtle.Render(right), l.w)}
+	if l.poll.err != nil {
+		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, hasData))
+	}
+	return lines
+}
+
+func (f *frame) resize(msg tea.WindowSizeMsg) {
+	f.w, f.h = msg.Width, msg.Height
+	f.help.Width = msg.Width
 }
 
 type watchTickMsg struct{}
@@ -174,14 +195,7 @@ func (m Watch) View() string {
 		keyName = m.body.cur.Key
 	}
 	title := m.st.Title.Render("bucketctl watch") + " " + m.st.Value.Render(keyName)
-	right := "every " + FormatDuration(m.opts.Interval)
-	if !m.poll.lastOK.IsZero() {
-		right += " · read " + m.poll.lastOK.Format("15:04:05")
-	}
-	top := []string{header(title, m.st.Subtle.Render(right), m.w)}
-	if m.poll.err != nil {
-		top = append(top, m.poll.banner(m.st, m.w, m.opts.Addr, m.body.has))
-	}
+	top := m.headerLines(title, "", &m.opts.LiveOptions, m.body.has)
 	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
 		"1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
 	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1

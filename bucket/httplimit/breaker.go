@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +45,10 @@ type breaker struct {
 	now    func() time.Time
 	notify func(from, to BreakerState) // may be nil
 
+	// healthy is state == Closed with no failure counted, kept up to date under mu: every
+	// request reads it, and then neither acquire nor a successful done takes the lock.
+	healthy atomic.Bool
+
 	mu      sync.Mutex
 	state   BreakerState
 	fails   int
@@ -55,6 +60,9 @@ type breaker struct {
 // acquire says whether this decision may call Redis; probe marks the one call allowed
 // while half-open, which must be settled with done.
 func (b *breaker) acquire() (call, probe bool) {
+	if b.healthy.Load() {
+		return true, false
+	}
 	b.mu.Lock()
 	defer b.unlock()
 	switch b.state {
@@ -95,6 +103,9 @@ const (
 
 // done settles a call acquire allowed.
 func (b *breaker) done(probe bool, o outcome) {
+	if !probe && o != failed && b.healthy.Load() {
+		return // nothing to change
+	}
 	b.mu.Lock()
 	if probe {
 		b.probing = false
@@ -127,6 +138,7 @@ func (b *breaker) set(to BreakerState) {
 // unlock releases b.mu, then runs the queued notifications, so a callback may call back
 // into the Limiter.
 func (b *breaker) unlock() {
+	b.healthy.Store(b.state == Closed && b.fails == 0)
 	calls := b.pending
 	b.pending = nil
 	b.mu.Unlock()
