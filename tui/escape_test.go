@@ -1,0 +1,35 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSafeKey(t *testing.T) {
+	cases := map[string]string{
+		"rate:user:42":           "rate:user:42",
+		"rl:{tenant}:ünï":        "rl:{tenant}:ünï",
+		"a b":                    "a b",
+		"x\x1b]52;c;aGk=\x07y":   `x\x1b]52;c;aGk=\ay`,
+		"clear\x1b[2J":           `clear\x1b[2J`,
+		"nl\nkey":                `nl\nkey`,
+		"bad\xffutf8":            `bad\xffutf8`,
+		"c1\u009bq":              `c1\u009bq`,
+		"bidi\u202etxt":          `bidi\u202etxt`,
+		`back\slash and "quote"`: `back\slash and "quote"`,
+	}
+	for in, want := range cases {
+		got := SafeKey(in)
+		if got != want {
+			t.Errorf("SafeKey(%q) = %q, want %q", in, got, want)
+		}
+		for _, r := range got {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				t.Errorf("SafeKey(%q) = %q still holds control character %U", in, got, r)
+			}
+		}
+		if strings.ContainsRune(got, 0x1b) {
+			t.Errorf("SafeKey(%q) holds ESC", in)
+		}
+	}
+}
