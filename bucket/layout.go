@@ -165,37 +165,3 @@ func (l Layout) FormatTime(us int64) string {
 
 // FormatTokens writes a token count with full precision and no exponent.
 func FormatTokens(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }
-
-// Detect recognises a layout from a hash's field names (or a string key's companion time
-// key) and returns the layout and whether it is sure. A hash with tokens and ts is the
-// native layout when it stores capacity and rate, else go-bench's millisecond layout.
-func Detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
-	switch redisType {
-	case "string":
-		if hasTimeKey {
-			return Presets["webman"], true
-		}
-	case "hash":
-		if _, ok := fields["tokens"]; !ok {
-			return Layout{}, false
-		}
-		if _, ok := fields["ts"]; ok {
-			_, c := fields["capacity"]
-			_, r := fields["rate"]
-			if c && r {
-				return NativeLayout, true
-			}
-			return Presets["go-bench"], true
-		}
-		for _, name := range []string{"spring", "multi-tier", "express"} {
-			p := Presets[name]
-			if _, ok := fields[p.TimeField]; ok {
-				if name == "spring" && strings.Contains(fields[p.TimeField], ".") {
-					continue
-				}
-				return p, true
-			}
-		}
-	}
-	return Layout{}, false
-}

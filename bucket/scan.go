@@ -2,23 +2,234 @@ package bucket
 
 import (
 	"context"
-	"strings"
+	"errors"
+	"fmt"
+	"io"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Scan walks the keys matching pattern on every master with SCAN (never KEYS), COUNT count
-// per page, and calls fn once per page with the page's bucket keys: the time key of a strings
-// layout (KEY:last_time) is folded into its bucket KEY, and keys already seen are dropped.
-// fn may stop the walk by returning an error, which Scan returns.
-func (s *Store) Scan(ctx context.Context, pattern string, count int64, suffixes []string, fn func(keys []string) error) error {
-	if count <= 0 {
-		count = 500
+// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
+// layouts, one per time suffix.
+func TwoKeyLayouts(custom []Layout) []Layout {
+	var out []Layout
+	seen := map[string]bool{}
+	for _, l := range append(presetList(), custom...) {
+		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
+			seen[l.TimeSuffix] = true
+			out = append(out, l)
+		}
 	}
-	if len(suffixes) == 0 {
-		suffixes = TimeSuffixes(nil)
+	return out
+}
+
+func presetList() []Layout {
+	out := make([]Layout, 0, len(Presets))
+	for _, n := range PresetNames() {
+		out = append(out, Presets[n])
 	}
-	seen := map[string]struct{}{}
+	return out
+}
+
+// The streaming scan: SCAN page -> one pipelined read (read.go) -> states handed on -> page
+// dropped. Client memory is bounded by the page, not by the keyspace, and every figure of
+// its Redis cost is counted (ScanStats).
+
+// ScanOptions say what to scan.
+type ScanOptions struct {
+	// Match is the SCAN MATCH pattern (a Redis glob); "" is "*".
+	Match string
+	// Count is the SCAN COUNT hint and so about the keys per page (default 500).
+	Count int64
+	// Resolve maps keys to their configured layout and spec (nil: detect every key).
+	Resolve Resolver
+	// Custom are the config file's layouts, so their two-key buckets are found too.
+	Custom []Layout
+}
+
+// ScanStats count what a scan read and what it cost.
+type ScanStats struct {
+	// Keys is how many keys SCAN returned; Buckets and Other how many of them were buckets
+	// and not (time keys of two-key buckets, and keys gone since SCAN, are in neither).
+	Keys, Buckets, Other int64
+	// Pages, Commands and RoundTrips are the Redis cost: SCAN pages, commands sent (SCAN,
+	// one read per key, TIME) and round trips.
+	Pages, Commands, RoundTrips int64
+	// Masters is how many masters are scanned; Done says every master's scan has ended.
+	Masters int
+	Done    bool
+	// PerMaster is the commands sent to each master, by address.
+	PerMaster map[string]int64
+}
+
+// Scanner walks the keys matching a pattern on every master, a page at a time, taking the
+// masters in turn so that a limit stops every master's scan alike. It is resumable: top keeps
+// one across refreshes and takes as many pages as its budget allows each time.
+type Scanner struct {
+	s       *Store
+	o       ScanOptions
+	cluster bool
+	nodes   []*scanNode
+	turn    int
+	stats   ScanStats
+}
+
+type scanNode struct {
+	c      *redis.Client
+	cursor uint64
+	done   bool
+}
+
+// NewScanner prepares a scan of every master (nothing is read until Next).
+func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error) {
+	if o.Count <= 0 {
+		o.Count = 500
+	}
+	if o.Match == "" {
+		o.Match = "*"
+	}
+	sc := &Scanner{s: s, o: o, cluster: s.isCluster(), stats: ScanStats{PerMaster: map[string]int64{}}}
+	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		sc.nodes = append(sc.nodes, &scanNode{c: c})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc.stats.Masters = len(sc.nodes)
+	return sc, nil
+}
+
+// Next reads the next page: SCAN on the next master whose scan has not ended, then one read
+// of the page's keys. It returns io.EOF when every master's scan has ended. A page may hold
+// no states (SCAN may return an empty page).
+func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
+	var n *scanNode
+	for i := 0; i < len(sc.nodes); i++ {
+		cand := sc.nodes[(sc.turn+i)%len(sc.nodes)]
+		if !cand.done {
+			n, sc.turn = cand, (sc.turn+i+1)%len(sc.nodes)
+			break
+		}
+	}
+	if n == nil {
+		sc.stats.Done = true
+		return nil, io.EOF
+	}
+	addr := n.c.Options().Addr
+	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, sc.o.Count).Result()
+	sc.stats.Commands++
+	sc.stats.RoundTrips++
+	sc.stats.PerMaster[addr]++
+	if err != nil {
+		sc.s.networkErr(err)
+		return nil, fmt.Errorf("scan %s: %w", addr, err)
+	}
+	n.cursor, n.done = next, next == 0
+	sc.stats.Pages++
+	sc.stats.Keys += int64(len(keys))
+	before := sc.s.ReadCost()
+	o := readOpts{resolve: sc.o.Resolve, pairLayouts: TwoKeyLayouts(sc.o.Custom), scanned: true, cluster: sc.cluster}
+	states, err := sc.s.readKeys(ctx, n.c, keys, o)
+	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
+		// A slot moved since SCAN (resharding): read through the Cluster client, which
+		// follows redirects.
+		states, err = sc.s.readKeys(ctx, sc.s.rdb, keys, o)
+	}
+	after := sc.s.ReadCost()
+	sc.stats.Commands += after.Commands - before.Commands
+	sc.stats.RoundTrips += after.RoundTrips - before.RoundTrips
+	sc.stats.PerMaster[addr] += after.Commands - before.Commands
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
+		if st.Problem == "" {
+			sc.stats.Buckets++
+		} else {
+			sc.stats.Other++
+		}
+	}
+	if sc.allDone() {
+		sc.stats.Done = true
+	}
+	return states, nil
+}
+
+func (sc *Scanner) allDone() bool {
+	for _, n := range sc.nodes {
+		if !n.done {
+			return false
+		}
+	}
+	return true
+}
+
+// Stats returns the counts so far.
+func (sc *Scanner) Stats() ScanStats {
+	st := sc.stats
+	st.PerMaster = make(map[string]int64, len(sc.stats.PerMaster))
+	for k, v := range sc.stats.PerMaster {
+		st.PerMaster[k] = v
+	}
+	return st
+}
+
+// Restart begins a new pass over the keyspace (the counts go on).
+func (sc *Scanner) Restart() {
+	for _, n := range sc.nodes {
+		n.cursor, n.done = 0, false
+	}
+	sc.stats.Done = false
+}
+
+// DBSize is the number of keys on all masters (DBSIZE, one command per master): what share
+// of the keyspace a scan has covered.
+func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
+	var total int64
+	for _, n := range sc.nodes {
+		v, err := n.c.DBSize(ctx).Result()
+		if err != nil {
+			return 0, fmt.Errorf("dbsize %s: %w", n.c.Options().Addr, err)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// ErrStop, returned by a ScanStates callback, ends the scan without an error.
+var ErrStop = errors.New("stop scan")
+
+// ScanStates scans every master and hands each page's states to fn, in SCAN order. The
+// states of keys that are not buckets are handed on too (Problem set); callers filter.
+func (s *Store) ScanStates(ctx context.Context, o ScanOptions, fn func([]State) error) (ScanStats, error) {
+	sc, err := s.NewScanner(ctx, o)
+	if err != nil {
+		return ScanStats{}, err
+	}
+	for {
+		page, err := sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return sc.Stats(), nil
+		}
+		if err != nil {
+			return sc.Stats(), err
+		}
+		if err := fn(page); err != nil {
+			if errors.Is(err, ErrStop) {
+				return sc.Stats(), nil
+			}
+			return sc.Stats(), err
+		}
+		if err := ctx.Err(); err != nil {
+			return sc.Stats(), err
+		}
+	}
+}
+
+// ScanKeys walks the key names matching pattern (SCAN only, no read), for shell completion:
+// fn gets each page and may stop the walk by returning ErrStop.
+func (s *Store) ScanKeys(ctx context.Context, pattern string, count int64, fn func([]string) error) error {
 	return s.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		var cursor uint64
 		for {
@@ -27,60 +238,13 @@ func (s *Store) Scan(ctx context.Context, pattern string, count int64, suffixes 
 				s.networkErr(err)
 				return err
 			}
-			page := keys[:0]
-			for _, k := range keys {
-				k = foldTimeKey(k, suffixes)
-				if _, dup := seen[k]; dup {
-					continue
-				}
-				seen[k] = struct{}{}
-				page = append(page, k)
-			}
-			if len(page) > 0 {
-				if err := fn(page); err != nil {
-					return err
-				}
+			if err := fn(keys); err != nil {
+				return err
 			}
 			if next == 0 {
 				return nil
 			}
 			cursor = next
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 		}
 	})
-}
-
-func foldTimeKey(k string, suffixes []string) string {
-	for _, s := range suffixes {
-		if strings.HasSuffix(k, s) && len(k) > len(s) {
-			return strings.TrimSuffix(k, s)
-		}
-	}
-	return k
-}
-
-// TimeSuffixes lists the time-key suffixes of the strings layouts among the presets and
-// the given custom layouts.
-func TimeSuffixes(custom []Layout) []string {
-	var out []string
-	add := func(l Layout) {
-		if l.Type != Strings || l.TimeSuffix == "" {
-			return
-		}
-		for _, s := range out {
-			if s == l.TimeSuffix {
-				return
-			}
-		}
-		out = append(out, l.TimeSuffix)
-	}
-	for _, n := range PresetNames() {
-		add(Presets[n])
-	}
-	for _, l := range custom {
-		add(l)
-	}
-	return out
 }

@@ -38,6 +38,9 @@ type Store struct {
 	grace  string
 	args   atomic.Pointer[argsEntry]
 	co     *coalescer // nil: every Take is its own round trip
+
+	readMode atomic.Int32 // how reads send the read script (read.go)
+	readCost ReadCost     // what reads sent (atomic)
 }
 
 // Option configures a Store.
@@ -324,7 +327,7 @@ type namedScript struct{ name, src string }
 // ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
 var knownScripts = sync.OnceValue(func() map[string]namedScript {
 	m := map[string]namedScript{}
-	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket} {
+	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket, "read": scripts.Read} {
 		m[redis.NewScript(src).Hash()] = namedScript{name, src}
 	}
 	return m

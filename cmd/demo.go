@@ -241,7 +241,7 @@ var foreignSeeds = []struct {
 // would, so inspect and list have something of every kind to show.
 func seedForeign(ctx context.Context, st *bucket.Store) error {
 	for _, s := range foreignSeeds {
-		if _, err := st.Reset(ctx, s.key, bucket.Presets[s.layout], bucket.Spec{}, bucket.ResetTo{Tokens: s.tokens}); err != nil {
+		if _, err := st.Reset(ctx, s.key, bucket.Presets[s.layout], s.spec, bucket.ResetTo{Tokens: s.tokens}); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -14,6 +13,8 @@ import (
 type InspectOptions struct {
 	Keys   []string
 	Match  string
+	Limit  int
+	All    bool
 	Spec   SpecFlags
 	Output string
 }
@@ -40,13 +41,18 @@ SCAN page with --match). Tokens are refilled to the Redis server's clock when th
 rate are known (from flags, a config rule, or the bucket itself); otherwise the stored tokens
 and their age are shown and the output says what is missing.
 
-A key with no rule is recognised by its fields, and the output names the layout assumed.
+A key with no rule is recognised by its whole shape (its fields, or a numeric string with a
+numeric time key beside it), and the output names the layout assumed. A key that does not
+have a bucket's whole shape is "not a bucket", whatever --layout or a rule says.
+
+With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its --limit,
+--all and progress); -o json streams one array and -o jsonl one object per line.
 
 ` + layoutsHelp + "\n\n" + layoutTable() + `
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
 capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: none), updated_at,
 age_ms, allowed, denied, node (the master serving the key). One KEY prints an object;
-several keys or --match print an array. -o wide adds a NODE column to the table.`,
+several keys or --match print an array (-o jsonl: one object per line). -o wide adds a NODE column to the table.`,
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
   bucketctl inspect --match 'rate:user:*' -o yaml
@@ -61,6 +67,11 @@ several keys or --match print an array. -o wide adds a NODE column to the table.
 			if len(args) > 0 && opts.Match != "" {
 				return usagef("give keys or --match, not both")
 			}
+			limit, err := resolveLimit(cmd, f.IO, opts.Limit)
+			if err != nil {
+				return err
+			}
+			opts.Limit = limit
 			if runF != nil {
 				return runF(opts)
 			}
@@ -68,6 +79,8 @@ several keys or --match print an array. -o wide adds a NODE column to the table.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "", "inspect every key matching this Redis glob pattern (SCAN, never KEYS)")
+	addLimitFlag(cmd, &opts.Limit, "buckets (with --match)")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "with --match: show keys that are not buckets too")
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd
@@ -86,60 +99,71 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 	if err != nil {
 		return err
 	}
-	var states []bucket.State
-	if opts.Match != "" {
-		err = scanStates(ctx, f, st, opts.Match, resolve, func(page []bucket.State) error {
-			states = append(states, page...)
-			return nil
-		})
-	} else {
-		states, err = st.Inspect(ctx, opts.Keys, resolve)
-	}
-	if err != nil {
-		return err
-	}
 	node, err := stateNodes(ctx, f, opts.Output)
 	if err != nil {
 		return err
 	}
-	if isData(opts.Output) {
-		views := stateViews(states, node)
-		if len(opts.Keys) == 1 {
-			err = writeData(f.IO.Out, opts.Output, views[0])
-		} else {
-			err = writeData(f.IO.Out, opts.Output, views)
+	out := newRecordStream(f.IO, opts.Output, withNode(node, inspectHeader...)...)
+	var notes inspectNotes
+	emit := func(page []bucket.State) error {
+		for _, s := range page {
+			notes.see(s)
+			if err := out.add(stateViewNode(s, node), inspectRow(s, node)...); err != nil {
+				return err
+			}
 		}
-	} else {
-		err = printStates(f, states, node)
+		return out.flush()
 	}
-	if err != nil {
-		return err
-	}
-	return problemsErr(f, states)
-}
-
-// scanStates SCANs pattern on every master and inspects each page in one round trip.
-func scanStates(ctx context.Context, f *Factory, st *bucket.Store, pattern string, resolve bucket.Resolver, fn func([]bucket.State) error) error {
-	cfg, err := f.Config()
-	if err != nil {
-		return err
-	}
-	return st.Scan(ctx, pattern, 500, bucket.TimeSuffixes(cfg.CustomLayouts()), func(keys []string) error {
-		states, err := st.Inspect(ctx, keys, resolve)
+	if opts.Match == "" {
+		cfg, err := f.Config()
 		if err != nil {
 			return err
 		}
-		return fn(states)
-	})
+		states, err := st.InspectWith(ctx, opts.Keys, resolve, cfg.CustomLayouts())
+		if err != nil {
+			return err
+		}
+		if isData(opts.Output) && len(states) == 1 {
+			// One KEY prints an object, not an array.
+			if err := writeData(f.IO.Out, opts.Output, stateViewNode(states[0], node)); err != nil {
+				return err
+			}
+		} else {
+			if err := emit(states); err != nil {
+				return err
+			}
+			if err := out.close(); err != nil {
+				return err
+			}
+		}
+		notes.print(f.IO, opts.Output)
+		return problemsErr(f, states)
+	}
+	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
+	if err != nil {
+		return err
+	}
+	run.limit, run.all = opts.Limit, opts.All
+	err = run.run(ctx, emit)
+	if cerr := out.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	run.notes(opts.Match)
+	notes.print(f.IO, opts.Output)
+	return nil
 }
 
-// problemsErr reports keys that are not buckets: each on stderr, exit 1.
+// problemsErr reports keys named on the command line that are not buckets: each on stderr,
+// exit 1.
 func problemsErr(f *Factory, states []bucket.State) error {
 	n := 0
 	for _, s := range states {
 		if s.Problem != "" {
 			n++
-			fmt.Fprintf(f.IO.ErrOut, "bucketctl: %s %s (left untouched)\n", s.Key, s.Problem)
+			fmt.Fprintf(f.IO.ErrOut, "bucketctl: %s: %s (left untouched)\n", safe(s.Key), safe(s.Problem))
 		}
 	}
 	if n > 0 {
@@ -148,17 +172,15 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-// printStates prints the inspect table, with a NODE column when node is not nil (-o wide).
-func printStates(f *Factory, states []bucket.State, node func(string) string) error {
-	t := newTable(f.IO, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE/S", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED")
-	t.node = node
-	for _, s := range states {
-		if s.Problem != "" {
-			t.add(s.Key, "-", "-", "-", "-", "-", "-", fmtTTL(s.TTL), "-", "-", "-")
-			continue
-		}
-		layout := layoutLabel(s)
-		tokens, capacity, rate, fill, full := fmtNum(s.Tokens), "?", "?", "?", "?"
+var inspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE/S", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
+
+// inspectRow is one row of the inspect table.
+func inspectRow(s bucket.State, node func(string) string) []string {
+	var cells []string
+	if s.Problem != "" {
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", fmtTTL(s.TTL), "-", "-", "-"}
+	} else {
+		tokens, capacity, rate, fill, full := fmtNum(displayTokens(s)), "?", "?", "?", "?"
 		if s.HasSpec() {
 			capacity, rate = fmtNum(s.Spec.Capacity), fmtNum(s.Spec.Rate)
 			fill, full = fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())
@@ -175,28 +197,35 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 		if s.Exists {
 			updated = fmtDur(s.Age()) + " ago"
 		}
-		t.add(s.Key, layout, tokens, capacity, rate, fill, full, fmtTTL(s.TTL), updated, fmt.Sprint(s.Allowed), fmt.Sprint(s.Denied))
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, fmtTTL(s.TTL), updated, fmt.Sprint(s.Allowed), fmt.Sprint(s.Denied)}
 	}
-	if err := t.render(); err != nil {
-		return err
+	if node != nil {
+		cells = append(cells, node(s.Key))
 	}
-	var notes []string
-	for _, s := range states {
-		if s.Problem == "" && guessedLayout(s) {
-			notes = append(notes, "LAYOUT with ? was detected from the key's fields (set --layout or a rule to be sure)")
-			break
-		}
+	return cells
+}
+
+// inspectNotes collects, across pages, what the table's notes explain.
+type inspectNotes struct{ guessed, noSpec bool }
+
+func (n *inspectNotes) see(s bucket.State) {
+	if s.Problem != "" {
+		return
 	}
-	for _, s := range states {
-		if s.Problem == "" && !s.HasSpec() {
-			notes = append(notes, "capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
-			break
-		}
+	n.guessed = n.guessed || guessedLayout(s)
+	n.noSpec = n.noSpec || !s.HasSpec()
+}
+
+func (n *inspectNotes) print(io *IOStreams, format string) {
+	if format != FormatTable && format != FormatWide {
+		return
 	}
-	for _, n := range notes {
-		fmt.Fprintln(f.IO.ErrOut, "note: "+n)
+	if n.guessed {
+		fmt.Fprintln(io.ErrOut, "note: LAYOUT with ? was detected from the key's shape (set --layout or a rule to be sure)")
 	}
-	return nil
+	if n.noSpec {
+		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
+	}
 }
 
 // guessedLayout says another application's layout was detected from the key's fields, not

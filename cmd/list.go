@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +12,10 @@ import (
 type ListOptions struct {
 	Match  string
 	Limit  int
+	All    bool
 	Spec   SpecFlags
 	Output string
 }
-
-var errLimit = errors.New("limit reached")
 
 // NewCmdList builds `list`.
 func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
@@ -27,20 +24,33 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 		Use:   "list [--match PATTERN]",
 		Short: "List buckets matching a pattern: layout, tokens, fill, time to full, TTL",
 		Long: `List the buckets whose keys match --match (a Redis glob), on every master, with SCAN (never
-KEYS): one SCAN page and one pipelined read per 500 keys. The time key of a two-key layout
-(KEY:last_time) is shown as its bucket KEY. Buckets without a TTL are flagged: they stay in
-memory forever unless their application deletes them.
+KEYS). Rows stream as pages arrive, in SCAN order (pipe through sort for another order);
+memory holds one page whatever the keyspace.
 
-Keys that are not buckets are listed with a dash and reported on stderr (exit 1).`,
+Redis cost: per page of about 500 keys, one SCAN and one pipelined round trip with one
+read command per key (EVALSHA_RO of a read-only script) plus TIME. A hash with more fields
+than any bucket, or a string longer than a number, is answered with its size alone.
+
+Only buckets are listed: keys that are not (sessions, counters, queues, hashes of other
+fields) are counted and left out; --all lists them too, with a dash. A two-key bucket's time
+key (KEY:last_time) is part of its bucket KEY, never a row of its own. Buckets without a TTL
+are flagged: they stay in memory forever unless their application deletes them.
+
+On a terminal, --limit defaults to 1000 and progress shows on stderr; piped output is
+complete unless --limit says otherwise. -o json streams one array, -o jsonl one object per
+line.`,
 		Example: `  bucketctl list
   bucketctl list --match 'rate:user:*' --limit 50
+  bucketctl list --match 'rate:*' -o jsonl > buckets.jsonl
   bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json
   bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Limit < 0 {
-				return usagef("--limit %d: must be >= 0 (0 = no limit)", opts.Limit)
+			limit, err := resolveLimit(cmd, f.IO, opts.Limit)
+			if err != nil {
+				return err
 			}
+			opts.Limit = limit
 			if runF != nil {
 				return runF(opts)
 			}
@@ -48,7 +58,8 @@ Keys that are not buckets are listed with a dash and reported on stderr (exit 1)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to list")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 1000, "stop after this many buckets (0 = no limit)")
+	addLimitFlag(cmd, &opts.Limit, "buckets")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "list keys that are not buckets too (with a dash)")
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd
@@ -67,55 +78,64 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	var states []bucket.State
-	truncated := false
-	err = scanStates(ctx, f, st, opts.Match, resolve, func(page []bucket.State) error {
-		for _, s := range page {
-			if opts.Limit > 0 && len(states) >= opts.Limit {
-				truncated = true
-				return errLimit
-			}
-			states = append(states, s)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errLimit) {
-		return err
-	}
-	sort.Slice(states, func(i, j int) bool { return states[i].Key < states[j].Key })
 	node, err := stateNodes(ctx, f, opts.Output)
 	if err != nil {
 		return err
 	}
-	if isData(opts.Output) {
-		err = writeData(f.IO.Out, opts.Output, stateViews(states, node))
-	} else {
-		err = printList(f, states, node)
+	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
+	if err != nil {
+		return err
+	}
+	run.limit, run.all = opts.Limit, opts.All
+	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL")...)
+	noTTL := 0
+	err = run.run(ctx, func(page []bucket.State) error {
+		for _, s := range page {
+			if s.Exists && s.Problem == "" && s.TTL == -1 {
+				noTTL++
+			}
+			if err := out.add(stateViewNode(s, node), listRow(s, node)...); err != nil {
+				return err
+			}
+		}
+		return out.flush()
+	})
+	if cerr := out.close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	if truncated {
-		fmt.Fprintf(f.IO.ErrOut, "note: stopped at --limit %d buckets; narrow --match or raise --limit\n", opts.Limit)
+	run.notes(opts.Match)
+	if noTTL > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "note: %d bucket(s) have no TTL (none!): they stay in memory until deleted\n", noTTL)
 	}
-	if len(states) == 0 {
-		fmt.Fprintf(f.IO.ErrOut, "no keys match %q\n", opts.Match)
-	}
-	return problemsErr(f, states)
+	return nil
 }
 
-// printList prints the list table, with a NODE column when node is not nil (-o wide).
-func printList(f *Factory, states []bucket.State, node func(string) string) error {
-	t := newTable(f.IO, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL")
-	t.node = node
-	noTTL := 0
-	for _, s := range states {
-		if s.Problem != "" {
-			t.add(s.Key, "-", "-", "-", "-", "-", fmtTTL(s.TTL))
-			continue
-		}
-		layout := layoutLabel(s)
-		tokens, capacity, fill, full := fmtNum(s.Tokens), "?", "?", "?"
+// withNode appends the NODE column to a header when node is set (-o wide).
+func withNode(node func(string) string, header ...string) []string {
+	if node != nil {
+		return append(header, "NODE")
+	}
+	return header
+}
+
+func stateViewNode(s bucket.State, node func(string) string) StateView {
+	v := stateView(s)
+	if node != nil {
+		v.Node = node(s.Key)
+	}
+	return v
+}
+
+// listRow is one row of the list table.
+func listRow(s bucket.State, node func(string) string) []string {
+	var cells []string
+	if s.Problem != "" {
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", fmtTTL(s.TTL)}
+	} else {
+		tokens, capacity, fill, full := fmtNum(displayTokens(s)), "?", "?", "?"
 		if s.HasSpec() {
 			capacity, fill, full = fmtNum(s.Spec.Capacity), fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())
 		} else {
@@ -123,15 +143,16 @@ func printList(f *Factory, states []bucket.State, node func(string) string) erro
 		}
 		ttl := fmtTTL(s.TTL)
 		if s.Exists && s.TTL == -1 {
-			ttl, noTTL = "none!", noTTL+1
+			ttl = "none!"
 		}
-		t.add(s.Key, layout, tokens, capacity, fill, full, ttl)
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl}
 	}
-	if err := t.render(); err != nil {
-		return err
+	if node != nil {
+		cells = append(cells, node(s.Key))
 	}
-	if noTTL > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "note: %d bucket(s) have no TTL (none!): they stay in memory until deleted\n", noTTL)
-	}
-	return nil
+	return cells
 }
+
+// displayTokens is the level shown: never below zero (a layout that does not clamp a clock
+// running backwards can compute less; it still decides "empty").
+func displayTokens(s bucket.State) float64 { return max(0, s.Tokens) }

@@ -27,7 +27,7 @@ const (
 
 // stateFormats are the -o formats of the commands that print bucket states: wide is the
 // table with a NODE column (the master serving the key).
-var stateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML}
+var stateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJSONL}
 
 // isData says format prints data (JSON or YAML) rather than a table.
 func isData(format string) bool { return format == FormatJSON || format == FormatYAML }
@@ -155,7 +155,7 @@ func stateView(s bucket.State) StateView {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}
 	if s.HasSpec() {
-		tokens, c, r, fill, ttf := s.Tokens, s.Spec.Capacity, s.Spec.Rate, s.Fill(), ms(s.TimeToFull())
+		tokens, c, r, fill, ttf := displayTokens(s), s.Spec.Capacity, s.Spec.Rate, s.Fill(), ms(s.TimeToFull())
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
 	} else {

@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // ResetOptions are the options of reset.
@@ -18,6 +22,7 @@ type ResetOptions struct {
 	Empty  bool
 	DryRun bool
 	Yes    bool
+	Limit  int
 	Spec   SpecFlags
 	Output string
 }
@@ -30,6 +35,9 @@ type ResetView struct {
 	TokensBefore *float64 `json:"tokens_before" yaml:"tokens_before"`
 	TokensAfter  *float64 `json:"tokens_after" yaml:"tokens_after"`
 	Done         bool     `json:"done" yaml:"done"`
+	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
+	// left untouched) or failed; empty in a plan.
+	Outcome string `json:"outcome,omitempty" yaml:"outcome,omitempty"`
 }
 
 // NewCmdReset builds `reset`.
@@ -43,9 +51,22 @@ layout reads a missing bucket as full, so this is exact for every application. -
 --empty) instead writes N tokens and the current time in the layout's own fields and time unit,
 atomically (both keys of a two-key layout together), so the owning application reads exactly N.
 
-Keys holding anything but a bucket are refused and left untouched. reset lists what it will
-touch; it asks for confirmation on a terminal and needs --yes otherwise. --dry-run changes
-nothing.`,
+Nothing but a bucket is ever changed. A key is a bucket only if it has a layout's whole shape
+(exactly its fields, each a number; or a number with a numeric time key beside it); anything
+else is left untouched, also when --layout or a rule names a layout. Every delete and write
+re-checks that shape inside the same script that changes the key, so a key that became
+application data since it was listed is skipped and reported ("changed"), never touched.
+--match selects keys whose own name matches; a two-key bucket's time key is never selected
+on its own.
+
+--tokens N needs the capacity and rate (flags, a rule, or the native bucket itself): the
+write sets the TTL the owning application would set (or one that covers the refill), and
+never moves the stored time backwards. On a missing key it writes a whole bucket.
+
+reset shows what it will touch and asks on a terminal (a summary per layout for --match),
+and needs --yes otherwise. --dry-run changes nothing; with -o json or jsonl it streams the
+whole plan. With --match, buckets are reset in pipelined batches of 500 as SCAN pages
+arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 130).`,
 		Example: `  bucketctl reset rate:user:42
   bucketctl reset --match 'rate:user:*' --dry-run
   bucketctl reset --match 'rate:user:*' --yes
@@ -74,148 +95,255 @@ nothing.`,
 	fl.Float64Var(&opts.Tokens, "tokens", 0, "write this many tokens instead of refilling")
 	fl.BoolVar(&opts.Empty, "empty", false, "write 0 tokens (drain the bucket)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would be reset and change nothing")
+	fl.IntVar(&opts.Limit, "limit", 0, "with --match: reset at most this many buckets (0 = no limit)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation (needed when not on a terminal)")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output)
+	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL)
 	return cmd
 }
 
 func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
-	if err := checkFormat(opts.Output); err != nil {
+	if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL); err != nil {
 		return err
 	}
 	resolve, err := f.resolver(cmd, &opts.Spec)
 	if err != nil {
 		return err
 	}
-	setTokens := opts.Empty || cmd.Flags().Changed("tokens")
 	ctx := cmd.Context()
 	st, err := f.Store(ctx)
 	if err != nil {
 		return err
 	}
-	var states []bucket.State
+	r := &resetter{f: f, st: st, opts: opts, setTokens: opts.Empty || cmd.Flags().Changed("tokens")}
+	if opts.Empty {
+		opts.Tokens = 0
+	}
 	if opts.Match != "" {
-		err = scanStates(ctx, f, st, opts.Match, resolve, func(p []bucket.State) error {
-			states = append(states, p...)
-			return nil
-		})
-	} else {
-		states, err = st.Inspect(ctx, opts.Keys, resolve)
-	}
-	if err != nil {
-		return err
-	}
-
-	var plan []ResetView
-	var todo []bucket.State
-	for _, s := range states {
-		if s.Problem != "" {
-			continue
-		}
-		v := ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
-		if s.HasSpec() || s.Exists {
-			before := s.Tokens
-			v.TokensBefore = &before
-		}
-		after := s.Spec.Capacity
-		if setTokens {
-			after = opts.Tokens
-			v.Action = fmt.Sprintf("set %s tokens", fmtNum(after))
-			if s.HasSpec() && after > s.Spec.Capacity {
-				return usagef("--tokens %v exceeds the capacity %v of %s", after, s.Spec.Capacity, s.Key)
-			}
-		} else if !s.Exists {
-			v.Action = "none (no key: already full)"
-			plan = append(plan, v)
-			continue
-		}
-		if setTokens || s.HasSpec() {
-			v.TokensAfter = &after
-		}
-		plan = append(plan, v)
-		todo = append(todo, s)
-	}
-	if err := problemsErr(f, states); err != nil && len(todo) == 0 {
-		return err
-	}
-	if len(todo) == 0 {
-		fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
-		return printPlan(f, opts, plan)
-	}
-	if opts.DryRun {
-		if err := printPlan(f, opts, plan); err != nil {
-			return err
-		}
-		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset; nothing changed\n", len(todo))
-		return problemsErr(f, states)
-	}
-	if !opts.Yes {
-		if !f.IO.CanPrompt() {
-			return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", len(todo))
-		}
-		w := f.IO.Out
-		f.IO.Out = f.IO.ErrOut
-		_ = printPlan(f, &ResetOptions{Output: FormatTable}, plan)
-		f.IO.Out = w
-		answer, err := f.IO.Prompt(fmt.Sprintf("Reset %d bucket(s)? [y/N] ", len(todo)))
+		run, err := newScanRun(ctx, f, st, opts.Match, resolve)
 		if err != nil {
 			return err
 		}
-		if a := strings.ToLower(answer); a != "y" && a != "yes" {
-			fmt.Fprintln(f.IO.ErrOut, "cancelled: nothing changed")
-			return &SilentError{Code: ExitError}
-		}
+		run.limit = opts.Limit
+		return r.matchRun(ctx, run)
 	}
-	done := map[string]bool{}
-	progress := f.IO.StderrTTY && len(todo) >= 200
-	for i, s := range todo {
-		if _, err := st.Reset(ctx, s.Key, s.Layout, s.Spec, bucket.ResetTo{Delete: !setTokens, Tokens: opts.Tokens}); err != nil {
-			if progress {
-				fmt.Fprintln(f.IO.ErrOut)
-			}
-			_ = printPlanDone(f, opts, plan, done)
-			return fmt.Errorf("reset %s: %w (%d of %d done)", s.Key, err, len(done), len(todo))
-		}
-		done[s.Key] = true
-		if progress && (i%100 == 99 || i == len(todo)-1) {
-			fmt.Fprintf(f.IO.ErrOut, "\rresetting: %d/%d", i+1, len(todo))
-		}
-	}
-	if progress {
-		fmt.Fprintln(f.IO.ErrOut)
-	}
-	if err := printPlanDone(f, opts, plan, done); err != nil {
+	cfg, err := f.Config()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "reset %d bucket(s)\n", len(done))
+	states, err := st.InspectWith(ctx, opts.Keys, resolve, cfg.CustomLayouts())
+	if err != nil {
+		return err
+	}
+	return r.keysRun(ctx, states)
+}
+
+// resetter carries one reset command's plan and tallies.
+type resetter struct {
+	f         *Factory
+	st        *bucket.Store
+	opts      *ResetOptions
+	setTokens bool
+	tally     resetTally
+}
+
+// op is the reset of one bucket, or ok=false for a key that is not a bucket or needs nothing.
+func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
+	v := ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
+	if s.Problem != "" {
+		return bucket.ResetOp{}, v, false, nil
+	}
+	if s.HasSpec() || s.Exists {
+		before := displayTokens(s)
+		v.TokensBefore = &before
+	}
+	after := s.Spec.Capacity
+	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}}
+	if r.setTokens {
+		after = r.opts.Tokens
+		v.Action = fmt.Sprintf("set %s tokens", fmtNum(after))
+		if !s.Exists {
+			v.Action = fmt.Sprintf("create with %s tokens", fmtNum(after))
+		}
+		if err := op.Validate(); err != nil {
+			if errors.Is(err, bucket.ErrNoSpec) {
+				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", safe(fmt.Sprintf("%q", s.Key)))
+			}
+			return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
+		}
+	} else if !s.Exists {
+		v.Action = "none (no key: already full)"
+		return op, v, false, nil
+	}
+	if r.setTokens || s.HasSpec() {
+		v.TokensAfter = &after
+	}
+	return op, v, true, nil
+}
+
+// keysRun resets buckets named on the command line.
+func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
+	f, opts := r.f, r.opts
+	var plan []ResetView
+	var ops []bucket.ResetOp
+	for _, s := range states {
+		op, v, ok, err := r.op(s)
+		if err != nil {
+			return err
+		}
+		if s.Problem != "" {
+			continue
+		}
+		plan = append(plan, v)
+		if ok {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		if len(plan) == 0 {
+			// Only keys that are not buckets: each reported once, on its own line.
+			return problemsErr(f, states)
+		}
+		if err := r.printPlan(plan); err != nil {
+			return err
+		}
+		fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
+		return problemsErr(f, states)
+	}
+	if opts.DryRun {
+		if err := r.printPlan(plan); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset on %s; nothing changed\n", len(ops), serverName(f))
+		return problemsErr(f, states)
+	}
+	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
+		return err
+	}
+	out, err := r.st.ResetMany(ctx, ops)
+	if out == nil {
+		return fmt.Errorf("reset: %w (nothing changed)", err)
+	}
+	if err != nil && !anyDone(out) {
+		return err
+	}
+	byKey := map[string]bucket.ResetOutcome{}
+	for i, op := range ops {
+		byKey[op.Key] = out[i]
+		r.tally.add(op, out[i])
+	}
+	for i := range plan {
+		if o, ok := byKey[plan[i].Key]; ok {
+			plan[i].Done = o == bucket.ResetDone || o == bucket.ResetCreated
+			plan[i].Outcome = outcomeName(o)
+		}
+	}
+	if perr := r.printPlan(plan); perr != nil {
+		return perr
+	}
+	r.tally.report(f.IO)
+	if err != nil {
+		return err
+	}
 	return problemsErr(f, states)
 }
 
-func printPlanDone(f *Factory, opts *ResetOptions, plan []ResetView, done map[string]bool) error {
-	for i := range plan {
-		plan[i].Done = done[plan[i].Key]
+// confirm asks on a terminal, or needs --yes.
+func (r *resetter) confirm(n int, preview func()) error {
+	f := r.f
+	if r.opts.Yes {
+		return nil
 	}
-	return printPlan(f, opts, plan)
+	if !f.IO.CanPrompt() {
+		return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", n)
+	}
+	preview()
+	answer, err := f.IO.Prompt(fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverName(f)))
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(answer); a != "y" && a != "yes" {
+		fmt.Fprintln(f.IO.ErrOut, "cancelled: nothing changed")
+		return &SilentError{Code: ExitError}
+	}
+	return nil
 }
 
-func printPlan(f *Factory, opts *ResetOptions, plan []ResetView) error {
-	if opts.Output != FormatTable {
-		return writeData(f.IO.Out, opts.Output, plan)
+func (r *resetter) printPlan(plan []ResetView) error {
+	if r.opts.Output != FormatTable {
+		if r.opts.Output == FormatJSONL {
+			s := newRecordStream(r.f.IO, FormatJSONL)
+			for _, v := range plan {
+				_ = s.add(v)
+			}
+			return s.close()
+		}
+		return writeData(r.f.IO.Out, r.opts.Output, plan)
 	}
-	t := newTable(f.IO, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	return r.printPlanTo(r.f.IO.Out, plan)
+}
+
+func (r *resetter) printPlanTo(w io.Writer, plan []ResetView) error {
+	io := *r.f.IO
+	io.Out = w
+	t := newRecordStream(&io, FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	for _, v := range plan {
+		_ = t.add(nil, resetRow(v)...)
+	}
+	return t.close()
+}
+
+func resetRow(v ResetView) []string {
 	num := func(p *float64) string {
 		if p == nil {
 			return "?"
 		}
 		return fmtNum(*p)
 	}
-	for _, v := range plan {
-		action := v.Action
-		if v.Done {
-			action += " ✓"
-		}
-		t.add(v.Key, v.Layout, num(v.TokensBefore), action, num(v.TokensAfter))
+	action := v.Action
+	switch {
+	case v.Done:
+		action += " ✓"
+	case v.Outcome != "" && v.Outcome != "reset":
+		action += ": " + v.Outcome
 	}
-	return t.render()
+	return []string{safe(v.Key), v.Layout, num(v.TokensBefore), action, num(v.TokensAfter)}
 }
+
+func anyDone(out []bucket.ResetOutcome) bool {
+	for _, o := range out {
+		if o != bucket.ResetFailed {
+			return true
+		}
+	}
+	return false
+}
+
+func outcomeName(o bucket.ResetOutcome) string {
+	switch o {
+	case bucket.ResetDone:
+		return "reset"
+	case bucket.ResetCreated:
+		return "created"
+	case bucket.ResetMissing:
+		return "no key"
+	case bucket.ResetChanged:
+		return "changed"
+	}
+	return "failed"
+}
+
+// serverName names the Redis a command acts on, for prompts and summaries.
+func serverName(f *Factory) string {
+	o, err := f.Conn()
+	if err != nil {
+		return "Redis"
+	}
+	name := o.Addr()
+	if o.Context != "" {
+		name += " (context " + o.Context + ")"
+	}
+	return name
+}
+
+func fmtCount(n int) string { return tui.FormatCount(int64(n)) }

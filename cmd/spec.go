@@ -111,10 +111,10 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var keys []string
-		_ = st.Scan(ctx, globEscape(prefix)+"*", 200, nil, func(page []string) error {
+		_ = st.ScanKeys(ctx, globEscape(prefix)+"*", 200, func(page []string) error {
 			keys = append(keys, page...)
 			if len(keys) >= 200 {
-				return context.Canceled
+				return bucket.ErrStop
 			}
 			return nil
 		})

@@ -14,14 +14,15 @@ import (
 // SETUSER arguments. On a Cluster both also need +cluster|slots and +command.
 const (
 	// aclReadOnly: inspect, list, check, watch, top, reset --dry-run. PING checks the
-	// connection; TYPE, PTTL, HGETALL, GET and TIME are inspect's pipeline; SCAN lists;
-	// EVALSHA_RO/EVAL_RO run check's read-only script, which calls HMGET, EXISTS and TIME.
+	// connection; SCAN lists; EVALSHA_RO/EVAL_RO run the read script (TYPE, PTTL, HLEN,
+	// HGETALL, STRLEN, GET) with TIME beside it, and check's read-only script (HMGET,
+	// EXISTS, TIME).
 	// %R~* allows reading every key and writing none.
-	aclReadOnly = "on resetchannels %R~* -@all +ping +type +pttl +hgetall +get +time +scan +evalsha_ro +eval_ro +hmget +exists"
+	aclReadOnly = "on resetchannels %R~* -@all +ping +type +pttl +hgetall +get +time +scan +evalsha_ro +eval_ro +hmget +exists +hlen +strlen"
 	// aclRunbook adds what consume, reset and script load send (EVALSHA, EVAL on
 	// NOSCRIPT, SCRIPT LOAD) and what their scripts call (DEL, HSET, SET, PEXPIRE), with
 	// write access to the keys.
-	aclRunbook = "on resetchannels ~* -@all +ping +type +pttl +hgetall +get +time +scan +evalsha_ro +eval_ro +hmget +exists " +
+	aclRunbook = "on resetchannels ~* -@all +ping +type +pttl +hgetall +get +time +scan +evalsha_ro +eval_ro +hmget +exists +hlen +strlen " +
 		"+evalsha +eval +script|load +del +hset +set +pexpire"
 )
 

@@ -19,6 +19,7 @@ type TopOptions struct {
 	Interval time.Duration
 	Duration time.Duration
 	PageSize int
+	Budget   int
 	Spec     SpecFlags
 }
 
@@ -39,8 +40,13 @@ bucket's detail (the watch view), esc goes back; r resets the selected bucket (d
 keys, so it reads as full) after a y/n confirmation; ? shows every key and the Redis cost of
 a refresh; q quits.
 
-Each refresh reads only: SCAN (COUNT --page-size) on every master, then TYPE, PTTL and the
-fields of --page-size buckets per pipelined round trip. A refresh never starts while the last
+Its Redis cost is bounded by --budget (commands per second, default 10,000) whatever the
+keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined
+round trip), then goes on scanning where the last refresh stopped (SCAN, COUNT --page-size,
+and one read command per key) until the refresh's share of the budget is spent. It keeps the
+200 emptiest, the 200 most denied and the first 200 by name of all it has seen, and the
+header says how much of the keyspace it has covered ("scanned 340k of ~1.3M keys"); after a
+whole pass it starts another. A refresh never starts while the last
 one is in flight; when one takes longer than --interval the header says so. When Redis is
 unreachable a banner names the address and the cause, the last data stays on screen, and
 the dashboard recovers by itself.
@@ -56,6 +62,8 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 				return usagef("--interval %s: must be at least 50ms", opts.Interval)
 			case opts.PageSize < 1:
 				return usagef("--page-size %d: must be at least 1", opts.PageSize)
+			case opts.Budget < 100:
+				return usagef("--budget %d: must be at least 100 commands per second", opts.Budget)
 			case opts.Duration < 0:
 				return usagef("--duration %s: must be >= 0 (0 = until stopped)", opts.Duration)
 			}
@@ -69,7 +77,8 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes")
 	fl.DurationVar(&opts.Duration, "duration", 0, "quit after this long (0 = until q)")
-	fl.IntVar(&opts.PageSize, "page-size", 1000, "SCAN COUNT, and buckets read per pipelined round trip")
+	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
+	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
 	opts.Spec.register(cmd, f, false)
 	return cmd
 }
@@ -85,7 +94,7 @@ func topRun(cmd *cobra.Command, f *Factory, opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, f.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Resolve: d.resolve, Suffixes: d.suffixes, Addr: d.addr}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Resolve: d.resolve, Custom: d.custom, Addr: d.addr}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -94,12 +103,14 @@ type TopParams struct {
 	Match string
 	// Interval is the time between refreshes (default 1 s).
 	Interval time.Duration
-	// PageSize is the SCAN COUNT and the buckets read per pipeline (default 1000).
+	// PageSize is the SCAN COUNT and the buckets read per pipeline (default 200).
 	PageSize int
+	// Budget is the most Redis commands per second (default 10,000).
+	Budget int
 	// Resolve gives each key's layout and spec (nil: detect the layout, spec from the bucket).
 	Resolve bucket.Resolver
-	// Suffixes are the time-key suffixes of two-key layouts (default: the presets').
-	Suffixes []string
+	// Custom are the config file's layouts (their two-key buckets are found too).
+	Custom []bucket.Layout
 	// Addr names the server in the banner when Redis is unreachable.
 	Addr string
 }
@@ -131,65 +142,62 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 	return tui.NewStyles(r)
 }
 
-// TopSource is the Redis side of top: SCAN on every master, then pipelined reads of the
-// matching buckets, PageSize per round trip, with the cost counted by a go-redis hook.
+// TopSource is the Redis side of top: a bucket.Watchlist, which spends a budget of commands
+// per refresh (re-reading the buckets it keeps, then scanning on where it stopped) and keeps
+// the emptiest, most denied and first-named buckets, whatever the keyspace's size.
 type TopSource struct {
-	st       *bucket.Store
-	match    string
-	page     int
-	resolve  bucket.Resolver
-	suffixes []string
+	st   *bucket.Store
+	opts bucket.WatchOptions
+	wl   *bucket.Watchlist
 }
 
 // NewTopSource returns the source of the top dashboard over st.
 func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
-	if p.PageSize <= 0 {
-		p.PageSize = 1000
-	}
 	if p.Match == "" {
 		p.Match = "*"
 	}
+	if p.Interval <= 0 {
+		p.Interval = time.Second
+	}
+	if p.Budget <= 0 {
+		p.Budget = defaultTopBudget
+	}
 	countCost(st.Redis())
-	return &TopSource{st: st, match: p.Match, page: p.PageSize, resolve: p.Resolve, suffixes: p.Suffixes}
+	budget := int64(float64(p.Budget) * p.Interval.Seconds())
+	return &TopSource{st: st, opts: bucket.WatchOptions{Budget: max(budget, 50),
+		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
-// Fetch reads every matching bucket once.
+// defaultTopBudget is top's default Redis budget, in commands per second: about 4% of one
+// core of a Redis server, so other clients barely notice (see scripts/bench/scale.sh).
+const defaultTopBudget = 10000
+
+// Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	c := &costCounter{}
 	ctx = withCostCounter(ctx, c)
 	start := time.Now()
-	var states, page []bucket.State
-	var pending []string
-	pipelines := 0
-	inspect := func(keys []string) error {
-		var err error
-		if page, err = s.st.Inspect(ctx, keys, s.resolve); err != nil {
-			return err
+	if s.wl == nil {
+		wl, err := s.st.NewWatchlist(ctx, s.opts)
+		if err != nil {
+			return tui.TopSnapshot{}, err
 		}
-		pipelines++
-		states = append(states, page...)
-		return nil
+		s.wl = wl
 	}
-	err := s.st.Scan(ctx, s.match, int64(s.page), s.suffixes, func(keys []string) error {
-		pending = append(pending, keys...)
-		for len(pending) >= s.page {
-			if err := inspect(pending[:s.page]); err != nil {
-				return err
-			}
-			pending = pending[s.page:]
-		}
-		return nil
-	})
-	if err == nil && len(pending) > 0 {
-		err = inspect(pending)
-	}
+	res, err := s.wl.Refresh(ctx)
 	if err != nil {
 		return tui.TopSnapshot{}, err
 	}
 	cost := c.cost()
-	cost.Detail = fmt.Sprintf("%s, %s of up to %d buckets", tui.Plural(int(c.scans.Load()), "SCAN page"),
-		tui.Plural(pipelines, "read pipeline"), s.page)
-	return tui.TopSnapshot{States: states, Cost: cost, Took: time.Since(start)}, nil
+	cover := fmt.Sprintf("scanned %s keys", tui.FormatCount(res.Scanned))
+	if res.DBSize > 0 {
+		cover = fmt.Sprintf("scanned %s of ~%s keys", tui.FormatCount(res.Scanned), tui.FormatCount(res.DBSize))
+	}
+	if res.Passes > 0 {
+		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
+	}
+	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
+	return tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start)}, nil
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the

@@ -128,10 +128,10 @@ func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 
 // live are what the live views need: how to read each key, the store and its address.
 type live struct {
-	resolve  bucket.Resolver
-	suffixes []string
-	store    *bucket.Store
-	addr     string
+	resolve bucket.Resolver
+	custom  []bucket.Layout
+	store   *bucket.Store
+	addr    string
 }
 
 // liveDeps resolves the flags and config, then connects.
@@ -145,7 +145,7 @@ func (f *Factory) liveDeps(ctx context.Context, cmd *cobra.Command, spec *SpecFl
 	if err != nil {
 		return d, err
 	}
-	d.suffixes = bucket.TimeSuffixes(cfg.CustomLayouts())
+	d.custom = cfg.CustomLayouts()
 	if d.store, err = f.Store(ctx); err != nil {
 		return d, err
 	}

@@ -1,61 +1,122 @@
--- bucketctl reset: set a bucket of any layout to N tokens, or delete it, atomically.
--- It refuses (error reply, nothing written) when a key holds another Redis type.
+-- bucketctl reset: compare-and-delete or compare-and-set one bucket of any layout.
+-- The keys are changed only if they still have the whole shape of a bucket of the planned
+-- layout, checked in this same script (bucket/shape.go states the rule): a key that holds
+-- anything else now, such as application data written since the bucket was listed, is left
+-- exactly as it is and reported (-1).
 --
--- KEYS[1]  the bucket key (the tokens key for a strings layout)
--- KEYS[2]  strings layouts only: the time key
--- ARGV[1]  "set" or "delete"
+-- KEYS[1]  the bucket key (the tokens key of a two-key layout); KEYS[2] its time key
+-- ARGV[1]  "delete" or "set"
 -- ARGV[2]  layout type: "hash" or "strings"
 -- ARGV[3]  tokens field, ARGV[4] time field (hash layouts)
--- ARGV[5]  tokens to write (string)
--- ARGV[6]  time unit: "s", "ms" or "us"; ARGV[7] "1" when the time is written as a float
--- ARGV[8]  TTL in milliseconds to set, or "" to keep the key's TTL (or lack of one)
--- ARGV[9]  now in microseconds, or "" for Redis TIME
--- ARGV[10..] extra field/value pairs to write (hash layouts: the native spec)
--- Reply: the number of keys written or deleted.
+-- ARGV[5]  the layout's other required fields, comma-separated ("capacity,rate" or "")
+-- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
+-- ARGV[7]  tokens to write (string)
+-- ARGV[8]  time unit: "s", "ms" or "us"; ARGV[9] "1" when the time is written as a float
+-- ARGV[10] TTL in milliseconds to set, or "" to keep the key's TTL
+-- ARGV[11] now in microseconds, or "" for Redis TIME
+-- ARGV[12..] field/value pairs to write when the bucket is created (the native spec)
+-- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
+--        -1 not a bucket of that layout (left untouched)
 
-local want = ARGV[2]
+local function num(v)
+  if type(v) ~= 'string' or #v == 0 or #v > 64 or string.find(v, '[^0-9eE%.%+%-]') then return nil end
+  local n = tonumber(v)
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
+  return n
+end
+
+local function split(s)
+  local out = {}
+  for f in string.gmatch(s, '[^,]+') do out[#out + 1] = f end
+  return out
+end
+
+local hash = ARGV[2] == 'hash'
+local types = {}
+local missing = true
 for i = 1, #KEYS do
-  local t = redis.call('TYPE', KEYS[i])['ok']
-  if t ~= 'none' and t ~= (want == 'hash' and 'hash' or 'string') then
-    return redis.error_reply('WRONGTYPE bucketctl: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. ' bucket')
+  types[i] = redis.call('TYPE', KEYS[i])['ok']
+  if types[i] ~= 'none' then missing = false end
+end
+
+-- The stored time, when the keys are a bucket of the layout; false when they are not.
+local function stored_time()
+  if hash then
+    if types[1] ~= 'hash' or redis.call('HLEN', KEYS[1]) > 6 then return false end
+    local flat = redis.call('HGETALL', KEYS[1])
+    local got = {}
+    for i = 1, #flat, 2 do
+      if num(flat[i + 1]) == nil then return false end
+      got[flat[i]] = flat[i + 1]
+    end
+    local t = got[ARGV[4]]
+    local required = split(ARGV[5])
+    required[#required + 1] = ARGV[3]
+    required[#required + 1] = ARGV[4]
+    for _, f in ipairs(required) do
+      if got[f] == nil then return false end
+      got[f] = nil
+    end
+    for _, f in ipairs(split(ARGV[6])) do got[f] = nil end
+    if next(got) ~= nil then return false end
+    return num(t)
   end
+  local t
+  for i = 1, #KEYS do
+    if types[i] ~= 'string' or redis.call('STRLEN', KEYS[i]) > 64 then return false end
+    local v = num(redis.call('GET', KEYS[i]))
+    if v == nil then return false end
+    t = v
+  end
+  return t
+end
+
+local stored = false
+if not missing then
+  stored = stored_time()
+  if stored == false then return -1 end
 end
 
 if ARGV[1] == 'delete' then
-  return redis.call('DEL', unpack(KEYS))
+  if missing then return 0 end
+  redis.call('DEL', unpack(KEYS))
+  return 1
 end
 
 local now
-if ARGV[9] ~= nil and ARGV[9] ~= '' then
-  now = tonumber(ARGV[9])
+if ARGV[11] ~= '' then
+  now = tonumber(ARGV[11])
 else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local per = { s = 1000000, ms = 1000, us = 1 }
-local div = per[ARGV[6]]
-if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[6])) end
+local div = per[ARGV[8]]
+if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
+-- Time never moves backwards: a bucket written by a client whose clock runs ahead keeps
+-- its later time, which the application's max(now, ts) would keep too.
+local t = now / div
+if ARGV[9] ~= '1' then t = math.floor(t) end
+if stored and stored > t then t = stored end
 local ts
-if ARGV[7] == '1' then
-  ts = string.format('%.6f', now / div)
-  if div == 1 then ts = string.format('%d', now) end
-else
-  ts = string.format('%d', math.floor(now / div))
-end
+if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = string.format('%d', t) end
 
-local ttl = ARGV[8]
-if want == 'hash' then
-  local args = { ARGV[3], ARGV[5], ARGV[4], ts }
-  for i = 10, #ARGV do args[#args + 1] = ARGV[i] end
+local ttl = ARGV[10]
+if hash then
+  local args = { ARGV[3], ARGV[7], ARGV[4], ts }
+  if missing then
+    for i = 12, #ARGV do args[#args + 1] = ARGV[i] end
+  end
   redis.call('HSET', KEYS[1], unpack(args))
   if ttl ~= '' then redis.call('PEXPIRE', KEYS[1], ttl) end
-  return 1
-end
-for i, v in ipairs({ ARGV[5], ts }) do
-  if ttl ~= '' then
-    redis.call('SET', KEYS[i], v, 'PX', ttl)
-  else
-    redis.call('SET', KEYS[i], v, 'KEEPTTL')
+else
+  for i, v in ipairs({ ARGV[7], ts }) do
+    if ttl ~= '' then
+      redis.call('SET', KEYS[i], v, 'PX', ttl)
+    else
+      redis.call('SET', KEYS[i], v, 'KEEPTTL')
+    end
   end
 end
-return 2
+if missing then return 2 end
+return 1

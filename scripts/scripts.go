@@ -20,3 +20,9 @@ var MultiBucket string
 //
 //go:embed reset.lua
 var Reset string
+
+// Read returns what one key holds (type, TTL, and its contents when they can be a bucket's)
+// in one command, writing nothing. See the header of read.lua.
+//
+//go:embed read.lua
+var Read string

@@ -101,7 +101,10 @@ func FormatTTL(d time.Duration) string {
 // still shown is, then the cause on a line of its own so a narrow terminal keeps both.
 func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
-	if bucket.IsUnreachable(err) {
+	switch {
+	case bucket.IsTimeout(err):
+		what = "Redis slow (no answer in time)"
+	case bucket.IsUnreachable(err):
 		what = "Redis unreachable"
 	}
 	if addr != "" {

@@ -1,0 +1,218 @@
+package bucket
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// maxTime is the latest stored time taken as one (year 5138 in microseconds): a larger one
+// would overflow the arithmetic and is shown as corrupt.
+const maxTime = 1e17
+
+// classify turns the raw read of key into its State, applying the safety rule (shape.go).
+// A zero State (empty Key) means "drop": a scanned key that vanished since SCAN returned it,
+// or a scanned time key, which belongs to its bucket.
+func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
+	st := State{Key: key, Now: now, Type: r.typ, Exists: r.typ != "none", TTL: pttl(r.pttl)}
+	switch r.typ {
+	case "none":
+		if scanned {
+			return State{}
+		}
+		l := NativeLayout
+		if t.Layout != nil {
+			l = *t.Layout
+		}
+		st.Layout, st.Spec, st.SpecSource = l, t.Spec, t.Source
+		// A missing bucket starts full in every layout.
+		st.Stored = Level{Tokens: t.Spec.Capacity, TS: now}
+		st.Tokens = t.Spec.Capacity
+		return st
+	case "hash":
+		return classifyHash(st, t, r)
+	case "string":
+		return classifyString(st, t, r, scanned)
+	}
+	st.Problem = notBucket("holds a %s", r.typ)
+	return st
+}
+
+func pttl(ms int64) time.Duration {
+	if ms < 0 {
+		return time.Duration(ms) // -1 no TTL, -2 no key
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func classifyHash(st State, t Target, r *keyRead) State {
+	flat, ok := r.payload.([]interface{})
+	if !ok {
+		st.Problem = notBucket("a hash of %d fields", r.size)
+		return st
+	}
+	fields := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		fields[k] = v
+	}
+	var layout Layout
+	if t.Layout != nil {
+		layout = *t.Layout
+		if layout.Type != Hash {
+			st.Problem = notBucket("a hash, but layout %s keeps a bucket in two strings", layout.Name)
+			return st
+		}
+		if fits, why := layout.hashFits(fields); !fits {
+			st.Problem = notBucket("a hash that %s, not a %s bucket (%s)", why, layout.Name, fieldNames(fields))
+			return st
+		}
+	} else {
+		l, found := DetectHash(fields)
+		if !found {
+			st.Problem = notBucket("a hash with %s", fieldNames(fields))
+			return st
+		}
+		layout, st.Detected = l, true
+	}
+	st.Layout = layout
+	st.Spec, st.SpecSource = t.Spec, t.Source
+	tokens, _ := ParseNumber(fields[layout.TokensField])
+	if layout.Native {
+		c, _ := ParseNumber(fields["capacity"])
+		rt, _ := ParseNumber(fields["rate"])
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"capacity", c}, {"rate", rt}} {
+			if p := corruptValue(f.name, f.v, false); p != "" || f.v == 0 {
+				if p == "" {
+					p = fmt.Sprintf("corrupt: %s is 0", f.name)
+				}
+				st.Problem = p
+				return st
+			}
+		}
+		if st.Spec.IsZero() {
+			st.Spec, st.SpecSource = Spec{Capacity: c, Rate: rt}, "bucket"
+		}
+		a, _ := ParseNumber(fields["allowed"])
+		d, _ := ParseNumber(fields["denied"])
+		st.Allowed, st.Denied = counter(a), counter(d)
+	}
+	return withLevel(st, fields[layout.TokensField], tokens, fields[layout.TimeField])
+}
+
+func counter(v float64) int64 {
+	if v < 0 || v > math.MaxInt64/2 || math.IsNaN(v) {
+		return 0
+	}
+	return int64(v)
+}
+
+// withLevel fills the stored level and the level refilled to now, or a Problem when a
+// stored value is corrupt.
+func withLevel(st State, tokensStr string, tokens float64, timeStr string) State {
+	if p := corruptValue("tokens", tokens, false); p != "" {
+		st.Problem = p
+		return st
+	}
+	ts, err := st.Layout.ParseTime(timeStr)
+	if err != nil || ts < 0 || ts > maxTime {
+		st.Problem = fmt.Sprintf("corrupt: time %s is not a time", timeStr)
+		return st
+	}
+	st.Stored = Level{Tokens: tokens, TS: ts}
+	if st.HasSpec() {
+		st.Tokens = st.Spec.At(st.Stored, st.Layout.Quantize(st.Now)).Tokens
+	} else {
+		st.Tokens = st.Stored.Tokens
+	}
+	_ = tokensStr
+	return st
+}
+
+func classifyString(st State, t Target, r *keyRead, scanned bool) State {
+	v, ok := r.payload.(string)
+	if !ok {
+		st.Problem = notBucket("a string of %d bytes", r.size)
+		return st
+	}
+	tokens, isNum := ParseNumber(v)
+	if !isNum {
+		st.Problem = notBucket("a string that is not a number")
+		return st
+	}
+	if t.Layout != nil && t.Layout.Type != Strings {
+		st.Problem = notBucket("a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
+		return st
+	}
+	for i, p := range r.pairs {
+		pv := r.pairVals[i]
+		if pv == nil {
+			continue
+		}
+		if _, ok := ParseNumber(*pv); !ok {
+			continue
+		}
+		if p.isMain {
+			// The time key of a two-key bucket: part of that bucket, never one on its own.
+			if scanned {
+				return State{}
+			}
+			st.Problem = notBucket("the time key of %s bucket %q (name that key)", p.layout.Name, p.key)
+			return st
+		}
+		st.Layout = *p.layout
+		st.Detected = t.Layout == nil
+		st.Spec, st.SpecSource = t.Spec, t.Source
+		return withLevel(st, v, tokens, *pv)
+	}
+	if t.Layout != nil {
+		st.Problem = notBucket("a number without the time key %s%s of layout %s", st.Key, t.Layout.TimeSuffix, t.Layout.Name)
+		return st
+	}
+	st.Problem = notBucket("a number with no time key beside it (a counter?)")
+	return st
+}
+
+func fieldNames(m map[string]string) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "no fields"
+	}
+	return "fields " + strings.Join(names, ", ")
+}
+
+// ClassifyHash is the read path's verdict on a hash holding fields (as the read script
+// returns it), without Redis: for tests and fuzzing of stored values.
+func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Target) State {
+	flat := make([]interface{}, 0, 2*len(fields))
+	for k, v := range fields {
+		flat = append(flat, k, v)
+	}
+	r := keyRead{typ: "hash", pttl: pttlMS, size: int64(len(fields)), payload: flat}
+	if len(fields) > MaxBucketFields {
+		r.payload = nil
+	}
+	return classify(key, t, &r, now, false)
+}
+
+// ClassifyTwoKey is the read path's verdict on a string key holding value whose time key (of
+// the webman layout) holds timeValue, without Redis: for tests and fuzzing.
+func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) State {
+	l := Presets["webman"]
+	r := keyRead{typ: "string", pttl: pttlMS, size: int64(len(value)), payload: value,
+		pairs: []pairKey{{key: key + l.TimeSuffix, layout: &l}}, pairVals: []*string{&timeValue}}
+	if len(value) > MaxNumberLen {
+		r.payload = nil
+	}
+	return classify(key, t, &r, now, false)
+}

@@ -1,0 +1,316 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/scripts"
+)
+
+// The page read: one pipelined round trip reads a page of keys, one EVALSHA_RO of the read
+// script per key (type, TTL and, when they can be a bucket's, the contents), plus the
+// server's TIME. A Cluster's two-key buckets whose keys are in different slots take a second
+// round trip, for the numeric strings only.
+
+var readScript = redis.NewScript(scripts.Read)
+
+// pipeliner is a client that pipelines: a master's *redis.Client during a scan, or the
+// Store's client for keys given by name.
+type pipeliner interface {
+	Pipeline() redis.Pipeliner
+}
+
+// ReadCost counts what reads sent, for the figures scan and top report.
+type ReadCost struct {
+	Commands   int64
+	RoundTrips int64
+}
+
+// readOpts say how to read and classify a batch of keys.
+type readOpts struct {
+	resolve Resolver
+	// pairLayouts are the two-key layouts a key may belong to (see TwoKeyLayouts).
+	pairLayouts []Layout
+	// scanned: keys come from SCAN. A key that vanished since is dropped, and so is the time
+	// key of a two-key bucket (it belongs to its bucket, which SCAN returns too).
+	scanned bool
+	cluster bool
+}
+
+// keyRead is the raw reply for one key.
+type keyRead struct {
+	typ     string
+	pttl    int64
+	size    int64
+	payload interface{}
+	// pairs are the keys that may pair with it (see pairKeys); pairVals[i] is the value of
+	// pairs[i], nil when that key is not a short string.
+	pairs    []pairKey
+	pairVals []*string
+}
+
+// pairKey is a key that may form a two-key bucket with the key read: its companion time key
+// in layout, or (isMain) the main key of the bucket whose time key the key read is.
+type pairKey struct {
+	key    string
+	layout *Layout
+	isMain bool
+}
+
+// pairKeys are the keys that may form a two-key bucket with key.
+func pairKeys(key string, t Target, layouts []Layout) []pairKey {
+	if t.Layout != nil {
+		if t.Layout.Type != Strings {
+			return nil
+		}
+		layouts = []Layout{*t.Layout}
+	}
+	out := make([]pairKey, 0, len(layouts))
+	for i := range layouts {
+		l := &layouts[i]
+		if sfx := l.TimeSuffix; strings.HasSuffix(key, sfx) && len(key) > len(sfx) {
+			out = append(out, pairKey{key: strings.TrimSuffix(key, sfx), layout: l, isMain: true})
+		} else {
+			out = append(out, pairKey{key: key + sfx, layout: l})
+		}
+	}
+	return out
+}
+
+// readKeys reads keys with c in one pipelined round trip (two in the Cluster case above) and
+// classifies each. States come back in the order of keys, less the dropped ones (readOpts).
+func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) ([]State, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	targets := make([]Target, len(keys))
+	reads := make([]keyRead, len(keys))
+	pairs := make([][]pairKey, len(keys))
+	for i, k := range keys {
+		if o.resolve != nil {
+			targets[i] = o.resolve(k)
+		}
+		pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
+	}
+	now, err := s.readPipeline(ctx, c, keys, pairs, reads, o.cluster)
+	if err != nil {
+		return nil, err
+	}
+	if o.cluster {
+		if err := s.readCrossSlot(ctx, keys, pairs, reads); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]State, 0, len(keys))
+	for i, k := range keys {
+		st := classify(k, targets[i], &reads[i], now, o.scanned)
+		if st.Key == "" {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// readPipeline sends the read script for every key and TIME, and fills reads. A server that
+// has not loaded the script gets it once; a server without EVALSHA_RO (Redis < 7) gets
+// EVALSHA (the script writes nothing either way).
+func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pairs [][]pairKey, reads []keyRead, cluster bool) (int64, error) {
+	mode := s.readMode.Load()
+	for attempt := 0; ; attempt++ {
+		pipe := c.Pipeline()
+		timeCmd := pipe.Time(ctx)
+		cmds := make([]*redis.Cmd, len(keys))
+		for i, k := range keys {
+			ks := make([]string, 1, 1+len(pairs[i]))
+			ks[0] = k
+			for _, p := range pairs[i] {
+				if !cluster || Slot(p.key) == Slot(k) {
+					ks = append(ks, p.key)
+				}
+			}
+			cmds[i] = evalRead(ctx, pipe, mode, ks)
+		}
+		_, err := pipe.Exec(ctx)
+		s.countRead(int64(len(keys)+1), 1)
+		if err != nil && !isPerCommand(err) {
+			s.networkErr(err)
+			return 0, err
+		}
+		retry := false
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				switch {
+				case redis.HasErrorPrefix(err, "NOSCRIPT") && attempt < 2:
+					retry = true
+				case isUnknownCommand(err) && mode == readRO && attempt < 2:
+					mode, retry = readRW, true
+				default:
+					return 0, fmt.Errorf("read: %w", err)
+				}
+				break
+			}
+		}
+		if retry {
+			if cl, ok := c.(redis.Scripter); ok && mode != readEval {
+				if err := cl.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
+					mode = readEvalFor(mode) // no SCRIPT permission: send the source
+				}
+			}
+			s.readMode.Store(mode)
+			continue
+		}
+		now := time.Now().UnixMicro()
+		if t, err := timeCmd.Result(); err == nil {
+			now = t.UnixMicro()
+		}
+		if s.now != nil {
+			now = s.now().UnixMicro()
+		}
+		for i, cmd := range cmds {
+			if err := parseRead(cmd, pairs[i], keys[i], cluster, &reads[i]); err != nil {
+				return 0, err
+			}
+		}
+		return now, nil
+	}
+}
+
+// Read modes: EVALSHA_RO, EVALSHA (servers before Redis 7), and the same two with the
+// script's source (EVAL_RO, EVAL) for users allowed no SCRIPT LOAD.
+const (
+	readRO int32 = iota
+	readRW
+	readEval
+	readEvalRW
+)
+
+func readEvalFor(mode int32) int32 {
+	if mode == readRW {
+		return readEvalRW
+	}
+	return readEval
+}
+
+func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
+	switch mode {
+	case readRW:
+		return pipe.EvalSha(ctx, readScript.Hash(), keys, MaxBucketFields, MaxNumberLen)
+	case readEval:
+		return pipe.EvalRO(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
+	case readEvalRW:
+		return pipe.Eval(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
+	}
+	return pipe.EvalShaRO(ctx, readScript.Hash(), keys, MaxBucketFields, MaxNumberLen)
+}
+
+func (s *Store) countRead(commands, roundTrips int64) {
+	atomic.AddInt64(&s.readCost.Commands, commands)
+	atomic.AddInt64(&s.readCost.RoundTrips, roundTrips)
+}
+
+// ReadCost returns the commands and round trips reads have sent so far.
+func (s *Store) ReadCost() ReadCost {
+	return ReadCost{Commands: atomic.LoadInt64(&s.readCost.Commands), RoundTrips: atomic.LoadInt64(&s.readCost.RoundTrips)}
+}
+
+func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *keyRead) error {
+	v, err := cmd.Slice()
+	if err != nil || len(v) < 4 {
+		return fmt.Errorf("read %q: unexpected reply %v (%v)", key, v, err)
+	}
+	r.typ, _ = v[0].(string)
+	r.pttl, _ = v[1].(int64)
+	r.size, _ = v[2].(int64)
+	r.payload = v[3]
+	r.pairs = pairs
+	r.pairVals = make([]*string, len(pairs))
+	j := 4
+	for i, p := range pairs {
+		if cluster && Slot(p.key) != Slot(key) {
+			continue // read in the second round trip
+		}
+		if j < len(v) {
+			if s, ok := v[j].(string); ok {
+				r.pairVals[i] = &s
+			}
+		}
+		j++
+	}
+	return nil
+}
+
+// readCrossSlot reads, in one more pipelined round trip, the pair keys that are in another
+// Cluster slot than their key, for keys holding a number only (a hash or any other string
+// cannot be part of a two-key bucket).
+func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pairKey, reads []keyRead) error {
+	type ref struct {
+		i, j int
+		cmd  *redis.StringCmd
+	}
+	var refs []ref
+	var pipe redis.Pipeliner
+	for i, k := range keys {
+		r := &reads[i]
+		if r.typ != "string" {
+			continue
+		}
+		v, _ := r.payload.(string)
+		if _, ok := ParseNumber(v); !ok {
+			continue
+		}
+		for j, p := range pairs[i] {
+			if Slot(p.key) == Slot(k) {
+				continue
+			}
+			if pipe == nil {
+				pipe = s.rdb.Pipeline()
+			}
+			refs = append(refs, ref{i, j, pipe.Get(ctx, p.key)})
+		}
+	}
+	if pipe == nil {
+		return nil
+	}
+	_, err := pipe.Exec(ctx)
+	s.countRead(int64(len(refs)), 1)
+	if err != nil && !isPerCommand(err) {
+		s.networkErr(err)
+		return err
+	}
+	for _, rf := range refs {
+		if v, err := rf.cmd.Result(); err == nil && len(v) <= MaxNumberLen {
+			reads[rf.i].pairVals[rf.j] = &v
+		}
+	}
+	return nil
+}
+
+// isPerCommand reports whether a pipeline error is a reply error of one command (WRONGTYPE
+// on a guessed read, a missing key) rather than one that fails the whole read.
+func isPerCommand(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return true
+	}
+	var re redis.Error
+	return errors.As(err, &re) && !failsRead(err)
+}
+
+// failsRead recognises the reply errors that fail every command of a read: the server is
+// loading or the cluster is down, the connection is not authenticated, or the ACL refuses
+// a command the read needs (NOPERM: a permission error, returned as such, not a failure to
+// reach the server).
+func failsRead(err error) bool {
+	if redis.IsPermissionError(err) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "CLUSTERDOWN") ||
+		strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS")
+}

@@ -1,0 +1,222 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/scripts"
+)
+
+// ResetTo says what a reset leaves behind.
+type ResetTo struct {
+	// Delete removes the bucket's keys; every layout reads a missing bucket as full.
+	Delete bool
+	// Tokens is the level to write when not deleting.
+	Tokens float64
+}
+
+// ResetOp is one bucket to reset: its key, the layout it was read as, its spec (needed to
+// write tokens: the TTL must cover the refill) and what to leave behind.
+type ResetOp struct {
+	Key    string
+	Layout Layout
+	Spec   Spec
+	To     ResetTo
+}
+
+// ResetOutcome is what a reset did to one bucket.
+type ResetOutcome int
+
+const (
+	// ResetFailed: the op was not applied (see the error).
+	ResetFailed ResetOutcome = iota
+	// ResetDone: the bucket was deleted or written.
+	ResetDone
+	// ResetCreated: --tokens on a missing bucket wrote a whole new one.
+	ResetCreated
+	// ResetMissing: nothing to delete, the bucket had no key (it reads as full).
+	ResetMissing
+	// ResetChanged: the key no longer has the shape of a bucket of the layout it was read
+	// as (application data written since?): left exactly as it is.
+	ResetChanged
+)
+
+func (o ResetOutcome) String() string {
+	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched"}[o]
+}
+
+// ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
+var ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
+
+var resetScript = redis.NewScript(scripts.Reset)
+
+// Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
+// returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
+// layout.
+func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec, to ResetTo) (int64, error) {
+	out, err := s.ResetMany(ctx, []ResetOp{{Key: key, Layout: layout, Spec: spec, To: to}})
+	if err != nil {
+		return 0, err
+	}
+	switch out[0] {
+	case ResetChanged:
+		return 0, fmt.Errorf("%q %w", key, ErrChanged)
+	case ResetMissing:
+		return 0, nil
+	}
+	return int64(len(layout.Keys(key))), nil
+}
+
+// ValidateReset checks an op before anything is sent: writing tokens needs the spec (its TTL
+// covers the refill) and at most capacity tokens.
+func (op ResetOp) Validate() error {
+	if err := op.Layout.Validate(); err != nil {
+		return err
+	}
+	if op.To.Delete {
+		return nil
+	}
+	if !finite(op.To.Tokens) || op.To.Tokens < 0 {
+		return fmt.Errorf("%w: tokens %v: must be a finite number >= 0", ErrInvalid, op.To.Tokens)
+	}
+	if op.Spec.IsZero() {
+		return fmt.Errorf("%w: %q: writing tokens needs the capacity and rate (for the TTL that covers the refill): pass --capacity and --rate or add a rule", ErrNoSpec, op.Key)
+	}
+	if err := op.Spec.Validate(); err != nil {
+		return err
+	}
+	if op.To.Tokens > op.Spec.Capacity {
+		return fmt.Errorf("%w: tokens %v exceeds capacity %v of %q", ErrInvalid, op.To.Tokens, op.Spec.Capacity, op.Key)
+	}
+	return nil
+}
+
+// ResetMany resets buckets in one pipelined round trip, each with one EVALSHA of the reset
+// script, which re-checks the bucket's whole shape before it deletes or writes anything
+// (compare-and-delete, compare-and-set). A key changed into anything but a bucket of its
+// layout since it was read is left as it is (ResetChanged). Errors of single ops are
+// returned joined, with their outcome ResetFailed; a failure of the round trip itself
+// returns (nil, err).
+func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, error) {
+	for _, op := range ops {
+		if err := op.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]ResetOutcome, len(ops))
+	useEval := false
+	for attempt := 0; attempt < 3; attempt++ {
+		pipe := s.rdb.Pipeline()
+		idx := make([]int, 0, len(ops))
+		cmds := make([]*redis.Cmd, 0, len(ops))
+		for i, op := range ops {
+			if out[i] != ResetFailed {
+				continue
+			}
+			keys, args := s.resetArgs(op)
+			if useEval {
+				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset, keys, args...))
+			} else {
+				cmds = append(cmds, pipe.EvalSha(ctx, resetScript.Hash(), keys, args...))
+			}
+			idx = append(idx, i)
+		}
+		if len(cmds) == 0 {
+			return out, nil
+		}
+		_, err := pipe.Exec(ctx)
+		if err != nil && !isPerCommand(err) {
+			s.networkErr(err)
+			return nil, err
+		}
+		noScript := false
+		var errs []error
+		for j, cmd := range cmds {
+			i := idx[j]
+			n, err := cmd.Int64()
+			switch {
+			case err == nil:
+				out[i] = map[int64]ResetOutcome{1: ResetDone, 2: ResetCreated, 0: ResetMissing, -1: ResetChanged}[n]
+			case redis.HasErrorPrefix(err, "NOSCRIPT"):
+				noScript = true
+			default:
+				errs = append(errs, resetErr(ops[i], err))
+			}
+		}
+		if !noScript || len(errs) > 0 {
+			return out, errors.Join(errs...)
+		}
+		if err := s.rdb.ScriptLoad(ctx, scripts.Reset).Err(); err != nil {
+			useEval = true // no SCRIPT LOAD permission: send the source
+		}
+	}
+	return out, fmt.Errorf("reset: the server keeps answering NOSCRIPT")
+}
+
+func resetErr(op ResetOp, err error) error {
+	keys := op.Layout.Keys(op.Key)
+	if len(keys) == 2 && strings.HasPrefix(err.Error(), "CROSSSLOT") {
+		return fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
+			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], op.Layout.TimeSuffix, err)
+	}
+	return scriptErr(op.Key, err)
+}
+
+func (s *Store) resetArgs(op ResetOp) ([]string, []interface{}) {
+	l := op.Layout
+	mode := "set"
+	if op.To.Delete {
+		mode = "delete"
+	}
+	req, opt := l.fieldSet()
+	var extraReq []string
+	for _, f := range req {
+		if f != l.TokensField && f != l.TimeField {
+			extraReq = append(extraReq, f)
+		}
+	}
+	float := "0"
+	if l.FloatTime {
+		float = "1"
+	}
+	ttl, now := "", ""
+	if !op.To.Delete {
+		ttl = strconv.FormatInt(s.resetTTL(l, op.Spec, op.To.Tokens).Milliseconds(), 10)
+	}
+	if s.now != nil {
+		now = strconv.FormatInt(s.now().UnixMicro(), 10)
+	}
+	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
+		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now}
+	if l.Native && !op.To.Delete {
+		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
+	}
+	return l.Keys(op.Key), args
+}
+
+// resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a
+// write of its own where it sets one, and otherwise one that covers the refill to full plus
+// the Store's grace (expiry of a full bucket is lossless: a missing bucket reads as full).
+func (s *Store) resetTTL(l Layout, spec Spec, tokens float64) time.Duration {
+	sec := func(x float64) time.Duration { return time.Duration(math.Ceil(x)) * time.Second }
+	switch l.Name {
+	case "spring":
+		return sec(spec.Capacity/spec.Rate) + 60*time.Second
+	case "multi-tier", "express":
+		return sec(2 * spec.Capacity / spec.Rate)
+	}
+	grace := 60 * time.Second
+	if s.grace != "" {
+		ms, _ := strconv.ParseInt(s.grace, 10, 64)
+		grace = time.Duration(ms) * time.Millisecond
+	}
+	refill := time.Duration(math.Ceil((spec.Capacity-tokens)/spec.Rate*1000)) * time.Millisecond
+	return refill + grace
+}

@@ -1,0 +1,161 @@
+package bucket
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// What counts as a bucket (the safety rule). A key is a bucket of a layout only if its whole
+// shape fits: a hash holds exactly that layout's fields (the native layout may also hold its
+// decision counters) and each is a plain decimal number; a two-key bucket is a numeric main
+// key plus a numeric companion. Everything else is "not a bucket", and bucketctl never writes
+// or deletes it, also when a rule or --layout names a layout: they say what to expect, they
+// do not make a non-bucket a bucket. scripts/reset.lua applies the same rule inside the
+// script that changes the key.
+
+// MaxBucketFields is the most fields any bucket hash holds (the native layout's six). A read
+// fetches the fields of no larger hash, so an application's big hash costs one HLEN.
+const MaxBucketFields = 6
+
+// MaxNumberLen is the longest stored number a read fetches: a string or field longer than
+// this is not a bucket's number, and its value is never transferred.
+const MaxNumberLen = 64
+
+// numericChars are the only bytes of a stored number: plain decimal with an optional
+// exponent, as Redis writes Lua numbers (%.17g) and applications write floats. Hex, inf,
+// nan, spaces and underscores (all of which some parser accepts) are not a bucket's number.
+const numericChars = "0123456789.eE+-"
+
+// ParseNumber parses a stored number. ok is false when s is not a plain decimal number;
+// a number that overflows is returned as ±Inf with ok true, so it can be shown as corrupt.
+func ParseNumber(s string) (v float64, ok bool) {
+	if s == "" || len(s) > MaxNumberLen {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(numericChars, s[i]) < 0 {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange && !math.IsNaN(v) {
+			return v, true // ±Inf or a denormal flushed to 0
+		}
+		return 0, false
+	}
+	return v, true
+}
+
+// fieldSet is the field names of a hash layout: required, and optional (the native counters).
+func (l Layout) fieldSet() (required, optional []string) {
+	if l.Type != Hash {
+		return nil, nil
+	}
+	if l.Native {
+		return []string{"tokens", "ts", "capacity", "rate"}, []string{"allowed", "denied"}
+	}
+	return []string{l.TokensField, l.TimeField}, nil
+}
+
+// hashFits reports whether a hash with these fields is a bucket of layout l: every required
+// field, no field but the optional ones besides, each a plain decimal number. It says why not.
+func (l Layout) hashFits(fields map[string]string) (bool, string) {
+	req, opt := l.fieldSet()
+	for _, f := range req {
+		if _, ok := fields[f]; !ok {
+			return false, fmt.Sprintf("has no %s field", f)
+		}
+	}
+	if len(fields) > len(req) {
+		var extra []string
+		for f := range fields {
+			if !contains(req, f) && !contains(opt, f) {
+				extra = append(extra, f)
+			}
+		}
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			return false, "also holds " + limitList(extra, 4)
+		}
+	}
+	for f, v := range fields {
+		if _, ok := ParseNumber(v); !ok {
+			return false, fmt.Sprintf("field %s is not a number", f)
+		}
+	}
+	return true, ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func limitList(names []string, n int) string {
+	if len(names) > n {
+		return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return strings.Join(names, ", ")
+}
+
+// detectOrder is the order presets are tried in. Their field sets are disjoint but for
+// native and go-bench (tokens/ts), which the native spec fields tell apart.
+var detectOrder = []string{"native", "go-bench", "spring", "multi-tier", "express"}
+
+// DetectHash returns the preset whose exact shape the hash has.
+func DetectHash(fields map[string]string) (Layout, bool) {
+	for _, name := range detectOrder {
+		l := Presets[name]
+		if ok, _ := l.hashFits(fields); !ok {
+			continue
+		}
+		if name == "spring" && strings.ContainsAny(fields[l.TimeField], ".eE") {
+			continue // spring writes whole seconds from Redis TIME
+		}
+		return l, true
+	}
+	return Layout{}, false
+}
+
+// Detect recognises a layout from a hash's fields or a numeric string with a numeric
+// companion time key. It is strict: see the safety rule at the top of this file.
+func Detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
+	switch redisType {
+	case "string":
+		if hasTimeKey {
+			return Presets["webman"], true
+		}
+	case "hash":
+		return DetectHash(fields)
+	}
+	return Layout{}, false
+}
+
+// corruptValue describes a stored value that has a bucket's shape but cannot be one's:
+// infinite after parsing (it overflowed), or negative where the model forbids it.
+func corruptValue(name string, v float64, allowNegative bool) string {
+	switch {
+	case math.IsInf(v, 0):
+		return fmt.Sprintf("corrupt: %s %+v (overflows a float)", name, v)
+	case v < 0 && !allowNegative:
+		return fmt.Sprintf("corrupt: %s %v is negative", name, v)
+	}
+	return ""
+}
+
+// notBucket formats the Problem of a key that is not a bucket.
+func notBucket(format string, args ...any) string {
+	return "not a bucket: " + fmt.Sprintf(format, args...)
+}
+
+// IsNotBucket reports whether a State's Problem says the key is not a bucket at all (as
+// opposed to a bucket whose stored values are corrupt).
+func (s State) IsNotBucket() bool { return strings.HasPrefix(s.Problem, "not a bucket") }

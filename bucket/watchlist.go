@@ -1,0 +1,172 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+)
+
+// Watchlist is top's view of a keyspace of any size at a bounded cost. Each Refresh spends a
+// budget of commands: it re-reads the buckets it keeps, then goes on scanning where the last
+// refresh stopped, a page at a time, and keeps from every page only the most interesting
+// buckets: the emptiest, the most denied, and the first by name, Keep of each. Client memory
+// is bounded by Keep and the page; the Redis cost of a refresh by the budget, whatever the
+// keyspace. When the scan has covered the keyspace it starts a new pass.
+type Watchlist struct {
+	s      *Store
+	sc     *Scanner
+	keep   int
+	budget int64
+	kept   map[string]State
+
+	pass, passKeys, lastPass int64
+	dbsize, lastDBSize       int64
+}
+
+// WatchOptions configure a Watchlist.
+type WatchOptions struct {
+	ScanOptions
+	// Keep is how many buckets are kept per ordering (emptiest, most denied, by name):
+	// at most 3 × Keep in all (default 200).
+	Keep int
+	// Budget is the most commands one Refresh sends (default 10,000).
+	Budget int64
+}
+
+// WatchResult is one refresh.
+type WatchResult struct {
+	// States are the buckets kept, in no particular order.
+	States []State
+	// Scanned is the keys scanned in the current pass, DBSize the keys on all masters (read
+	// once per pass), Passes the passes completed.
+	Scanned, DBSize, Passes int64
+	// Commands and RoundTrips are this refresh's Redis cost; Pages its SCAN pages.
+	Commands, RoundTrips, Pages int64
+}
+
+// NewWatchlist prepares a Watchlist (nothing is read until Refresh).
+func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, error) {
+	if o.Keep <= 0 {
+		o.Keep = 200
+	}
+	if o.Budget <= 0 {
+		o.Budget = 10000
+	}
+	if o.Count <= 0 || o.Count > o.Budget/4 {
+		o.Count = min(200, max(10, o.Budget/4))
+	}
+	sc, err := s.NewScanner(ctx, o.ScanOptions)
+	if err != nil {
+		return nil, err
+	}
+	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, kept: map[string]State{}, dbsize: -1}, nil
+}
+
+// Refresh re-reads the kept buckets and scans on within the budget.
+func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
+	before := w.sc.Stats()
+	startPages := before.Pages
+	beforeRead := w.s.ReadCost()
+	var res WatchResult
+	spent := int64(0)
+	if w.dbsize < 0 {
+		n, err := w.sc.DBSize(ctx)
+		if err != nil {
+			return res, err
+		}
+		w.dbsize = n
+		spent += int64(w.sc.stats.Masters)
+		res.RoundTrips += int64(w.sc.stats.Masters)
+	}
+	if len(w.kept) > 0 {
+		keys := make([]string, 0, len(w.kept))
+		for k := range w.kept {
+			keys = append(keys, k)
+		}
+		states, err := w.s.readKeys(ctx, w.s.rdb, keys, readOpts{resolve: w.sc.o.Resolve,
+			pairLayouts: TwoKeyLayouts(w.sc.o.Custom), cluster: w.sc.cluster})
+		if err != nil {
+			return res, err
+		}
+		for _, st := range states {
+			if st.Exists && st.Problem == "" {
+				w.kept[st.Key] = st
+			} else {
+				delete(w.kept, st.Key)
+			}
+		}
+		spent += int64(len(keys)) + 1
+	}
+	for spent+w.sc.o.Count+2 <= w.budget {
+		page, err := w.sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			w.sc.Restart()
+			w.pass++
+			w.lastPass, w.passKeys = w.passKeys, 0
+			w.lastDBSize, w.dbsize = w.dbsize, -1
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+		st := w.sc.Stats()
+		w.passKeys = st.Keys - before.Keys + w.passKeys
+		spent += 2 + int64(len(page))
+		for _, s := range page {
+			if s.Problem == "" {
+				w.kept[s.Key] = s
+			}
+		}
+		w.prune()
+		before = st
+	}
+	after := w.sc.Stats()
+	afterRead := w.s.ReadCost()
+	res.Pages = after.Pages - startPages
+	res.Commands = spent
+	res.RoundTrips += afterRead.RoundTrips - beforeRead.RoundTrips + res.Pages
+	res.States = make([]State, 0, len(w.kept))
+	for _, s := range w.kept {
+		res.States = append(res.States, s)
+	}
+	res.Scanned, res.DBSize, res.Passes = w.passKeys, max(w.dbsize, 0), w.pass
+	if res.Scanned == 0 {
+		res.Scanned, res.DBSize = w.lastPass, w.lastDBSize
+	}
+	return res, nil
+}
+
+// prune keeps the Keep emptiest, the Keep most denied and the Keep first by name.
+func (w *Watchlist) prune() {
+	if len(w.kept) <= 3*w.keep {
+		return
+	}
+	all := make([]State, 0, len(w.kept))
+	for _, s := range w.kept {
+		all = append(all, s)
+	}
+	keep := map[string]bool{}
+	pick := func(less func(a, b State) bool) {
+		sort.Slice(all, func(i, j int) bool { return less(all[i], all[j]) })
+		for _, s := range all[:min(w.keep, len(all))] {
+			keep[s.Key] = true
+		}
+	}
+	pick(func(a, b State) bool { return fillOrder(a) < fillOrder(b) })
+	pick(func(a, b State) bool { return a.Denied > b.Denied })
+	pick(func(a, b State) bool { return a.Key < b.Key })
+	for k := range w.kept {
+		if !keep[k] {
+			delete(w.kept, k)
+		}
+	}
+}
+
+// fillOrder ranks buckets emptiest first; without a spec, by stored tokens.
+func fillOrder(s State) float64 {
+	if s.HasSpec() {
+		return s.Fill()
+	}
+	return 1 + s.Tokens
+}

@@ -1,0 +1,250 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// resetBatch is the most buckets one pipelined round trip resets.
+const resetBatch = 500
+
+// planSummary is a bulk reset's plan as a person reads it: counts per layout and the first
+// keys, not a line per key.
+type planSummary struct {
+	total    int
+	byLayout map[string]int
+	first    []string
+}
+
+func (p *planSummary) add(v ResetView) {
+	if p.byLayout == nil {
+		p.byLayout = map[string]int{}
+	}
+	p.total++
+	p.byLayout[v.Layout]++
+	if len(p.first) < 5 {
+		p.first = append(p.first, safe(v.Key))
+	}
+}
+
+func (p *planSummary) String() string {
+	var b strings.Builder
+	names := make([]string, 0, len(p.byLayout))
+	for n := range p.byLayout {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-12s %s bucket(s)\n", n, fmtCount(p.byLayout[n]))
+	}
+	if len(p.first) > 0 {
+		more := ""
+		if p.total > len(p.first) {
+			more = fmt.Sprintf(", … (%s more)", fmtCount(p.total-len(p.first)))
+		}
+		fmt.Fprintf(&b, "  first: %s%s\n", strings.Join(p.first, ", "), more)
+	}
+	fmt.Fprintf(&b, "  total: %s bucket(s)\n", fmtCount(p.total))
+	return b.String()
+}
+
+// resetTally counts what a reset did.
+type resetTally struct {
+	done, created, missing, changed int
+	byLayout                        map[string]int
+	changedKeys                     []string
+	errs                            []error
+}
+
+func (t *resetTally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
+	if t.byLayout == nil {
+		t.byLayout = map[string]int{}
+	}
+	switch o {
+	case bucket.ResetDone:
+		t.done++
+		t.byLayout[op.Layout.Name]++
+	case bucket.ResetCreated:
+		t.created++
+		t.byLayout[op.Layout.Name]++
+	case bucket.ResetMissing:
+		t.missing++
+	case bucket.ResetChanged:
+		t.changed++
+		if len(t.changedKeys) < 5 {
+			t.changedKeys = append(t.changedKeys, safe(op.Key))
+		}
+	}
+}
+
+func (t *resetTally) report(io *IOStreams) {
+	var parts []string
+	for n, c := range t.byLayout {
+		parts = append(parts, fmt.Sprintf("%s %s", n, fmtCount(c)))
+	}
+	sort.Strings(parts)
+	layouts := ""
+	if len(parts) > 0 {
+		layouts = " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.done+t.created), layouts)
+	if t.created > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(t.created))
+	}
+	if t.missing > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(t.missing))
+	}
+	if t.changed > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
+			fmtCount(t.changed), strings.Join(t.changedKeys, ", "))
+	}
+}
+
+// matchRun resets every bucket matching --match. Without --yes it first scans for the plan
+// (a summary on a terminal) and asks; the reset itself scans again and resets each page's
+// buckets in pipelined batches of compare-and-delete (or compare-and-set), so a key that is
+// not a bucket by then is never touched. Ctrl-C stops after the batch in flight.
+func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
+	f, opts := r.f, r.opts
+	if !opts.DryRun && !opts.Yes && !f.IO.CanPrompt() {
+		return usagef("refusing to reset buckets matching %s without --yes: no terminal to confirm (preview with --dry-run)", safe(fmt.Sprintf("%q", opts.Match)))
+	}
+	if opts.DryRun || !opts.Yes {
+		sum, err := r.planPass(ctx, run)
+		if err != nil {
+			return err
+		}
+		if sum.total == 0 {
+			run.notes(opts.Match)
+			return nil
+		}
+		if opts.DryRun {
+			if opts.Output == FormatTable && f.IO.StdoutTTY {
+				fmt.Fprint(f.IO.Out, sum.String())
+			}
+			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverName(f))
+			return nil
+		}
+		if err := r.confirm(sum.total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
+			return err
+		}
+		run.stats = bucket.ScanStats{}
+	}
+	return r.resetPass(ctx, run)
+}
+
+// planPass scans for the plan: streamed in full to data formats and pipes, summed up for a
+// terminal.
+func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, error) {
+	sum := &planSummary{}
+	full := r.opts.DryRun && (r.opts.Output != FormatTable || !r.f.IO.StdoutTTY)
+	out := newRecordStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	err := run.run(ctx, func(page []bucket.State) error {
+		for _, s := range page {
+			_, v, ok, err := r.op(s)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			sum.add(v)
+			if full {
+				if err := out.add(v, resetRow(v)...); err != nil {
+					return err
+				}
+			}
+		}
+		if full {
+			return out.flush()
+		}
+		return nil
+	})
+	if full {
+		if cerr := out.close(); err == nil {
+			err = cerr
+		}
+	}
+	return sum, err
+}
+
+// resetPass scans and resets page by page.
+func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
+	f := r.f
+	stream := r.opts.Output != FormatTable || !f.IO.StdoutTTY
+	out := newRecordStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	prog := newProgress(f.IO)
+	start := time.Now()
+	interrupted := false
+	err := run.run(ctx, func(page []bucket.State) error {
+		var ops []bucket.ResetOp
+		var views []ResetView
+		for _, s := range page {
+			op, v, ok, err := r.op(s)
+			if err != nil {
+				return err
+			}
+			if ok {
+				ops, views = append(ops, op), append(views, v)
+			}
+		}
+		for i := 0; i < len(ops); i += resetBatch {
+			j := min(i+resetBatch, len(ops))
+			// The batch in flight completes even after Ctrl-C: each op is atomic, and the
+			// report must say exactly what was done.
+			res, err := r.st.ResetMany(context.WithoutCancel(ctx), ops[i:j])
+			if res == nil {
+				return err
+			}
+			for k, o := range res {
+				r.tally.add(ops[i+k], o)
+				if stream {
+					v := views[i+k]
+					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, outcomeName(o)
+					_ = out.add(v, resetRow(v)...)
+				}
+			}
+			if err != nil {
+				r.tally.errs = append(r.tally.errs, err)
+			}
+			if stream {
+				if err := out.flush(); err != nil {
+					return err
+				}
+			}
+			n := r.tally.done + r.tally.created
+			prog.show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
+			if ctx.Err() != nil {
+				interrupted = true
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	prog.clear()
+	if stream {
+		if cerr := out.close(); err == nil {
+			err = cerr
+		}
+	}
+	r.tally.report(f.IO)
+	if interrupted || errors.Is(err, context.Canceled) {
+		fmt.Fprintf(f.IO.ErrOut, "interrupted: stopped after %s bucket(s); the scan had not finished, so more may match (run the same command again)\n",
+			fmtCount(r.tally.done+r.tally.created))
+		return &SilentError{Code: ExitInterrupted}
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, fmtCount(r.tally.done+r.tally.created))
+	}
+	if len(r.tally.errs) > 0 {
+		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
+	}
+	run.notes(r.opts.Match)
+	return nil
+}

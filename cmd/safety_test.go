@@ -1,0 +1,322 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// plantLookalikes writes application keys that look like buckets in some way but are not:
+// every Redis type, hashes with bucket fields plus others, numeric strings with and without
+// a numeric companion, non-numeric values. It returns their names.
+func plantLookalikes(t *testing.T, c *redis.Client) []string {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	str := func(k, v string) {
+		if err := c.Set(ctx, k, v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	hash := func(k string, kv ...any) {
+		if err := c.HSet(ctx, k, kv...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	// Strings: numbers without a companion, companions without a number, non-numbers.
+	str("app:counter:1", "42")
+	str("app:counter:2", "3.5")
+	str("rl:user:7", "5")
+	str("app:job", "queued")
+	str("app:job:last_time", "1700000000")
+	str("app:job2", "7")
+	str("app:job2:last_time", "yesterday")
+	str("app:hex", "0x10")
+	str("app:hex:last_time", "1700000000")
+	str("app:inf", "inf")
+	str("app:inf:last_time", "1700000000")
+	str("app:neg", "-5") // a bucket's shape with a corrupt value: still never touched
+	str("app:neg:last_time", "1700000000")
+	str("app:orphan:last_time", "1700000000.5")
+	str("app:flag", "hello")
+	str("app:big", strings.Repeat("9", 10000))
+	str("app:json", `{"tokens":5,"ts":1}`)
+	str("app:ctl\x1b]52;c;aGk=\x07", "1")
+	str("app:huge", "1e400")
+	str("app:huge:last_time", "1700000000")
+	// Hashes: bucket fields plus others, partial fields, non-numeric or odd values.
+	hash("app:user:2", "tokens", "5", "ts", "1700000000000", "email", "a@x", "password_hash", "h")
+	hash("app:user:3", "tokens", "5", "last_refill", "1700000000.5", "name", "x")
+	hash("app:user:4", "tokens", "5", "last_refill_time", "1700000000", "plan", "pro")
+	hash("app:user:5", "tokens", "5", "last_refill_at", "1700000000.5", "role", "admin")
+	hash("app:user:6", "tokens", "5", "ts", "1", "capacity", "10", "rate", "1", "owner", "bob")
+	hash("app:user:7", "tokens", "five", "ts", "1700000000000")
+	hash("app:user:8", "tokens", "5")
+	hash("app:user:9", "ts", "1700000000000")
+	hash("app:user:10", "tokens", "5", "ts", "0x10")
+	hash("app:user:11", "tokens", "1e400", "ts", "1700000000000")
+	hash("app:user:12", "tokens", "nan", "last_refill", "1")
+	hash("app:user:13", "tokens", "5", "ts", "1", "capacity", "10", "rate", "1", "allowed", "1", "denied", "x")
+	hash("app:user:14", "tokens", "5 ", "ts", "1")
+	hash("app:user:15", "TOKENS", "5", "TS", "1")
+	hash("app:user:16", "tokens", "", "ts", "")
+	hash("app:user:17", "tokens", "5", "last_refill", "1", "last_refill_at", "2")
+	hash("app:session:abc", "user_id", "42", "expires", "1700000000")
+	big := []any{"tokens", "5", "ts", "1700000000000"}
+	for i := 0; i < 100; i++ {
+		big = append(big, fmt.Sprintf("f%d", i), "1")
+	}
+	hash("app:wide", big...)
+	// Other types.
+	for _, k := range []string{"app:queue", "rate:list"} {
+		c.RPush(ctx, k, "tokens", "5")
+		keys = append(keys, k)
+	}
+	c.SAdd(ctx, "app:set", "tokens", "ts")
+	c.ZAdd(ctx, "app:zset", redis.Z{Score: 5, Member: "tokens"})
+	c.XAdd(ctx, &redis.XAddArgs{Stream: "app:stream", Values: []any{"tokens", "5", "ts", "1"}})
+	c.PFAdd(ctx, "app:hll", "a", "b")
+	c.SetBit(ctx, "app:bits", 7, 1)
+	c.GeoAdd(ctx, "app:geo", &redis.GeoLocation{Name: "x", Longitude: 1, Latitude: 1})
+	keys = append(keys, "app:set", "app:zset", "app:stream", "app:hll", "app:bits", "app:geo")
+	return keys
+}
+
+// plantBuckets writes real buckets of every layout, each by its application's own algorithm
+// (bucketctl's script for the native one), and returns their keys (with time keys).
+func plantBuckets(t *testing.T, c *redis.Client, url string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range apptest.Apps {
+		for i := 0; i < 3; i++ {
+			key := fmt.Sprintf("bk:%s:%d", app.Layout, i)
+			for j := 0; j <= i; j++ {
+				if _, err := app.Decide(ctx, c, key, 10, 1, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys = append(keys, bucket.Presets[app.Layout].Keys(key)...)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		key := fmt.Sprintf("bk:native:%d", i)
+		if r := run(t, url, "consume", key, "--capacity", "10", "--rate", "1"); r.code != 0 {
+			t.Fatalf("consume: %+v", r)
+		}
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+func dumps(t *testing.T, c *redis.Client, keys []string) map[string]string {
+	m := map[string]string{}
+	for _, k := range keys {
+		m[k] = dumpKey(t, c, k)
+	}
+	return m
+}
+
+// TestResetTouchesOnlyBuckets: on a keyspace of application keys that look like buckets next
+// to real buckets of every layout, reset --match '*' (with --tokens, then deleting) changes
+// exactly the buckets; every other key's DUMP is unchanged.
+func TestResetTouchesOnlyBuckets(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := "redis://" + srv.Addr()
+	apps := plantLookalikes(t, c)
+	if len(apps) < 40 {
+		t.Fatalf("only %d lookalikes planted", len(apps))
+	}
+	buckets := plantBuckets(t, c, url)
+	before := dumps(t, c, apps)
+	bucketsBefore := dumps(t, c, buckets)
+
+	// list shows exactly the buckets.
+	r := run(t, url, "list", "--match", "*", "-o", "jsonl")
+	if r.code != 0 {
+		t.Fatalf("list: %+v", r)
+	}
+	if n := strings.Count(r.out, "\n"); n != 18 {
+		t.Fatalf("list found %d buckets, want 18 (15 of five applications, 3 native):\n%s", n, r.out)
+	}
+
+	r = run(t, url, "reset", "--match", "*", "--tokens", "3", "--capacity", "10", "--rate", "1", "--yes", "-o", "jsonl")
+	if r.code != 0 {
+		t.Fatalf("reset --tokens: %+v", r)
+	}
+	for k, v := range dumps(t, c, apps) {
+		if v != before[k] {
+			t.Errorf("reset --tokens changed application key %q", k)
+		}
+	}
+	for k, v := range dumps(t, c, buckets) {
+		if v == bucketsBefore[k] {
+			t.Errorf("reset --tokens left bucket key %q as it was", k)
+		}
+	}
+	if got := c.HGet(context.Background(), "bk:express:0", "tokens").Val(); got != "3" {
+		t.Errorf("express bucket tokens %q after reset --tokens 3", got)
+	}
+
+	r = run(t, url, "reset", "--match", "*", "--yes")
+	if r.code != 0 || !strings.Contains(r.errOut, "reset 18 bucket(s)") {
+		t.Fatalf("reset: %+v", r)
+	}
+	for k, v := range dumps(t, c, apps) {
+		if v != before[k] {
+			t.Errorf("reset changed application key %q", k)
+		}
+	}
+	for _, k := range buckets {
+		if c.Exists(context.Background(), k).Val() != 0 {
+			t.Errorf("bucket key %q left after reset", k)
+		}
+	}
+	if strings.ContainsRune(r.errOut+r.out, 0x1b) {
+		t.Errorf("a raw escape character reached the output: %q", r.errOut)
+	}
+}
+
+// TestResetNamedLookalikesRefused: naming an application key, with or without --layout,
+// refuses it (exit 1) and leaves it as it is.
+func TestResetNamedLookalikesRefused(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := "redis://" + srv.Addr()
+	apps := plantLookalikes(t, c)
+	before := dumps(t, c, apps)
+	for _, k := range apps {
+		for _, extra := range [][]string{nil, {"--layout", "go-bench"}, {"--layout", "webman"}, {"--layout", "native", "--tokens", "1", "--capacity", "5", "--rate", "1"}} {
+			args := append([]string{"reset", k, "--yes"}, extra...)
+			r := run(t, url, args...)
+			if r.code == 0 && !strings.Contains(r.errOut, "nothing to reset") {
+				t.Errorf("reset %q %v: exit 0: %+v", k, extra, r)
+			}
+			if strings.ContainsRune(r.errOut, 0x1b) || strings.ContainsRune(r.errOut, 0x07) {
+				t.Errorf("reset %q: raw control character on stderr: %q", k, r.errOut)
+			}
+		}
+	}
+	for k, v := range dumps(t, c, apps) {
+		if v != before[k] {
+			t.Errorf("application key %q changed", k)
+		}
+	}
+}
+
+// TestResetRace: application data is written over keys while a bulk reset of 20,000 buckets
+// runs; every key the application wrote keeps what it wrote last.
+func TestResetRace(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := "redis://" + srv.Addr()
+	ctx := context.Background()
+	const n = 20000
+	pipe := c.Pipeline()
+	for i := 0; i < n; i++ {
+		pipe.HSet(ctx, fmt.Sprintf("race:%05d", i), "tokens", "3", "last_refill", "1700000000.5")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var done atomic.Bool
+	var written sync.Map
+	var during atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		// The application replaces buckets with its own hashes, whole, one at a time,
+		// until the reset has finished.
+		defer wg.Done()
+		for i := 0; !done.Load() && i < n; i += 7 {
+			k := fmt.Sprintf("race:%05d", i)
+			v := fmt.Sprintf("user-%d", i)
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Del(ctx, k)
+				p.HSet(ctx, k, "tokens", "3", "last_refill", "1700000000.5", "email", v)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			written.Store(k, v)
+			during.Add(1)
+		}
+	}()
+	r := run(t, url, "reset", "--match", "race:*", "--yes")
+	done.Store(true)
+	wg.Wait()
+	if r.code != 0 {
+		t.Fatalf("reset: %+v", r)
+	}
+	if during.Load() == 0 {
+		t.Fatal("the application wrote nothing while the reset ran: no race was tested")
+	}
+	lost := 0
+	written.Range(func(k, v any) bool {
+		if got := c.HGet(ctx, k.(string), "email").Val(); got != v.(string) {
+			lost++
+		}
+		return true
+	})
+	if lost > 0 {
+		t.Fatalf("%d of %d application keys written during the reset were lost", lost, during.Load())
+	}
+	// Every bucket the application did not replace is gone.
+	left := 0
+	iter := c.Scan(ctx, 0, "race:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if _, ok := written.Load(iter.Val()); !ok {
+			left++
+		}
+	}
+	if left > 0 {
+		t.Fatalf("%d buckets were not reset", left)
+	}
+}
+
+// TestTopResetOfAReplacedBucket: top's reset key acts on a row read earlier; when the bucket
+// became application data since, the reset is refused and the data kept.
+func TestTopResetOfAReplacedBucket(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	c.HSet(ctx, "top:b", "tokens", "3", "last_refill", "1700000000.5")
+	st := bucket.NewStore(c)
+	src := NewTopSource(st, TopParams{Match: "top:*"})
+	snap, err := src.Fetch(ctx)
+	if err != nil || len(snap.States) != 1 || snap.States[0].Problem != "" {
+		t.Fatalf("fetch: %+v %v", snap, err)
+	}
+	c.HSet(ctx, "top:b", "email", "a@x")
+	before := dumpKey(t, c, "top:b")
+	if err := src.Reset(ctx, snap.States[0]); err == nil {
+		t.Fatal("reset of a key that is no longer a bucket succeeded")
+	}
+	if dumpKey(t, c, "top:b") != before {
+		t.Fatal("the application's hash changed")
+	}
+	_ = time.Second
+}

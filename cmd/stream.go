@@ -1,0 +1,231 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/term"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// FormatJSONL is one JSON object per line, for streams of records.
+const FormatJSONL = "jsonl"
+
+// recordStream writes records as they arrive, a page at a time, in one of the output
+// formats: a table whose columns keep their width from page to page, a JSON array written
+// element by element, JSON lines, or a YAML sequence. Each page is one write to the
+// terminal or pipe; memory holds one page.
+type recordStream struct {
+	out    *bufio.Writer
+	format string
+	n      int
+	table  *streamTable
+}
+
+func newRecordStream(io *IOStreams, format string, header ...string) *recordStream {
+	s := &recordStream{out: bufio.NewWriterSize(io.Out, 64<<10), format: format}
+	if !isData(format) && format != FormatJSONL {
+		s.table = newStreamTable(io, header)
+	}
+	return s
+}
+
+// add buffers one record: v for the data formats, cells for the table.
+func (s *recordStream) add(v any, cells ...string) error {
+	s.n++
+	switch s.format {
+	case FormatJSON:
+		b, err := json.MarshalIndent(v, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if s.n == 1 {
+			s.out.WriteString("[\n  ")
+		} else {
+			s.out.WriteString(",\n  ")
+		}
+		s.out.Write(b)
+	case FormatJSONL:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		s.out.Write(b)
+		s.out.WriteByte('\n')
+	case FormatYAML:
+		b, err := yaml.Marshal([]any{v})
+		if err != nil {
+			return err
+		}
+		s.out.Write(b)
+	default:
+		s.table.add(cells)
+	}
+	return nil
+}
+
+// flush ends a page: the table lays out its rows, and everything buffered is written.
+func (s *recordStream) flush() error {
+	if s.table != nil {
+		s.table.writePage(s.out)
+	}
+	return s.out.Flush()
+}
+
+// close ends the stream (the JSON array's bracket, an empty sequence).
+func (s *recordStream) close() error {
+	switch {
+	case s.format == FormatJSON && s.n == 0:
+		s.out.WriteString("[]\n")
+	case s.format == FormatJSON:
+		s.out.WriteString("\n]\n")
+	case s.format == FormatYAML && s.n == 0:
+		s.out.WriteString("[]\n")
+	}
+	return s.flush()
+}
+
+// streamTable lays out columns by display width (so colour and wide characters never move
+// a column), fixing each column's width on the first page and widening it only when a later
+// cell needs more. On a terminal the first (key) column takes the width that is left and
+// cuts long keys in the middle, where keys of one family differ least.
+type streamTable struct {
+	header  []string
+	rows    [][]string
+	widths  []int
+	bold    bool
+	width   int // terminal width; 0: no limit (piped)
+	started bool
+}
+
+func newStreamTable(io *IOStreams, header []string) *streamTable {
+	return &streamTable{header: header, bold: io.Color(), width: termWidth(io)}
+}
+
+// termWidth is the width of the terminal on stdout, 0 when stdout is not one.
+func termWidth(io *IOStreams) int {
+	if !io.StdoutTTY {
+		return 0
+	}
+	if f, ok := io.Out.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if w, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && w > 0 {
+		return w
+	}
+	return 0
+}
+
+func (t *streamTable) add(cells []string) { t.rows = append(t.rows, cells) }
+
+const colGap = 2
+
+func (t *streamTable) writePage(w *bufio.Writer) {
+	if !t.started {
+		t.widths = make([]int, len(t.header))
+		for i, h := range t.header {
+			t.widths[i] = ansi.StringWidth(h)
+		}
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i < len(t.widths) {
+				if cw := ansi.StringWidth(c); cw > t.widths[i] {
+					t.widths[i] = cw
+				}
+			}
+		}
+	}
+	if t.width > 0 && len(t.widths) > 1 {
+		rest := 0
+		for _, cw := range t.widths[1:] {
+			rest += cw + colGap
+		}
+		if avail := t.width - rest; t.widths[0] > avail {
+			t.widths[0] = max(avail, 16)
+		}
+	}
+	if !t.started {
+		t.started = true
+		line := t.line(t.header)
+		if t.bold {
+			line = lipgloss.NewStyle().Bold(true).Render(line)
+		}
+		w.WriteString(line)
+		w.WriteByte('\n')
+	}
+	for _, r := range t.rows {
+		w.WriteString(t.line(r))
+		w.WriteByte('\n')
+	}
+	t.rows = t.rows[:0]
+}
+
+func (t *streamTable) line(cells []string) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i == 0 && t.width > 0 {
+			c = cutMiddle(c, t.widths[0])
+		}
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			if pad := t.widths[i] - ansi.StringWidth(c) + colGap; pad > 0 {
+				b.WriteString(strings.Repeat(" ", pad))
+			}
+		}
+	}
+	return b.String()
+}
+
+// cutMiddle shortens s to width display cells, cutting in the middle: the family prefix and
+// the distinguishing tail of a key both stay.
+func cutMiddle(s string, width int) string {
+	if ansi.StringWidth(s) <= width || width < 5 {
+		return s
+	}
+	tail := (width - 1) / 2
+	head := width - 1 - tail
+	r := []rune(s)
+	for ansi.StringWidth(string(r[len(r)-tail:])) > tail && tail > 0 {
+		tail--
+	}
+	return ansi.Truncate(s, head, "") + "…" + string(r[len(r)-tail:])
+}
+
+// progress is a one-line progress report on stderr, redrawn in place, only on a terminal.
+type progress struct {
+	io      *IOStreams
+	shown   bool
+	enabled bool
+}
+
+func newProgress(io *IOStreams) *progress { return &progress{io: io, enabled: io.StderrTTY} }
+
+func (p *progress) show(format string, args ...any) {
+	if !p.enabled {
+		return
+	}
+	fmt.Fprintf(p.io.ErrOut, "\r\x1b[K"+format, args...)
+	p.shown = true
+}
+
+// clear removes the line (before rows are written to the same terminal, and at the end).
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.io.ErrOut, "\r\x1b[K")
+		p.shown = false
+	}
+}
+
+// safe escapes a key name or a message holding one for a person's terminal.
+func safe(s string) string { return tui.SafeKey(s) }

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Measures bucketctl on a production-sized keyspace: 1,000,000 native buckets (rate:*),
+# 100,000 buckets of another layout (ex:*, express), and 200,000 other keys (sessions,
+# counters, queues) beside them, on its own redis-server on a free loopback port (no
+# persistence), stopped at the end. Prints every figure the README quotes:
+#
+#   list --match 'rate:*' --limit 0 > file     wall time, peak RSS, time to the first row
+#   inspect --match 'rate:*' -o json           wall time, peak RSS
+#   reset --match 'ex:*' --yes (100,000)       wall time; exactly those keys removed
+#   top --match 'rate:*' (in a pseudo-terminal) rows shown within 3 s, "unreachable" never
+#                                              shown, another client's PING p99 while it runs
+#   commands per bucket and round trips        from the server's INFO commandstats
+#
+# With CLUSTER=1 it also builds a local 3-master Cluster of 300,000 buckets and prints the
+# commands each master served for one list, and that --limit holds across masters.
+#
+# Usage: scripts/bench/scale.sh
+# Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_APP (200000), CLUSTER (1),
+#              N_CLUSTER (300000), REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK.
+set -euo pipefail
+
+N_NATIVE=${N_NATIVE:-1000000}
+N_OTHER_LAYOUT=${N_OTHER_LAYOUT:-100000}
+N_APP=${N_APP:-200000}
+CLUSTER=${CLUSTER:-1}
+N_CLUSTER=${N_CLUSTER:-300000}
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+REDIS_CLI=${REDIS_CLI:-redis-cli}
+REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+for tool in "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" go script awk; do
+	command -v "$tool" >/dev/null || { echo "scale: $tool is not installed" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_server() { # port [extra args]
+	local port=$1; shift
+	"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
+		--dbfilename "dump-$port.rdb" --logfile "$tmp/redis-$port.log" "$@" &
+	pids+=($!)
+	for _ in $(seq 100); do "$REDIS_CLI" -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "scale: redis-server on port $port did not start" >&2; exit 1
+}
+
+# run_measured NAME CMD...: runs CMD with stdout to $tmp/NAME.out; prints wall time and peak RSS.
+run_measured() {
+	local name=$1; shift
+	/usr/bin/time -f '%e %M' -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	read -r wall rss <"$tmp/$name.time"
+	printf '%-44s %7.2f s  %6d MB peak RSS\n' "$name" "$wall" $((rss / 1024))
+}
+
+echo "building bucketctl"
+(cd "$root" && go build -o "$tmp/bucketctl" .)
+B="$tmp/bucketctl"
+
+port=$(free_port)
+start_server "$port"
+url="redis://127.0.0.1:$port"
+cli() { "$REDIS_CLI" -p "$port" "$@"; }
+
+echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, $N_APP other keys"
+now_us=$(($(date +%s) * 1000000))
+awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$now_us" 'BEGIN {
+	srand(42)
+	for (i = 0; i < n; i++) {
+		t = int(rand() * 100) / 10
+		printf "HSET rate:user:%d tokens %s ts %d capacity 10 rate 1 allowed %d denied %d\n", i, t, now - int(rand() * 5e6), int(rand() * 100), int(rand() * 5)
+		printf "PEXPIRE rate:user:%d 600000\n", i
+	}
+	for (i = 0; i < m; i++) printf "HSET ex:ip:%d tokens %s last_refill %.3f\n", i, int(rand() * 100), now / 1e6 - rand() * 5
+	for (i = 0; i < a; i++) {
+		k = i % 4
+		if (k == 0) printf "HSET session:%d user_id %d tokens %d ts %d email u%d@example.com\n", i, i, i % 7, now / 1000, i
+		else if (k == 1) printf "SET counter:%d %d\n", i, i
+		else if (k == 2) printf "RPUSH queue:%d job-%d\n", i, i
+		else printf "SET cache:page:%d <html>%d</html>\n", i, i
+	}
+}' >"$tmp/keyspace.txt"
+cli --pipe <"$tmp/keyspace.txt" >/dev/null
+rm -f "$tmp/keyspace.txt"
+echo "keys: $(cli dbsize)"
+# Load the read script once, as any earlier bucketctl command would have.
+"$B" --url "$url" inspect rate:user:0 >/dev/null
+
+stats() { cli info commandstats | tr -d '\r'; }
+calls_of() { # commandstats text, command -> calls
+	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { print $3 }'
+}
+
+echo
+echo "== list --match 'rate:*' --limit 0 > file (1M buckets)"
+cli config resetstat >/dev/null
+start=$(date +%s.%N)
+/usr/bin/time -f '%e %M' -o "$tmp/list.time" "$B" --url "$url" list --match 'rate:*' --limit 0 2>"$tmp/list.err" |
+	{ IFS= read -r _header; IFS= read -r _first; date +%s.%N >"$tmp/first"; wc -l >"$tmp/list.lines"; }
+read -r wall rss <"$tmp/list.time"
+first=$(awk -v s="$start" '{ printf "%.2f", $1 - s }' "$tmp/first")
+st=$(stats)
+rows=$(($(cat "$tmp/list.lines") + 1))
+scans=$(calls_of "$st" scan); reads=$(calls_of "$st" evalsha_ro); times=$(calls_of "$st" time)
+printf 'list: %d rows, %.2f s, %d MB peak RSS, first row after %s s\n' "$rows" "$wall" $((rss / 1024)) "$first"
+printf 'list: Redis cost: %d SCAN pages, %d reads (%.3f per bucket), %d TIME; %.2f commands per bucket\n' \
+	"$scans" "$reads" "$(echo "$reads / $rows" | bc -l)" "$times" "$(echo "($scans + $reads + $times) / $rows" | bc -l)"
+
+echo
+echo "== inspect --match 'rate:*' -o json (1M buckets)"
+run_measured "inspect --match 'rate:*' -o json" "$B" --url "$url" inspect --match 'rate:*' -o json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('inspect: valid JSON array of', len(d), 'buckets')" "$tmp/inspect --match 'rate:*' -o json.out"
+rm -f "$tmp"/inspect*.out
+
+echo
+echo "== reset --match 'ex:*' --yes (100k express buckets)"
+before_other=$(($(cli dbsize) - N_OTHER_LAYOUT))
+run_measured "reset --match 'ex:*' --yes" "$B" --url "$url" reset --match 'ex:*' --yes
+tail -n 3 "$tmp/reset --match 'ex:*' --yes.err"
+left=$(cli --scan --pattern 'ex:*' | wc -l)
+after=$(cli dbsize)
+echo "reset: ex:* keys left: $left; other keys before $before_other, after $after"
+
+echo
+echo "== top --match 'rate:*' in a pseudo-terminal, 8 s; PING p99 of another client"
+base=$("$REDIS_BENCHMARK" -p "$port" -t ping -n 20000 -c 1 -q --precision 3 2>/dev/null | tr -d '\r' | grep -o 'p50=[^ ]*.*' || true)
+echo "PING alone:      $base"
+COLUMNS=160 LINES=50 script -qfec "TERM=xterm-256color $B --url $url top --match 'rate:*' --duration 8s" "$tmp/top.typescript" >/dev/null 2>&1 &
+top_pid=$!
+sleep 3
+shot=$(tail -c 20000 "$tmp/top.typescript" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tr -d '\r')
+during=$("$REDIS_BENCHMARK" -p "$port" -t ping -n 20000 -c 1 -q --precision 3 2>/dev/null | tr -d '\r' | grep -o 'p50=[^ ]*.*' || true)
+wait "$top_pid" || true
+rows=$(printf '%s\n' "$shot" | grep -c 'rate:user:' || true)
+echo "PING during top: $during"
+echo "top: rows with rate:user: keys on screen after 3 s: $rows"
+if grep -q 'unreachable' "$tmp/top.typescript"; then echo "top: said unreachable"; else echo "top: never said unreachable"; fi
+
+[ "$CLUSTER" = 1 ] || exit 0
+echo
+echo "== local 3-master Cluster, $N_CLUSTER buckets"
+cports=()
+for i in 0 1 2; do
+	p=$(free_port); cports+=("$p")
+	start_server "$p" --cluster-enabled yes --cluster-config-file "nodes-$p.conf"
+done
+"$REDIS_CLI" -p "${cports[0]}" cluster addslotsrange 0 5460 >/dev/null
+"$REDIS_CLI" -p "${cports[1]}" cluster addslotsrange 5461 10922 >/dev/null
+"$REDIS_CLI" -p "${cports[2]}" cluster addslotsrange 10923 16383 >/dev/null
+for p in "${cports[@]:1}"; do "$REDIS_CLI" -p "${cports[0]}" cluster meet 127.0.0.1 "$p" >/dev/null; done
+for _ in $(seq 200); do
+	ok=$("$REDIS_CLI" -p "${cports[0]}" cluster info | tr -d '\r' | grep -c 'cluster_state:ok' || true)
+	[ "$ok" = 1 ] && break; sleep 0.1
+done
+# Each master gets its own keys through redis-cli --pipe: the slot of each key is computed
+# here (CRC16 mod 16384, as Redis does).
+python3 - "$N_CLUSTER" "$tmp" <<'PY'
+import sys
+n, tmp = int(sys.argv[1]), sys.argv[2]
+def crc16(b):
+    crc = 0
+    for x in b:
+        crc ^= x << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+out = [open(f"{tmp}/cluster-{i}.txt", "w") for i in range(3)]
+for i in range(n):
+    k = f"rl:{i}"
+    slot = crc16(k.encode()) % 16384
+    node = 0 if slot <= 5460 else (1 if slot <= 10922 else 2)
+    out[node].write(f"HSET {k} tokens 5 ts 1700000000000000 capacity 10 rate 1\n")
+for f in out:
+    f.close()
+PY
+for i in 0 1 2; do "$REDIS_CLI" -p "${cports[$i]}" --pipe <"$tmp/cluster-$i.txt" >/dev/null; done
+rm -f "$tmp"/cluster-*.txt
+for p in "${cports[@]}"; do "$REDIS_CLI" -p "$p" config resetstat >/dev/null; done
+curl=127.0.0.1:${cports[0]}
+run_measured "cluster: list --match 'rl:*' --limit 0" "$B" --cluster "$curl" list --match 'rl:*' --limit 0
+for p in "${cports[@]}"; do
+	s=$("$REDIS_CLI" -p "$p" info commandstats | tr -d '\r')
+	echo "master 127.0.0.1:$p: $(( $(calls_of "$s" scan) + $(calls_of "$s" evalsha_ro) + $(calls_of "$s" time) )) commands, $("$REDIS_CLI" -p "$p" dbsize) keys"
+done
+n=$("$B" --cluster "$curl" list --match 'rl:*' --limit 1000 -o jsonl | wc -l)
+echo "cluster: list --limit 1000 printed $n rows"

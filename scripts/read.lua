@@ -1,0 +1,33 @@
+-- bucketctl read: what one key holds, in one command, without writing anything.
+-- Reading the whole key with plain commands costs TYPE, PTTL and HGETALL or GET (and a GET of
+-- a two-key layout's companion): up to five commands a key. This script is one, and it never
+-- transfers what cannot be a bucket: a hash with more fields than any bucket has, or a string
+-- longer than any number, is answered with its size alone.
+--
+-- KEYS[1]     the key
+-- KEYS[2..n]  the keys that may pair with it in a two-key layout (its companion time keys,
+--             or the main key when KEYS[1] is a time key); only keys in KEYS[1]'s slot
+-- ARGV[1]     the most hash fields to fetch; ARGV[2] the longest string to fetch
+-- Reply: { type, pttl, size (HLEN or STRLEN, 0 for other types),
+--          HGETALL (flat) for a small hash | value for a short string | false,
+--          then for each KEYS[2..n]: its value when it is a short string, else false }
+
+local maxf, maxlen = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TYPE', KEYS[1])['ok']
+local r = { t, redis.call('PTTL', KEYS[1]), 0, false }
+if t == 'hash' then
+  r[3] = redis.call('HLEN', KEYS[1])
+  if r[3] <= maxf then r[4] = redis.call('HGETALL', KEYS[1]) end
+elseif t == 'string' then
+  r[3] = redis.call('STRLEN', KEYS[1])
+  if r[3] <= maxlen then r[4] = redis.call('GET', KEYS[1]) end
+end
+for i = 2, #KEYS do
+  local v = false
+  if r[4] and t == 'string' and redis.call('TYPE', KEYS[i])['ok'] == 'string'
+      and redis.call('STRLEN', KEYS[i]) <= maxlen then
+    v = redis.call('GET', KEYS[i])
+  end
+  r[#r + 1] = v
+end
+return r

@@ -1,0 +1,26 @@
+package tui
+
+import (
+	"strconv"
+)
+
+// FormatCount writes a count of things (keys, buckets, requests) the same way everywhere:
+// exact with thousands separators below 100,000 (5,003), compact above (340k, 1.3M).
+func FormatCount(n int64) string {
+	if n < 0 {
+		return "-" + FormatCount(-n)
+	}
+	switch {
+	case n >= 1e9:
+		return trimFloat(float64(n)/1e9, 1) + "G"
+	case n >= 1e6:
+		return trimFloat(float64(n)/1e6, 1) + "M"
+	case n >= 1e5:
+		return strconv.FormatInt((n+500)/1000, 10) + "k"
+	}
+	s := strconv.FormatInt(n, 10)
+	if len(s) > 3 {
+		s = s[:len(s)-3] + "," + s[len(s)-3:]
+	}
+	return s
+}
