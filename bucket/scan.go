@@ -45,6 +45,10 @@ type ScanOptions struct {
 	Resolve Resolver
 	// Custom are the config file's layouts, so their two-key buckets are found too.
 	Custom []Layout
+	// MaxCount, when above Count, lets a selective pattern raise the COUNT hint (doubling
+	// it while pages come back less than a quarter full, up to MaxCount), so a pattern that
+	// matches one key in ten does not cost ten times the round trips. 0: Count throughout.
+	MaxCount int64
 }
 
 // ScanStats count what a scan read and what it cost.
@@ -77,6 +81,7 @@ type Scanner struct {
 type scanNode struct {
 	c      *redis.Client
 	cursor uint64
+	count  int64
 	done   bool
 }
 
@@ -90,7 +95,7 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 	}
 	sc := &Scanner{s: s, o: o, cluster: s.isCluster(), stats: ScanStats{PerMaster: map[string]int64{}}}
 	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
-		sc.nodes = append(sc.nodes, &scanNode{c: c})
+		sc.nodes = append(sc.nodes, &scanNode{c: c, count: o.Count})
 		return nil
 	})
 	if err != nil {
@@ -117,7 +122,7 @@ func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
 		return nil, io.EOF
 	}
 	addr := n.c.Options().Addr
-	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, sc.o.Count).Result()
+	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
 	sc.stats.Commands++
 	sc.stats.RoundTrips++
 	sc.stats.PerMaster[addr]++
@@ -126,6 +131,9 @@ func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
 		return nil, fmt.Errorf("scan %s: %w", addr, err)
 	}
 	n.cursor, n.done = next, next == 0
+	if int64(len(keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
+		n.count = min(2*n.count, sc.o.MaxCount)
+	}
 	sc.stats.Pages++
 	sc.stats.Keys += int64(len(keys))
 	before := sc.s.ReadCost()

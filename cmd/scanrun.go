@@ -51,7 +51,8 @@ func newScanRun(ctx context.Context, f *Factory, st *bucket.Store, match string,
 	if err != nil {
 		return nil, err
 	}
-	return &scanRun{io: f.IO, st: st, opts: bucket.ScanOptions{Match: match, Resolve: resolve, Custom: cfg.CustomLayouts()}}, nil
+	return &scanRun{io: f.IO, st: st, opts: bucket.ScanOptions{Match: match, Resolve: resolve,
+		Custom: cfg.CustomLayouts(), Count: 500, MaxCount: 8000}}, nil
 }
 
 // run scans and calls fn with each page's states (buckets only, unless all). The progress
