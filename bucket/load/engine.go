@@ -1,0 +1,290 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Engine runs one load test. Use it once: Run, with Snapshot polled meanwhile from any
+// goroutine.
+type Engine struct {
+	cfg    Config
+	store  *bucket.Store
+	shards []*shard
+
+	mu      sync.Mutex // guards the run's state and times
+	used    bool       // Run was called
+	running bool       // the clock runs: start is set
+	done    bool
+	start   time.Time
+	finish  time.Duration
+
+	claimed   atomic.Int64 // closed loop: requests handed to workers
+	firstDone atomic.Int64 // the first answer's time since start; -1 before
+
+	schedMu sync.Mutex // open loop: the arrivals
+	sched   *schedule
+	due     int64 // arrivals handed out
+	over    bool  // the schedule reached the end
+}
+
+// New returns an engine for cfg on store. The store's client should have a PoolSize of at
+// least the concurrency and MaxRetries -1 (never re-send a decision). The engine never
+// coalesces its workers' decisions (see bucket.Store.Direct).
+func New(store *bucket.Store, cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	// Every worker stands for an independent client with its own round trips: the Store
+	// must not coalesce their decisions (--pipeline batches explicitly).
+	e := &Engine{cfg: cfg, store: store.Direct()}
+	e.firstDone.Store(-1)
+	for range min(cfg.Concurrency, maxShards) {
+		e.shards = append(e.shards, newShard())
+	}
+	if cfg.Arrival != Closed {
+		e.sched = newSchedule(cfg.Arrival, cfg.ArrivalRate, cfg.BurstEvery, cfg.BurstSize, cfg.Seed)
+	}
+	return e, nil
+}
+
+func (e *Engine) newDecider() decider {
+	c := e.cfg
+	switch c.Strategy {
+	case Multi:
+		return &multiDecider{newNaive(e.store.Redis(), c.Key, c.Spec, c.Cost)}
+	case Watch:
+		return &watchDecider{naive: newNaive(e.store.Redis(), c.Key, c.Spec, c.Cost), retries: c.WatchRetries}
+	}
+	d := &luaDecider{store: e.store, key: c.Key, spec: c.Spec, cost: c.Cost}
+	if c.Pipeline > 1 {
+		d.keys = make([]string, c.Pipeline)
+		for i := range d.keys {
+			d.keys[i] = c.Key
+		}
+	}
+	return d
+}
+
+// Run runs the load test until its duration or request count is reached, or ctx is
+// cancelled (an interrupt): then it stops sending, lets the requests under way finish
+// and returns the report so far, marked Interrupted. Decisions under way are never cut
+// short by ctx, since a cut decision may have been applied all the same.
+func (e *Engine) Run(ctx context.Context) (Report, error) {
+	e.mu.Lock()
+	if e.used {
+		e.mu.Unlock()
+		return Report{}, errors.New("load: an engine runs once")
+	}
+	e.used = true
+	e.mu.Unlock()
+
+	// Before the clock starts: the script is loaded (so no decision pays for a NOSCRIPT)
+	// and each worker takes a connection to the key's server (an EXISTS, not counted), so
+	// dialing is not measured either.
+	if e.cfg.Strategy == Lua {
+		_, _, _ = e.store.LoadScript(ctx) // without it, decisions fall back to EVAL
+	}
+	cmdCtx := context.WithoutCancel(ctx)
+	var ready, wg sync.WaitGroup
+	gate := make(chan struct{})
+	ready.Add(e.cfg.Concurrency)
+	for i := range e.cfg.Concurrency {
+		wg.Go(func() {
+			_ = e.store.Redis().Exists(ctx, e.cfg.Key).Err()
+			ready.Done()
+			<-gate
+			e.work(ctx, cmdCtx, e.shards[i%len(e.shards)])
+		})
+	}
+	ready.Wait()
+	e.mu.Lock()
+	e.start, e.running = time.Now(), true
+	e.mu.Unlock()
+	close(gate)
+	wg.Wait()
+
+	e.mu.Lock()
+	e.finish = time.Since(e.start)
+	e.running, e.done = false, true
+	e.mu.Unlock()
+	interrupted := ctx.Err() != nil
+	var unsent int64
+	if e.sched != nil && !interrupted {
+		unsent = e.unsent()
+	}
+	return e.report(interrupted, unsent), nil
+}
+
+func (e *Engine) since() time.Duration { return time.Since(e.start) }
+
+// answered notes the time of the first answer: a closed loop's duration runs from it.
+func (e *Engine) answered(at time.Duration) {
+	// A load first: a failed CAS still takes the cache line, and every worker calls this.
+	if e.firstDone.Load() < 0 {
+		e.firstDone.CompareAndSwap(-1, int64(at))
+	}
+}
+
+// closedOver reports whether a closed-loop request sent at sent is at or past the end, the
+// duration after the first answer. Each worker stops after one such request, so the
+// decisions span at least the whole duration on the server's clock too: the first answer
+// comes after the first decision, and the last requests are sent after the end.
+func (e *Engine) closedOver(sent time.Duration) bool {
+	first := e.firstDone.Load()
+	return first >= 0 && sent >= time.Duration(first)+e.cfg.Duration
+}
+
+// work is one worker: claim requests, decide, record, until the run is over.
+func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
+	d := e.newDecider()
+	out := make([]bucket.Result, e.cfg.Pipeline)
+	errs := make([]error, e.cfg.Pipeline)
+	var backoff time.Duration
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for ctx.Err() == nil {
+		n, intended := 1, time.Duration(-1)
+		if e.sched != nil {
+			if e.since() >= e.cfg.Duration {
+				return // what is still due is unsent
+			}
+			at, ok := e.nextArrival()
+			if !ok {
+				return
+			}
+			intended = at
+			// Wait for the due time; not for the deadline, since the arrival is due before it.
+			if wait := at - e.since(); wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+			}
+		} else if n = e.claim(); n == 0 {
+			return
+		}
+		o := outcome{sent: e.since()}
+		o.calls, o.retries = d.decide(cmdCtx, out[:n], errs[:n])
+		o.done = e.since()
+		e.answered(o.done)
+		o.intended = o.sent
+		if intended >= 0 {
+			o.intended = intended
+		}
+		for i := range n {
+			if errs[i] != nil {
+				continue
+			}
+			if out[i].Allowed {
+				o.allowed++
+			} else {
+				o.denied++
+			}
+			o.tokens, o.hasLevel = out[i].Remaining, true
+		}
+		o.errs = errs[:n]
+		sh.record(&o)
+		if e.sched == nil && e.closedOver(o.sent) {
+			return
+		}
+		// A closed loop facing a failing server (a master down, a failover under way) backs
+		// off instead of spinning: 1 ms doubling to 100 ms while every decision fails.
+		if e.sched == nil && o.allowed+o.denied == 0 {
+			backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		} else {
+			backoff = 0
+		}
+	}
+}
+
+// claim hands a closed-loop worker up to Pipeline requests, within the request count.
+func (e *Engine) claim() int {
+	n := e.cfg.Pipeline
+	if e.cfg.Requests == 0 {
+		return n
+	}
+	for {
+		cur := e.claimed.Load()
+		k := min(int64(n), e.cfg.Requests-cur)
+		if k <= 0 {
+			return 0
+		}
+		if e.claimed.CompareAndSwap(cur, cur+k) {
+			return int(k)
+		}
+	}
+}
+
+// nextArrival hands an open-loop worker the next arrival due before the end.
+func (e *Engine) nextArrival() (time.Duration, bool) {
+	e.schedMu.Lock()
+	defer e.schedMu.Unlock()
+	if e.over || (e.cfg.Requests > 0 && e.due >= e.cfg.Requests) {
+		return 0, false
+	}
+	at := e.sched.next()
+	if at >= e.cfg.Duration {
+		// The schedule is monotone: every later arrival is due after the end too.
+		e.over = true
+		return 0, false
+	}
+	e.due++
+	return at, true
+}
+
+// maxUnsentWalk bounds the arrivals unsent walks one by one; beyond it, it extrapolates
+// at the mean rate.
+const maxUnsentWalk = 10_000_000
+
+// unsent counts the arrivals due before the end that no worker sent: the client could not
+// keep up (more concurrency helps). Only after a run that ended by its bounds.
+func (e *Engine) unsent() int64 {
+	e.schedMu.Lock()
+	defer e.schedMu.Unlock()
+	if e.over {
+		return 0
+	}
+	limit := int64(math.MaxInt64)
+	if e.cfg.Requests > 0 {
+		limit = e.cfg.Requests - e.due
+	}
+	var n int64
+	for n < limit {
+		if n == maxUnsentWalk {
+			at := e.sched.next()
+			left := (e.cfg.Duration - at).Seconds() * e.cfg.ArrivalRate
+			if e.cfg.BurstEvery > 0 {
+				left += (e.cfg.Duration - at).Seconds() / e.cfg.BurstEvery.Seconds() * float64(e.cfg.BurstSize)
+			}
+			return min(limit, n+int64(max(0, left)))
+		}
+		if e.sched.next() >= e.cfg.Duration {
+			break
+		}
+		n++
+	}
+	return n
+}
