@@ -304,13 +304,13 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) error {
 		}
 	}
 
-	live := f.IO.StdoutTTY && f.IO.StderrTTY
-	shown := false
-	if live {
-		shown, err = loadLive(ctx, f, opts, runs, stop, execute)
+	width := reportWidth
+	if f.IO.StdoutTTY && f.IO.StderrTTY {
+		w, err := loadLive(ctx, f, opts, runs, stop, execute)
 		if err != nil {
 			return err
 		}
+		width = min(width, w)
 	} else {
 		loadPlain(f, opts, runs, execute)
 	}
@@ -319,7 +319,7 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) error {
 	if runErr != nil {
 		return runErr
 	}
-	if err := printLoad(f, opts, reports, shown); err != nil {
+	if err := printLoad(f, opts, reports, width); err != nil {
 		return err
 	}
 	for _, r := range reports {
@@ -372,9 +372,9 @@ func (r *loadRuns) result() ([]load.Report, error) {
 	return append([]load.Report(nil), r.reports...), r.err
 }
 
-// loadLive runs the live view on stderr while execute runs, and reports whether the view
-// showed the final report (it stays on the terminal).
-func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (bool, error) {
+// loadLive runs the live view on stderr while execute runs, and returns the terminal's
+// width. The view clears itself at the end; the report is printed after it, as when piped.
+func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (int, error) {
 	styles := tuiStyles(f.IO)
 	var order []load.Strategy
 	if opts.Compare {
@@ -386,8 +386,7 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns
 	go func() {
 		defer close(done)
 		execute()
-		reports, _ := runs.result()
-		p.Send(tui.LoadDoneMsg{Reports: reports})
+		p.Send(tui.LoadDoneMsg{})
 	}()
 	final, err := p.Run()
 	// The view ends with the report, or early (a second q, a signal): stop the run then, and
@@ -395,14 +394,13 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns
 	stop()
 	<-done
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return false, err
+		return 0, err
 	}
-	lm, ok := final.(tui.Load)
-	shown := err == nil && ok && lm.Done()
-	if shown {
-		fmt.Fprintln(f.IO.ErrOut) // the report is the view's last frame; end its line
+	w := reportWidth
+	if lm, ok := final.(tui.Load); ok && lm.Width() > 0 {
+		w = lm.Width()
 	}
-	return shown, nil
+	return w, nil
 }
 
 // loadPlain runs execute with one progress line a second on stderr.
@@ -432,7 +430,12 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
 	}
 }
 
-func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, shown bool) error {
+// reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
+const reportWidth = 80
+
+// printLoad prints the report on stdout, the same on a terminal (after the live view
+// cleared itself) as piped; a narrower terminal gets it at its width.
+func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) error {
 	if len(reports) == 0 {
 		return nil
 	}
@@ -442,15 +445,12 @@ func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, shown bool)
 		}
 		return writeData(f.IO.Out, opts.Output, reports[0])
 	}
-	if shown {
-		return nil
-	}
 	st := tuiStyles(f.IO)
 	var text string
 	if opts.Compare {
-		text = tui.RenderLoadComparison(st, reports, 80)
+		text = tui.RenderLoadComparison(st, reports, width)
 	} else {
-		text = tui.RenderLoadReport(st, reports[0], 80)
+		text = tui.RenderLoadReport(st, reports[0], width)
 	}
 	_, err := fmt.Fprintln(f.IO.Out, text)
 	return err

@@ -53,13 +53,6 @@ func LoadProgressLine(s load.Snapshot) string {
 	return b.String()
 }
 
-func (m Load) reportView() string {
-	if len(m.reports) == 1 {
-		return RenderLoadReport(m.st, m.reports[0], m.w)
-	}
-	return RenderLoadComparison(m.st, m.reports, m.w)
-}
-
 // RenderLoadReport writes a run's report for a person, w cells wide: counts, throughput,
 // the theoretical maximum and over-grant, latency percentiles and a histogram.
 func RenderLoadReport(st Styles, r load.Report, w int) string {

@@ -30,14 +30,19 @@ type LoadOptions struct {
 	Interval time.Duration
 	// Styles default to NewStyles(nil): the terminal's colours, NO_COLOR honoured.
 	Styles *Styles
-	// Stop asks the run to stop early (q or ctrl+c). The report so far then arrives as a
+	// Stop asks the run to stop early (q or ctrl+c). The end of the run then arrives as a
 	// LoadDoneMsg; a second q quits at once.
 	Stop func()
 }
 
-// LoadDoneMsg ends the live view: it shows the reports (one run's, or a comparison's
-// runs in order) and quits, leaving them on the terminal.
-type LoadDoneMsg struct{ Reports []load.Report }
+// LoadDoneMsg ends the live view: it clears itself from the terminal and quits. The caller
+// prints the report then, as it does when no terminal is attached (RenderLoadReport,
+// RenderLoadComparison), so the report on a terminal is the piped report.
+//
+// The report is never the view's last frame: bubbletea erases the line under the cursor
+// when a program ends (the last line of an inline view), and drops the top lines of a
+// frame taller than the terminal, so a report drawn as a frame loses rows.
+type LoadDoneMsg struct{}
 
 type loadKeys struct{ GlobalKeys }
 
@@ -55,8 +60,8 @@ type Load struct {
 
 	snap     load.Snapshot
 	has      bool
-	reports  []load.Report
 	stopping bool
+	quitting bool // a second q: quit without waiting for the end of the run
 	done     bool
 }
 
@@ -103,6 +108,7 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
 			if m.done || m.stopping {
+				m.quitting = true
 				return m, tea.Quit
 			}
 			m.stopping = true
@@ -121,16 +127,17 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.snap, m.has = load.Snapshot(msg), true
 		}
 	case LoadDoneMsg:
-		m.reports, m.done = msg.Reports, true
+		m.done = true
 		return m, tea.Quit
 	}
 	return m, nil
 }
 
-// View renders the live screen, or the report once the run is done.
+// View renders the live screen; nothing once the run is done or the view quits, so the
+// live screen leaves the terminal and the report printed next stands alone.
 func (m Load) View() string {
-	if m.done {
-		return m.reportView()
+	if m.done || m.quitting {
+		return ""
 	}
 	s := m.snap
 	title := m.st.Title.Render("bucketctl load")
@@ -292,5 +299,9 @@ func completeSeconds(s load.Snapshot) int {
 	return min(n, len(s.PerSecond))
 }
 
-// Done reports whether the run ended and the report is shown.
+// Done reports whether the view saw the run end (a LoadDoneMsg), as opposed to a quit
+// before it.
 func (m Load) Done() bool { return m.done }
+
+// Width is the terminal's width as the view last knew it (80 until told).
+func (m Load) Width() int { return m.w }
