@@ -69,7 +69,7 @@ func TestLoadRefusesAnExistingKeyWithoutYes(t *testing.T) {
 	}
 	before := map[string]string{}
 	for _, k := range []string{"bucketctl:load:taken", "rate:user:multi"} {
-		if err := c.HSet(ctx, k, "tokens", "3", "ts", "1").Err(); err != nil {
+		if err := c.HSet(ctx, k, "tokens", "3", "ts", "1", "capacity", "10", "rate", "10").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

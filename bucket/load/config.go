@@ -51,6 +51,10 @@ type Config struct {
 	// Key is the Redis key, used as is (see KeyFor).
 	Key  string
 	Spec bucket.Spec
+	// StoredSpec says Spec is the capacity and rate stored in the existing bucket at Key
+	// (see PlanFor): the decisions leave them as stored. The lua strategy sends no spec,
+	// so the script reads the bucket's; multi and watch compute with the spec they read.
+	StoredSpec bool
 	// Cost is the tokens each request takes (> 0).
 	Cost     float64
 	Strategy Strategy

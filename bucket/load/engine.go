@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,10 @@ type Engine struct {
 
 	claimed   atomic.Int64 // closed loop: requests handed to workers
 	firstDone atomic.Int64 // the first answer's time since start; -1 before
+
+	stopMu sync.Mutex
+	stop   context.CancelFunc // ends the workers' loop
+	fatal  error              // the error that stopped the run (see isFatal)
 
 	schedMu sync.Mutex // open loop: the arrivals
 	sched   *schedule
@@ -59,11 +64,14 @@ func (e *Engine) newDecider() decider {
 	c := e.cfg
 	switch c.Strategy {
 	case Multi:
-		return &multiDecider{newNaive(e.store.Redis(), c.Key, c.Spec, c.Cost)}
+		return &multiDecider{newNaive(e.store.Redis(), c)}
 	case Watch:
-		return &watchDecider{naive: newNaive(e.store.Redis(), c.Key, c.Spec, c.Cost), retries: c.WatchRetries}
+		return &watchDecider{naive: newNaive(e.store.Redis(), c), retries: c.WatchRetries}
 	}
 	d := &luaDecider{store: e.store, key: c.Key, spec: c.Spec, cost: c.Cost}
+	if c.StoredSpec {
+		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
+	}
 	if c.Pipeline > 1 {
 		d.keys = make([]string, c.Pipeline)
 		for i := range d.keys {
@@ -77,7 +85,13 @@ func (e *Engine) newDecider() decider {
 // cancelled (an interrupt): then it stops sending, lets the requests under way finish
 // and returns the report so far, marked Interrupted. Decisions under way are never cut
 // short by ctx, since a cut decision may have been applied all the same.
-func (e *Engine) Run(ctx context.Context) (Report, error) {
+//
+// A key that is not a native bucket is refused before the first decision, and a decision
+// refused because the key is not one (it changed into something else during the run, or
+// vanished while the run used its stored spec) stops the run: Run returns the report so
+// far with a *StoppedError. (During the run, the lua strategy relies on the script's own
+// check; the watch strategy checks under its WATCH, multi on each read.)
+func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.mu.Lock()
 	if e.used {
 		e.mu.Unlock()
@@ -86,13 +100,23 @@ func (e *Engine) Run(ctx context.Context) (Report, error) {
 	e.used = true
 	e.mu.Unlock()
 
+	// Nothing but a native bucket is written, whatever the strategy: the key is examined
+	// first (the caller usually did so already, to plan the run).
+	if err := e.checkKey(parent); err != nil {
+		return e.report(false, 0), err
+	}
 	// Before the clock starts: the script is loaded (so no decision pays for a NOSCRIPT)
 	// and each worker takes a connection to the key's server (an EXISTS, not counted), so
 	// dialing is not measured either.
 	if e.cfg.Strategy == Lua {
-		_, _, _ = e.store.LoadScript(ctx) // without it, decisions fall back to EVAL
+		_, _, _ = e.store.LoadScript(parent) // without it, decisions fall back to EVAL
 	}
-	cmdCtx := context.WithoutCancel(ctx)
+	cmdCtx := context.WithoutCancel(parent)
+	ctx, stop := context.WithCancel(parent)
+	defer stop()
+	e.stopMu.Lock()
+	e.stop = stop
+	e.stopMu.Unlock()
 	var ready, wg sync.WaitGroup
 	gate := make(chan struct{})
 	ready.Add(e.cfg.Concurrency)
@@ -115,12 +139,63 @@ func (e *Engine) Run(ctx context.Context) (Report, error) {
 	e.finish = time.Since(e.start)
 	e.running, e.done = false, true
 	e.mu.Unlock()
-	interrupted := ctx.Err() != nil
+	interrupted := parent.Err() != nil
+	e.stopMu.Lock()
+	fatal := e.fatal
+	e.stopMu.Unlock()
 	var unsent int64
-	if e.sched != nil && !interrupted {
+	if e.sched != nil && !interrupted && fatal == nil {
 		unsent = e.unsent()
 	}
-	return e.report(interrupted, unsent), nil
+	r := e.report(interrupted, unsent)
+	if fatal != nil {
+		return r, &StoppedError{Err: fatal}
+	}
+	return r, nil
+}
+
+// checkKey refuses a key that is not a native bucket, and a missing key when the run was
+// to keep a stored spec.
+func (e *Engine) checkKey(ctx context.Context) error {
+	ts, err := Examine(ctx, e.store.Redis(), e.cfg.Key)
+	if bucket.IsUnreachable(err) {
+		return nil // nothing can be written either: the decisions fail and are counted
+	}
+	if err != nil {
+		return err
+	}
+	switch t := ts[0]; {
+	case t.Exists() && !t.IsBucket():
+		return &StoppedError{Err: NotBucketError(t)}
+	case !t.Exists() && e.cfg.StoredSpec:
+		return &StoppedError{Err: fmt.Errorf("%w: %q does not exist, so it has no stored spec", bucket.ErrNoSpec, e.cfg.Key)}
+	}
+	return nil
+}
+
+// StoppedError is a run stopped by a decision that must not be repeated: the key is not
+// (or no longer) a native bucket. The report so far comes with it.
+type StoppedError struct{ Err error }
+
+func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// isFatal reports whether a decision's error stops the run: the key is not a native bucket
+// (a load never writes into anything else), or the run kept the stored spec and the
+// bucket vanished with it.
+func isFatal(err error) bool {
+	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
+		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
+}
+
+// stopWith stops the run for err, the first such error.
+func (e *Engine) stopWith(err error) {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	if e.fatal == nil {
+		e.fatal = err
+		e.stop()
+	}
 }
 
 func (e *Engine) since() time.Duration { return time.Since(e.start) }
@@ -202,6 +277,12 @@ func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 		}
 		o.errs = errs[:n]
 		sh.record(&o)
+		for _, err := range o.errs {
+			if err != nil && isFatal(err) {
+				e.stopWith(err)
+				return
+			}
+		}
 		if e.sched == nil && e.closedOver(o.sent) {
 			return
 		}
