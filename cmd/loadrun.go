@@ -53,7 +53,7 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 			// A key left behind matters more than how the run ended.
 			if cerr := loadCleanup(st.Redis(), created); cerr != nil {
 				var se *SilentError
-				if err != nil && !errors.As(err, &se) {
+				if err != nil && !errors.As(err, &se) && !bucket.IsUnreachable(err) {
 					cerr = fmt.Errorf("%v; and %w", err, cerr)
 				}
 				err = cerr

@@ -59,7 +59,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	w = max(w, 40)
 	var lines []string
 	add := func(s ...string) { lines = append(lines, s...) }
-	add(trunc(st.Title.Render("bucketctl load")+" "+st.Value.Render(r.Key), w))
+	add(trunc(st.Title.Render("bucketctl load")+" "+st.Value.Render(SafeKey(r.Key)), w))
 	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + Plural(r.Concurrency, "worker")
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
@@ -100,7 +100,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
 			break
 		}
-		add(trunc(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+oneLine(e.Message), w))
+		add(trunc(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+SafeKey(oneLine(e.Message)), w))
 	}
 	if r.Unsent > 0 {
 		add(st.Subtle.Render(trunc("  unsent: due arrivals no worker was free to send; raise --concurrency", w)))
@@ -208,7 +208,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	r0 := rs[0]
 	var lines []string
 	lines = append(lines, trunc(st.Title.Render("bucketctl load --compare")+" "+
-		st.Value.Render(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy))), w))
+		st.Value.Render(SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), w))
 	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), Plural(r0.Concurrency, "worker"),
 		FormatDuration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
 	lines = append(append(lines, subtleWrapped(st, about, w)...), "")

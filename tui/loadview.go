@@ -63,6 +63,9 @@ type Load struct {
 	stopping bool
 	quitting bool // a second q: quit without waiting for the end of the run
 	done     bool
+	// sized: the terminal's size is known. Until then the view is one line, so a first
+	// frame never scrolls a small terminal (what scrolls off cannot be erased at the end).
+	sized bool
 }
 
 // NewLoad returns the live view reading snapshots from src.
@@ -104,6 +107,7 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg)
+		m.sized = true
 	case tea.KeyMsg:
 		switch {
 		case key.Matches(msg, m.keys.Quit):
@@ -139,10 +143,13 @@ func (m Load) View() string {
 	if m.done || m.quitting {
 		return ""
 	}
+	if !m.sized {
+		return m.progressLine()
+	}
 	s := m.snap
 	title := m.st.Title.Render("bucketctl load")
 	if m.has {
-		title += " " + m.st.Value.Render(s.Key)
+		title += " " + m.st.Value.Render(SafeKey(s.Key))
 	}
 	right := m.opts.Title
 	if n := len(m.opts.Runs); n > 1 && m.has {

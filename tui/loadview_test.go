@@ -162,7 +162,7 @@ func onTerminal(t *testing.T, tm *teatest.TestModel, w, h int, printed string) s
 	term := termtest.New(w, h)
 	_, _ = term.Write(out)
 	if left := term.String(); left != "" {
-		t.Errorf("the live view left this on the terminal:\n%s", left)
+		t.Errorf("the live view left this on the terminal:\n%q", left)
 	}
 	term.ONLCR = true
 	_, _ = term.Write([]byte(printed + "\n"))
@@ -266,4 +266,42 @@ func TestRenderLoadReportDetails(t *testing.T) {
 		t.Errorf("%d histogram rows for 14 bands, want them folded to 7:\n%s", bars, out)
 	}
 	checkWidth(t, out, 80)
+}
+
+// Until the terminal's size is known the live view is one line, so its first frame can
+// never scroll a small terminal (lines scrolled off cannot be cleared at the end).
+func TestLoadViewIsOneLineUntilSized(t *testing.T) {
+	m := NewLoad(newSnapSource(loadSnap(2500*time.Millisecond, load.Lua)).get,
+		LoadOptions{Interval: 10 * time.Millisecond, Styles: &testStyles})
+	p := &probe{Model: m, views: make(chan string, 1)}
+	tm := teatest.NewTestModel(t, *p) // no size: as when the first frame comes before it
+	t.Cleanup(func() { _ = tm.Quit() })
+	screen := waitView(t, tm, p, contains("25% · 2.5s of 10s"))
+	if n := strings.Count(screen, "\n"); n != 0 {
+		t.Fatalf("%d lines before the size is known:\n%s", n+1, screen)
+	}
+	tm.Send(tea.WindowSizeMsg{Width: 100, Height: 12})
+	screen = waitView(t, tm, p, contains("allowed/s"))
+	checkSize(t, screen, 100, 12)
+}
+
+// Key names and error messages reach the terminal escaped.
+func TestLoadViewsEscapeKeys(t *testing.T) {
+	const hostile = "rl:\x1b]52;c;aGk=\x07:\x1b[2J"
+	r := loadReport(load.Lua, 40, 40, 0)
+	r.Key = hostile
+	r.Errors, r.ErrorSamples = 1, []load.ErrorSample{{Message: "ERR \x1b[2J " + hostile, Count: 1}}
+	c := r
+	c.Key = hostile + ":lua"
+	s := loadSnap(1500*time.Millisecond, load.Lua)
+	s.Key = hostile
+	m := NewLoad(newSnapSource(s).get, LoadOptions{Interval: 10 * time.Millisecond, Styles: &testStyles})
+	tm, p := run(t, m, 120, 30)
+	live := waitView(t, tm, p, contains("15%"))
+	for what, out := range map[string]string{"report": RenderLoadReport(testStyles, r, 120),
+		"comparison": RenderLoadComparison(testStyles, []load.Report{c}, 120), "live view": live} {
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `rl:\x1b]52;c;aGk=\a:\x1b[2J`) {
+			t.Errorf("%s: %q", what, out)
+		}
+	}
 }
