@@ -37,6 +37,9 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 		return loadDryRun(f, opts, plans, refused)
 	}
 	if refused != nil {
+		if errors.Is(refused, load.ErrNotBucket) {
+			return fmt.Errorf("%w; load-test a key of its own (KEY without --raw-key is bucketctl:load:KEY)", refused)
+		}
 		return refused
 	}
 	if err := confirmLoad(f, opts, plans); err != nil {
