@@ -42,8 +42,8 @@ KEYS AND SAFETY
     capacity and rate unless --capacity/--rate are given, and keeps the key;
   - any other key (another type, a hash with other fields, a non-number) is refused, for
     every strategy (exit 1, nothing touched). During the run, the watch strategy checks the
-    shape under its WATCH, multi on each read, the script on each call; a key that stops
-    being a native bucket stops the run.
+    whole shape under its WATCH, multi on each read (it stays racy), the script refuses
+    other types and other layouts' hashes; a refused decision stops the run.
   --dry-run shows each key, what it holds, the spec, and every field the run would change,
   and sends no decision.
 
