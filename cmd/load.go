@@ -1,19 +1,14 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
-	"github.com/bucketctl/bucketctl/tui"
 )
 
 // LoadOptions are the options of load.
@@ -28,6 +23,9 @@ type LoadOptions struct {
 	Keep     bool
 	DryRun   bool
 	Output   string
+	// capacityGiven and rateGiven: the flags were set, so a run on an existing bucket
+	// changes its stored spec to them.
+	capacityGiven, rateGiven bool
 }
 
 const loadLong = `Hammer one bucket with decisions and report what happened: throughput, latency, and
@@ -35,9 +33,19 @@ how many requests were allowed against the most a correct limiter may allow.
 
 KEYS AND SAFETY
   The bucket is bucketctl:load:KEY, bucketctl's own prefix, unless --raw-key uses KEY as
-  given. A key that already exists is refused (exit 2, nothing touched) unless --yes: the
-  run changes its tokens. Keys the run created are deleted at the end (--keep keeps them).
-  --dry-run shows the keys and the plan and sends no decision.
+  given. Before the run each key is read (TYPE, HLEN, HMGET of the native fields):
+  - a missing key is created with --capacity/--rate (default 10, 10/s) and deleted at the
+    end (--keep keeps it); a clean-up that fails is an error naming the key left behind;
+  - an existing native bucket (a hash of exactly tokens, ts, capacity, rate and the
+    allowed/denied counters, each a finite number) needs --yes, or a yes at the prompt
+    after the plan: the run changes its tokens, ts, counters and TTL, keeps its stored
+    capacity and rate unless --capacity/--rate are given, and keeps the key;
+  - any other key (another type, a hash with other fields, a non-number) is refused, for
+    every strategy (exit 1, nothing touched). During the run, the watch strategy checks the
+    whole shape under its WATCH, multi on each read (it stays racy), the script refuses
+    other types and other layouts' hashes; a refused decision stops the run.
+  --dry-run shows each key, what it holds, the spec, and every field the run would change,
+  and sends no decision.
 
 BOUNDS
   Every run stops by itself: after --duration (default 10s), after --requests, or at the
@@ -86,8 +94,10 @@ THE REPORT
   With --compare: {"runs": [one such object per strategy]}.
 
 EXIT STATUS
-  0 the run completed; 1 every request failed; 2 usage, or an existing key without --yes;
-  3 Redis unreachable; 130 interrupted (the report so far was printed).`
+  0 the run completed; 1 every request failed, a key is not a native bucket, or the
+  clean-up failed; 2 usage, or an existing bucket without --yes; 3 Redis unreachable, also
+  when it went away during the run and stays away (the report so far is printed first);
+  130 interrupted (the report so far was printed).`
 
 // NewCmdLoad builds `load`.
 func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
@@ -131,7 +141,7 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	fl.IntVar(&c.WatchRetries, "watch-retries", load.DefaultWatchRetries, "watch: retries of one decision before it counts as an error")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed of the Poisson arrivals (same seed, same schedule)")
 	fl.BoolVar(&opts.RawKey, "raw-key", false, "use KEY as given instead of bucketctl:load:KEY")
-	fl.BoolVarP(&opts.Yes, "yes", "y", false, "run on a key that already exists (its tokens will change)")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "run on an existing native bucket (its tokens, ts, counters and TTL will change)")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the keys the run created (default: delete them at the end)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show the keys and the plan; send no decision")
 	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(names(load.Arrivals)...))
@@ -168,6 +178,7 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 		return usagef("--watch-retries %d: must be at least 1", c.WatchRetries)
 	}
 	c.Key = load.KeyFor(o.Key, o.RawKey)
+	o.capacityGiven, o.rateGiven = cmd.Flags().Changed("capacity"), cmd.Flags().Changed("rate")
 	for _, s := range o.strategies() {
 		cc := *c
 		cc.Strategy = s
@@ -245,266 +256,4 @@ func (o *LoadOptions) describe() string {
 		s += fmt.Sprintf(" · pipeline %d", c.Pipeline)
 	}
 	return s
-}
-
-// loadComparison is the JSON/YAML shape of --compare.
-type loadComparison struct {
-	Runs []load.Report `json:"runs" yaml:"runs"`
-}
-
-func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) error {
-	ctx := cmd.Context()
-	conn, err := f.Conn()
-	if err != nil {
-		return err
-	}
-	// One connection per worker, and a few to spare for the checks and the clean-up.
-	conn.PoolSize = max(conn.PoolSize, opts.Config.Concurrency+4)
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	keys := opts.keys()
-	existing, err := load.Exists(ctx, st.Redis(), keys...)
-	if err != nil {
-		return err
-	}
-	if opts.DryRun {
-		return loadDryRun(f, opts, keys, existing)
-	}
-	if len(existing) > 0 && !opts.Yes {
-		return usagef("%s already exists: a load test would change its tokens; pass --yes to run on it anyway (nothing was touched)", strings.Join(existing, ", "))
-	}
-	if !opts.Keep {
-		defer loadCleanup(f, st.Redis(), keys, existing)
-	}
-	runs := &loadRuns{}
-	stopCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	execute := func() {
-		for i, s := range opts.strategies() {
-			if stopCtx.Err() != nil {
-				break
-			}
-			c := opts.Config
-			c.Strategy, c.Key = s, keys[i]
-			e, err := load.New(st, c)
-			if err != nil {
-				runs.fail(err)
-				return
-			}
-			runs.start(e)
-			r, err := e.Run(stopCtx)
-			if err != nil {
-				runs.fail(err)
-				return
-			}
-			r.Server = conn.Addr()
-			runs.finish(r)
-		}
-	}
-
-	live := f.IO.StdoutTTY && f.IO.StderrTTY
-	shown := false
-	if live {
-		shown, err = loadLive(ctx, f, opts, runs, stop, execute)
-		if err != nil {
-			return err
-		}
-	} else {
-		loadPlain(f, opts, runs, execute)
-	}
-
-	reports, runErr := runs.result()
-	if runErr != nil {
-		return runErr
-	}
-	if err := printLoad(f, opts, reports, shown); err != nil {
-		return err
-	}
-	for _, r := range reports {
-		if r.Interrupted {
-			return &SilentError{Code: ExitInterrupted}
-		}
-	}
-	for _, r := range reports {
-		if r.Requests > 0 && r.Errors == r.Requests {
-			msg := "every request failed"
-			if len(r.ErrorSamples) > 0 {
-				msg += ": " + r.ErrorSamples[0].Message
-			}
-			return errors.New(msg)
-		}
-	}
-	return nil
-}
-
-// loadRuns is the state of the runs shared between the runner and the views.
-type loadRuns struct {
-	mu      sync.Mutex
-	cur     *load.Engine
-	reports []load.Report
-	err     error
-}
-
-func (r *loadRuns) start(e *load.Engine) { r.mu.Lock(); r.cur = e; r.mu.Unlock() }
-func (r *loadRuns) finish(rep load.Report) {
-	r.mu.Lock()
-	r.reports = append(r.reports, rep)
-	r.mu.Unlock()
-}
-func (r *loadRuns) fail(err error) { r.mu.Lock(); r.err = err; r.mu.Unlock() }
-
-// snapshot is the current run's snapshot (zero before the first starts).
-func (r *loadRuns) snapshot() load.Snapshot {
-	r.mu.Lock()
-	e := r.cur
-	r.mu.Unlock()
-	if e == nil {
-		return load.Snapshot{}
-	}
-	return e.Snapshot()
-}
-
-func (r *loadRuns) result() ([]load.Report, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]load.Report(nil), r.reports...), r.err
-}
-
-// loadLive runs the live view on stderr while execute runs, and reports whether the view
-// showed the final report (it stays on the terminal).
-func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (bool, error) {
-	styles := tuiStyles(f.IO)
-	var order []load.Strategy
-	if opts.Compare {
-		order = load.Strategies
-	}
-	m := tui.NewLoad(runs.snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.ErrOut))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		execute()
-		reports, _ := runs.result()
-		p.Send(tui.LoadDoneMsg{Reports: reports})
-	}()
-	final, err := p.Run()
-	// The view ends with the report, or early (a second q, a signal): stop the run then, and
-	// wait for it, so the report is printed after all.
-	stop()
-	<-done
-	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return false, err
-	}
-	lm, ok := final.(tui.Load)
-	shown := err == nil && ok && lm.Done()
-	if shown {
-		fmt.Fprintln(f.IO.ErrOut) // the report is the view's last frame; end its line
-	}
-	return shown, nil
-}
-
-// loadPlain runs execute with one progress line a second on stderr.
-func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		execute()
-	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			s := runs.snapshot()
-			if !s.Running {
-				continue
-			}
-			line := tui.LoadProgressLine(s)
-			if opts.Compare {
-				line = "[" + string(s.Strategy) + "] " + line
-			}
-			fmt.Fprintln(f.IO.ErrOut, line)
-		}
-	}
-}
-
-func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, shown bool) error {
-	if len(reports) == 0 {
-		return nil
-	}
-	if opts.Output != FormatTable {
-		if opts.Compare {
-			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: reports})
-		}
-		return writeData(f.IO.Out, opts.Output, reports[0])
-	}
-	if shown {
-		return nil
-	}
-	st := tuiStyles(f.IO)
-	var text string
-	if opts.Compare {
-		text = tui.RenderLoadComparison(st, reports, 80)
-	} else {
-		text = tui.RenderLoadReport(st, reports[0], 80)
-	}
-	_, err := fmt.Fprintln(f.IO.Out, text)
-	return err
-}
-
-// loadDryRun shows the keys and what the run would do.
-func loadDryRun(f *Factory, opts *LoadOptions, keys, existing []string) error {
-	exists := map[string]bool{}
-	for _, k := range existing {
-		exists[k] = true
-	}
-	c := opts.Config
-	bound := c.Duration.String()
-	switch {
-	case c.Requests > 0 && c.Duration == 0:
-		bound = fmt.Sprintf("%d requests (at most %s)", c.Requests, load.MaxDuration)
-	case c.Requests > 0:
-		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
-	}
-	t := newTable(f.IO, "KEY", "EXISTS", "ACTION")
-	for _, k := range keys {
-		action := "create, load-test, delete at the end"
-		switch {
-		case exists[k] && opts.Yes:
-			action = "load-test (changes its tokens), keep"
-		case exists[k]:
-			action = "refused: exists (needs --yes)"
-		case opts.Keep:
-			action = "create, load-test, keep"
-		}
-		t.add(k, fmt.Sprint(exists[k]), action)
-	}
-	if err := t.render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · capacity %s · rate %s/s · cost %s · %s; nothing sent\n",
-		opts.describe(), fmtNum(c.Spec.Capacity), fmtNum(c.Spec.Rate), fmtNum(c.Cost), bound)
-	return nil
-}
-
-// loadCleanup deletes the keys the run created, even after an interrupt.
-func loadCleanup(f *Factory, rdb bucket.Client, keys, existing []string) {
-	keep := map[string]bool{}
-	for _, k := range existing {
-		keep[k] = true
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, k := range keys {
-		if keep[k] {
-			continue
-		}
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "bucketctl: could not delete %s after the run: %v\n", k, err)
-		}
-	}
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/tui/termtest"
 )
 
 func TestLoadOneSecondJSON(t *testing.T) {
@@ -66,7 +69,7 @@ func TestLoadRefusesAnExistingKeyWithoutYes(t *testing.T) {
 	}
 	before := map[string]string{}
 	for _, k := range []string{"bucketctl:load:taken", "rate:user:multi"} {
-		if err := c.HSet(ctx, k, "tokens", "3", "ts", "1").Err(); err != nil {
+		if err := c.HSet(ctx, k, "tokens", "3", "ts", "1", "capacity", "10", "rate", "10").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,4 +223,81 @@ func TestLoadDryRunAndFlags(t *testing.T) {
 		c.BurstEvery != 2*time.Second || c.BurstSize != 10 || c.Strategy != load.Watch {
 		t.Errorf("config %+v", c)
 	}
+}
+
+// The report on a terminal is the piped report: the live view (on stderr) clears itself,
+// and the report printed after it has every histogram row, adding up to the requests;
+// a comparison's summary names every strategy.
+func TestLoadReportOnTerminalAndPiped(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	for _, tty := range []bool{true, false} {
+		for _, args := range [][]string{
+			{"load", "whole", "-c", "4", "-n", "3000"},
+			{"load", "cmp", "--compare", "-c", "4", "-n", "600"},
+		} {
+			io, _, out, errOut := TestIO()
+			io.StdoutTTY, io.StderrTTY = tty, tty
+			f := NewFactory(io, VersionInfo{Version: "test"})
+			code := Run(context.Background(), f, append([]string{"--url", srv.URL()}, args...))
+			if code != ExitOK {
+				t.Fatalf("tty %v %v: exit %d: %s", tty, args, code, errOut)
+			}
+			screen := out.String()
+			if tty {
+				term := termtest.New(80, 24)
+				_, _ = term.Write(errOut.Bytes())
+				if left := term.String(); left != "" {
+					t.Fatalf("the live view left this on the terminal:\n%s", left)
+				}
+				term.ONLCR = true
+				_, _ = term.Write(out.Bytes())
+				if screen = term.String(); screen != strings.TrimRight(out.String(), "\n") {
+					t.Fatalf("the terminal shows\n%s\nwhere the report is\n%s", screen, out)
+				}
+			}
+			if args[2] == "--compare" {
+				for _, s := range load.Strategies {
+					if !regexp.MustCompile(`(?m)^  ` + string(s) + ` +(exact|over-granted|no over-grant|\d)`).MatchString(screen) {
+						t.Errorf("tty %v: the comparison's summary leaves out %s:\n%s", tty, s, screen)
+					}
+				}
+				continue
+			}
+			m := regexp.MustCompile(`requests ([\d,]+)`).FindStringSubmatch(screen)
+			if m == nil {
+				t.Fatalf("no request count in\n%s", screen)
+			}
+			if got, want := histogramTotal(t, screen), atoi(t, m[1]); got != want || want != 3000 {
+				t.Errorf("tty %v: the histogram's rows add up to %d of %d requests:\n%s", tty, got, want, screen)
+			}
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// histogramTotal adds up the counts of the histogram rows of a printed report.
+func histogramTotal(t *testing.T, report string) int64 {
+	t.Helper()
+	var total int64
+	rows := 0
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, "  ≤ ") || strings.HasPrefix(l, "  > ") {
+			f := strings.Fields(l)
+			total += atoi(t, f[len(f)-2])
+			rows++
+		}
+	}
+	if rows == 0 {
+		t.Fatalf("no histogram in\n%s", report)
+	}
+	return total
 }

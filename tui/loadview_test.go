@@ -2,6 +2,7 @@ package tui
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui/termtest"
 )
 
 // loadSnap is a run of capacity 10, rate 10/s on a hot key, elapsed into a 10 s run: the
@@ -79,13 +81,34 @@ func TestLoadViewGoldenResizeAndReport(t *testing.T) {
 	}
 	r := loadReport(load.Lua, 40, 40, 0)
 	r.Interrupted = true
-	final := finish(t, tm, 120, "report", r)
-	mustShow(t, "the final report", final, "theoretical max 40", "over-grant 0.00% ✔", "interrupted: the report so far",
-		"p99.9 7.54ms", "≤ 2ms", "24,107")
-	// The report is the last frame the program drew: it stays on the terminal.
-	out, err := io.ReadAll(tm.FinalOutput(t))
-	if err != nil || !strings.Contains(string(out), "theoretical max") {
-		t.Fatalf("the program's output does not end with the report (%v)", err)
+	screen = onTerminal(t, tm, 120, 40, RenderLoadReport(testStyles, r, 120))
+	mustShow(t, "the final report", screen, "theoretical max 40", "over-grant 0.00% ✔", "interrupted: the report so far",
+		"p99.9 7.54ms", "≤ 2ms", "24,107", "≤ 10ms")
+	golden(t, "report", screen)
+}
+
+// The live view leaves the terminal when the run ends, and the report printed after it is
+// on the terminal as a whole, exactly as piped: every row of the histogram, which adds up
+// to the requests. (A report drawn as the program's last frame lost its last row: bubbletea
+// erases the line under the cursor when a program ends.)
+func TestLoadReportOnTerminalIsThePipedReport(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {100, 12}} {
+		w, h := size[0], size[1]
+		m := NewLoad(newSnapSource(loadSnap(2500*time.Millisecond, load.Lua)).get,
+			LoadOptions{Title: "lua", Interval: 10 * time.Millisecond, Styles: &testStyles})
+		tm, p := run(t, m, w, h)
+		waitView(t, tm, p, contains("25% · 2.5s of 10s"))
+		r := loadReport(load.Lua, 40, 40, 0)
+		r.Histogram = append(r.Histogram, load.Band{UpToMS: 20, Count: 13})
+		r.Requests += 13
+		piped := RenderLoadReport(testStyles, r, min(w, 80))
+		screen := onTerminal(t, tm, w, h, piped)
+		if screen != piped {
+			t.Errorf("%dx%d: the terminal shows\n%s\nwhere the piped report is\n%s", w, h, screen, piped)
+		}
+		if got := histogramTotal(t, screen); got != r.Requests {
+			t.Errorf("%dx%d: the histogram's rows add up to %d of %d requests:\n%s", w, h, got, r.Requests, screen)
+		}
 	}
 }
 
@@ -98,9 +121,17 @@ func TestLoadViewComparison(t *testing.T) {
 
 	watch := loadReport(load.Watch, 38, 40, -5)
 	watch.Errors, watch.Retries, watch.RedisCallsPerRequest = 1526, 44012, 50.7
-	final := finish(t, tm, 80, "compare", loadReport(load.Lua, 40, 40, 0), loadReport(load.Multi, 123, 40, 207.5), watch)
-	mustShow(t, "the comparison", final, "bucketctl:load:api", "207.50%", "over-granted: 123 allowed where at most 40 could be",
+	rs := []load.Report{loadReport(load.Lua, 40, 40, 0), loadReport(load.Multi, 123, 40, 207.5), watch}
+	screen := onTerminal(t, tm, 80, 24, RenderLoadComparison(testStyles, rs, 80))
+	mustShow(t, "the comparison", screen, "bucketctl:load:api", "207.50%", "over-granted: 123 allowed where at most 40 could be",
 		"exact: 40 allowed", "44,012 retries and 1,526 failed requests", "50.70")
+	// Every strategy has its row in the table and its line in the summary below it.
+	for _, s := range load.Strategies {
+		if n := strings.Count(screen, "\n"+string(s)+" ") + strings.Count(screen, "\n  "+string(s)+" "); n != 2 {
+			t.Errorf("%s shows in %d of the table and the summary:\n%s", s, n, screen)
+		}
+	}
+	golden(t, "compare", screen)
 }
 
 // A narrow, short terminal drops the side panel and the chart but keeps the numbers.
@@ -114,16 +145,48 @@ func TestLoadViewNarrow(t *testing.T) {
 	checkSize(t, screen, 50, 12)
 }
 
-// finish ends the run with reports and returns the program's last screen, checked against
-// its width and the golden file name.
-func finish(t *testing.T, tm *teatest.TestModel, w int, name string, reports ...load.Report) string {
+// onTerminal ends the run and returns what the terminal shows once the program ended and
+// the caller printed printed after it, as cmd does: the program's whole output replayed on
+// a w×h terminal, then printed.
+func onTerminal(t *testing.T, tm *teatest.TestModel, w, h int, printed string) string {
 	t.Helper()
-	tm.Send(LoadDoneMsg{Reports: reports})
+	tm.Send(LoadDoneMsg{})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
-	final := tm.FinalModel(t).(probe).View()
-	checkWidth(t, final, w)
-	golden(t, name, final)
-	return final
+	if m := tm.FinalModel(t).(probe).Model.(Load); !m.Done() || m.Width() != w {
+		t.Fatalf("final model: done %v, width %d", m.Done(), m.Width())
+	}
+	out, err := io.ReadAll(tm.FinalOutput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := termtest.New(w, h)
+	_, _ = term.Write(out)
+	if left := term.String(); left != "" {
+		t.Errorf("the live view left this on the terminal:\n%q", left)
+	}
+	term.ONLCR = true
+	_, _ = term.Write([]byte(printed + "\n"))
+	screen := term.String()
+	checkWidth(t, screen, w)
+	return screen
+}
+
+// histogramTotal adds up the counts of the histogram rows in a report.
+func histogramTotal(t *testing.T, report string) int64 {
+	t.Helper()
+	var total int64
+	for _, l := range strings.Split(report, "\n") {
+		if !strings.HasPrefix(l, "  ≤ ") && !strings.HasPrefix(l, "  > ") {
+			continue
+		}
+		f := strings.Fields(l)
+		n, err := strconv.ParseInt(strings.ReplaceAll(f[len(f)-2], ",", ""), 10, 64)
+		if err != nil {
+			t.Fatalf("histogram row %q: %v", l, err)
+		}
+		total += n
+	}
+	return total
 }
 
 // mustShow fails the test for each of wants that screen lacks.
@@ -203,4 +266,42 @@ func TestRenderLoadReportDetails(t *testing.T) {
 		t.Errorf("%d histogram rows for 14 bands, want them folded to 7:\n%s", bars, out)
 	}
 	checkWidth(t, out, 80)
+}
+
+// Until the terminal's size is known the live view is one line, so its first frame can
+// never scroll a small terminal (lines scrolled off cannot be cleared at the end).
+func TestLoadViewIsOneLineUntilSized(t *testing.T) {
+	m := NewLoad(newSnapSource(loadSnap(2500*time.Millisecond, load.Lua)).get,
+		LoadOptions{Interval: 10 * time.Millisecond, Styles: &testStyles})
+	p := &probe{Model: m, views: make(chan string, 1)}
+	tm := teatest.NewTestModel(t, *p) // no size: as when the first frame comes before it
+	t.Cleanup(func() { _ = tm.Quit() })
+	screen := waitView(t, tm, p, contains("25% · 2.5s of 10s"))
+	if n := strings.Count(screen, "\n"); n != 0 {
+		t.Fatalf("%d lines before the size is known:\n%s", n+1, screen)
+	}
+	tm.Send(tea.WindowSizeMsg{Width: 100, Height: 12})
+	screen = waitView(t, tm, p, contains("allowed/s"))
+	checkSize(t, screen, 100, 12)
+}
+
+// Key names and error messages reach the terminal escaped.
+func TestLoadViewsEscapeKeys(t *testing.T) {
+	const hostile = "rl:\x1b]52;c;aGk=\x07:\x1b[2J"
+	r := loadReport(load.Lua, 40, 40, 0)
+	r.Key = hostile
+	r.Errors, r.ErrorSamples = 1, []load.ErrorSample{{Message: "ERR \x1b[2J " + hostile, Count: 1}}
+	c := r
+	c.Key = hostile + ":lua"
+	s := loadSnap(1500*time.Millisecond, load.Lua)
+	s.Key = hostile
+	m := NewLoad(newSnapSource(s).get, LoadOptions{Interval: 10 * time.Millisecond, Styles: &testStyles})
+	tm, p := run(t, m, 120, 30)
+	live := waitView(t, tm, p, contains("15%"))
+	for what, out := range map[string]string{"report": RenderLoadReport(testStyles, r, 120),
+		"comparison": RenderLoadComparison(testStyles, []load.Report{c}, 120), "live view": live} {
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `rl:\x1b]52;c;aGk=\a:\x1b[2J`) {
+			t.Errorf("%s: %q", what, out)
+		}
+	}
 }

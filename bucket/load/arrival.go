@@ -1,9 +1,12 @@
 package load
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Arrival is how requests arrive.
@@ -86,4 +89,51 @@ func secs(f float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(f * float64(time.Second))
+}
+
+// Schedule is the due times of an open loop's arrivals, for a caller that paces its own
+// traffic (a demo, a test) as a load run does: steady arrivals at a mean rate (constant,
+// or Poisson: exponential gaps) plus bursts of size requests due at once every every.
+// Not safe for concurrent use.
+type Schedule struct{ s *schedule }
+
+// NewSchedule returns the schedule of an open loop: a Constant or Poisson arrival at rate
+// per second (0 < rate <= MaxArrivalRate), with bursts when every and size are both > 0.
+// The same seed gives the same Poisson schedule.
+func NewSchedule(a Arrival, rate float64, every time.Duration, size int, seed uint64) (*Schedule, error) {
+	c := Config{Key: "-", Spec: bucket.Spec{Capacity: 1, Rate: 1}, Cost: 1, Arrival: a, ArrivalRate: rate,
+		BurstEvery: every, BurstSize: size}
+	if a == Closed {
+		return nil, invalid("a schedule needs an open loop (constant or poisson arrivals)")
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &Schedule{newSchedule(a, rate, every, size, seed)}, nil
+}
+
+// Next returns the next arrival's due time, as an offset from the start; never earlier
+// than the previous one.
+func (s *Schedule) Next() time.Duration { return s.s.next() }
+
+// Pace calls fn at each due time of s from start, one call at a time, until ctx ends
+// (its error is returned). Arrivals fn was too slow for are called at once, in order.
+func Pace(ctx context.Context, s *Schedule, start time.Time, fn func()) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if wait := time.Until(start.Add(s.Next())); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-timer.C:
+			}
+		}
+		fn()
+	}
 }

@@ -21,7 +21,7 @@ const (
 	Lua Strategy = "lua"
 	// Multi reads with HMGET, computes in Go and writes back with HSET and PEXPIRE: three
 	// round trips with nothing holding the key in between, so concurrent callers race and
-	// over-grant.
+	// over-grant. The read checks that the key is a native bucket; the race stays.
 	Multi Strategy = "multi"
 	// Watch is optimistic locking: WATCH, HMGET, then MULTI/HSET/PEXPIRE/EXEC, retried
 	// when another client changed the key. Correct, but retries pile up under contention.
@@ -54,6 +54,7 @@ type luaDecider struct {
 }
 
 func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
+	// d.spec is zero when the run keeps the bucket's stored spec: the script uses it.
 	if len(out) == 1 {
 		out[0], errs[0] = d.store.Take(ctx, d.key, d.spec, d.cost)
 		return 1, 0
@@ -74,61 +75,112 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 }
 
 // naive holds what the multi and watch strategies share: the native hash layout (tokens,
-// ts in microseconds, capacity, rate) and the refill model of bucket.Spec, on the
-// client's clock.
+// ts in microseconds, capacity, rate, allowed, denied) and the refill model of bucket.Spec,
+// on the client's clock. They write into nothing but a native bucket: the read checks the
+// whole shape (the watch strategy's read is under its WATCH, so the check holds until
+// EXEC), and the write sets native fields only.
 type naive struct {
-	rdb   bucket.Client
-	key   string
-	spec  bucket.Spec
-	cost  float64
-	now   func() time.Time
-	capS  string
-	rateS string
+	rdb  bucket.Client
+	key  string
+	spec bucket.Spec
+	// stored: spec is the bucket's own; the decisions use the capacity and rate read and
+	// write them only into a bucket they create.
+	stored bool
+	cost   float64
+	now    func() time.Time
+	capS   string
+	rateS  string
 	// grace is how long the key outlives a full bucket, as the script's default.
 	grace time.Duration
 }
 
-func newNaive(rdb bucket.Client, key string, spec bucket.Spec, cost float64) naive {
-	return naive{rdb: rdb, key: key, spec: spec, cost: cost, now: time.Now,
-		capS: strconv.FormatFloat(spec.Capacity, 'g', -1, 64), rateS: strconv.FormatFloat(spec.Rate, 'g', -1, 64),
+func newNaive(rdb bucket.Client, c Config) naive {
+	return naive{rdb: rdb, key: c.Key, spec: c.Spec, stored: c.StoredSpec, cost: c.Cost, now: time.Now,
+		capS: strconv.FormatFloat(c.Spec.Capacity, 'g', -1, 64), rateS: strconv.FormatFloat(c.Spec.Rate, 'g', -1, 64),
 		grace: time.Minute}
 }
 
-// compute applies the model to what HMGET read.
-func (n *naive) compute(vals []interface{}) (bucket.Level, bucket.Result, error) {
-	var l bucket.Level
-	exists := false
-	if len(vals) == 2 && vals[0] != nil && vals[1] != nil {
-		ts, _ := vals[0].(string)
-		tk, _ := vals[1].(string)
-		var err1, err2 error
-		l.TS, err1 = strconv.ParseInt(ts, 10, 64)
-		l.Tokens, err2 = strconv.ParseFloat(tk, 64)
-		if err1 != nil || err2 != nil {
-			return l, bucket.Result{}, fmt.Errorf("%w: %q has ts %q, tokens %q", bucket.ErrWrongType, n.key, ts, tk)
+// read is what a decision read: the bucket, whether it exists, and its counters.
+type read struct {
+	stored Stored
+	exists bool
+}
+
+// queueRead queues the read: HLEN and HMGET of the native fields, one round trip.
+func (n *naive) queueRead(ctx context.Context, p redis.Pipeliner) (*redis.IntCmd, *redis.SliceCmd) {
+	return readShape(ctx, p, n.key)
+}
+
+// checkRead turns the read's replies into a read, or an error wrapping ErrNotBucket for a
+// key that is not a native bucket (another type: WRONGTYPE).
+func (n *naive) checkRead(hlen *redis.IntCmd, vals *redis.SliceCmd) (read, error) {
+	cnt, err := hlen.Result()
+	if err != nil {
+		if redis.HasErrorPrefix(err, "WRONGTYPE") {
+			return read{}, fmt.Errorf("%w: %q holds another type than a hash; nothing written", ErrNotBucket, n.key)
 		}
-		exists = true
+		return read{}, err
 	}
-	l, r := n.spec.Take(l, exists, n.now().UnixMicro(), n.cost)
-	return l, r, nil
+	v, err := vals.Result()
+	if err != nil {
+		return read{}, err
+	}
+	if cnt == 0 {
+		if n.stored {
+			// The bucket the run was planned on is gone: creating another is not the plan.
+			return read{}, fmt.Errorf("%w: %q vanished during the run, and its spec with it", bucket.ErrNoSpec, n.key)
+		}
+		return read{}, nil
+	}
+	st, problem := nativeShape(cnt, v)
+	if problem != "" {
+		return read{}, fmt.Errorf("%w: %q %s; nothing written", ErrNotBucket, n.key, problem)
+	}
+	return read{stored: st, exists: true}, nil
+}
+
+// compute applies the model to what was read: the stored spec when the run uses it.
+func (n *naive) compute(rd read) (bucket.Level, bucket.Result) {
+	spec := n.spec
+	if n.stored && rd.exists {
+		spec = rd.stored.Spec
+	}
+	return spec.Take(rd.stored.Level, rd.exists, n.now().UnixMicro(), n.cost)
 }
 
 // writes are the write-back commands, HSET and PEXPIRE: always, on deny too, so ts never
-// goes stale. The TTL is the script's: the time to refill to full, plus a grace.
-func (n *naive) writes(ctx context.Context, l bucket.Level, r bucket.Result) [2]redis.Cmder {
+// goes stale. HSET sets tokens, ts and the decision's counter (read, plus one: as racy as
+// the rest), and capacity and rate in a bucket it creates or when the run was given a
+// spec. The TTL is the script's: the time to refill to full, plus a grace.
+func (n *naive) writes(ctx context.Context, rd read, l bucket.Level, r bucket.Result) [2]redis.Cmder {
 	ttl := int64(math.Ceil(float64(r.ResetAfter)/float64(time.Millisecond))) + n.grace.Milliseconds()
-	return [2]redis.Cmder{
-		redis.NewIntCmd(ctx, "hset", n.key, "ts", strconv.FormatInt(l.TS, 10), "tokens", bucket.FormatTokens(l.Tokens),
-			"capacity", n.capS, "rate", n.rateS),
-		redis.NewBoolCmd(ctx, "pexpire", n.key, ttl),
+	counter, count := "denied", rd.stored.Denied+1
+	if r.Allowed {
+		counter, count = "allowed", rd.stored.Allowed+1
 	}
+	args := make([]interface{}, 0, 12)
+	args = append(args, "hset", n.key, "ts", strconv.FormatInt(l.TS, 10), "tokens", bucket.FormatTokens(l.Tokens),
+		counter, strconv.FormatInt(count, 10))
+	if !rd.exists || !n.stored {
+		args = append(args, "capacity", n.capS, "rate", n.rateS)
+	}
+	return [2]redis.Cmder{redis.NewIntCmd(ctx, args...), redis.NewBoolCmd(ctx, "pexpire", n.key, ttl)}
 }
 
-func (n *naive) read(ctx context.Context, c redis.Cmdable) ([]interface{}, error) {
-	return c.HMGet(ctx, n.key, "ts", "tokens").Result()
+// readFrom reads the bucket through c (the client, or a transaction under WATCH) in one
+// round trip.
+func (n *naive) readFrom(ctx context.Context, c redis.Cmdable) (read, error) {
+	var hlen *redis.IntCmd
+	var vals *redis.SliceCmd
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hlen, vals = n.queueRead(ctx, p)
+		return nil
+	})
+	return n.checkRead(hlen, vals)
 }
 
-// multiDecider: HMGET, compute, HSET, PEXPIRE, each its own round trip.
+// multiDecider: read (HLEN and HMGET in one round trip), compute, HSET, PEXPIRE, each a
+// round trip of its own.
 type multiDecider struct{ naive }
 
 func (d *multiDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
@@ -141,16 +193,13 @@ func (d *multiDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 
 func (d *multiDecider) one(ctx context.Context, calls *int) (bucket.Result, error) {
 	*calls++
-	vals, err := d.read(ctx, d.rdb)
+	rd, err := d.readFrom(ctx, d.rdb)
 	if err != nil {
 		return bucket.Result{}, err
 	}
-	l, r, err := d.compute(vals)
-	if err != nil {
-		return r, err
-	}
+	l, r := d.compute(rd)
 	// Two separate commands, as a naive client sends them.
-	for _, c := range d.writes(ctx, l, r) {
+	for _, c := range d.writes(ctx, rd, l, r) {
 		*calls++
 		if err := d.rdb.Process(ctx, c); err != nil {
 			return r, err
@@ -159,8 +208,9 @@ func (d *multiDecider) one(ctx context.Context, calls *int) (bucket.Result, erro
 	return r, nil
 }
 
-// watchDecider: WATCH, HMGET, compute, MULTI/HSET/PEXPIRE/EXEC; retried when the key
-// changed under the watch, at most retries times.
+// watchDecider: WATCH, read, compute, MULTI/HSET/PEXPIRE/EXEC; retried when the key
+// changed under the watch, at most retries times. The shape check of the read holds until
+// EXEC: a key changed in between fails the transaction.
 type watchDecider struct {
 	naive
 	retries int
@@ -177,18 +227,15 @@ func (d *watchDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 func (d *watchDecider) one(ctx context.Context, calls, retries *int) (bucket.Result, error) {
 	var res bucket.Result
 	fn := func(tx *redis.Tx) error {
-		*calls++ // HMGET
-		vals, err := d.read(ctx, tx)
+		*calls++ // HLEN and HMGET
+		rd, err := d.readFrom(ctx, tx)
 		if err != nil {
 			return err
 		}
-		l, r, err := d.compute(vals)
-		if err != nil {
-			return err
-		}
+		l, r := d.compute(rd)
 		*calls++ // MULTI ... EXEC, one round trip
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			for _, c := range d.writes(ctx, l, r) {
+			for _, c := range d.writes(ctx, rd, l, r) {
 				_ = p.Process(ctx, c)
 			}
 			return nil

@@ -1,0 +1,172 @@
+// Package load is bucketctl's load generator: workers that hammer one bucket with
+// decisions, in a closed loop or with open-loop arrivals (constant or Poisson, with
+// bursts), through bucketctl's atomic script or through the naive strategies a Go
+// benchmark compares it with, and the statistics of the run: counts per second, latency
+// (HdrHistogram) and the over-grant against the theoretical maximum.
+//
+// A run is always bounded in time (MaxDuration at most) and usually in requests. The
+// package never prints: a caller polls Snapshot while Run works and renders the Report.
+package load
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Bounds of a run.
+const (
+	// DefaultDuration bounds a run given neither a duration nor a request count.
+	DefaultDuration = 10 * time.Second
+	// MaxDuration is the hard cap of every run, also one bounded by a request count.
+	MaxDuration = 10 * time.Minute
+	// MaxRequests caps a run's request count.
+	MaxRequests = 100_000_000
+	// MaxConcurrency caps the workers; MaxPipeline the decisions per round trip.
+	MaxConcurrency = 4096
+	MaxPipeline    = 1024
+	// MaxArrivalRate caps an open loop's mean arrival rate (requests per second).
+	MaxArrivalRate = 1_000_000
+)
+
+// KeyPrefix is where load runs put their buckets unless told to use a key as given, so a
+// load test cannot hit a production bucket by a slip of the keyboard.
+const KeyPrefix = "bucketctl:load:"
+
+// KeyFor is the Redis key a load run on name uses: KeyPrefix+name, or name itself when raw.
+func KeyFor(name string, raw bool) string {
+	if raw {
+		return name
+	}
+	return KeyPrefix + name
+}
+
+// CompareKey is the fresh key of one strategy in a comparison on key.
+func CompareKey(key string, s Strategy) string { return key + ":" + string(s) }
+
+// Config says what a run does.
+type Config struct {
+	// Key is the Redis key, used as is (see KeyFor).
+	Key  string
+	Spec bucket.Spec
+	// StoredSpec says Spec is the capacity and rate stored in the existing bucket at Key
+	// (see PlanFor): the decisions leave them as stored. The lua strategy sends no spec,
+	// so the script reads the bucket's; multi and watch compute with the spec they read.
+	StoredSpec bool
+	// Cost is the tokens each request takes (> 0).
+	Cost     float64
+	Strategy Strategy
+	// Concurrency is the number of workers, each with its own connection at a time.
+	Concurrency int
+	// Pipeline is the decisions each round trip carries (lua strategy, closed loop).
+	Pipeline int
+	// Duration bounds the run in time; Requests in requests (0: no such bound). With
+	// neither, the run lasts DefaultDuration; with Requests alone, at most MaxDuration.
+	// A closed loop's duration runs from the first answer, and each worker sends one last
+	// request at its end, so the decisions span all of it; an open loop sends the arrivals
+	// due before Duration after the start.
+	Duration time.Duration
+	Requests int64
+	// Arrival is the arrival mode; ArrivalRate the mean rate of an open loop (per second).
+	Arrival     Arrival
+	ArrivalRate float64
+	// BurstEvery and BurstSize add bursts of BurstSize requests, all due at once, every
+	// BurstEvery to an open loop.
+	BurstEvery time.Duration
+	BurstSize  int
+	// WatchRetries bounds the retries of a watch decision (0: DefaultWatchRetries).
+	WatchRetries int
+	// Seed seeds the Poisson arrivals (0: a fixed default, so runs are repeatable).
+	Seed uint64
+}
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", bucket.ErrInvalid, fmt.Sprintf(format, a...))
+}
+
+// withDefaults fills the zero values.
+func (c Config) withDefaults() Config {
+	if c.Strategy == "" {
+		c.Strategy = Lua
+	}
+	if c.Arrival == "" {
+		c.Arrival = Closed
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 1
+	}
+	if c.Pipeline == 0 {
+		c.Pipeline = 1
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+		if c.Requests > 0 {
+			c.Duration = MaxDuration
+		}
+	}
+	if c.WatchRetries == 0 {
+		c.WatchRetries = DefaultWatchRetries
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// Validate checks the config; its errors wrap bucket.ErrInvalid.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Key == "" {
+		return invalid("empty key")
+	}
+	if err := c.Spec.Validate(); err != nil {
+		return err
+	}
+	if math.IsNaN(c.Cost) || c.Cost <= 0 || c.Cost > c.Spec.Capacity {
+		return invalid("cost %v: must be > 0 and at most the capacity %v", c.Cost, c.Spec.Capacity)
+	}
+	switch c.Strategy {
+	case Lua, Multi, Watch:
+	default:
+		return invalid("strategy %q: must be lua, multi or watch", c.Strategy)
+	}
+	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
+		return invalid("concurrency %d: must be 1..%d", c.Concurrency, MaxConcurrency)
+	}
+	if c.Pipeline < 1 || c.Pipeline > MaxPipeline {
+		return invalid("pipeline %d: must be 1..%d", c.Pipeline, MaxPipeline)
+	}
+	if c.Pipeline > 1 && (c.Strategy != Lua || c.Arrival != Closed) {
+		return invalid("pipeline %d: batching is for closed-loop throughput runs of the lua strategy", c.Pipeline)
+	}
+	if c.Duration < 0 || c.Duration > MaxDuration {
+		return invalid("duration %v: must be at most %v", c.Duration, MaxDuration)
+	}
+	if c.Requests < 0 || c.Requests > MaxRequests {
+		return invalid("requests %d: must be 0..%d", c.Requests, MaxRequests)
+	}
+	if c.WatchRetries < 0 {
+		return invalid("watch retries %d: must be >= 0", c.WatchRetries)
+	}
+	switch c.Arrival {
+	case Closed:
+		if c.ArrivalRate != 0 || c.BurstEvery != 0 || c.BurstSize != 0 {
+			return invalid("an arrival rate and bursts need an open loop (constant or poisson arrivals)")
+		}
+	case Constant, Poisson:
+		if math.IsNaN(c.ArrivalRate) || c.ArrivalRate <= 0 || c.ArrivalRate > MaxArrivalRate {
+			return invalid("arrival rate %v: %s arrivals need a rate in (0, %d] per second", c.ArrivalRate, c.Arrival, MaxArrivalRate)
+		}
+		if (c.BurstEvery > 0) != (c.BurstSize > 0) || c.BurstEvery < 0 || c.BurstSize < 0 {
+			return invalid("bursts need both an interval > 0 and a size > 0")
+		}
+		if c.BurstEvery > 0 && float64(c.BurstSize)/c.BurstEvery.Seconds() > MaxArrivalRate {
+			return invalid("bursts of %d every %v exceed %d requests per second", c.BurstSize, c.BurstEvery, MaxArrivalRate)
+		}
+	default:
+		return invalid("arrival %q: must be closed, constant or poisson", c.Arrival)
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Engine runs one load test. Use it once: Run, with Snapshot polled meanwhile from any
+// goroutine.
+type Engine struct {
+	cfg    Config
+	store  *bucket.Store
+	shards []*shard
+
+	mu      sync.Mutex // guards the run's state and times
+	used    bool       // Run was called
+	running bool       // the clock runs: start is set
+	done    bool
+	start   time.Time
+	finish  time.Duration
+
+	claimed   atomic.Int64 // closed loop: requests handed to workers
+	firstDone atomic.Int64 // the first answer's time since start; -1 before
+
+	stopMu sync.Mutex
+	stop   context.CancelFunc // ends the workers' loop
+	fatal  error              // the error that stopped the run (see isFatal)
+
+	schedMu sync.Mutex // open loop: the arrivals
+	sched   *schedule
+	due     int64 // arrivals handed out
+	over    bool  // the schedule reached the end
+}
+
+// New returns an engine for cfg on store. The store's client should have a PoolSize of at
+// least the concurrency and MaxRetries -1 (never re-send a decision). The engine never
+// coalesces its workers' decisions (see bucket.Store.Direct).
+func New(store *bucket.Store, cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	// Every worker stands for an independent client with its own round trips: the Store
+	// must not coalesce their decisions (--pipeline batches explicitly).
+	e := &Engine{cfg: cfg, store: store.Direct()}
+	e.firstDone.Store(-1)
+	for range min(cfg.Concurrency, maxShards) {
+		e.shards = append(e.shards, newShard())
+	}
+	if cfg.Arrival != Closed {
+		e.sched = newSchedule(cfg.Arrival, cfg.ArrivalRate, cfg.BurstEvery, cfg.BurstSize, cfg.Seed)
+	}
+	return e, nil
+}
+
+func (e *Engine) newDecider() decider {
+	c := e.cfg
+	switch c.Strategy {
+	case Multi:
+		return &multiDecider{newNaive(e.store.Redis(), c)}
+	case Watch:
+		return &watchDecider{naive: newNaive(e.store.Redis(), c), retries: c.WatchRetries}
+	}
+	d := &luaDecider{store: e.store, key: c.Key, spec: c.Spec, cost: c.Cost}
+	if c.StoredSpec {
+		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
+	}
+	if c.Pipeline > 1 {
+		d.keys = make([]string, c.Pipeline)
+		for i := range d.keys {
+			d.keys[i] = c.Key
+		}
+	}
+	return d
+}
+
+// Run runs the load test until its duration or request count is reached, or ctx is
+// cancelled (an interrupt): then it stops sending, lets the requests under way finish
+// and returns the report so far, marked Interrupted. Decisions under way are never cut
+// short by ctx, since a cut decision may have been applied all the same.
+//
+// A key that is not a native bucket is refused before the first decision, and a decision
+// refused because the key is not one (it changed into something else during the run, or
+// vanished while the run used its stored spec) stops the run: Run returns the report so
+// far with a *StoppedError. (During the run, the lua strategy relies on the script's own
+// check; the watch strategy checks under its WATCH, multi on each read.)
+func (e *Engine) Run(parent context.Context) (Report, error) {
+	e.mu.Lock()
+	if e.used {
+		e.mu.Unlock()
+		return Report{}, errors.New("load: an engine runs once")
+	}
+	e.used = true
+	e.mu.Unlock()
+
+	// Nothing but a native bucket is written, whatever the strategy: the key is examined
+	// first (the caller usually did so already, to plan the run).
+	if err := e.checkKey(parent); err != nil {
+		return e.report(false, 0), err
+	}
+	// Before the clock starts: the script is loaded (so no decision pays for a NOSCRIPT)
+	// and each worker takes a connection to the key's server (an EXISTS, not counted), so
+	// dialing is not measured either.
+	if e.cfg.Strategy == Lua {
+		_, _, _ = e.store.LoadScript(parent) // without it, decisions fall back to EVAL
+	}
+	cmdCtx := context.WithoutCancel(parent)
+	ctx, stop := context.WithCancel(parent)
+	defer stop()
+	e.stopMu.Lock()
+	e.stop = stop
+	e.stopMu.Unlock()
+	var ready, wg sync.WaitGroup
+	gate := make(chan struct{})
+	ready.Add(e.cfg.Concurrency)
+	for i := range e.cfg.Concurrency {
+		wg.Go(func() {
+			_ = e.store.Redis().Exists(ctx, e.cfg.Key).Err()
+			ready.Done()
+			<-gate
+			e.work(ctx, cmdCtx, e.shards[i%len(e.shards)])
+		})
+	}
+	ready.Wait()
+	e.mu.Lock()
+	e.start, e.running = time.Now(), true
+	e.mu.Unlock()
+	close(gate)
+	wg.Wait()
+
+	e.mu.Lock()
+	e.finish = time.Since(e.start)
+	e.running, e.done = false, true
+	e.mu.Unlock()
+	interrupted := parent.Err() != nil
+	e.stopMu.Lock()
+	fatal := e.fatal
+	e.stopMu.Unlock()
+	var unsent int64
+	if e.sched != nil && !interrupted && fatal == nil {
+		unsent = e.unsent()
+	}
+	r := e.report(interrupted, unsent)
+	if fatal != nil {
+		return r, &StoppedError{Err: fatal}
+	}
+	return r, nil
+}
+
+// checkKey refuses a key that is not a native bucket, and a missing key when the run was
+// to keep a stored spec.
+func (e *Engine) checkKey(ctx context.Context) error {
+	ts, err := Examine(ctx, e.store.Redis(), e.cfg.Key)
+	if bucket.IsUnreachable(err) {
+		return nil // nothing can be written either: the decisions fail and are counted
+	}
+	if err != nil {
+		return err
+	}
+	switch t := ts[0]; {
+	case t.Exists() && !t.IsBucket():
+		return &StoppedError{Err: NotBucketError(t)}
+	case !t.Exists() && e.cfg.StoredSpec:
+		return &StoppedError{Err: fmt.Errorf("%w: %q does not exist, so it has no stored spec", bucket.ErrNoSpec, e.cfg.Key)}
+	}
+	return nil
+}
+
+// StoppedError is a run stopped by a decision that must not be repeated: the key is not
+// (or no longer) a native bucket. The report so far comes with it.
+type StoppedError struct{ Err error }
+
+func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// isFatal reports whether a decision's error stops the run: the key is not a native bucket
+// (a load never writes into anything else), or the run kept the stored spec and the
+// bucket vanished with it.
+func isFatal(err error) bool {
+	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
+		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
+}
+
+// stopWith stops the run for err, the first such error.
+func (e *Engine) stopWith(err error) {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	if e.fatal == nil {
+		e.fatal = err
+		e.stop()
+	}
+}
+
+func (e *Engine) since() time.Duration { return time.Since(e.start) }
+
+// answered notes the time of the first answer: a closed loop's duration runs from it.
+func (e *Engine) answered(at time.Duration) {
+	// A load first: a failed CAS still takes the cache line, and every worker calls this.
+	if e.firstDone.Load() < 0 {
+		e.firstDone.CompareAndSwap(-1, int64(at))
+	}
+}
+
+// closedOver reports whether a closed-loop request sent at sent is at or past the end, the
+// duration after the first answer. Each worker stops after one such request, so the
+// decisions span at least the whole duration on the server's clock too: the first answer
+// comes after the first decision, and the last requests are sent after the end.
+func (e *Engine) closedOver(sent time.Duration) bool {
+	first := e.firstDone.Load()
+	return first >= 0 && sent >= time.Duration(first)+e.cfg.Duration
+}
+
+// work is one worker: claim requests, decide, record, until the run is over.
+func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
+	d := e.newDecider()
+	out := make([]bucket.Result, e.cfg.Pipeline)
+	errs := make([]error, e.cfg.Pipeline)
+	var backoff time.Duration
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for ctx.Err() == nil {
+		n, intended := 1, time.Duration(-1)
+		if e.sched != nil {
+			if e.since() >= e.cfg.Duration {
+				return // what is still due is unsent
+			}
+			at, ok := e.nextArrival()
+			if !ok {
+				return
+			}
+			intended = at
+			// Wait for the due time; not for the deadline, since the arrival is due before it.
+			if wait := at - e.since(); wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+			}
+		} else if n = e.claim(); n == 0 {
+			return
+		}
+		o := outcome{sent: e.since()}
+		o.calls, o.retries = d.decide(cmdCtx, out[:n], errs[:n])
+		o.done = e.since()
+		e.answered(o.done)
+		o.intended = o.sent
+		if intended >= 0 {
+			o.intended = intended
+		}
+		for i := range n {
+			if errs[i] != nil {
+				continue
+			}
+			if out[i].Allowed {
+				o.allowed++
+			} else {
+				o.denied++
+			}
+			o.tokens, o.hasLevel = out[i].Remaining, true
+		}
+		o.errs = errs[:n]
+		sh.record(&o)
+		for _, err := range o.errs {
+			if err != nil && isFatal(err) {
+				e.stopWith(err)
+				return
+			}
+		}
+		if e.sched == nil && e.closedOver(o.sent) {
+			return
+		}
+		// A closed loop facing a failing server (a master down, a failover under way) backs
+		// off instead of spinning: 1 ms doubling to 100 ms while every decision fails.
+		if e.sched == nil && o.allowed+o.denied == 0 {
+			backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		} else {
+			backoff = 0
+		}
+	}
+}
+
+// claim hands a closed-loop worker up to Pipeline requests, within the request count.
+func (e *Engine) claim() int {
+	n := e.cfg.Pipeline
+	if e.cfg.Requests == 0 {
+		return n
+	}
+	for {
+		cur := e.claimed.Load()
+		k := min(int64(n), e.cfg.Requests-cur)
+		if k <= 0 {
+			return 0
+		}
+		if e.claimed.CompareAndSwap(cur, cur+k) {
+			return int(k)
+		}
+	}
+}
+
+// nextArrival hands an open-loop worker the next arrival due before the end.
+func (e *Engine) nextArrival() (time.Duration, bool) {
+	e.schedMu.Lock()
+	defer e.schedMu.Unlock()
+	if e.over || (e.cfg.Requests > 0 && e.due >= e.cfg.Requests) {
+		return 0, false
+	}
+	at := e.sched.next()
+	if at >= e.cfg.Duration {
+		// The schedule is monotone: every later arrival is due after the end too.
+		e.over = true
+		return 0, false
+	}
+	e.due++
+	return at, true
+}
+
+// maxUnsentWalk bounds the arrivals unsent walks one by one; beyond it, it extrapolates
+// at the mean rate.
+const maxUnsentWalk = 10_000_000
+
+// unsent counts the arrivals due before the end that no worker sent: the client could not
+// keep up (more concurrency helps). Only after a run that ended by its bounds.
+func (e *Engine) unsent() int64 {
+	e.schedMu.Lock()
+	defer e.schedMu.Unlock()
+	if e.over {
+		return 0
+	}
+	limit := int64(math.MaxInt64)
+	if e.cfg.Requests > 0 {
+		limit = e.cfg.Requests - e.due
+	}
+	var n int64
+	for n < limit {
+		if n == maxUnsentWalk {
+			at := e.sched.next()
+			left := (e.cfg.Duration - at).Seconds() * e.cfg.ArrivalRate
+			if e.cfg.BurstEvery > 0 {
+				left += (e.cfg.Duration - at).Seconds() / e.cfg.BurstEvery.Seconds() * float64(e.cfg.BurstSize)
+			}
+			return min(limit, n+int64(max(0, left)))
+		}
+		if e.sched.next() >= e.cfg.Duration {
+			break
+		}
+		n++
+	}
+	return n
+}

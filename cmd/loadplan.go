@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// loadPlans examines the run's keys and plans each: a missing key is created with the
+// flags' spec; an existing native bucket keeps its stored spec unless --capacity/--rate
+// are given; any other key is refused (an error wrapping load.ErrNotBucket, with the
+// plans, so a dry run can show them all).
+func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, error) {
+	keys := opts.keys()
+	targets, err := load.Examine(ctx, rdb, keys...)
+	if err != nil {
+		return nil, err
+	}
+	plans := make([]load.Plan, len(targets))
+	var refused error
+	for i, t := range targets {
+		p, err := load.PlanFor(t, opts.Config.Spec, opts.capacityGiven, opts.rateGiven)
+		plans[i] = p
+		if err != nil {
+			refused = cmp(refused, err)
+			continue
+		}
+		c := opts.configFor(i, p)
+		if err := c.Validate(); err != nil {
+			if !t.Exists() {
+				return plans, &UsageError{flagNames(err)}
+			}
+			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s/s; give --capacity and --rate to change them)",
+				tui.SafeKey(t.Key), flagNames(err), fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+		}
+	}
+	return plans, refused
+}
+
+// cmp keeps the first error.
+func cmp(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// configFor is the config of the run on plans[i].
+func (o *LoadOptions) configFor(i int, p load.Plan) load.Config {
+	c := o.Config
+	c.Strategy = o.strategies()[i]
+	c.Key, c.Spec, c.StoredSpec = p.Target.Key, p.Spec, p.StoredSpec
+	return c
+}
+
+// existingBuckets are the keys of the plans on buckets that exist, escaped for a terminal.
+func existingBuckets(plans []load.Plan) []string {
+	var out []string
+	for _, p := range plans {
+		if p.Target.Exists() {
+			out = append(out, tui.SafeKey(p.Target.Key))
+		}
+	}
+	return out
+}
+
+// confirmLoad asks before a run on existing buckets: --yes, or a person at a terminal who
+// saw the plan. Without either it is a usage error and nothing was touched.
+func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
+	existing := existingBuckets(plans)
+	if len(existing) == 0 || opts.Yes {
+		return nil
+	}
+	if !f.IO.CanPrompt() {
+		var changes []string
+		for _, p := range plans {
+			if p.Target.Exists() {
+				changes = p.Changes
+				break
+			}
+		}
+		return usagef("%s already exists: a load test would change its %s; pass --yes to run on it anyway (preview with --dry-run; nothing was touched)",
+			strings.Join(existing, ", "), strings.Join(changes, ", "))
+	}
+	if err := renderLoadPlan(f, opts, plans, true); err != nil {
+		return err
+	}
+	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %d existing bucket(s)? [y/N] ", len(existing)))
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(answer); a != "y" && a != "yes" {
+		fmt.Fprintln(f.IO.ErrOut, "cancelled: nothing changed")
+		return &SilentError{Code: ExitError}
+	}
+	return nil
+}
+
+// renderLoadPlan writes the plan as a table: each key, what it holds, the spec the run
+// uses, what the run does and every field it changes. toErr writes it to stderr (before a
+// question), else to stdout (a dry run).
+func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool) error {
+	io := *f.IO
+	if toErr {
+		io.Out, io.StdoutTTY = io.ErrOut, io.StderrTTY
+	}
+	t := newTable(&io, "KEY", "HOLDS", "SPEC", "ACTION", "CHANGES")
+	for _, p := range plans {
+		tg := p.Target
+		holds, action := "nothing", "create, load-test, delete at the end"
+		switch {
+		case tg.Exists() && !tg.IsBucket():
+			holds, action = "a "+tg.Type+", not a bucket", "refused: it "+tg.Problem
+		case tg.Exists():
+			holds, action = "native bucket", "load-test, keep"
+			if !opts.Yes {
+				action += " (needs --yes)"
+			}
+		case opts.Keep:
+			action = "create, load-test, keep"
+		}
+		spec, changes := "–", "nothing"
+		if !tg.Exists() || tg.IsBucket() {
+			spec = fmt.Sprintf("%s / %s/s", fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+			switch {
+			case p.StoredSpec:
+				spec += " (stored)"
+			case tg.Exists():
+				spec += fmt.Sprintf(" (was %s / %s/s)", fmtNum(tg.Stored.Spec.Capacity), fmtNum(tg.Stored.Spec.Rate))
+			}
+			changes = strings.Join(p.Changes, ", ")
+		}
+		t.add(tui.SafeKey(tg.Key), holds, spec, action, changes)
+	}
+	return t.render()
+}
+
+// loadDryRun shows the plan and sends no decision. A key the run would refuse makes it
+// exit as the run would.
+func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error) error {
+	if err := renderLoadPlan(f, opts, plans, false); err != nil {
+		return err
+	}
+	c := opts.Config
+	bound := c.Duration.String()
+	switch {
+	case c.Requests > 0 && c.Duration == 0:
+		bound = fmt.Sprintf("%d requests (at most %s)", c.Requests, load.MaxDuration)
+	case c.Requests > 0:
+		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), fmtNum(c.Cost), bound)
+	return refused
+}
+
+// loadCleanup deletes the keys the run created, each only if it still is a native bucket,
+// even after an interrupt. A key it could not delete is named in the error: it is left
+// behind. The error wraps the cause, so Redis unreachable exits 3.
+func loadCleanup(rdb bucket.Client, created []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var left []string
+	var first error
+	for _, k := range created {
+		if err := load.Cleanup(ctx, rdb, k); err != nil {
+			left = append(left, tui.SafeKey(k))
+			first = cmp(first, err)
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	if errors.Is(first, load.ErrNotBucket) {
+		return fmt.Errorf("the run's key %s was left as it is: %w", strings.Join(left, ", "), first)
+	}
+	return fmt.Errorf("could not delete the run's key %s, so it is left behind; delete it once Redis answers again: %w",
+		strings.Join(left, ", "), first)
+}

@@ -1,0 +1,269 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// loadComparison is the JSON/YAML shape of --compare.
+type loadComparison struct {
+	Runs []load.Report `json:"runs" yaml:"runs"`
+}
+
+func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
+	ctx := cmd.Context()
+	conn, err := f.Conn()
+	if err != nil {
+		return err
+	}
+	// One connection per worker, and a few to spare for the checks and the clean-up.
+	conn.PoolSize = max(conn.PoolSize, opts.Config.Concurrency+4)
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	plans, refused := loadPlans(ctx, st.Redis(), opts)
+	if opts.DryRun && (refused == nil || errors.Is(refused, load.ErrNotBucket)) {
+		return loadDryRun(f, opts, plans, refused)
+	}
+	if refused != nil {
+		if errors.Is(refused, load.ErrNotBucket) {
+			return fmt.Errorf("%w; load-test a key of its own (KEY without --raw-key is bucketctl:load:KEY)", refused)
+		}
+		return refused
+	}
+	if err := confirmLoad(f, opts, plans); err != nil {
+		return err
+	}
+	if !opts.Keep {
+		var created []string
+		for _, p := range plans {
+			if !p.Target.Exists() {
+				created = append(created, p.Target.Key)
+			}
+		}
+		defer func() {
+			// A key left behind matters more than how the run ended.
+			if cerr := loadCleanup(st.Redis(), created); cerr != nil {
+				var se *SilentError
+				if err != nil && !errors.As(err, &se) && !bucket.IsUnreachable(err) {
+					cerr = fmt.Errorf("%v; and %w", err, cerr)
+				}
+				err = cerr
+			}
+		}()
+	}
+	runs := &loadRuns{}
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	execute := func() {
+		for i, p := range plans {
+			if stopCtx.Err() != nil {
+				break
+			}
+			e, err := load.New(st, opts.configFor(i, p))
+			if err != nil {
+				runs.fail(err)
+				return
+			}
+			runs.start(e)
+			r, err := e.Run(stopCtx)
+			var stopped *load.StoppedError
+			if err != nil && !errors.As(err, &stopped) {
+				runs.fail(err)
+				return
+			}
+			r.Server = conn.Addr()
+			runs.finish(r)
+			if err != nil {
+				runs.fail(err)
+				return
+			}
+		}
+	}
+
+	width := reportWidth
+	if f.IO.StdoutTTY && f.IO.StderrTTY {
+		w, err := loadLive(ctx, f, opts, runs, stop, execute)
+		if err != nil {
+			return err
+		}
+		width = min(width, w)
+	} else {
+		loadPlain(f, opts, runs, execute)
+	}
+
+	// The report so far comes first, whatever ended the run.
+	reports, runErr := runs.result()
+	if err := printLoad(f, opts, reports, width); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	for _, r := range reports {
+		if r.Interrupted {
+			return &SilentError{Code: ExitInterrupted}
+		}
+	}
+	errs := false
+	for _, r := range reports {
+		errs = errs || r.Errors > 0
+	}
+	if errs {
+		// Requests failed: if Redis went away and stays away, say so (exit 3).
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		perr := st.Redis().Ping(pctx).Err()
+		cancel()
+		if perr != nil && bucket.IsUnreachable(perr) {
+			return fmt.Errorf("Redis at %s became unreachable during the run (%s): %w", conn.Addr(), failedCount(reports), perr)
+		}
+	}
+	for _, r := range reports {
+		if r.Requests > 0 && r.Errors == r.Requests {
+			msg := "every request failed"
+			if len(r.ErrorSamples) > 0 {
+				msg += ": " + r.ErrorSamples[0].Message
+			}
+			return errors.New(msg)
+		}
+	}
+	return nil
+}
+
+// failedCount says how many requests failed: "1,204 of 3,000 requests failed".
+func failedCount(reports []load.Report) string {
+	var failed, total int64
+	for _, r := range reports {
+		failed += r.Errors
+		total += r.Requests
+	}
+	return fmt.Sprintf("%d of %d requests failed", failed, total)
+}
+
+// loadRuns is the state of the runs shared between the runner and the views.
+type loadRuns struct {
+	mu      sync.Mutex
+	cur     *load.Engine
+	reports []load.Report
+	err     error
+}
+
+func (r *loadRuns) start(e *load.Engine) { r.mu.Lock(); r.cur = e; r.mu.Unlock() }
+func (r *loadRuns) finish(rep load.Report) {
+	r.mu.Lock()
+	r.reports = append(r.reports, rep)
+	r.mu.Unlock()
+}
+func (r *loadRuns) fail(err error) { r.mu.Lock(); r.err = err; r.mu.Unlock() }
+
+// snapshot is the current run's snapshot (zero before the first starts).
+func (r *loadRuns) snapshot() load.Snapshot {
+	r.mu.Lock()
+	e := r.cur
+	r.mu.Unlock()
+	if e == nil {
+		return load.Snapshot{}
+	}
+	return e.Snapshot()
+}
+
+func (r *loadRuns) result() ([]load.Report, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]load.Report(nil), r.reports...), r.err
+}
+
+// loadLive runs the live view on stderr while execute runs, and returns the terminal's
+// width. The view clears itself at the end; the report is printed after it, as when piped.
+func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (int, error) {
+	styles := tuiStyles(f.IO)
+	var order []load.Strategy
+	if opts.Compare {
+		order = load.Strategies
+	}
+	m := tui.NewLoad(runs.snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.ErrOut))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		execute()
+		p.Send(tui.LoadDoneMsg{})
+	}()
+	final, err := p.Run()
+	// The view ends with the report, or early (a second q, a signal): stop the run then, and
+	// wait for it, so the report is printed after all.
+	stop()
+	<-done
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return 0, err
+	}
+	w := reportWidth
+	if lm, ok := final.(tui.Load); ok && lm.Width() > 0 {
+		w = lm.Width()
+	}
+	return w, nil
+}
+
+// loadPlain runs execute with one progress line a second on stderr.
+func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		execute()
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			s := runs.snapshot()
+			if !s.Running {
+				continue
+			}
+			line := tui.LoadProgressLine(s)
+			if opts.Compare {
+				line = "[" + string(s.Strategy) + "] " + line
+			}
+			fmt.Fprintln(f.IO.ErrOut, line)
+		}
+	}
+}
+
+// reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
+const reportWidth = 80
+
+// printLoad prints the report on stdout, the same on a terminal (after the live view
+// cleared itself) as piped; a narrower terminal gets it at its width.
+func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	if opts.Output != FormatTable {
+		if opts.Compare {
+			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: reports})
+		}
+		return writeData(f.IO.Out, opts.Output, reports[0])
+	}
+	st := tuiStyles(f.IO)
+	var text string
+	if opts.Compare {
+		text = tui.RenderLoadComparison(st, reports, width)
+	} else {
+		text = tui.RenderLoadReport(st, reports[0], width)
+	}
+	_, err := fmt.Fprintln(f.IO.Out, text)
+	return err
+}

@@ -1,0 +1,283 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket/load"
+)
+
+// 412µs, 1.23ms, 12.3ms, 123ms, 1.2s.
+func FormatLatency(msec float64) string {
+	switch {
+	case msec <= 0 || math.IsNaN(msec):
+		return "–"
+	case msec < 1:
+		return strconv.FormatFloat(math.Round(msec*1000), 'f', 0, 64) + "µs"
+	case msec < 10:
+		return trimFloat(msec, 2) + "ms"
+	case msec < 100:
+		return trimFloat(msec, 1) + "ms"
+	case msec < 1000:
+		return strconv.FormatFloat(math.Round(msec), 'f', 0, 64) + "ms"
+	}
+	return FormatDuration(time.Duration(msec * float64(time.Millisecond)))
+}
+
+// LoadProgressLine is one plain line of a run's progress, for a terminal-less stderr:
+// "3s/10s  allowed 39  denied 148374  errors 0  last second 10/s allowed, 52.9k/s denied  p99 3.18ms  tokens 0.42/10".
+func LoadProgressLine(s load.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s", FormatDuration(s.Elapsed.Round(100*time.Millisecond)), FormatDuration(s.Duration))
+	if s.Requests > 0 {
+		fmt.Fprintf(&b, "  requests %d/%d", s.Decisions, s.Requests)
+	}
+	fmt.Fprintf(&b, "  allowed %d  denied %d  errors %d", s.Allowed, s.Denied, s.Errors)
+	if n := completeSeconds(s); n > 0 {
+		last := s.PerSecond[n-1]
+		fmt.Fprintf(&b, "  last second %s allowed, %s denied", FormatRate(float64(last.Allowed)), FormatRate(float64(last.Denied)))
+	}
+	if s.Retries > 0 {
+		fmt.Fprintf(&b, "  retries %d", s.Retries)
+	}
+	fmt.Fprintf(&b, "  p99 %s", FormatLatency(s.Latency.P99))
+	if s.HasTokens {
+		fmt.Fprintf(&b, "  tokens %s/%s", FormatTokens(s.Tokens), FormatTokens(s.Spec.Capacity))
+	}
+	return b.String()
+}
+
+// RenderLoadReport writes a run's report for a person, w cells wide: counts, throughput,
+// the theoretical maximum and over-grant, latency percentiles and a histogram.
+func RenderLoadReport(st Styles, r load.Report, w int) string {
+	w = max(w, 40)
+	var lines []string
+	add := func(s ...string) { lines = append(lines, s...) }
+	add(trunc(st.Title.Render("bucketctl load")+" "+st.Value.Render(SafeKey(r.Key)), w))
+	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + Plural(r.Concurrency, "worker")
+	if r.Pipeline > 1 {
+		how += " · pipeline " + strconv.Itoa(r.Pipeline)
+	}
+	how += " · measured " + trimFloat(r.DurationS, 3) + "s"
+	spec := specText(r)
+	if r.Server != "" {
+		spec += onServer(r.Server)
+	}
+	add(subtleWrapped(st, how+"\n"+spec, w)...)
+	if r.Interrupted {
+		add(st.Warn.Render("interrupted: the report so far"))
+	}
+	add("")
+
+	kv := func(label, value string) string { return st.Label.Render(label+" ") + value }
+	errs := st.Value.Render(groupDigits(int(r.Errors)))
+	if r.Errors > 0 {
+		errs = st.Bad.Render(groupDigits(int(r.Errors)))
+	}
+	add(kv("requests", st.Value.Render(groupDigits(int(r.Requests)))) + "   " +
+		kv("throughput", st.Value.Render(FormatRate(r.OpsPerSec))) + "   " +
+		kv("redis calls/request", st.Value.Render(strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64))))
+	counts := kv("allowed", st.Good.Render(groupDigits(int(r.Allowed)))) + "   " +
+		kv("denied", st.Value.Render(groupDigits(int(r.Denied)))) + "   " + kv("errors", errs)
+	if r.Retries > 0 {
+		counts += "   " + kv("retries", st.Warn.Render(groupDigits(int(r.Retries))))
+	}
+	if r.Unsent > 0 {
+		counts += "   " + kv("unsent", st.Warn.Render(groupDigits(int(r.Unsent))))
+	}
+	add(counts)
+	add(kv("theoretical max", st.Value.Render(groupDigits(int(r.TheoreticalMax)))) +
+		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", trimFloat(r.DurationS, 2))) + "   " +
+		kv("over-grant", overGrant(st, r.OverGrantPct)))
+	for i, e := range r.ErrorSamples {
+		if i == 3 {
+			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
+			break
+		}
+		add(trunc(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+SafeKey(oneLine(e.Message)), w))
+	}
+	if r.Unsent > 0 {
+		add(st.Subtle.Render(trunc("  unsent: due arrivals no worker was free to send; raise --concurrency", w)))
+	}
+	add("")
+	l := r.LatencyMS
+	add(kv("latency", fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
+		st.Value.Render(FormatLatency(l.P50)), st.Value.Render(FormatLatency(l.P90)), st.Value.Render(FormatLatency(l.P99)),
+		st.Value.Render(FormatLatency(l.P999)), st.Value.Render(FormatLatency(l.Max)))))
+	add(histogramLines(st, r.Histogram, w)...)
+	for i, s := range lines {
+		lines[i] = trunc(s, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func specText(r load.Report) string {
+	return fmt.Sprintf("capacity %s · rate %s · cost %s", FormatTokens(r.Capacity), FormatRate(r.Rate), FormatTokens(r.Cost))
+}
+
+// subtleWrapped word-wraps text to w cells, each line in the subtle style.
+func subtleWrapped(st Styles, text string, w int) []string {
+	lines := strings.Split(ansi.Wordwrap(text, w, ""), "\n")
+	for i, l := range lines {
+		lines[i] = st.Subtle.Render(l)
+	}
+	return lines
+}
+
+func arrivalText(r load.Report) string {
+	switch r.Arrival {
+	case load.Constant:
+		return "constant " + FormatRate(r.ArrivalRate)
+	case load.Poisson:
+		s := "poisson " + FormatRate(r.ArrivalRate)
+		if r.BurstSize > 0 {
+			s += fmt.Sprintf(" + %d every %s", r.BurstSize, FormatDuration(time.Duration(r.BurstEveryS*float64(time.Second))))
+		}
+		return s
+	}
+	return "closed loop"
+}
+
+func overGrant(st Styles, pct float64) string {
+	s := strconv.FormatFloat(pct, 'f', 2, 64) + "%"
+	if pct > 0 {
+		return st.Bad.Render(s + " ✖ beyond the maximum")
+	}
+	return st.Good.Render(s + " ✔")
+}
+
+// maxHistRows bounds the histogram: adjacent bands are merged to fit.
+const maxHistRows = 8
+
+// histogramLines draws the latency bands as horizontal bars with counts and shares.
+func histogramLines(st Styles, bands []load.Band, w int) []string {
+	if len(bands) == 0 {
+		return nil
+	}
+	for len(bands) > maxHistRows {
+		merged := make([]load.Band, 0, (len(bands)+1)/2)
+		for i := 0; i < len(bands); i += 2 {
+			b := bands[i]
+			if i+1 < len(bands) {
+				b.UpToMS, b.Count = bands[i+1].UpToMS, b.Count+bands[i+1].Count
+			}
+			merged = append(merged, b)
+		}
+		bands = merged
+	}
+	var total, top int64
+	for _, b := range bands {
+		total += b.Count
+		top = max(top, b.Count)
+	}
+	labelW, countW := 9, max(6, len(groupDigits(int(top)))+1)
+	barW := max(8, min(40, w-labelW-countW-8))
+	lines := make([]string, 0, len(bands))
+	for _, b := range bands {
+		label := "≤ " + FormatLatency(b.UpToMS)
+		if b.UpToMS >= 3_600_000 {
+			label = "> 5m"
+		}
+		share := float64(b.Count) / float64(max(1, total))
+		lines = append(lines, "  "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+
+			hbar(st, barW, float64(b.Count)/float64(max(1, top)))+
+			padLeft(groupDigits(int(b.Count)), countW)+st.Subtle.Render(padLeft(FormatPercent(share), 5)))
+	}
+	return lines
+}
+
+// hbar is a histogram bar of width cells filled to frac, with eighth-cell precision.
+func hbar(st Styles, width int, frac float64) string {
+	s, used := eighthCells(width, frac)
+	return st.Title.Render(s) + strings.Repeat(" ", width-used)
+}
+
+// RenderLoadComparison writes a comparison of strategies run on the same spec for the
+// same time: one row per run, then what it shows.
+func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
+	w = max(w, 40)
+	if len(rs) == 0 {
+		return ""
+	}
+	r0 := rs[0]
+	var lines []string
+	lines = append(lines, trunc(st.Title.Render("bucketctl load --compare")+" "+
+		st.Value.Render(SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), w))
+	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), Plural(r0.Concurrency, "worker"),
+		FormatDuration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
+	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
+	cols := []string{"strategy", "ops/s", "calls/req", "allowed", "max", "over-grant", "errors", "retries", "p99"}
+	rows := [][]string{cols}
+	for _, r := range rs {
+		rows = append(rows, []string{string(r.Strategy), FormatTokens(r.OpsPerSec),
+			strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64), groupDigits(int(r.Allowed)),
+			groupDigits(int(r.TheoreticalMax)), strconv.FormatFloat(r.OverGrantPct, 'f', 2, 64) + "%",
+			groupDigits(int(r.Errors)), groupDigits(int(r.Retries)), FormatLatency(r.LatencyMS.P99)})
+	}
+	widths := make([]int, len(cols))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], lipgloss.Width(c))
+		}
+	}
+	for ri, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			cell := c
+			if i == 0 {
+				cell = fmt.Sprintf("%-*s", widths[i], c)
+			} else {
+				cell = padLeft(c, widths[i])
+			}
+			switch {
+			case ri == 0:
+				cell = st.Header.Render(cell)
+			case i == 5 && rs[ri-1].OverGrantPct > 0:
+				cell = st.Bad.Render(cell)
+			case i == 6 && rs[ri-1].Errors > 0:
+				cell = st.Warn.Render(cell)
+			}
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(cell)
+		}
+		lines = append(lines, trunc(b.String(), w))
+	}
+	lines = append(lines, "")
+	for _, r := range rs {
+		lines = append(lines, trunc("  "+st.Value.Render(fmt.Sprintf("%-*s", widths[0], r.Strategy))+"  "+verdict(st, r), w))
+	}
+	if rs[0].Interrupted || rs[len(rs)-1].Interrupted {
+		lines = append(lines, "", st.Warn.Render("interrupted: the runs so far"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func onServer(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return " · redis " + addr
+}
+
+// verdict says in a few words what a run of a comparison showed.
+func verdict(st Styles, r load.Report) string {
+	switch {
+	case r.OverGrantPct > 0:
+		return st.Bad.Render(fmt.Sprintf("over-granted: %s allowed where at most %s could be",
+			groupDigits(int(r.Allowed)), groupDigits(int(r.TheoreticalMax))))
+	case r.Errors > 0 && r.Retries > 0:
+		return st.Warn.Render(fmt.Sprintf("no over-grant, but %s retries and %s failed requests",
+			groupDigits(int(r.Retries)), groupDigits(int(r.Errors))))
+	case r.Errors > 0:
+		return st.Warn.Render(fmt.Sprintf("%s requests failed", groupDigits(int(r.Errors))))
+	}
+	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", groupDigits(int(r.Allowed))))
+}
