@@ -183,3 +183,26 @@ func (l *lineInput) view(st Styles, w int) string {
 	}
 	return trunc(st.Title.Render(l.prompt)+text, w)
 }
+
+// Plural writes n (with thousands separators) and what, with an s unless n is 1.
+func Plural(n int, what string) string {
+	s := groupDigits(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// groupDigits writes n with thousands separators: 10,000.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
