@@ -9,8 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // FormatTokens writes a token count compactly: 63.2, 1500, 12.5k, 3.1M.
@@ -97,24 +95,6 @@ func FormatTTL(d time.Duration) string {
 	return FormatDuration(d)
 }
 
-// problemBanner is the banner of a failed refresh: what failed and where, how old the data
-// still shown is, then the cause on a line of its own so a narrow terminal keeps both.
-func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
-	what := "Redis error"
-	if bucket.IsUnreachable(err) {
-		what = "Redis unreachable"
-	}
-	if addr != "" {
-		what += " at " + addr
-	}
-	head := "✖ " + what
-	if hasData {
-		head += " · showing data from " + FormatDuration(age) + " ago"
-	}
-	head += " · retrying every " + FormatDuration(interval)
-	return st.Banner.Render(fit(head, width)) + "\n" + st.Bad.Render(trunc("  "+oneLine(err.Error()), width))
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fit truncates s (which may hold escape codes) to width cells with an ellipsis and pads it
@@ -128,6 +108,25 @@ func fit(s string, width int) string {
 		s += strings.Repeat(" ", width-w)
 	}
 	return s
+}
+
+// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so
+// both the start and the end of a key stay: keys of one family differ in their tail
+// (rl:{tenant-4711}:r…/orders, rl:{tenant-4711}:r…/users). s is plain text (pass a key
+// through SafeKey first); the tail keeps the larger half.
+func TruncMiddle(s string, width int) string {
+	w := ansi.StringWidth(s)
+	switch {
+	case w <= width:
+		return s
+	case width <= 0:
+		return ""
+	case width == 1:
+		return "…"
+	}
+	head := (width - 1) / 2
+	tail := width - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, w-tail, "")
 }
 
 // trunc truncates s to width cells with an ellipsis, without padding.

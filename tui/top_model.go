@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"time"
 
@@ -51,24 +50,14 @@ type TopOptions struct {
 	Match string
 	// CostOf gives the cost the detail pane's retry-after assumes for a key (nil: Cost).
 	CostOf func(key string) float64
+	// Sort is the order the dashboard opens in (default SortFill).
+	Sort SortBy
+	// Hint is a line shown under the header (wrapped), e.g. how to reach the demo's
+	// sandbox from another terminal.
+	Hint string
+	// NoticeFor is how long a status message stays (default 4 s).
+	NoticeFor time.Duration
 	LiveOptions
-}
-
-// SortBy is the dashboard's row order.
-type SortBy int
-
-const (
-	// SortFill puts the emptiest buckets (closest to denying) first.
-	SortFill SortBy = iota
-	// SortDeny puts the buckets denying most per second first.
-	SortDeny
-	// SortName orders by key.
-	SortName
-	sortModes
-)
-
-func (s SortBy) String() string {
-	return [...]string{"fill ↑", "deny/s ↓", "name"}[s]
 }
 
 type topRow struct {
@@ -78,13 +67,9 @@ type topRow struct {
 	// prev is the bucket in the snapshot before (hasPrev), for the detail pane's start.
 	prev    bucket.State
 	hasPrev bool
-}
-
-func (r *topRow) denyRate() float64 {
-	if !r.hasAct || !r.act.Counted {
-		return -1
-	}
-	return r.act.Denied
+	// gone marks the selected bucket kept on screen after it left the scan (reset,
+	// expired or deleted): state is its last read, which keeps its place in the order.
+	gone bool
 }
 
 // Top is the dashboard of many buckets, refreshed in the background.
@@ -97,9 +82,14 @@ type Top struct {
 	rows    []topRow
 	visible []int // indices into rows, filtered and sorted
 	sortBy  SortBy
-	sel     string // selected key, kept across refreshes
+	reverse bool
+	// sel is the key under the cursor. Until the user moves the cursor (pinned), the
+	// cursor stays on the first row of the order; then it stays on its bucket by key.
+	sel     string
+	pinned  bool
 	cursor  int
 	offset  int
+	keyWant int // the widest key among the visible rows, in cells
 
 	filter    lineInput
 	filtering bool
@@ -109,9 +99,16 @@ type Top struct {
 	detailGone bool
 
 	confirm *bucket.State
-	notice  string
-	noticeE bool
 	again   bool // refresh once more when the read in flight returns (a reset happened)
+
+	notice    string
+	noticeBad bool
+	noticeID  int
+
+	// paused freezes the rows: reads stop, and a read that returns meanwhile waits in
+	// pending until space resumes.
+	paused  bool
+	pending *TopSnapshot
 
 	snap     TopSnapshot
 	haveSnap bool
@@ -119,9 +116,12 @@ type Top struct {
 
 // NewTop returns the dashboard reading from src.
 func NewTop(src TopSource, opts TopOptions) Top {
+	if opts.NoticeFor <= 0 {
+		opts.NoticeFor = 4 * time.Second
+	}
 	l := newLive(&opts.LiveOptions)
 	return Top{
-		live: l, src: src, opts: opts,
+		live: l, src: src, opts: opts, sortBy: opts.Sort,
 		keys:       newTopKeys(),
 		filter:     lineInput{prompt: "/", placeholder: "part of the key"},
 		detailView: newBucketView(l.st, opts.Cost, opts.Window),
@@ -140,6 +140,8 @@ type topResetMsg struct {
 	err error
 }
 
+type noticeExpiredMsg struct{ id int }
+
 // Init starts the first refresh and the ticker.
 func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.poll.tick(topTickMsg{})) }
 
@@ -151,6 +153,14 @@ func (m *Top) fetch() tea.Cmd {
 	})
 }
 
+// say shows a status message for NoticeFor.
+func (m *Top) say(text string, bad bool) tea.Cmd {
+	m.noticeID++
+	m.notice, m.noticeBad = text, bad
+	id := m.noticeID
+	return tea.Tick(m.opts.NoticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{id} })
+}
+
 // Update handles keys, resizes, ticks, refreshes and resets.
 func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -160,111 +170,130 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.key(msg)
 	case topTickMsg:
+		if m.paused {
+			return m, m.poll.tick(msg)
+		}
 		return m, tea.Batch(m.poll.tick(msg), m.fetch())
 	case topReadMsg:
 		m.poll.finish(msg.err)
-		if msg.err == nil {
+		switch {
+		case msg.err != nil:
+		case m.paused:
+			m.pending = &msg.snap
+		default:
 			m.apply(msg.snap)
 		}
-		if m.again {
+		if m.again && !m.paused {
 			m.again = false
 			return m, m.fetch()
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			m.notice, m.noticeE = "reset "+msg.key+" failed: "+oneLine(msg.err.Error()), true
-			return m, nil
+			return m, m.say("reset "+SafeKey(msg.key)+" failed: "+oneLine(msg.err.Error()), true)
 		}
-		m.notice, m.noticeE = "reset "+msg.key+": it reads as full now", false
+		say := m.say("reset "+SafeKey(msg.key)+": it reads as full now", false)
+		if m.paused {
+			return m, say
+		}
 		if cmd := m.fetch(); cmd != nil {
-			return m, cmd
+			return m, tea.Batch(say, cmd)
 		}
 		m.again = true
+		return m, say
+	case noticeExpiredMsg:
+		if msg.id == m.noticeID {
+			m.notice = ""
+		}
 	}
 	return m, nil
 }
 
+// setPaused freezes or resumes the rows; resuming shows the read that waited and reads
+// again at once.
+func (m *Top) setPaused(p bool) tea.Cmd {
+	m.paused = p
+	if p {
+		return nil
+	}
+	if m.pending != nil {
+		m.apply(*m.pending)
+		m.pending = nil
+	}
+	m.again = false
+	return m.fetch()
+}
+
 // apply takes a new snapshot: rates from the previous one, then order and selection.
 func (m *Top) apply(s TopSnapshot) {
-	prev := make(map[string]*bucket.State, len(m.rows))
+	prev := make(map[string]*topRow, len(m.rows))
 	for i := range m.rows {
-		prev[m.rows[i].state.Key] = &m.rows[i].state
+		prev[m.rows[i].state.Key] = &m.rows[i]
 	}
-	rows := make([]topRow, len(s.States))
+	rows := make([]topRow, len(s.States), len(s.States)+1)
 	m.detailGone = m.detail
+	selHere := false
 	for i, st := range s.States {
 		rows[i].state = st
-		if p, ok := prev[st.Key]; ok {
-			rows[i].prev, rows[i].hasPrev = *p, true
-			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(*p, st)
+		if p, ok := prev[st.Key]; ok && !p.gone {
+			rows[i].prev, rows[i].hasPrev = p.state, true
+			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p.state, st)
 		}
 		if m.detail && st.Key == m.detailView.cur.Key {
 			m.detailView.observe(st)
 			m.detailGone = false
 		}
+		selHere = selHere || st.Key == m.sel
+	}
+	// The bucket under the cursor left the scan (a reset deleted it, or it expired): keep
+	// it, marked gone, so the cursor does not land on a neighbour.
+	if p, ok := prev[m.sel]; ok && m.pinned && !selHere {
+		rows = append(rows, topRow{state: p.state, gone: true})
 	}
 	m.rows, m.snap, m.haveSnap = rows, s, true
 	m.refilter()
 }
 
-func (m *Top) setSort(s SortBy) {
-	m.sortBy = s
-	m.refilter()
-}
-
-// refilter recomputes the visible rows (filter, then sort) and keeps the selected key
-// selected when it is still there.
+// refilter recomputes the visible rows (filter, then sort) and puts the cursor back on
+// its bucket, or on the first row while the user has not moved it.
 func (m *Top) refilter() {
 	f := strings.ToLower(m.filter.Value())
 	m.visible = m.visible[:0]
+	m.keyWant = 0
 	for i := range m.rows {
 		if f == "" || strings.Contains(strings.ToLower(m.rows[i].state.Key), f) {
 			m.visible = append(m.visible, i)
+			m.keyWant = max(m.keyWant, len([]rune(SafeKey(m.rows[i].state.Key))))
 		}
 	}
-	sort.SliceStable(m.visible, func(a, b int) bool {
-		return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]])
-	})
-	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
-	for i, idx := range m.visible {
-		if m.rows[idx].state.Key == m.sel {
-			m.cursor = i
-			break
+	m.sortRows()
+	if !m.pinned {
+		m.cursor, m.offset = 0, 0
+	} else {
+		m.cursor = min(m.cursor, max(0, len(m.visible)-1))
+		for i, idx := range m.visible {
+			if m.rows[idx].state.Key == m.sel {
+				m.cursor = i
+				break
+			}
 		}
 	}
 	m.remember()
 	m.scroll()
 }
 
-func (m *Top) less(a, b *topRow) bool {
-	// Unreadable buckets and buckets of unknown spec have no fill: they go last.
-	ua, ub := a.state.Problem != "" || !a.state.HasSpec(), b.state.Problem != "" || !b.state.HasSpec()
-	switch m.sortBy {
-	case SortFill:
-		if ua != ub {
-			return ub
-		}
-		if fa, fb := a.state.Fill(), b.state.Fill(); fa != fb {
-			return fa < fb
-		}
-	case SortDeny:
-		if da, db := a.denyRate(), b.denyRate(); da != db {
-			return da > db
-		}
-		if ua != ub {
-			return ub
-		}
-		if fa, fb := a.state.Fill(), b.state.Fill(); fa != fb {
-			return fa < fb
-		}
-	}
-	return a.state.Key < b.state.Key
-}
-
+// move moves the cursor by d rows; the cursor then stays on its bucket.
 func (m *Top) move(d int) {
 	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
+	m.pinned = true
 	m.remember()
 	m.scroll()
+}
+
+// home puts the cursor back on the first row, following the top of the order again.
+func (m *Top) home() {
+	m.pinned = false
+	m.cursor, m.offset = 0, 0
+	m.remember()
 }
 
 func (m *Top) remember() {

@@ -21,6 +21,8 @@ const (
 	gutter = 2  // the selection marker
 	keyMin = 20 // the key column's least width (less on very narrow terminals)
 	barMax = 30
+	// essential columns (by priority) are kept before the key column grows.
+	essential = 3
 )
 
 var topColumns = []column{
@@ -59,40 +61,47 @@ func rateCell(known bool, v float64) string {
 }
 
 // columns picks the columns that fit in width w, in display order, with their widths, and
-// the key column's width.
-func columns(w int) (cols []column, keyW int) {
+// the key column's width. The key column takes the width there is: the essential columns
+// come first, then the key gets up to keyWant (its widest key), then the other columns
+// by priority in what is left; what remains widens the fill bar, then the key column.
+func columns(w, keyWant int) (cols []column, keyW int) {
 	avail := w - gutter
 	kmin := min(keyMin, max(8, avail/2))
 	byPrio := make([]column, len(topColumns))
 	copy(byPrio, topColumns)
 	sort.SliceStable(byPrio, func(i, j int) bool { return byPrio[i].prio < byPrio[j].prio })
-	used := kmin
+	used := 0
 	keep := map[string]bool{}
+	keyW = kmin
 	for _, c := range byPrio {
-		if used+1+c.width > avail {
+		if c.prio > essential && keyW == kmin {
+			keyW = max(kmin, min(keyWant, avail-used))
+		}
+		if keyW+used+1+c.width > avail {
 			break
 		}
 		used += 1 + c.width
 		keep[c.title] = true
 	}
-	extra := avail - used
+	keyW = max(kmin, min(max(keyW, keyWant), avail-used))
+	extra := max(0, avail-used-keyW)
 	for _, c := range topColumns {
 		if !keep[c.title] {
 			continue
 		}
 		if c.title == "FILL" {
-			grow := min(extra/2, barMax-c.width)
+			grow := min(extra, barMax-c.width)
 			c.width += grow
 			extra -= grow
 		}
 		cols = append(cols, c)
 	}
-	return cols, kmin + extra
+	return cols, keyW + extra
 }
 
 // table renders the table header and n rows.
 func (m *Top) table(n int) string {
-	cols, keyW := columns(m.w)
+	cols, keyW := columns(m.w, m.keyWant)
 	var b strings.Builder
 	hdr := strings.Repeat(" ", gutter) + fit("KEY", keyW)
 	for _, c := range cols {
@@ -142,7 +151,7 @@ func (m *Top) moreText(end int) string {
 	if f := m.filter.Value(); f != "" {
 		parts = append(parts, "filter "+strconv.Quote(f)+" ("+groupDigits(len(m.rows)-len(m.visible))+" hidden)")
 	}
-	parts = append(parts, "sort "+m.sortBy.String())
+	parts = append(parts, "sort "+m.sortBy.label(m.reverse))
 	return strings.Join(parts, " · ")
 }
 
@@ -151,16 +160,19 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 	if selected {
 		mark = "▸ "
 	}
-	keyCell := fit(r.state.Key, keyW)
+	keyCell := fit(TruncMiddle(SafeKey(r.state.Key), keyW), keyW)
 	var line string
-	if r.state.Problem != "" || !r.state.HasSpec() {
+	if r.gone || r.state.Problem != "" || !r.state.HasSpec() {
 		msg := r.state.Problem
-		if msg == "" {
+		switch {
+		case r.gone:
+			msg = "gone: not in the last scan (reset, expired or deleted); it reads as full"
+		case msg == "":
 			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", FormatTokens(r.state.Tokens), r.state.Layout.Name)
 		}
 		rest := m.w - gutter - keyW - 1
 		sty := m.st.Subtle
-		if r.state.Problem != "" {
+		if r.state.Problem != "" && !r.gone {
 			sty = m.st.Bad
 		}
 		line = keyCell + " " + sty.Render(trunc(msg, rest))

@@ -3,7 +3,7 @@ package tui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
 )
 
@@ -26,63 +26,84 @@ func (m Top) View() string {
 }
 
 func (m *Top) topLines() []string {
-	title := m.st.Title.Render("bucketctl top")
-	if m.opts.Match != "" {
-		title += " " + m.st.Label.Render("match ") + m.st.Value.Render(m.opts.Match)
-	}
-	count := ""
+	var extra []string
 	if m.haveSnap {
-		count = Plural(len(m.snap.States), "bucket") + " · "
+		extra = append(extra, Plural(len(m.snap.States), "bucket"))
 	}
-	lines := m.headerLines(title, count, &m.opts.LiveOptions, m.haveSnap)
+	label := ""
+	if m.opts.Match != "" {
+		label = "match"
+	}
+	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, &m.opts.LiveOptions, m.haveSnap)
+	if m.opts.Hint != "" {
+		lines = append(lines, wrapText(m.st.Subtle, m.opts.Hint, m.w)...)
+	}
 	var status []string
+	if m.paused {
+		text := "⏸ paused: rows and values frozen; space resumes"
+		if m.pending != nil {
+			text = "⏸ paused: rows and values frozen, a newer read waits; space resumes"
+		}
+		status = append(status, m.st.Notice.Render(text))
+	}
 	if m.haveSnap && m.snap.Took > m.opts.Interval {
 		status = append(status, m.st.Warn.Render("⚠ refresh took "+FormatDuration(m.snap.Took)+
 			" (interval "+FormatDuration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
 	}
 	if m.notice != "" {
 		sty := m.st.Good
-		if m.noticeE {
+		if m.noticeBad {
 			sty = m.st.Bad
 		}
 		status = append(status, sty.Render(m.notice))
 	}
-	if len(status) > 0 {
-		lines = append(lines, trunc(strings.Join(status, "  "), m.w))
+	for _, s := range status {
+		lines = append(lines, wrapJoin([]string{s}, "", m.w)...)
 	}
 	return lines
 }
 
+// keyMap is the help of what is on screen: the dialog's answers, the filter line's, the
+// detail pane's keys or the table's.
+func (m *Top) keyMap() help.KeyMap {
+	switch {
+	case m.confirm != nil:
+		return answerKeys{helpItem("y", "reset"), helpItem("n/esc", "cancel")}
+	case m.filtering:
+		return answerKeys{helpItem("enter", "keep filter"), helpItem("esc", "clear")}
+	case m.detail:
+		return topDetailKeys{m.keys}
+	}
+	return m.keys
+}
+
 func (m *Top) bottomLines() []string {
+	var lines []string
 	if m.filtering {
-		return []string{m.filter.view(m.st, m.w), m.help.ShortHelpView([]key.Binding{
-			key.NewBinding(key.WithHelp("enter", "keep filter")),
-			key.NewBinding(key.WithHelp("esc", "clear")),
-		})}
+		lines = append(lines, m.filter.view(m.st, m.w))
 	}
-	if !m.showHelp {
-		return []string{m.help.ShortHelpView(m.keys.ShortHelp())}
+	if !m.showHelp || m.confirm != nil || m.filtering {
+		return append(lines, shortHelpLines(m.st, m.keyMap().ShortHelp(), m.w)...)
 	}
-	lines := strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")
+	lines = append(lines, fullHelpLines(m.st, m.keyMap().FullHelp(), m.w)...)
 	cost := "Redis cost per refresh: not measured yet"
 	if m.haveSnap {
 		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + FormatDuration(m.snap.Took) +
 			", every " + FormatDuration(m.opts.Interval)
 	}
 	lines = append(lines, "")
-	wrap := m.st.Subtle.Width(m.w)
 	for _, p := range []string{cost, "Reads only: SCAN on every master, then the buckets' TYPE, PTTL and fields in pipelines; a reset writes one bucket, after y."} {
-		lines = append(lines, strings.Split(wrap.Render(p), "\n")...)
+		lines = append(lines, wrapText(m.st.Subtle, p, m.w)...)
 	}
 	return lines
 }
 
 func (m *Top) detailBody(h int) string {
-	title := m.st.Label.Render("detail ") + m.st.Value.Render(m.detailView.cur.Key) +
-		m.st.Subtle.Render("  (esc back · r reset)")
-	lines := []string{trunc(title, m.w)}
+	label := m.st.Label.Render("detail ")
+	key := TruncMiddle(SafeKey(m.detailView.cur.Key), max(8, m.w-lipgloss.Width(label)))
+	lines := []string{label + m.st.Value.Render(key)}
 	if m.detailGone {
-		lines = append(lines, m.st.Notice.Render(trunc("not in the last scan: the bucket expired or was deleted (it reads as full)", m.w)))
+		lines = append(lines, wrapText(m.st.Notice, "not in the last scan: the bucket was reset, expired or was deleted (it reads as full)", m.w)...)
 	}
 	body := m.detailView.view(m.w, h-len(lines)-1, m.poll.err != nil || m.detailGone)
 	return strings.Join(lines, "\n") + "\n\n" + body
@@ -94,14 +115,12 @@ func (m *Top) dialog(h int) string {
 	if s.HasSpec() {
 		what += " · " + FormatTokens(s.Tokens) + " / " + FormatTokens(s.Spec.Capacity) + " tokens"
 	}
-	text := strings.Join([]string{
-		m.st.Bad.Render("Reset " + s.Key + "?"),
-		"",
-		what,
-		"It will read as full: this writes to Redis.",
-		"",
-		m.st.Title.Render("y") + " reset   " + m.st.Title.Render("n") + " cancel",
-	}, "\n")
-	box := m.st.Dialog.Width(min(60, m.w-4)).Render(text)
+	lines := []string{m.st.Bad.Render("Reset " + SafeKey(s.Key) + "?")}
+	if srv := m.opts.server(); srv != "" {
+		lines = append(lines, m.st.Label.Render("on ")+m.st.Value.Render(srv))
+	}
+	lines = append(lines, "", what, "It will read as full: this writes to Redis.", "",
+		m.st.Title.Render("y")+" reset   "+m.st.Title.Render("n")+" cancel")
+	box := m.st.Dialog.Width(min(60, m.w-4)).Render(strings.Join(lines, "\n"))
 	return lipgloss.PlaceHorizontal(m.w, lipgloss.Center, box) + strings.Repeat("\n", max(0, h-lipgloss.Height(box)-1))
 }
