@@ -33,11 +33,15 @@ one row per bucket with a fill bar, tokens, capacity, refill rate, allowed, deni
 per second, and TTL, as the terminal's width allows. It shows the buckets that fit, hottest
 first, and counts the rest.
 
-Keys: ↑/↓ (j/k), pgup/pgdn, g/G move; s cycles the order, 1 by fill (emptiest first), 2 by
-denials per second, 3 by name; / filters by part of the key (esc clears); enter opens the
-bucket's detail (the watch view), esc goes back; r resets the selected bucket (deletes its
-keys, so it reads as full) after a y/n confirmation; ? shows every key and the Redis cost of
-a refresh; q quits.
+The header names the server (and context). The cursor starts on the first row and follows
+the top of the order until you move it; then it stays on its bucket, also after a reset.
+
+Keys: ↑/↓ (j/k), pgup/pgdn, G move, g back to the top; s cycles the order, S reverses it,
+1 by fill (emptiest first), 2 by denials per second, 3 by name, 4 by decisions per second;
+space pauses (rows and values freeze, no reads); / filters by part of the key (esc clears);
+enter opens the bucket's detail (the watch view), esc goes back; r resets the selected
+bucket (deletes its keys, so it reads as full) after a y/n confirmation naming the server;
+? shows every key and the Redis cost of a refresh; q quits.
 
 Each refresh reads only: SCAN (COUNT --page-size) on every master, then TYPE, PTTL and the
 fields of --page-size buckets per pipelined round trip. A refresh never starts while the last
@@ -85,7 +89,7 @@ func topRun(cmd *cobra.Command, f *Factory, opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, f.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Resolve: d.resolve, Suffixes: d.suffixes, Addr: d.addr}))
+		PageSize: opts.PageSize, Resolve: d.resolve, Suffixes: d.suffixes, Addr: d.addr, Server: d.server}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -102,6 +106,11 @@ type TopParams struct {
 	Suffixes []string
 	// Addr names the server in the banner when Redis is unreachable.
 	Addr string
+	// Server names the server (and context) in the header (default: Addr).
+	Server string
+	// Sort is the order the dashboard opens in; Hint a line under its header.
+	Sort tui.SortBy
+	Hint string
 }
 
 // RunTop runs the top dashboard full screen on ios over st until the user quits or ctx
@@ -112,8 +121,8 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 	}
 	styles := tuiStyles(ios)
 	src := NewTopSource(st, p)
-	opts := tui.TopOptions{Match: p.Match, LiveOptions: tui.LiveOptions{Addr: p.Addr,
-		Interval: p.Interval, Styles: &styles}}
+	opts := tui.TopOptions{Match: p.Match, Sort: p.Sort, Hint: p.Hint, LiveOptions: tui.LiveOptions{Addr: p.Addr,
+		Server: p.Server, Interval: p.Interval, Styles: &styles}}
 	if p.Resolve != nil {
 		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
 	}

@@ -293,3 +293,19 @@ func TestTopNamesItsServer(t *testing.T) {
 		t.Errorf("the reset dialog does not name the server:\n%s", screen)
 	}
 }
+
+// TestTopOpensOnTheBusiestRow: the demo opens sorted by decisions per second, the busiest
+// bucket selected, once two reads give rates.
+func TestTopOpensOnTheBusiestRow(t *testing.T) {
+	src := newFakeTop()
+	opts := topOpts()
+	opts.Sort = SortBusy
+	tm, p := run(t, NewTop(src, opts), 100, 30)
+	src.feed <- topRead{snap: fleet(0)}
+	src.feed <- topRead{snap: fleet(1)}
+	// user:28 decides 56 allowed + 28 denied per second, more than any other.
+	screen := waitView(t, tm, p, contains("sort busy ↓", "▸ rate:user:28"))
+	if keys, _ := rowKeys(screen); keys[0] != "rate:user:28" {
+		t.Errorf("busiest first: rows %v", keys)
+	}
+}

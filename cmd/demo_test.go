@@ -1,0 +1,31 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// TestDemoShowsItsSandboxWhileRunning: on a terminal the live view itself names the
+// sandbox, its URL and a command to try, while the sandbox is up (not only on stderr,
+// which the full-screen view hides until it ends).
+func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
+	isolate(t)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ios := &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, StdoutTTY: true, NoColor: true}
+	code := Run(context.Background(), NewFactory(ios, VersionInfo{Version: "test"}),
+		[]string{"demo", "--in-process", "--duration", "1500ms"})
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	screen := ansi.Strip(out.String())
+	for _, want := range []string{"bucketctl top", "(demo sandbox", "sandbox redis://127.0.0.1:", "try this: bucketctl --url redis://127.0.0.1:",
+		"inspect demo:api:scraper:203.0.113.9"} {
+		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
+			t.Errorf("the live demo never showed %q:\n%s", want, screen)
+		}
+	}
+}
