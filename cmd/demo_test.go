@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
 // TestDemoShowsItsSandboxWhileRunning: on a terminal the live view itself names the
@@ -26,6 +28,27 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 		"inspect demo:api:scraper:203.0.113.9"} {
 		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
 			t.Errorf("the live demo never showed %q:\n%s", want, screen)
+		}
+	}
+}
+
+// TestLiveViewsNameTheirServer: top and watch on a terminal name the server and the
+// context they read.
+func TestLiveViewsNameTheirServer(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	writeConfig(t, "current-context: prod-eu\ncontexts:\n  prod-eu: {url: \""+srv.URL()+"\"}\n")
+	for _, args := range [][]string{
+		{"watch", "w:k", "--capacity", "5", "--rate", "1", "--duration", "300ms"},
+		{"top", "--match", "w:*", "--duration", "300ms"},
+	} {
+		out, errOut := &syncBuffer{}, &syncBuffer{}
+		ios := &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, StdoutTTY: true, NoColor: true}
+		if code := Run(context.Background(), NewFactory(ios, VersionInfo{Version: "test"}), args); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		if want := "on " + srv.Addr() + " (context prod-eu)"; !strings.Contains(ansi.Strip(out.String()), want) {
+			t.Errorf("%s does not name its server %q:\n%s", args[0], want, ansi.Strip(out.String()))
 		}
 	}
 }
