@@ -112,11 +112,11 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	var a, d int64
+	var a, d, e int64
 	for _, k := range keys {
-		a, d = a+k.Allowed.Load(), d+k.Denied.Load()
+		a, d, e = a+k.Allowed.Load(), d+k.Denied.Load(), e+k.Errors.Load()
 	}
-	fmt.Fprintf(f.IO.ErrOut, "demo over: %d allowed, %d denied; sandbox stopped\n", a, d)
+	fmt.Fprintf(f.IO.ErrOut, "demo over: %d allowed, %d denied, %d errors; sandbox stopped\n", a, d, e)
 	return nil
 }
 

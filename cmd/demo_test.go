@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,52 @@ func TestLiveViewsNameTheirServer(t *testing.T) {
 		}
 		if want := "on " + srv.Addr() + " (context prod-eu)"; !strings.Contains(ansi.Strip(out.String()), want) {
 			t.Errorf("%s does not name its server %q:\n%s", args[0], want, ansi.Strip(out.String()))
+		}
+	}
+}
+
+// TestDemoTrafficReachesEveryBucket: piped, within 4 s the hot key is denied, every
+// bucket of another application gets traffic through its own script, and nothing fails.
+func TestDemoTrafficReachesEveryBucket(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "demo", "--in-process", "--duration", "4s")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if !strings.Contains(r.errOut, " 0 errors;") {
+		t.Errorf("the demo's traffic failed: %s", r.errOut)
+	}
+	// Each line: "  2s  key tokens/cap +allowed -denied | key ...".
+	moved := map[string]int{}
+	var scraperDenied int
+	for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		for _, part := range strings.Split(line[strings.Index(line, "s ")+2:], " | ") {
+			f := strings.Fields(part)
+			var a, d int
+			if _, err := fmt.Sscanf(f[2]+" "+f[3], "+%d -%d", &a, &d); err != nil {
+				t.Fatalf("part %q: %v", part, err)
+			}
+			moved[f[0]] += a + d
+			if strings.HasPrefix(f[0], "api:scraper:") {
+				scraperDenied += d
+			}
+		}
+	}
+	if scraperDenied == 0 {
+		t.Errorf("no denial in 4 s:\n%s", r.out)
+	}
+	for _, prefix := range []string{"webman:", "gobench:", "spring:", "multitier:", "express:"} {
+		n := 0
+		for k, v := range moved {
+			if strings.HasPrefix(k, prefix) {
+				n++
+				if v == 0 {
+					t.Errorf("%s got no traffic:\n%s", k, r.out)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("no %s bucket in the demo", prefix)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -262,7 +263,7 @@ func (m *Top) refilter() {
 	for i := range m.rows {
 		if f == "" || strings.Contains(strings.ToLower(m.rows[i].state.Key), f) {
 			m.visible = append(m.visible, i)
-			m.keyWant = max(m.keyWant, len([]rune(SafeKey(m.rows[i].state.Key))))
+			m.keyWant = max(m.keyWant, ansi.StringWidth(SafeKey(m.rows[i].state.Key)))
 		}
 	}
 	m.sortRows()

@@ -52,8 +52,8 @@ func Keys(prefix string) []*Key {
 
 		{Key: p("webman:ratelimit:/api/products/hot"), App: Apps["webman"], Spec: bucket.Spec{Capacity: 50, Rate: 10}, Start: 12,
 			RPS: 11, Burst: 40, BurstEvery: 9 * time.Second, FirstBurst: 3 * time.Second},
-		{Key: p("gobench:user:7"), App: Apps["go-bench"], Spec: bucket.Spec{Capacity: 10, Rate: 10}, Start: 3, RPS: 12},
-		{Key: p("spring:rate_limit:api:user_123"), App: Apps["spring"], Spec: bucket.Spec{Capacity: 100, Rate: 1}, Start: 40, RPS: 2},
+		{Key: p("gobench:user:7"), App: Apps["go-bench"], Spec: bucket.Spec{Capacity: 10, Rate: 10}, Start: 3, RPS: 15},
+		{Key: p("spring:rate_limit:api:user_123"), App: Apps["spring"], Spec: bucket.Spec{Capacity: 100, Rate: 1}, Start: 40, RPS: 3},
 		{Key: p("multitier:rl:user:42:1"), App: Apps["multi-tier"], Spec: bucket.Spec{Capacity: 50, Rate: 10}, Start: 7.5,
 			RPS: 9, Burst: 30, BurstEvery: 7 * time.Second, FirstBurst: 5 * time.Second},
 		{Key: p("multitier:rl:ep:9f86d081:2"), App: Apps["multi-tier"], Spec: bucket.Spec{Capacity: 40, Rate: 20}, RPS: 25},
