@@ -90,7 +90,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 		return fmt.Errorf("sandbox %s: seeding buckets: %w", sb.Addr(), err)
 	}
 	try := demoTry(sb.URL(), keys[0].Key)
-	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n", sb.Kind(), sb.URL(), try)
+	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s (or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
 	ctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
 	traffic := make(chan struct{})
@@ -102,8 +102,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if f.IO.StdoutTTY {
 		// The dashboard: the whole family of demo buckets, live, the busiest first; q quits.
 		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve,
-			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox, " + sb.Kind() + ")", Sort: tui.SortBusy,
-			Hint: "sandbox " + sb.URL() + " · " + try})
+			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)
 	}
@@ -122,7 +121,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 
 // demoTry is the command the demo suggests, to look at its sandbox from another terminal.
 func demoTry(url, key string) string {
-	return "try this: bucketctl --url " + url + " inspect " + key + "  (or watch it, or list --match 'demo:*')"
+	return "try this: bucketctl --url " + url + " inspect " + key
 }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.

@@ -25,7 +25,7 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	screen := ansi.Strip(out.String())
-	for _, want := range []string{"bucketctl top", "(demo sandbox", "sandbox redis://127.0.0.1:", "try this: bucketctl --url redis://127.0.0.1:",
+	for _, want := range []string{"bucketctl top", "(demo sandbox)", "try this: bucketctl --url redis://127.0.0.1:",
 		"inspect demo:api:scraper:203.0.113.9"} {
 		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
 			t.Errorf("the live demo never showed %q:\n%s", want, screen)
