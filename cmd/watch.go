@@ -292,7 +292,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 		b.WriteString(k + "=" + v)
 	}
 	kv("time", time.UnixMicro(s.Now).UTC().Format("2006-01-02T15:04:05.000Z"))
-	kv("key", s.Key)
+	kv("key", tui.SafeKey(s.Key))
 	if s.Problem != "" {
 		kv("problem", s.Problem)
 		return b.String()

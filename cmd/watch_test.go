@@ -220,3 +220,13 @@ func TestWatchMissingKey(t *testing.T) {
 		t.Errorf("missing key of known spec: %s", r.out)
 	}
 }
+
+// TestWatchEscapesKeyNames: a key holding escape sequences is printed escaped.
+func TestWatchEscapesKeyNames(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	r := run(t, srv.URL(), "watch", "w:\x1b[2J", "--count", "1", "--capacity", "5", "--rate", "1")
+	if strings.Contains(r.out, "\x1b") || !strings.Contains(r.out, `w:\x1b[2J`) {
+		t.Errorf("key not escaped: %q", r.out)
+	}
+}
