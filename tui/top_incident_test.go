@@ -309,3 +309,26 @@ func TestTopOpensOnTheBusiestRow(t *testing.T) {
 		t.Errorf("busiest first: rows %v", keys)
 	}
 }
+
+// TestTopColourMovesNothing: with colour the screen holds the same text in the same cells.
+func TestTopColourMovesNothing(t *testing.T) {
+	screens := map[string]string{}
+	bothColours(t, func(t *testing.T, st *Styles) {
+		src := newFakeTop()
+		opts := topOpts()
+		opts.Styles = st
+		tm, p := run(t, NewTop(src, opts), 120, 40)
+		src.feed <- topRead{snap: fleet(0)}
+		src.feed <- topRead{snap: fleet(1)}
+		screen := waitView(t, tm, p, contains("rate:user:14", "33 buckets"))
+		waitView(t, tm, p, func(s string) bool { return strings.Contains(plain(s), " 28 ") })
+		screens[t.Name()] = plain(waitView(t, tm, p, contains("rate:user:14")))
+		if st == &colourStyles && screen == plain(screen) {
+			t.Fatal("the colour run has no colour")
+		}
+	})
+	p, c := screens[t.Name()+"/plain"], screens[t.Name()+"/colour"]
+	if p == "" || p != c {
+		t.Errorf("colour moved something:\nplain:\n%s\ncolour:\n%s", p, c)
+	}
+}

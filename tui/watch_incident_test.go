@@ -139,3 +139,23 @@ func TestWatchNamesItsServer(t *testing.T) {
 		t.Errorf("at 80 columns the header should cut the key in its middle and name the server: %q", first)
 	}
 }
+
+// TestWatchColourMovesNothing: with colour the screen holds the same text in the same cells.
+func TestWatchColourMovesNothing(t *testing.T) {
+	screens := map[string]string{}
+	bothColours(t, func(t *testing.T, st *Styles) {
+		feed := make(chan read)
+		var calls atomic.Int32
+		opts := watchOpts()
+		opts.Styles = st
+		tm, p := run(t, NewWatch(feedSource(feed, &calls), opts), 100, 30)
+		for _, s := range history(7) {
+			feed <- read{st: s}
+		}
+		screens[t.Name()] = plain(waitView(t, tm, p, contains("0.5 / 100")))
+	})
+	p, c := screens[t.Name()+"/plain"], screens[t.Name()+"/colour"]
+	if p == "" || p != c {
+		t.Errorf("colour moved something:\nplain:\n%s\ncolour:\n%s", p, c)
+	}
+}
