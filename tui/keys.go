@@ -31,8 +31,9 @@ func NewGlobalKeys() GlobalKeys {
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
 
 // helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis.
-func helpFooter(h help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
+// the screen costs Redis, wrapped to w so nothing is cut (the help model is no longer
+// needed: the styles carry the look).
+func helpFooter(_ help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
 	if full {
 		return append(fullHelpLines(st, km.FullHelp(), w), wrapText(st.Subtle, "Redis cost: "+cost, w)...)
 	}
