@@ -95,7 +95,7 @@ func (v bucketView) view(w, h int, stale bool) string {
 		lines = append(lines, wrapText(v.st.Notice, "capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)...)
 	}
 	out := strings.Join(lines, "\n")
-	if rest := h - len(lines) - 1; rest >= 4 {
+	if rest := h - len(lines) - 1; rest >= 4 && (s.Exists || len(v.hist) > 0) {
 		top := v.spec.Capacity
 		if v.spec.IsZero() {
 			for _, p := range v.hist {
