@@ -19,6 +19,7 @@ type Watchlist struct {
 	keep   int
 	budget int64
 	kept   map[string]State
+	pinned string
 
 	pass, passKeys, lastPass int64
 	dbsize, lastDBSize       int64
@@ -79,10 +80,13 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		spent += int64(w.sc.stats.Masters)
 		res.RoundTrips += int64(w.sc.stats.Masters)
 	}
-	if len(w.kept) > 0 {
-		keys := make([]string, 0, len(w.kept))
+	if len(w.kept) > 0 || w.pinned != "" {
+		keys := make([]string, 0, len(w.kept)+1)
 		for k := range w.kept {
 			keys = append(keys, k)
+		}
+		if _, ok := w.kept[w.pinned]; !ok && w.pinned != "" {
+			keys = append(keys, w.pinned)
 		}
 		states, err := w.s.readKeys(ctx, w.s.rdb, keys, readOpts{resolve: w.sc.o.Resolve,
 			pairLayouts: TwoKeyLayouts(w.sc.o.Custom), cluster: w.sc.cluster})
@@ -137,7 +141,12 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	return res, nil
 }
 
-// prune keeps the Keep emptiest, the Keep most denied and the Keep first by name.
+// Keep keeps key (a bucket the user is looking at) among the buckets kept for as long as it
+// exists, whatever the orderings say; "" keeps none.
+func (w *Watchlist) Keep(key string) { w.pinned = key }
+
+// prune keeps the Keep emptiest, the Keep most denied and the Keep first by name (and the
+// pinned key).
 func (w *Watchlist) prune() {
 	if len(w.kept) <= 3*w.keep {
 		return
@@ -146,7 +155,7 @@ func (w *Watchlist) prune() {
 	for _, s := range w.kept {
 		all = append(all, s)
 	}
-	keep := map[string]bool{}
+	keep := map[string]bool{w.pinned: true}
 	pick := func(less func(a, b State) bool) {
 		sort.Slice(all, func(i, j int) bool { return less(all[i], all[j]) })
 		for _, s := range all[:min(w.keep, len(all))] {

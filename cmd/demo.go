@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/demo"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // DemoOptions are the options of demo.
@@ -30,9 +29,13 @@ func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 		Use:   "demo",
 		Short: "Start a sandbox Redis with live rate-limited traffic and watch it",
 		Long: `Start a throwaway Redis on a free loopback port (a real redis-server from PATH when there is
-one, otherwise an in-process server), load the script, seed buckets of several layouts, and drive
-bursty Poisson traffic at a few keys while showing the buckets live. Nothing outside the sandbox
-is touched; it stops on Ctrl-C or after --duration, and the sandbox goes with it.
+one, otherwise an in-process server), load the script, seed buckets of every layout, and drive
+bursty Poisson traffic at each of them while showing the buckets live: bucketctl's own buckets
+through its script (a scraper far above its rate is denied within seconds), and one or two
+buckets of each other application (webman, go-bench, spring, multi-tier, express) through that
+application's own Lua script, clock and TTL. The view opens on the busiest bucket and shows the
+sandbox's URL and a command to try from another terminal. Nothing outside the sandbox is
+touched; it stops on Ctrl-C or after --duration, and the sandbox goes with it.
 
 When stdout is not a terminal it prints one line per second and stops after 10s unless
 --duration says otherwise.`,
@@ -53,28 +56,6 @@ When stdout is not a terminal it prints one line per second and stops after 10s 
 	cmd.Flags().DurationVar(&opts.Duration, "duration", 0, "stop after this long (default: on Ctrl-C on a terminal, 10s otherwise)")
 	cmd.Flags().BoolVar(&opts.InProcess, "in-process", false, "use the in-process server even when redis-server is installed")
 	return cmd
-}
-
-// demoKey is one bucket the demo drives: Poisson arrivals at mean rps, with a burst of
-// burst requests every burstEvery.
-type demoKey struct {
-	key        string
-	spec       bucket.Spec
-	rps        float64
-	burst      int
-	burstEvery time.Duration
-
-	allowed, denied atomic.Int64
-}
-
-func demoKeys() []*demoKey {
-	return []*demoKey{
-		{key: "demo:api:user:alice", spec: bucket.Spec{Capacity: 20, Rate: 5}, rps: 4, burst: 15, burstEvery: 12 * time.Second},
-		{key: "demo:api:user:bob", spec: bucket.Spec{Capacity: 20, Rate: 5}, rps: 7},
-		{key: "demo:api:search", spec: bucket.Spec{Capacity: 50, Rate: 20}, rps: 15, burst: 60, burstEvery: 8 * time.Second},
-		{key: "demo:api:login:10.0.0.7", spec: bucket.Spec{Capacity: 5, Rate: 0.5}, rps: 0.8},
-		{key: "demo:global", spec: bucket.Spec{Capacity: 200, Rate: 100}, rps: 60, burst: 150, burstEvery: 10 * time.Second},
-	}
 }
 
 func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
@@ -104,78 +85,50 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if _, _, err := st.LoadScript(ctx); err != nil {
 		return fmt.Errorf("sandbox %s: loading the script: %w", sb.Addr(), err)
 	}
-	if err := seedForeign(ctx, st); err != nil {
+	keys := demo.Keys("demo:")
+	if err := demo.Seed(ctx, st, keys); err != nil {
 		return fmt.Errorf("sandbox %s: seeding buckets: %w", sb.Addr(), err)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s — look from another terminal with:\n  bucketctl list --url %s --match 'demo:*'\n",
-		sb.Kind(), sb.Addr(), sb.URL())
-	keys := demoKeys()
+	try := demoTry(sb.URL(), keys[0].Key)
+	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s (or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
 	ctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
-	var wg sync.WaitGroup
-	for _, k := range keys {
-		wg.Add(1)
-		go func(k *demoKey) {
-			defer wg.Done()
-			driveDemoKey(ctx, st, k)
-		}(k)
-	}
-	resolve := demoResolver(keys)
+	traffic := make(chan struct{})
+	go func() {
+		defer close(traffic)
+		demo.Run(ctx, st, keys)
+	}()
+	resolve := demo.Resolver(keys)
 	if f.IO.StdoutTTY {
-		// The dashboard: the whole family of demo buckets, live; q quits.
-		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve, Addr: sb.Addr()})
-		stopTraffic()
+		// The dashboard: the whole family of demo buckets, live, the busiest first; q quits.
+		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve,
+			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)
 	}
-	wg.Wait()
+	stopTraffic()
+	<-traffic
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	var a, d int64
+	var a, d, e int64
 	for _, k := range keys {
-		a, d = a+k.allowed.Load(), d+k.denied.Load()
+		a, d, e = a+k.Allowed.Load(), d+k.Denied.Load(), e+k.Errors.Load()
 	}
-	fmt.Fprintf(f.IO.ErrOut, "demo over: %d allowed, %d denied; sandbox stopped\n", a, d)
+	fmt.Fprintf(f.IO.ErrOut, "demo over: %d allowed, %d denied, %d errors; sandbox stopped\n", a, d, e)
 	return nil
 }
 
-// driveDemoKey sends Poisson arrivals (exponential gaps) at k.rps, plus periodic bursts.
-func driveDemoKey(ctx context.Context, st *bucket.Store, k *demoKey) {
-	rng := rand.New(rand.NewPCG(uint64(len(k.key)), uint64(time.Now().UnixNano())))
-	nextBurst := time.Now().Add(k.burstEvery / 2)
-	take := func() {
-		r, err := st.Take(ctx, k.key, k.spec, 1)
-		switch {
-		case err != nil:
-		case r.Allowed:
-			k.allowed.Add(1)
-		default:
-			k.denied.Add(1)
-		}
-	}
-	for {
-		gap := time.Duration(rng.ExpFloat64() / k.rps * float64(time.Second))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(gap):
-		}
-		take()
-		if k.burst > 0 && time.Now().After(nextBurst) {
-			for i := 0; i < k.burst && ctx.Err() == nil; i++ {
-				take()
-			}
-			nextBurst = time.Now().Add(k.burstEvery)
-		}
-	}
+// demoTry is the command the demo suggests, to look at its sandbox from another terminal.
+func demoTry(url, key string) string {
+	return "try this: bucketctl --url " + url + " inspect " + key
 }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.
-func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demoKey, resolve bucket.Resolver) error {
+func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demo.Key, resolve bucket.Resolver) error {
 	names := make([]string, len(keys))
 	for i, k := range keys {
-		names[i] = k.key
+		names[i] = k.Key
 	}
 	prevA, prevD := make([]int64, len(keys)), make([]int64, len(keys))
 	tick := time.NewTicker(time.Second)
@@ -196,54 +149,11 @@ func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demoKe
 		}
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			a, d := k.allowed.Load(), k.denied.Load()
-			parts[i] = fmt.Sprintf("%s %s/%s +%d -%d", strings.TrimPrefix(k.key, "demo:"), fmtNum(states[i].Tokens),
-				fmtNum(k.spec.Capacity), a-prevA[i], d-prevD[i])
+			a, d := k.Allowed.Load(), k.Denied.Load()
+			parts[i] = fmt.Sprintf("%s %s/%s +%d -%d", strings.TrimPrefix(k.Key, "demo:"), fmtNum(states[i].Tokens),
+				fmtNum(k.Spec.Capacity), a-prevA[i], d-prevD[i])
 			prevA[i], prevD[i] = a, d
 		}
 		fmt.Fprintf(f.IO.Out, "%3ds  %s\n", int(time.Since(start).Seconds()), strings.Join(parts, " | "))
 	}
-}
-
-// demoResolver knows the spec of every demo bucket, the foreign ones included (their
-// applications keep it in their code, as a config rule would for a real operator).
-func demoResolver(keys []*demoKey) bucket.Resolver {
-	specs := map[string]bucket.Spec{}
-	for _, k := range keys {
-		specs[k.key] = k.spec
-	}
-	for _, s := range foreignSeeds {
-		specs[s.key] = s.spec
-	}
-	return func(key string) bucket.Target {
-		sp, ok := specs[key]
-		if !ok {
-			return bucket.Target{}
-		}
-		return bucket.Target{Spec: sp, Source: "demo"}
-	}
-}
-
-var foreignSeeds = []struct {
-	key    string
-	layout string
-	tokens float64
-	spec   bucket.Spec
-}{
-	{"demo:webman:ratelimit:/api/products/hot", "webman", 12, bucket.Spec{Capacity: 50, Rate: 10}},
-	{"demo:gobench:user:7", "go-bench", 3, bucket.Spec{Capacity: 10, Rate: 10}},
-	{"demo:spring:rate_limit:api:user_123", "spring", 40, bucket.Spec{Capacity: 100, Rate: 1}},
-	{"demo:multitier:rl:user:42:1", "multi-tier", 7.5, bucket.Spec{Capacity: 50, Rate: 0.1}},
-	{"demo:express:rate:user:42", "express", 55, bucket.Spec{Capacity: 100, Rate: 0.2}},
-}
-
-// seedForeign writes a bucket in each other application's layout, as that application
-// would, so inspect and list have something of every kind to show.
-func seedForeign(ctx context.Context, st *bucket.Store) error {
-	for _, s := range foreignSeeds {
-		if _, err := st.Reset(ctx, s.key, bucket.Presets[s.layout], s.spec, bucket.ResetTo{Tokens: s.tokens}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -214,7 +214,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset on %s; nothing changed\n", len(ops), serverName(f))
+		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset on %s; nothing changed\n", len(ops), serverOf(f))
 		return problemsErr(f, states)
 	}
 	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
@@ -258,7 +258,7 @@ func (r *resetter) confirm(n int, preview func()) error {
 		return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", n)
 	}
 	preview()
-	answer, err := f.IO.Prompt(fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverName(f)))
+	answer, err := f.IO.Prompt(fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
 	if err != nil {
 		return err
 	}
@@ -333,17 +333,13 @@ func outcomeName(o bucket.ResetOutcome) string {
 	return "failed"
 }
 
-// serverName names the Redis a command acts on, for prompts and summaries.
-func serverName(f *Factory) string {
+// serverOf names the Redis a command acts on, for prompts and summaries.
+func serverOf(f *Factory) string {
 	o, err := f.Conn()
 	if err != nil {
 		return "Redis"
 	}
-	name := o.Addr()
-	if o.Context != "" {
-		name += " (context " + o.Context + ")"
-	}
-	return name
+	return serverName(o)
 }
 
 func fmtCount(n int) string { return tui.FormatCount(int64(n)) }

@@ -128,7 +128,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 			if opts.Output == FormatTable && f.IO.StdoutTTY {
 				fmt.Fprint(f.IO.Out, sum.String())
 			}
-			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverName(f))
+			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverOf(f))
 			return nil
 		}
 		if err := r.confirm(sum.total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {

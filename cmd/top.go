@@ -34,11 +34,15 @@ one row per bucket with a fill bar, tokens, capacity, refill rate, allowed, deni
 per second, and TTL, as the terminal's width allows. It shows the buckets that fit, hottest
 first, and counts the rest.
 
-Keys: ↑/↓ (j/k), pgup/pgdn, g/G move; s cycles the order, 1 by fill (emptiest first), 2 by
-denials per second, 3 by name; / filters by part of the key (esc clears); enter opens the
-bucket's detail (the watch view), esc goes back; r resets the selected bucket (deletes its
-keys, so it reads as full) after a y/n confirmation; ? shows every key and the Redis cost of
-a refresh; q quits.
+The header names the server (and context). The cursor starts on the first row and follows
+the top of the order until you move it; then it stays on its bucket, also after a reset.
+
+Keys: ↑/↓ (j/k), pgup/pgdn, G move, g back to the top; s cycles the order, S reverses it,
+1 by fill (emptiest first), 2 by denials per second, 3 by name, 4 by decisions per second;
+space pauses (rows and values freeze, no reads); / filters by part of the key (esc clears);
+enter opens the bucket's detail (the watch view), esc goes back; r resets the selected
+bucket (deletes its keys, so it reads as full) after a y/n confirmation naming the server;
+? shows every key and the Redis cost of a refresh; q quits.
 
 Its Redis cost is bounded by --budget (commands per second, default 10,000) whatever the
 keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined
@@ -94,7 +98,7 @@ func topRun(cmd *cobra.Command, f *Factory, opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, f.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Resolve: d.resolve, Custom: d.custom, Addr: d.addr}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -113,6 +117,11 @@ type TopParams struct {
 	Custom []bucket.Layout
 	// Addr names the server in the banner when Redis is unreachable.
 	Addr string
+	// Server names the server (and context) in the header (default: Addr).
+	Server string
+	// Sort is the order the dashboard opens in; Hint a line under its header.
+	Sort tui.SortBy
+	Hint string
 }
 
 // RunTop runs the top dashboard full screen on ios over st until the user quits or ctx
@@ -123,8 +132,8 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 	}
 	styles := tuiStyles(ios)
 	src := NewTopSource(st, p)
-	opts := tui.TopOptions{Match: p.Match, LiveOptions: tui.LiveOptions{Addr: p.Addr,
-		Interval: p.Interval, Styles: &styles}}
+	opts := tui.TopOptions{Match: p.Match, Sort: p.Sort, Hint: p.Hint, LiveOptions: tui.LiveOptions{Addr: p.Addr,
+		Server: p.Server, Interval: p.Interval, Styles: &styles}}
 	if p.Resolve != nil {
 		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
 	}
@@ -149,6 +158,7 @@ type TopSource struct {
 	st   *bucket.Store
 	opts bucket.WatchOptions
 	wl   *bucket.Watchlist
+	keep string
 }
 
 // NewTopSource returns the source of the top dashboard over st.
@@ -168,6 +178,14 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
+// Keep keeps the bucket under the cursor in every snapshot while it exists.
+func (s *TopSource) Keep(key string) {
+	s.keep = key
+	if s.wl != nil {
+		s.wl.Keep(key)
+	}
+}
+
 // defaultTopBudget is top's default Redis budget, in commands per second: about 4% of one
 // core of a Redis server, so other clients barely notice (see scripts/bench/scale.sh).
 const defaultTopBudget = 10000
@@ -183,6 +201,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 			return tui.TopSnapshot{}, err
 		}
 		s.wl = wl
+		wl.Keep(s.keep)
 	}
 	res, err := s.wl.Refresh(ctx)
 	if err != nil {

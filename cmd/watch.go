@@ -51,14 +51,18 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 On a terminal it opens a live view: a gauge of tokens against capacity, a chart of the level
 over the last --window, allowed and denied per second (from the native layout's counters),
 tokens consumed per second (for every layout with a known rate: what the refill would have
-added minus what is left), retry-after, TTL, last update and layout. Keys: r refreshes now,
+added minus what is left), retry-after, TTL, last update and layout; the header names the
+server (and context). A key that does not exist shows as missing, never as 0 tokens, and
+the chart keeps its history while it is gone (a Redis restart). Keys: r refreshes now,
 ? shows the help and the Redis cost, q quits.
 
 When stdout is not a terminal, with -o json, or with --count, it prints one line per refresh
 instead, for logs and runbooks: logfmt-style key=value pairs, or one JSON object per line with
 the fields of 'inspect -o json' plus time, interval_ms, allowed_per_s, denied_per_s,
-consumed_per_s and retry_after_ms (the rates are null on the first line). A failed read is
-reported on stderr and retried at the next refresh.
+consumed_per_s and retry_after_ms (the rates are null on the first line). A missing key
+prints exists=false (JSON "exists": false, tokens null unless the capacity is known: a
+missing bucket reads as full). A failed read is reported on stderr and retried at the next
+refresh.
 
 It stops on q or Ctrl-C, after --count refreshes, or after --duration. Exit status: 0, or
 that of the last read when it failed (3: Redis unreachable).`,
@@ -122,7 +126,7 @@ func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 	}
 	styles := tuiStyles(f.IO)
 	m := tui.NewWatch(read, tui.WatchOptions{Key: opts.Key, LiveOptions: tui.LiveOptions{Addr: d.addr,
-		Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles}})
+		Server: d.server, Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles}})
 	return endedByDuration(ctx, runProgram(ctx, f.IO, m))
 }
 
@@ -132,6 +136,8 @@ type live struct {
 	custom  []bucket.Layout
 	store   *bucket.Store
 	addr    string
+	// server names the server and the context in the views' headers.
+	server string
 }
 
 // liveDeps resolves the flags and config, then connects.
@@ -154,7 +160,16 @@ func (f *Factory) liveDeps(ctx context.Context, cmd *cobra.Command, spec *SpecFl
 		return d, err
 	}
 	d.addr = conn.Addr()
+	d.server = serverName(conn)
 	return d, nil
+}
+
+// serverName is the address and, when one is used, the context: what a live view names.
+func serverName(conn *ConnOptions) string {
+	if conn.Context != "" {
+		return conn.Addr() + " (context " + conn.Context + ")"
+	}
+	return conn.Addr()
 }
 
 // withDuration bounds ctx by --duration (0: no bound).
@@ -191,7 +206,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 	defer tick.Stop()
 	timeout := tui.FetchTimeout(opts.Interval)
 	var prev bucket.State
-	var hasPrev bool
+	var hasPrev, saidMissing bool
 	var lastErr error
 	for n := 0; opts.Count == 0 || n < opts.Count; n++ {
 		if n > 0 {
@@ -216,6 +231,10 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			continue
 		}
 		lastErr = nil
+		if !s.Exists && s.Problem == "" && !saidMissing {
+			fmt.Fprintf(ios.ErrOut, "bucketctl: %s: no such key (a missing bucket reads as full; check the key's spelling)\n", tui.SafeKey(opts.Key))
+		}
+		saidMissing = !s.Exists
 		var act *bucket.Activity
 		if hasPrev {
 			if a, ok := bucket.ActivityBetween(prev, s); ok {
@@ -273,10 +292,19 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 		b.WriteString(k + "=" + v)
 	}
 	kv("time", time.UnixMicro(s.Now).UTC().Format("2006-01-02T15:04:05.000Z"))
-	kv("key", s.Key)
+	kv("key", tui.SafeKey(s.Key))
 	if s.Problem != "" {
 		kv("problem", s.Problem)
 		return b.String()
+	}
+	if !s.Exists {
+		// Never tokens=0: a typo must not read as a drained bucket.
+		kv("exists", "false")
+		if !s.HasSpec() {
+			kv("missing", "no such key")
+			kv("ttl", fmtTTL(s.TTL))
+			return b.String()
+		}
 	}
 	kv("tokens", fmtNum(s.Tokens))
 	if s.HasSpec() {

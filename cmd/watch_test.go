@@ -188,3 +188,45 @@ func TestWatchFlags(t *testing.T) {
 		t.Errorf("options %+v", got)
 	}
 }
+
+// TestWatchMissingKey: piped, a key that does not exist says so (exists=false, JSON
+// "exists": false with null tokens), never tokens=0, and stderr suggests a typo.
+func TestWatchMissingKey(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	r := run(t, srv.URL(), "watch", "w:typo", "--count", "2", "--interval", "20ms")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		if !strings.Contains(l, " exists=false ") || !strings.Contains(l, `missing="no such key"`) || strings.Contains(l, "tokens=") {
+			t.Errorf("missing key line: %s", l)
+		}
+	}
+	if strings.Count(r.errOut, "w:typo: no such key") != 1 {
+		t.Errorf("stderr %q: want one note that the key does not exist", r.errOut)
+	}
+	r = run(t, srv.URL(), "watch", "w:typo", "--count", "1", "-o", "json")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
+		t.Fatalf("%v: %s", err, r.out)
+	}
+	if v["exists"] != false || v["tokens"] != nil {
+		t.Errorf("JSON of a missing key: exists %v, tokens %v; want false and null", v["exists"], v["tokens"])
+	}
+	// With the capacity known, a missing bucket reads as full, and still says it is missing.
+	r = run(t, srv.URL(), "watch", "w:typo", "--count", "1", "--capacity", "5", "--rate", "1")
+	if !strings.Contains(r.out, "exists=false tokens=5 capacity=5") {
+		t.Errorf("missing key of known spec: %s", r.out)
+	}
+}
+
+// TestWatchEscapesKeyNames: a key holding escape sequences is printed escaped.
+func TestWatchEscapesKeyNames(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	r := run(t, srv.URL(), "watch", "w:\x1b[2J", "--count", "1", "--capacity", "5", "--rate", "1")
+	if strings.Contains(r.out, "\x1b") || !strings.Contains(r.out, `w:\x1b[2J`) {
+		t.Errorf("key not escaped: %q", r.out)
+	}
+}

@@ -25,6 +25,8 @@ type bucketView struct {
 	act    bucket.Activity
 	hasAct bool
 	hist   []sample
+	// spec is the last known spec, which keeps the chart's scale while the key is missing.
+	spec bucket.Spec
 }
 
 func newBucketView(st Styles, cost float64, window time.Duration) bucketView {
@@ -50,15 +52,18 @@ func (v *bucketView) observe(s bucket.State) {
 		}
 	}
 	v.cur, v.has = s, true
-	if s.Problem != "" || (!s.Exists && !s.HasSpec()) {
-		// Not a bucket, or a missing one whose capacity is unknown: no level to plot (a
-		// missing bucket is full, but full is not known without the spec).
-		return
+	if s.HasSpec() {
+		v.spec = s.Spec
 	}
-	if n := len(v.hist); n > 0 && v.hist[n-1].at >= s.Now {
-		return
+	// The history stays while the key is missing (a Redis restart, an expiry): the chart
+	// shows the gap, and the level again when the bucket is back.
+	if s.Problem == "" && (s.Exists || s.HasSpec()) {
+		// A missing bucket of known capacity reads as full; without the spec there is no
+		// level to plot.
+		if n := len(v.hist); n == 0 || v.hist[n-1].at < s.Now {
+			v.hist = append(v.hist, sample{at: s.Now, tokens: s.Tokens})
+		}
 	}
-	v.hist = append(v.hist, sample{at: s.Now, tokens: s.Tokens})
 	oldest := s.Now - v.window.Microseconds()
 	drop := 0
 	for drop < len(v.hist)-1 && v.hist[drop].at < oldest {
@@ -80,24 +85,24 @@ func (v bucketView) view(w, h int, stale bool) string {
 	s := v.cur
 	var lines []string
 	if s.Problem != "" {
-		lines = append(lines, v.st.Bad.Render(trunc("✖ "+s.Key+" "+s.Problem, w)))
+		lines = append(lines, v.st.Bad.Render(trunc("✖ "+SafeKey(s.Key)+" "+s.Problem, w)))
 		lines = append(lines, v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+FormatTTL(s.TTL), w)))
 		return strings.Join(lines, "\n")
 	}
 	lines = append(lines, v.gauge(w))
 	lines = append(lines, flow(v.stats(), w, 3)...)
-	if !s.HasSpec() {
-		lines = append(lines, v.st.Notice.Render(trunc("capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)))
+	if !s.HasSpec() && s.Exists {
+		lines = append(lines, wrapText(v.st.Notice, "capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)...)
 	}
 	out := strings.Join(lines, "\n")
-	if rest := h - len(lines) - 1; rest >= 4 {
-		top := s.Spec.Capacity
-		if !s.HasSpec() {
+	if rest := h - len(lines) - 1; rest >= 4 && (s.Exists || len(v.hist) > 0) {
+		top := v.spec.Capacity
+		if v.spec.IsZero() {
 			for _, p := range v.hist {
 				top = max(top, p.tokens*1.1)
 			}
 		}
-		chart := levelChart(v.st, v.hist, w, rest, top)
+		chart := levelChart(v.st, v.hist, s.Now, w, rest, top)
 		if chart == "" {
 			chart = v.st.Subtle.Render("token level chart: collecting (needs " + FormatDuration(minChartSpan) + " of history)…")
 		}
@@ -112,6 +117,14 @@ func (v bucketView) view(w, h int, stale bool) string {
 func (v bucketView) gauge(w int) string {
 	s := v.cur
 	label := v.st.Label.Render("tokens ")
+	if !s.Exists {
+		// Not 0 tokens: a typo must not look like a drained bucket.
+		text := v.st.Notice.Bold(true).Render("missing: no such key")
+		if s.HasSpec() {
+			return text + v.st.Subtle.Render(" · reads as full: "+FormatTokens(s.Tokens)+" / "+FormatTokens(s.Spec.Capacity)+" tokens")
+		}
+		return text + v.st.Subtle.Render(" · check the key; a bucket appears with its first request")
+	}
 	if !s.HasSpec() {
 		return label + v.st.Value.Render(FormatTokens(s.Tokens))
 	}
@@ -128,7 +141,7 @@ func (v bucketView) stats() []string {
 	}
 	pending := "…"
 	var items []string
-	if s.Layout.Native {
+	if s.Layout.Native && s.Exists {
 		allowed, denied := pending, pending
 		if v.hasAct {
 			allowed = FormatRate(v.act.Allowed)
@@ -139,12 +152,15 @@ func (v bucketView) stats() []string {
 		}
 		items = append(items, item("allowed", allowed), item("denied", denied))
 	}
-	if s.HasSpec() {
+	if s.HasSpec() && s.Exists {
 		consumed := pending
 		if v.hasAct && v.act.ConsumedKnown {
 			consumed = FormatRate(v.act.Consumed)
 		}
-		items = append(items, item("consumed", consumed), item("refill", FormatRate(s.Spec.Rate)))
+		items = append(items, item("consumed", consumed))
+	}
+	if s.HasSpec() {
+		items = append(items, item("refill", FormatRate(s.Spec.Rate)))
 		retry := "never (cost > capacity)"
 		if r, err := s.Peek(v.cost); err == nil && r.RetryAfter >= 0 {
 			retry = FormatDuration(r.RetryAfter)
@@ -153,7 +169,7 @@ func (v bucketView) stats() []string {
 	}
 	items = append(items, item("TTL", FormatTTL(s.TTL)))
 	if !s.Exists {
-		items = append(items, item("updated", "never (missing: reads as full)"))
+		items = append(items, item("updated", "never (no such key)"))
 	} else {
 		items = append(items, item("updated", FormatDuration(s.Age())+" ago"))
 	}
@@ -161,7 +177,9 @@ func (v bucketView) stats() []string {
 	if s.Detected {
 		layout += " (detected)"
 	}
-	items = append(items, item("layout", layout))
+	if layout != "" {
+		items = append(items, item("layout", layout))
+	}
 	if s.SpecSource != "" {
 		items = append(items, item("spec from", s.SpecSource))
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
@@ -18,38 +19,33 @@ type sample struct {
 // minChartSpan is the least history worth a chart; below it the chart says it is collecting.
 const minChartSpan = 2 * time.Second
 
-// levelChart draws the token level over the samples' time span as a braille line in a
-// w×h box, the newest sample at the right edge, the X axis labelled in time before the
-// newest sample (deterministic: no wall clock) and the Y axis from 0 to top.
-func levelChart(st Styles, hist []sample, w, h int, top float64) string {
+// levelChart draws the token level over the last span of history as a braille line in a
+// w×h box: the X axis ends at now (the latest read, Redis server time, so a stretch with
+// no level, a vanished key, shows as a gap) and is labelled at whole multiples of one
+// round step (-30s -20s -10s now: never -9s -7s -6s); the Y axis runs from 0 to top.
+func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) string {
 	if w < 20 || h < 4 || len(hist) < 2 {
 		return ""
 	}
-	last := hist[len(hist)-1].at
-	span := float64(last-hist[0].at) / 1e6
-	if span < minChartSpan.Seconds() {
+	now = max(now, hist[len(hist)-1].at)
+	span := float64(now-hist[0].at) / 1e6
+	if float64(hist[len(hist)-1].at-hist[0].at)/1e6 < minChartSpan.Seconds() {
 		return ""
 	}
 	if top <= 0 || math.IsNaN(top) {
 		top = 1
 	}
-	xLabel := func(_ int, v float64) string {
-		if v > -0.5 {
-			return "now"
-		}
-		return "-" + FormatDuration(time.Duration(math.Round(-v))*time.Second)
-	}
 	yLabel := func(_ int, v float64) string { return FormatTokens(v) }
 	lc := linechart.New(w, h, -span, 0, 0, top,
-		linechart.WithXYSteps(max(8, w/6), h-2), // Y labels: 0 and the top only
+		linechart.WithXYSteps(1, h-2), // Y labels: 0 and the top only; X labels drawn below
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),
-		linechart.WithXLabelFormatter(xLabel),
+		linechart.WithXLabelFormatter(func(int, float64) string { return "" }),
 		linechart.WithYLabelFormatter(yLabel))
 	lc.DrawXYAxisAndLabel()
 	g := graph.NewBrailleGrid(lc.GraphWidth(), lc.GraphHeight(), lc.MinX(), lc.MaxX(), lc.MinY(), lc.MaxY())
 	point := func(s sample) canvas.Point {
 		y := math.Max(0, math.Min(top, s.tokens))
-		return g.GridPoint(canvas.Float64Point{X: float64(s.at-last) / 1e6, Y: y})
+		return g.GridPoint(canvas.Float64Point{X: float64(s.at-now) / 1e6, Y: y})
 	}
 	prev := point(hist[0])
 	for _, s := range hist[1:] {
@@ -60,5 +56,52 @@ func levelChart(st Styles, hist []sample, w, h int, top float64) string {
 		prev = p
 	}
 	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), st.Good)
-	return lc.View()
+	lines := strings.Split(lc.View(), "\n")
+	lines[len(lines)-1] = st.Subtle.Render(xAxisLabels(span, lc.Origin().X+1, lc.GraphWidth(), w))
+	return strings.Join(lines, "\n")
+}
+
+// labelSteps are the round steps the X axis is labelled in.
+var labelSteps = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
+	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+	15 * time.Minute, 30 * time.Minute, time.Hour}
+
+// xAxisLabels is the label row under a time axis of span seconds ending at now, drawn
+// over graphW cells from column x0 in a row of w cells: "now" at the right end, and
+// every whole multiple of the smallest round step that leaves room between labels.
+func xAxisLabels(span float64, x0, graphW, w int) string {
+	row := []rune(strings.Repeat(" ", w))
+	col := func(sec float64) int { // seconds before now → column
+		return x0 + int(math.Round((span-sec)/span*float64(graphW-1)))
+	}
+	const widest = 6 // "-1m30s" needs no more, and 15 s steps are labelled in whole forms
+	step := labelSteps[len(labelSteps)-1]
+	for _, s := range labelSteps {
+		if span > 0 && s.Seconds()/span*float64(graphW) >= widest+2 {
+			step = s
+			break
+		}
+	}
+	put := func(c int, s string) {
+		for i, r := range []rune(s) {
+			if c+i >= 0 && c+i < w {
+				row[c+i] = r
+			}
+		}
+	}
+	nowAt := x0 + graphW - 3
+	put(nowAt, "now")
+	free := nowAt - 1 // labels go right to left, each ending before this column
+	for k := 1; step.Seconds()*float64(k) <= span; k++ {
+		label := "-" + FormatDuration(step*time.Duration(k))
+		n := len([]rune(label))
+		// centre the label on its tick, within the row
+		c := max(x0, col(step.Seconds()*float64(k))-n/2)
+		if c+n > free {
+			continue
+		}
+		put(c, label)
+		free = c - 1
+	}
+	return strings.TrimRight(string(row), " ")
 }

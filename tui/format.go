@@ -6,11 +6,8 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // FormatTokens writes a token count compactly: 63.2, 1500, 12.5k, 3.1M.
@@ -97,27 +94,6 @@ func FormatTTL(d time.Duration) string {
 	return FormatDuration(d)
 }
 
-// problemBanner is the banner of a failed refresh: what failed and where, how old the data
-// still shown is, then the cause on a line of its own so a narrow terminal keeps both.
-func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
-	what := "Redis error"
-	switch {
-	case bucket.IsTimeout(err):
-		what = "Redis slow (no answer in time)"
-	case bucket.IsUnreachable(err):
-		what = "Redis unreachable"
-	}
-	if addr != "" {
-		what += " at " + addr
-	}
-	head := "✖ " + what
-	if hasData {
-		head += " · showing data from " + FormatDuration(age) + " ago"
-	}
-	head += " · retrying every " + FormatDuration(interval)
-	return st.Banner.Render(fit(head, width)) + "\n" + st.Bad.Render(trunc("  "+oneLine(err.Error()), width))
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fit truncates s (which may hold escape codes) to width cells with an ellipsis and pads it
@@ -131,6 +107,25 @@ func fit(s string, width int) string {
 		s += strings.Repeat(" ", width-w)
 	}
 	return s
+}
+
+// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so
+// both the start and the end of a key stay: keys of one family differ in their tail
+// (rl:{tenant-4711}:r…/orders, rl:{tenant-4711}:r…/users). s is plain text (pass a key
+// through SafeKey first); the tail keeps the larger half.
+func TruncMiddle(s string, width int) string {
+	w := ansi.StringWidth(s)
+	switch {
+	case w <= width:
+		return s
+	case width <= 0:
+		return ""
+	case width == 1:
+		return "…"
+	}
+	head := (width - 1) / 2
+	tail := width - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, w-tail, "")
 }
 
 // trunc truncates s to width cells with an ellipsis, without padding.
@@ -150,39 +145,25 @@ func padLeft(s string, width int) string {
 	return s
 }
 
-// lineInput is a one-line text input: printable keys append, backspace deletes, ctrl+u
-// clears. (bubbles/textinput would do, but drags in a clipboard dependency for nothing.)
-type lineInput struct {
-	prompt, placeholder string
-	value               []rune
+// Plural writes n (with thousands separators) and what, with an s unless n is 1.
+func Plural(n int, what string) string {
+	s := groupDigits(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
 }
 
-func (l *lineInput) Value() string     { return string(l.value) }
-func (l *lineInput) SetValue(s string) { l.value = []rune(s) }
-
-// update applies a key and reports whether the value changed.
-func (l *lineInput) update(msg tea.KeyMsg) bool {
-	switch msg.Type {
-	case tea.KeyRunes, tea.KeySpace:
-		l.value = append(l.value, msg.Runes...)
-		return len(msg.Runes) > 0
-	case tea.KeyBackspace, tea.KeyCtrlH:
-		if len(l.value) > 0 {
-			l.value = l.value[:len(l.value)-1]
-			return true
-		}
-	case tea.KeyCtrlU:
-		changed := len(l.value) > 0
-		l.value = nil
-		return changed
+// groupDigits writes n with thousands separators: 10,000.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
-	return false
-}
-
-func (l *lineInput) view(st Styles, w int) string {
-	text := st.Value.Render(string(l.value)) + st.Selected.Render(" ")
-	if len(l.value) == 0 {
-		text = st.Selected.Render(" ") + st.Subtle.Render(l.placeholder)
+	if neg {
+		s = "-" + s
 	}
-	return trunc(st.Title.Render(l.prompt)+text, w)
+	return s
 }

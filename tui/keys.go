@@ -1,8 +1,12 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Every screen has its own keymap type holding its bindings as key.Binding fields and
@@ -27,10 +31,64 @@ func NewGlobalKeys() GlobalKeys {
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
 
 // helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis.
-func helpFooter(h help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
+// the screen costs Redis, wrapped to w so nothing is cut (the help model is no longer
+// needed: the styles carry the look).
+func helpFooter(_ help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
 	if full {
-		return []string{h.FullHelpView(km.FullHelp()), st.Subtle.Render(trunc("Redis cost: "+cost, w))}
+		return append(fullHelpLines(st, km.FullHelp(), w), wrapText(st.Subtle, "Redis cost: "+cost, w)...)
 	}
-	return []string{h.ShortHelpView(km.ShortHelp())}
+	return shortHelpLines(st, km.ShortHelp(), w)
+}
+
+// shortHelpLines is the one-line help of bindings, wrapped onto a second line rather than
+// cut when the terminal is narrow.
+func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
+	var items []string
+	for _, b := range bindings {
+		if b.Enabled() {
+			items = append(items, st.Help.ShortKey.Render(b.Help().Key)+" "+st.Help.ShortDesc.Render(b.Help().Desc))
+		}
+	}
+	return wrapJoin(items, st.Help.ShortSeparator.Render(" • "), w)
+}
+
+// fullHelpLines lays the groups out as columns, as many side by side as fit in w, the
+// others below, so no key is cut off.
+func fullHelpLines(st Styles, groups [][]key.Binding, w int) []string {
+	h := st.NewHelp() // no width: a column is never cut
+	var rows []string
+	row := ""
+	for _, g := range groups {
+		col := h.FullHelpView([][]key.Binding{g})
+		switch {
+		case col == "":
+		case row == "":
+			row = col
+		case lipgloss.Width(row)+4+lipgloss.Width(col) <= w:
+			row = lipgloss.JoinHorizontal(lipgloss.Top, row, "    ", col)
+		default:
+			rows = append(rows, row)
+			row = col
+		}
+	}
+	if row != "" {
+		rows = append(rows, row)
+	}
+	var lines []string
+	for _, r := range rows {
+		for _, l := range strings.Split(r, "\n") {
+			lines = append(lines, trunc(strings.TrimRight(l, " "), w))
+		}
+	}
+	return lines
+}
+
+// wrapText wraps plain text to w cells at spaces (breaking longer words) and styles
+// each line.
+func wrapText(sty lipgloss.Style, text string, w int) []string {
+	lines := strings.Split(ansi.Wrap(text, max(1, w), " "), "\n")
+	for i, l := range lines {
+		lines[i] = sty.Render(strings.TrimRight(l, " "))
+	}
+	return lines
 }

@@ -1,0 +1,326 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// LiveOptions are what every polling screen takes. Zero values take the defaults.
+type LiveOptions struct {
+	// Addr is the Redis address, named in the banner when a read fails.
+	Addr string
+	// Server names the server (and context) in the header, e.g. "10.0.0.12:6379 (context
+	// prod)"; empty: Addr.
+	Server string
+	// Interval is the time between reads (default 1 s); Timeout bounds one read
+	// (default 5 s or three intervals, whichever is longer).
+	Interval, Timeout time.Duration
+	// Window is how much history a level chart shows (default 5 min).
+	Window time.Duration
+	// Cost is the request cost retry-after assumes (default 1).
+	Cost float64
+	// Styles default to NewStyles(nil): the terminal's colours, NO_COLOR honoured.
+	Styles *Styles
+	// Now is the clock of the refresh time shown (default time.Now); tests pin it.
+	Now func() time.Time
+}
+
+func (o *LiveOptions) defaults() {
+	o.Interval, o.Timeout = intervals(o.Interval, o.Timeout)
+	if o.Styles == nil {
+		s := NewStyles(nil)
+		o.Styles = &s
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// intervals fills in the default refresh interval and fetch timeout.
+func intervals(interval, timeout time.Duration) (time.Duration, time.Duration) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	if timeout <= 0 {
+		timeout = FetchTimeout(interval)
+	}
+	return interval, timeout
+}
+
+// FetchTimeout is the default bound of one read at a refresh interval: 5 s or three
+// intervals, whichever is longer.
+func FetchTimeout(interval time.Duration) time.Duration { return max(5*time.Second, 3*interval) }
+
+// live is what every polling screen holds: styles, help, the poller and the size.
+type live struct {
+	frame
+	poll poller
+}
+
+// frame is what every live view has: styles, the help line, the terminal's size.
+type frame struct {
+	st       Styles
+	help     help.Model
+	w, h     int
+	showHelp bool
+}
+
+// newFrame is a frame in st, at 80×24 until told the size.
+func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80, h: 24} }
+
+// newLive fills in o's defaults and builds the shared parts.
+func newLive(o *LiveOptions) live {
+	o.defaults()
+	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now)}
+}
+
+// server is what the header names: Server, else Addr.
+func (o *LiveOptions) server() string {
+	if o.Server != "" {
+		return o.Server
+	}
+	return o.Addr
+}
+
+// headerLines are a live view's first lines: the view's name and subject (a key, or a
+// label and a pattern) on the left; on the right the server, then the extra parts, the
+// refresh interval and the time of the last good read, as many as fit (the server always
+// shows: the subject is cut in its middle first, and the server goes to a line of its own
+// on a very narrow terminal); then the banner of a failed read.
+func (l *live) headerLines(name, label, subject string, extra []string, o *LiveOptions, hasData bool) []string {
+	right := append([]string(nil), extra...)
+	right = append(right, "every "+FormatDuration(o.Interval))
+	if !l.poll.lastOK.IsZero() {
+		right = append(right, "read "+l.poll.lastOK.Format("15:04:05"))
+	}
+	lines := l.titleLines(name, label, subject, o.server(), right)
+	if l.poll.err != nil {
+		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, hasData))
+	}
+	return lines
+}
+
+// titleLines lays out a live view's title line (see headerLines).
+func (f *frame) titleLines(name, label, subject, server string, right []string) []string {
+	left := func(subjectW int) string {
+		s := f.st.Title.Render(name)
+		if label != "" {
+			s += " " + f.st.Label.Render(label)
+		}
+		if subject != "" {
+			s += " " + f.st.Value.Render(TruncMiddle(subject, subjectW))
+		}
+		return s
+	}
+	srv := ""
+	if server != "" {
+		srv = f.st.Label.Render("on ") + f.st.Value.Render(server)
+	}
+	rightText := func(n int) string {
+		parts := []string{}
+		if srv != "" {
+			parts = append(parts, srv)
+		}
+		if n > 0 {
+			parts = append(parts, f.st.Subtle.Render(strings.Join(right[:n], " · ")))
+		}
+		return strings.Join(parts, f.st.Subtle.Render(" · "))
+	}
+	full := lipgloss.Width(subject)
+	for n := len(right); n >= 0; n-- {
+		if r := rightText(n); lipgloss.Width(left(full))+2+lipgloss.Width(r) <= f.w || (n == 0 && r == "") {
+			return []string{header(left(full), r, f.w)}
+		}
+	}
+	// Only the server is left on the right: cut the subject in its middle to make room.
+	r := rightText(0)
+	if room := f.w - 2 - lipgloss.Width(r) - lipgloss.Width(left(0)); subject != "" && room >= 8 {
+		return []string{header(left(room), r, f.w)}
+	}
+	return []string{trunc(left(max(8, f.w-lipgloss.Width(left(0)))), f.w), header("", r, f.w)}
+}
+
+func (f *frame) resize(msg tea.WindowSizeMsg) {
+	f.w, f.h = msg.Width, msg.Height
+	f.help.Width = msg.Width
+}
+
+// lineCount is how many lines the parts take.
+func lineCount(parts []string) int {
+	n := 0
+	for _, p := range parts {
+		n += strings.Count(p, "\n") + 1
+	}
+	return n
+}
+
+// header puts left and right on one line of width w, right-aligned; left goes first
+// when the line is too narrow for both.
+func header(left, right string, w int) string {
+	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
+	if lw+1+rw > w {
+		if lw == 0 {
+			return trunc(right, w)
+		}
+		return trunc(left, w)
+	}
+	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+// screen stacks top lines, a blank line, the body and the bottom lines into exactly h
+// lines of at most w cells: the body is cut or padded so the bottom stays at the bottom.
+func screen(w, h int, top []string, body string, bottom []string) string {
+	var lines []string
+	for _, l := range top {
+		lines = append(lines, strings.Split(l, "\n")...)
+	}
+	lines = append(lines, "")
+	var tail []string
+	for _, l := range bottom {
+		tail = append(tail, strings.Split(l, "\n")...)
+	}
+	room := h - len(lines) - len(tail)
+	bl := strings.Split(body, "\n")
+	if room < 0 {
+		room = 0
+	}
+	if len(bl) > room {
+		bl = bl[:room]
+	}
+	for len(bl) < room {
+		bl = append(bl, "")
+	}
+	lines = append(append(lines, bl...), tail...)
+	if len(lines) > h && h > 0 {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = trunc(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// poller keeps the polling state of a screen: at most one read in flight, the last error,
+// and when the last good read came back.
+type poller struct {
+	interval, timeout time.Duration
+	now               func() time.Time
+
+	inflight *bool // shared by the model's copies
+	parent   context.Context
+	cancel   context.CancelFunc
+
+	err    error
+	errAt  time.Time
+	lastOK time.Time
+}
+
+func newPoller(interval, timeout time.Duration, now func() time.Time) poller {
+	ctx, cancel := context.WithCancel(context.Background())
+	return poller{interval: interval, timeout: timeout, now: now, inflight: new(bool), parent: ctx, cancel: cancel}
+}
+
+// tick re-arms the refresh ticker: msg arrives after one interval.
+func (p *poller) tick(msg tea.Msg) tea.Cmd {
+	return tea.Tick(p.interval, func(time.Time) tea.Msg { return msg })
+}
+
+// fetch runs read (bounded by the timeout) unless a read is in flight; the screen calls
+// finish when read's message arrives.
+func (p *poller) fetch(read func(context.Context) tea.Msg) tea.Cmd {
+	if *p.inflight {
+		return nil
+	}
+	*p.inflight = true
+	ctx, cancel := context.WithTimeout(p.parent, p.timeout)
+	return func() tea.Msg {
+		defer cancel()
+		return read(ctx)
+	}
+}
+
+// finish records the outcome of the read in flight.
+func (p *poller) finish(err error) {
+	*p.inflight = false
+	if err != nil {
+		p.err, p.errAt = err, p.now()
+		return
+	}
+	p.err, p.lastOK = nil, p.now()
+}
+
+// stop cancels the read in flight (the program is quitting).
+func (p *poller) stop() { p.cancel() }
+
+// banner is the failed-read banner: address, cause, age of the data still shown.
+func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
+	return problemBanner(st, w, addr, p.err, p.errAt.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
+}
+
+// problemBanner is the banner of a failed refresh: what failed and where, how old the data
+// still shown is, then the cause; both wrap to the width, so a narrow terminal keeps all.
+func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
+	what := "Redis error"
+	switch {
+	case bucket.IsTimeout(err):
+		what = "Redis slow (no answer in time)"
+	case bucket.IsUnreachable(err):
+		what = "Redis unreachable"
+	}
+	if addr != "" {
+		what += " at " + addr
+	}
+	parts := []string{"✖ " + what}
+	if hasData {
+		parts = append(parts, "showing data from "+FormatDuration(age)+" ago")
+	}
+	parts = append(parts, "retrying every "+FormatDuration(interval))
+	var lines []string
+	for _, l := range wrapJoin(parts, " · ", width) {
+		lines = append(lines, st.Banner.Render(fit(l, width)))
+	}
+	cause := strings.Split(ansi.Wrap(oneLine(err.Error()), max(1, width-2), " "), "\n")
+	if len(cause) > 3 {
+		cause = append(cause[:2], trunc(cause[2]+" "+strings.Join(cause[3:], " "), width-2))
+	}
+	for _, c := range cause {
+		lines = append(lines, st.Bad.Render("  "+c))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrapJoin joins parts with sep into lines of at most w cells, breaking between parts; a
+// part wider than w is wrapped on its own.
+func wrapJoin(parts []string, sep string, w int) []string {
+	var lines []string
+	line, lw := "", 0
+	sw := lipgloss.Width(sep)
+	for _, p := range parts {
+		pw := lipgloss.Width(p)
+		if lw > 0 && lw+sw+pw <= w {
+			line, lw = line+sep+p, lw+sw+pw
+			continue
+		}
+		if lw > 0 {
+			lines = append(lines, line)
+		}
+		if pw > w {
+			wrapped := strings.Split(ansi.Wrap(p, max(1, w), " "), "\n")
+			lines = append(lines, wrapped[:len(wrapped)-1]...)
+			p = wrapped[len(wrapped)-1]
+		}
+		line, lw = p, lipgloss.Width(p)
+	}
+	if lw > 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}

@@ -1,0 +1,347 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// TopSource reads every matching bucket and resets one. Fetch is called again only after
+// the previous call returned.
+type TopSource interface {
+	Fetch(ctx context.Context) (TopSnapshot, error)
+	// Reset refills the bucket (it is read as full afterwards), in its own layout.
+	Reset(ctx context.Context, st bucket.State) error
+}
+
+// TopSnapshot is one refresh of the dashboard.
+type TopSnapshot struct {
+	// States are the matching buckets, in any order.
+	States []bucket.State
+	// Cost is what the refresh cost Redis, as the source measured it.
+	Cost Cost
+	// Took is how long the refresh took.
+	Took time.Duration
+}
+
+// Cost is the Redis cost of one refresh.
+type Cost struct {
+	Commands, RoundTrips int
+	// Detail says what the round trips were ("3 SCAN pages, 2 inspect pipelines").
+	Detail string
+}
+
+func (c Cost) String() string {
+	s := Plural(c.RoundTrips, "round trip") + ", " + Plural(c.Commands, "command")
+	if c.Detail != "" {
+		s += " (" + c.Detail + ")"
+	}
+	return s
+}
+
+// TopOptions configure the dashboard. The level chart of the detail pane keeps Window
+// of history.
+type TopOptions struct {
+	// Match is the SCAN pattern, shown in the header.
+	Match string
+	// CostOf gives the cost the detail pane's retry-after assumes for a key (nil: Cost).
+	CostOf func(key string) float64
+	// Sort is the order the dashboard opens in (default SortFill).
+	Sort SortBy
+	// Hint is a line shown under the header (wrapped), e.g. how to reach the demo's
+	// sandbox from another terminal.
+	Hint string
+	// NoticeFor is how long a status message stays (default 4 s).
+	NoticeFor time.Duration
+	LiveOptions
+}
+
+type topRow struct {
+	state  bucket.State
+	act    bucket.Activity
+	hasAct bool
+	// prev is the bucket in the snapshot before (hasPrev), for the detail pane's start.
+	prev    bucket.State
+	hasPrev bool
+	// gone marks the selected bucket kept on screen after it left the scan (reset,
+	// expired or deleted): state is its last read, which keeps its place in the order.
+	gone bool
+}
+
+// Top is the dashboard of many buckets, refreshed in the background.
+type Top struct {
+	live
+	src  TopSource
+	opts TopOptions
+	keys topKeys
+
+	rows    []topRow
+	visible []int // indices into rows, filtered and sorted
+	sortBy  SortBy
+	reverse bool
+	// sel is the key under the cursor. Until the user moves the cursor (pinned), the
+	// cursor stays on the first row of the order; then it stays on its bucket by key.
+	sel     string
+	pinned  bool
+	cursor  int
+	offset  int
+	keyWant int // the widest key among the visible rows, in cells
+
+	filter    lineInput
+	filtering bool
+
+	detail     bool
+	detailView bucketView
+	detailGone bool
+
+	confirm *bucket.State
+	again   bool // refresh once more when the read in flight returns (a reset happened)
+
+	notice    string
+	noticeBad bool
+	noticeID  int
+
+	// paused freezes the rows: reads stop, and a read that returns meanwhile waits in
+	// pending until space resumes.
+	paused  bool
+	pending *TopSnapshot
+
+	snap     TopSnapshot
+	haveSnap bool
+}
+
+// NewTop returns the dashboard reading from src.
+func NewTop(src TopSource, opts TopOptions) Top {
+	if opts.NoticeFor <= 0 {
+		opts.NoticeFor = 4 * time.Second
+	}
+	l := newLive(&opts.LiveOptions)
+	return Top{
+		live: l, src: src, opts: opts, sortBy: opts.Sort,
+		keys:       newTopKeys(),
+		filter:     lineInput{prompt: "/", placeholder: "part of the key"},
+		detailView: newBucketView(l.st, opts.Cost, opts.Window),
+	}
+}
+
+type topTickMsg struct{}
+
+type topReadMsg struct {
+	snap TopSnapshot
+	err  error
+}
+
+type topResetMsg struct {
+	key string
+	err error
+}
+
+type noticeExpiredMsg struct{ id int }
+
+// Init starts the first refresh and the ticker.
+func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.poll.tick(topTickMsg{})) }
+
+// TopKeeper is a TopSource that shows a bounded part of a large keyspace: Keep names the
+// bucket the cursor stays on, which it then keeps in its snapshots for as long as it exists
+// ("" keeps none), so a bucket is marked gone only when it really is.
+type TopKeeper interface {
+	Keep(key string)
+}
+
+func (m *Top) fetch() tea.Cmd {
+	src := m.src
+	keep := ""
+	if m.pinned {
+		keep = m.sel
+	}
+	return m.poll.fetch(func(ctx context.Context) tea.Msg {
+		if k, ok := src.(TopKeeper); ok {
+			k.Keep(keep)
+		}
+		s, err := src.Fetch(ctx)
+		return topReadMsg{snap: s, err: err}
+	})
+}
+
+// say shows a status message for NoticeFor.
+func (m *Top) say(text string, bad bool) tea.Cmd {
+	m.noticeID++
+	m.notice, m.noticeBad = text, bad
+	id := m.noticeID
+	return tea.Tick(m.opts.NoticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{id} })
+}
+
+// Update handles keys, resizes, ticks, refreshes and resets.
+func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg)
+		m.scroll()
+	case tea.KeyMsg:
+		return m.key(msg)
+	case topTickMsg:
+		if m.paused {
+			return m, m.poll.tick(msg)
+		}
+		return m, tea.Batch(m.poll.tick(msg), m.fetch())
+	case topReadMsg:
+		m.poll.finish(msg.err)
+		switch {
+		case msg.err != nil:
+		case m.paused:
+			m.pending = &msg.snap
+		default:
+			m.apply(msg.snap)
+		}
+		if m.again && !m.paused {
+			m.again = false
+			return m, m.fetch()
+		}
+	case topResetMsg:
+		if msg.err != nil {
+			return m, m.say("reset "+SafeKey(msg.key)+" failed: "+oneLine(msg.err.Error()), true)
+		}
+		say := m.say("reset "+SafeKey(msg.key)+": it reads as full now", false)
+		if m.paused {
+			return m, say
+		}
+		if cmd := m.fetch(); cmd != nil {
+			return m, tea.Batch(say, cmd)
+		}
+		m.again = true
+		return m, say
+	case noticeExpiredMsg:
+		if msg.id == m.noticeID {
+			m.notice = ""
+		}
+	}
+	return m, nil
+}
+
+// setPaused freezes or resumes the rows; resuming shows the read that waited and reads
+// again at once.
+func (m *Top) setPaused(p bool) tea.Cmd {
+	m.paused = p
+	if p {
+		return nil
+	}
+	if m.pending != nil {
+		m.apply(*m.pending)
+		m.pending = nil
+	}
+	m.again = false
+	return m.fetch()
+}
+
+// apply takes a new snapshot: rates from the previous one, then order and selection.
+func (m *Top) apply(s TopSnapshot) {
+	prev := make(map[string]*topRow, len(m.rows))
+	for i := range m.rows {
+		prev[m.rows[i].state.Key] = &m.rows[i]
+	}
+	rows := make([]topRow, len(s.States), len(s.States)+1)
+	m.detailGone = m.detail
+	selHere := false
+	for i, st := range s.States {
+		rows[i].state = st
+		if p, ok := prev[st.Key]; ok && !p.gone {
+			rows[i].prev, rows[i].hasPrev = p.state, true
+			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p.state, st)
+		}
+		if m.detail && st.Key == m.detailView.cur.Key {
+			m.detailView.observe(st)
+			m.detailGone = false
+		}
+		selHere = selHere || st.Key == m.sel
+	}
+	// The bucket under the cursor left the scan (a reset deleted it, or it expired): keep
+	// it, marked gone, so the cursor does not land on a neighbour.
+	if p, ok := prev[m.sel]; ok && m.pinned && !selHere {
+		rows = append(rows, topRow{state: p.state, gone: true})
+	}
+	m.rows, m.snap, m.haveSnap = rows, s, true
+	m.refilter()
+}
+
+// refilter recomputes the visible rows (filter, then sort) and puts the cursor back on
+// its bucket, or on the first row while the user has not moved it.
+func (m *Top) refilter() {
+	f := strings.ToLower(m.filter.Value())
+	m.visible = m.visible[:0]
+	m.keyWant = 0
+	for i := range m.rows {
+		if f == "" || strings.Contains(strings.ToLower(m.rows[i].state.Key), f) {
+			m.visible = append(m.visible, i)
+			m.keyWant = max(m.keyWant, ansi.StringWidth(SafeKey(m.rows[i].state.Key)))
+		}
+	}
+	m.sortRows()
+	if !m.pinned {
+		m.cursor, m.offset = 0, 0
+	} else {
+		m.cursor = min(m.cursor, max(0, len(m.visible)-1))
+		for i, idx := range m.visible {
+			if m.rows[idx].state.Key == m.sel {
+				m.cursor = i
+				break
+			}
+		}
+	}
+	m.remember()
+	m.scroll()
+}
+
+// move moves the cursor by d rows; the cursor then stays on its bucket.
+func (m *Top) move(d int) {
+	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
+	m.pinned = true
+	m.remember()
+	m.scroll()
+}
+
+// home puts the cursor back on the first row, following the top of the order again.
+func (m *Top) home() {
+	m.pinned = false
+	m.cursor, m.offset = 0, 0
+	m.remember()
+}
+
+func (m *Top) remember() {
+	if r := m.selected(); r != nil {
+		m.sel = r.state.Key
+	}
+}
+
+func (m *Top) selected() *topRow {
+	if m.cursor < 0 || m.cursor >= len(m.visible) {
+		return nil
+	}
+	return &m.rows[m.visible[m.cursor]]
+}
+
+// scroll keeps the cursor in the window of rows shown.
+func (m *Top) scroll() {
+	n := m.tableRows()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+n {
+		m.offset = m.cursor - n + 1
+	}
+	m.offset = max(0, min(m.offset, len(m.visible)-n))
+}
+
+// Layout of the screen: header, status line, blank, table header, rows, "more" line,
+// help. tableRows is how many bucket rows fit.
+func (m *Top) tableRows() int {
+	return max(1, m.h-m.chromeHeight()-2)
+}
+
+func (m *Top) chromeHeight() int {
+	return lineCount(m.topLines()) + 1 + lineCount(m.bottomLines())
+}

@@ -1,0 +1,123 @@
+package tui
+
+import (
+	"cmp"
+	"sort"
+)
+
+// SortBy is the dashboard's row order.
+type SortBy int
+
+const (
+	// SortFill puts the emptiest buckets (closest to denying) first.
+	SortFill SortBy = iota
+	// SortDeny puts the buckets denying most per second first.
+	SortDeny
+	// SortName orders by key.
+	SortName
+	// SortBusy puts the buckets deciding most per second (allowed and denied; tokens
+	// consumed for layouts without counters) first.
+	SortBusy
+)
+
+// sortCycle is the order s steps through.
+var sortCycle = map[SortBy]SortBy{SortFill: SortDeny, SortDeny: SortBusy, SortBusy: SortName, SortName: SortFill}
+
+func (s SortBy) String() string {
+	switch s {
+	case SortDeny:
+		return "deny/s ↓"
+	case SortName:
+		return "name"
+	case SortBusy:
+		return "busy ↓"
+	}
+	return "fill ↑"
+}
+
+// label names the order as the footer shows it, reversed or not.
+func (s SortBy) label(reverse bool) string {
+	if !reverse {
+		return s.String()
+	}
+	switch s {
+	case SortDeny:
+		return "deny/s ↑ (reversed)"
+	case SortName:
+		return "name ↓ (reversed)"
+	case SortBusy:
+		return "busy ↑ (reversed)"
+	}
+	return "fill ↓ (reversed)"
+}
+
+func (r *topRow) denyRate() float64 {
+	if !r.hasAct || !r.act.Counted {
+		return -1
+	}
+	return r.act.Denied
+}
+
+// busyRate is decisions per second from the native counters, else tokens consumed per
+// second; -1 when neither is known yet.
+func (r *topRow) busyRate() float64 {
+	switch {
+	case !r.hasAct:
+		return -1
+	case r.act.Counted:
+		return r.act.Allowed + r.act.Denied
+	case r.act.ConsumedKnown:
+		return r.act.Consumed
+	}
+	return -1
+}
+
+// unknownFill says the row has no fill to sort by: not a bucket, spec unknown, or gone.
+func (r *topRow) unknownFill() bool {
+	return r.state.Problem != "" || !r.state.HasSpec()
+}
+
+func (m *Top) setSort(s SortBy) {
+	m.sortBy = s
+	m.refilter()
+}
+
+func (m *Top) sortRows() {
+	sort.SliceStable(m.visible, func(a, b int) bool {
+		return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]])
+	})
+}
+
+// less orders two rows: by the sort's measure (reversed when asked), rows without a fill
+// after the others either way, then by key.
+func (m *Top) less(a, b *topRow) bool {
+	if m.sortBy == SortName {
+		if m.reverse {
+			return a.state.Key > b.state.Key
+		}
+		return a.state.Key < b.state.Key
+	}
+	c := 0
+	switch m.sortBy {
+	case SortDeny:
+		c = cmp.Compare(b.denyRate(), a.denyRate())
+	case SortBusy:
+		c = cmp.Compare(b.busyRate(), a.busyRate())
+	}
+	if m.reverse {
+		c = -c
+	}
+	if c != 0 {
+		return c < 0
+	}
+	if ua, ub := a.unknownFill(), b.unknownFill(); ua != ub {
+		return ub
+	}
+	if c = cmp.Compare(a.state.Fill(), b.state.Fill()); m.reverse {
+		c = -c
+	}
+	if c != 0 {
+		return c < 0
+	}
+	return a.state.Key < b.state.Key
+}

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// column is one column of the table. The key column takes the width left over.
+type column struct {
+	title string
+	width int
+	prio  int // lower is kept longer when the terminal narrows
+	cell  func(m *Top, r *topRow, w int) string
+}
+
+const (
+	gutter = 2  // the selection marker
+	keyMin = 20 // the key column's least width (less on very narrow terminals)
+	barMax = 30
+	// essential columns (by priority) are kept before the key column grows.
+	essential = 3
+)
+
+var topColumns = []column{
+	{"FILL", 10, 1, func(m *Top, r *topRow, w int) string { return m.st.Bar(w, r.state.Fill()) }},
+	{"TOKENS", 8, 2, func(m *Top, r *topRow, w int) string { return padLeft(FormatTokens(r.state.Tokens), w) }},
+	{"CAP", 7, 4, func(m *Top, r *topRow, w int) string { return padLeft(FormatTokens(r.state.Spec.Capacity), w) }},
+	{"RATE", 8, 5, func(m *Top, r *topRow, w int) string { return padLeft(FormatRate(r.state.Spec.Rate), w) }},
+	{"ALLOW/s", 8, 7, func(m *Top, r *topRow, w int) string {
+		return padLeft(rateCell(r.hasAct && r.act.Counted, r.act.Allowed), w)
+	}},
+	{"DENY/s", 8, 3, func(m *Top, r *topRow, w int) string {
+		s := padLeft(rateCell(r.hasAct && r.act.Counted, r.act.Denied), w)
+		if r.hasAct && r.act.Denied > 0 {
+			return m.st.Bad.Render(s)
+		}
+		return s
+	}},
+	{"USE/s", 8, 8, func(m *Top, r *topRow, w int) string {
+		return padLeft(rateCell(r.hasAct && r.act.ConsumedKnown, r.act.Consumed), w)
+	}},
+	{"TTL", 7, 6, func(m *Top, r *topRow, w int) string { return padLeft(FormatTTL(r.state.TTL), w) }},
+	{"UPDATED", 8, 9, func(m *Top, r *topRow, w int) string {
+		if !r.state.Exists {
+			return padLeft("never", w)
+		}
+		return padLeft(FormatDuration(r.state.Age()), w)
+	}},
+	{"LAYOUT", 10, 10, func(m *Top, r *topRow, w int) string { return trunc(r.state.Layout.Name, w) }},
+}
+
+func rateCell(known bool, v float64) string {
+	if !known {
+		return "–"
+	}
+	return FormatTokens(v)
+}
+
+// columns picks the columns that fit in width w, in display order, with their widths, and
+// the key column's width. The key column takes the width there is: the essential columns
+// come first, then the key gets up to keyWant (its widest key), then the other columns
+// by priority in what is left; what remains widens the fill bar, then the key column.
+func columns(w, keyWant int) (cols []column, keyW int) {
+	avail := w - gutter
+	kmin := min(keyMin, max(8, avail/2))
+	byPrio := make([]column, len(topColumns))
+	copy(byPrio, topColumns)
+	sort.SliceStable(byPrio, func(i, j int) bool { return byPrio[i].prio < byPrio[j].prio })
+	used := 0
+	keep := map[string]bool{}
+	keyW = kmin
+	for _, c := range byPrio {
+		if c.prio > essential && keyW == kmin {
+			keyW = max(kmin, min(keyWant, avail-used))
+		}
+		if keyW+used+1+c.width > avail {
+			break
+		}
+		used += 1 + c.width
+		keep[c.title] = true
+	}
+	keyW = max(kmin, min(max(keyW, keyWant), avail-used))
+	extra := max(0, avail-used-keyW)
+	for _, c := range topColumns {
+		if !keep[c.title] {
+			continue
+		}
+		if c.title == "FILL" {
+			grow := min(extra, barMax-c.width)
+			c.width += grow
+			extra -= grow
+		}
+		cols = append(cols, c)
+	}
+	return cols, keyW + extra
+}
+
+// table renders the table header and n rows.
+func (m *Top) table(n int) string {
+	cols, keyW := columns(m.w, m.keyWant)
+	var b strings.Builder
+	hdr := strings.Repeat(" ", gutter) + fit("KEY", keyW)
+	for _, c := range cols {
+		t := c.title
+		if c.title != "FILL" && c.title != "LAYOUT" {
+			t = padLeft(t, c.width)
+		} else {
+			t = fit(t, c.width)
+		}
+		hdr += " " + t
+	}
+	b.WriteString(m.st.Header.Render(hdr))
+	end := min(len(m.visible), m.offset+n)
+	stale := m.poll.err != nil
+	for i := m.offset; i < end; i++ {
+		r := &m.rows[m.visible[i]]
+		b.WriteString("\n")
+		b.WriteString(m.row(r, i == m.cursor, cols, keyW, stale))
+	}
+	if len(m.visible) == 0 {
+		b.WriteString("\n" + m.st.Subtle.Render(m.emptyText()))
+	}
+	b.WriteString("\n" + m.st.Subtle.Render(trunc(m.moreText(end), m.w)))
+	return b.String()
+}
+
+func (m *Top) emptyText() string {
+	switch {
+	case m.filter.Value() != "":
+		return "no bucket key contains " + strconv.Quote(m.filter.Value()) + " (esc clears the filter)"
+	case m.opts.Match != "":
+		return "no key matches " + strconv.Quote(m.opts.Match)
+	}
+	return "no keys"
+}
+
+// moreText counts what the table does not show: the hottest rows are on screen, the rest
+// is summed up here.
+func (m *Top) moreText(end int) string {
+	var parts []string
+	if len(m.visible) > 0 {
+		parts = append(parts, fmt.Sprintf("%s–%s of %s", groupDigits(m.offset+1), groupDigits(end), groupDigits(len(m.visible))))
+	}
+	if rest := len(m.visible) - end; rest > 0 {
+		parts = append(parts, "+"+groupDigits(rest)+" more below")
+	}
+	if f := m.filter.Value(); f != "" {
+		parts = append(parts, "filter "+strconv.Quote(f)+" ("+groupDigits(len(m.rows)-len(m.visible))+" hidden)")
+	}
+	parts = append(parts, "sort "+m.sortBy.label(m.reverse))
+	return strings.Join(parts, " · ")
+}
+
+func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool) string {
+	mark := "  "
+	if selected {
+		mark = "▸ "
+	}
+	keyCell := fit(TruncMiddle(SafeKey(r.state.Key), keyW), keyW)
+	var line string
+	if r.gone || r.state.Problem != "" || !r.state.HasSpec() {
+		msg := r.state.Problem
+		switch {
+		case r.gone:
+			msg = "gone: not in the last scan (reset, expired or deleted); it reads as full"
+		case msg == "":
+			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", FormatTokens(r.state.Tokens), r.state.Layout.Name)
+		}
+		rest := m.w - gutter - keyW - 1
+		sty := m.st.Subtle
+		if r.state.Problem != "" && !r.gone {
+			sty = m.st.Bad
+		}
+		line = keyCell + " " + sty.Render(trunc(msg, rest))
+	} else {
+		var b strings.Builder
+		b.WriteString(keyCell)
+		for _, c := range cols {
+			b.WriteString(" ")
+			b.WriteString(c.cell(m, r, c.width))
+		}
+		line = b.String()
+	}
+	switch {
+	case selected:
+		// Reverse video shows the selection in colour; the marker shows it without.
+		return mark + m.st.Selected.Render(ansi.Strip(line))
+	case stale:
+		return mark + m.st.Stale.Render(ansi.Strip(line))
+	}
+	return mark + line
+}

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// View renders the screen.
+func (m Top) View() string {
+	top, bottom := m.topLines(), m.bottomLines()
+	bodyH := m.h - lineCount(top) - 1 - lineCount(bottom)
+	var body string
+	switch {
+	case m.confirm != nil:
+		body = m.dialog(bodyH)
+	case m.detail:
+		body = m.detailBody(bodyH)
+	case !m.haveSnap && m.poll.err == nil:
+		body = m.st.Subtle.Render("scanning…")
+	default:
+		body = m.table(max(1, bodyH-2)) // as tableRows, without rendering the chrome again
+	}
+	return screen(m.w, m.h, top, body, bottom)
+}
+
+func (m *Top) topLines() []string {
+	var extra []string
+	if m.haveSnap {
+		extra = append(extra, Plural(len(m.snap.States), "bucket"))
+	}
+	label := ""
+	if m.opts.Match != "" {
+		label = "match"
+	}
+	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, &m.opts.LiveOptions, m.haveSnap)
+	if m.opts.Hint != "" {
+		lines = append(lines, wrapText(m.st.Subtle, m.opts.Hint, m.w)...)
+	}
+	var status []string
+	if m.paused {
+		text := "⏸ paused: rows and values frozen; space resumes"
+		if m.pending != nil {
+			text = "⏸ paused: rows and values frozen, a newer read waits; space resumes"
+		}
+		status = append(status, m.st.Notice.Render(text))
+	}
+	if m.haveSnap && m.snap.Took > m.opts.Interval {
+		status = append(status, m.st.Warn.Render("⚠ refresh took "+FormatDuration(m.snap.Took)+
+			" (interval "+FormatDuration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
+	}
+	if m.notice != "" {
+		sty := m.st.Good
+		if m.noticeBad {
+			sty = m.st.Bad
+		}
+		status = append(status, sty.Render(m.notice))
+	}
+	for _, s := range status {
+		lines = append(lines, wrapJoin([]string{s}, "", m.w)...)
+	}
+	return lines
+}
+
+// keyMap is the help of what is on screen: the dialog's answers, the filter line's, the
+// detail pane's keys or the table's.
+func (m *Top) keyMap() help.KeyMap {
+	switch {
+	case m.confirm != nil:
+		return answerKeys{helpItem("y", "reset"), helpItem("n/esc", "cancel")}
+	case m.filtering:
+		return answerKeys{helpItem("enter", "keep filter"), helpItem("esc", "clear")}
+	case m.detail:
+		return topDetailKeys{m.keys}
+	}
+	return m.keys
+}
+
+func (m *Top) bottomLines() []string {
+	var lines []string
+	if m.filtering {
+		lines = append(lines, m.filter.view(m.st, m.w))
+	}
+	if !m.showHelp || m.confirm != nil || m.filtering {
+		return append(lines, shortHelpLines(m.st, m.keyMap().ShortHelp(), m.w)...)
+	}
+	lines = append(lines, fullHelpLines(m.st, m.keyMap().FullHelp(), m.w)...)
+	cost := "Redis cost per refresh: not measured yet"
+	if m.haveSnap {
+		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + FormatDuration(m.snap.Took) +
+			", every " + FormatDuration(m.opts.Interval)
+	}
+	lines = append(lines, "")
+	for _, p := range []string{cost, "Reads only: SCAN on every master, then the buckets' TYPE, PTTL and fields in pipelines; a reset writes one bucket, after y."} {
+		lines = append(lines, wrapText(m.st.Subtle, p, m.w)...)
+	}
+	return lines
+}
+
+func (m *Top) detailBody(h int) string {
+	label := m.st.Label.Render("detail ")
+	key := TruncMiddle(SafeKey(m.detailView.cur.Key), max(8, m.w-lipgloss.Width(label)))
+	lines := []string{label + m.st.Value.Render(key)}
+	if m.detailGone {
+		lines = append(lines, wrapText(m.st.Notice, "not in the last scan: the bucket was reset, expired or was deleted (it reads as full)", m.w)...)
+	}
+	body := m.detailView.view(m.w, h-len(lines)-1, m.poll.err != nil || m.detailGone)
+	return strings.Join(lines, "\n") + "\n\n" + body
+}
+
+func (m *Top) dialog(h int) string {
+	s := m.confirm
+	what := s.Layout.Name + " bucket"
+	if s.HasSpec() {
+		what += " · " + FormatTokens(s.Tokens) + " / " + FormatTokens(s.Spec.Capacity) + " tokens"
+	}
+	lines := []string{m.st.Bad.Render("Reset " + SafeKey(s.Key) + "?")}
+	if srv := m.opts.server(); srv != "" {
+		lines = append(lines, m.st.Label.Render("on ")+m.st.Value.Render(srv))
+	}
+	lines = append(lines, "", what, "It will read as full: this writes to Redis.", "",
+		m.st.Title.Render("y")+" reset   "+m.st.Title.Render("n")+" cancel")
+	box := m.st.Dialog.Width(min(60, m.w-4)).Render(strings.Join(lines, "\n"))
+	return lipgloss.PlaceHorizontal(m.w, lipgloss.Center, box) + strings.Repeat("\n", max(0, h-lipgloss.Height(box)-1))
+}
