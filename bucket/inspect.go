@@ -53,6 +53,9 @@ type State struct {
 	TTL time.Duration
 	// Allowed and Denied are the native decision counters.
 	Allowed, Denied int64
+	// Ahead is how far the stored time is ahead of the server's Now (0 when it is not):
+	// written by a client whose clock runs fast.
+	Ahead time.Duration
 }
 
 // HasSpec reports whether capacity and rate are known.
@@ -79,7 +82,7 @@ func (s State) TimeToFull() time.Duration {
 	if !s.HasSpec() {
 		return 0
 	}
-	return s.Spec.Wait(s.Tokens, s.Spec.Capacity)
+	return s.Layout.TimeToFull(s.Spec, s.Stored, s.Now)
 }
 
 // UpdatedAt is the time of the last update.
@@ -93,12 +96,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	if s.Problem != "" {
 		return Result{}, fmt.Errorf("%w: %q %s", ErrWrongType, s.Key, s.Problem)
 	}
-	r := Result{Spec: s.Spec, Remaining: s.Tokens, Allowed: s.Tokens >= cost,
-		RetryAfter: s.Spec.Wait(s.Tokens, cost), ResetAfter: s.Spec.Wait(s.Tokens, s.Spec.Capacity)}
-	if cost > s.Spec.Capacity {
-		r.Allowed, r.RetryAfter = false, -1
-	}
-	return r, nil
+	return s.Layout.Decide(s.Spec, s.Stored, s.Exists, s.Now, cost).Result, nil
 }
 
 type keyCmds struct {
@@ -289,8 +287,11 @@ func readState(key string, t Target, c *keyCmds, now int64) (State, error) {
 		}
 		st.Stored = Level{Tokens: tok, TS: ts}
 	}
+	if st.Exists && st.Stored.TS > now {
+		st.Ahead = time.Duration(st.Stored.TS-now) * time.Microsecond
+	}
 	if st.HasSpec() {
-		st.Tokens = st.Spec.At(st.Stored, layout.Quantize(now)).Tokens
+		st.Tokens = layout.Level(st.Spec, st.Stored, now).Tokens
 	} else {
 		st.Tokens = st.Stored.Tokens
 	}
