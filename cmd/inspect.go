@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // InspectOptions are the options of inspect.
@@ -45,7 +46,8 @@ A key with no rule is recognised by its fields, and the output names the layout 
 ` + layoutsHelp + "\n\n" + layoutTable() + `
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
 capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: none), updated_at,
-age_ms, allowed, denied, node (the master serving the key). One KEY prints an object;
+age_ms, ahead_ms (the stored time is this far ahead of the server's: a fast client clock),
+allowed, denied, node (the master serving the key). One KEY prints an object;
 several keys or --match print an array. -o wide adds a NODE column to the table.`,
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
@@ -191,6 +193,11 @@ func printStates(f *Factory, states []bucket.State, node func(string) string) er
 		if s.Problem == "" && !s.HasSpec() {
 			notes = append(notes, "capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
 			break
+		}
+	}
+	for _, s := range states {
+		if s.Problem == "" && s.Ahead > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s", tui.SafeKey(s.Key), aheadNote(s.Ahead)))
 		}
 	}
 	for _, n := range notes {
