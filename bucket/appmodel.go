@@ -295,3 +295,17 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 	}
 	return tokensStr, timeStr, max(own, ceilTo(full, time.Second))
 }
+
+// decide is the decision for a request of cost on the state, in its layout's model. A state
+// as Inspect reads it is decided from its stored level (exactly as the application will);
+// one whose Tokens is not the level its model gives (built or changed by hand) is decided
+// from Tokens at Now.
+func (s State) decide(cost float64) Decision {
+	stored := s.Stored
+	if s.Exists {
+		if lv := s.Layout.Level(s.Spec, stored, s.Now); lv.Tokens != s.Tokens {
+			stored = Level{Tokens: s.Tokens, TS: max(s.Now, lv.TS)}
+		}
+	}
+	return s.Layout.Decide(s.Spec, stored, s.Exists, s.Now, cost)
+}

@@ -82,7 +82,7 @@ func (s State) TimeToFull() time.Duration {
 	if !s.HasSpec() {
 		return 0
 	}
-	return s.Layout.TimeToFull(s.Spec, s.Stored, s.Now)
+	return s.decide(0).ResetAfter
 }
 
 // UpdatedAt is the time of the last update.
@@ -96,7 +96,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	if s.Problem != "" {
 		return Result{}, fmt.Errorf("%w: %q %s", ErrWrongType, s.Key, s.Problem)
 	}
-	return s.Layout.Decide(s.Spec, s.Stored, s.Exists, s.Now, cost).Result, nil
+	return s.decide(cost).Result, nil
 }
 
 type keyCmds struct {
