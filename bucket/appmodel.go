@@ -132,8 +132,19 @@ type Decision struct {
 	AppRetryAfter time.Duration
 }
 
-// AppDiffers says the application reports a retry-after other than the true one.
-func (d Decision) AppDiffers() bool { return d.AppReports && d.AppRetryAfter != d.RetryAfter }
+// AppDiffers says the application reports a retry-after that is wrong by more than one of
+// its time steps: too short to be enough (Express's truncation, a time ahead left out),
+// finite for a request that is never allowed, or longer than needed. A report off by its
+// own rounding (go-bench's ms of need counted from the current ms) is not a difference.
+func (d Decision) AppDiffers(step time.Duration) bool {
+	switch {
+	case !d.AppReports || d.AppRetryAfter == d.RetryAfter:
+		return false
+	case d.RetryAfter < 0 || d.AppRetryAfter < 0:
+		return true
+	}
+	return d.AppRetryAfter < d.RetryAfter-step || d.AppRetryAfter > d.RetryAfter+step
+}
 
 // Decide is the decision the layout's application makes at now (µs) for a request of cost,
 // from the stored level (exists=false: a missing bucket, full). It writes nothing.

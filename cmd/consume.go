@@ -172,7 +172,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if res.RetryAfter < 0 {
 		v.Note = neverNote
 	}
-	if d.AppDiffers() {
+	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := ms(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
 		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, fmtDur(d.AppRetryAfter), fmtDur(res.RetryAfter)))
