@@ -6,29 +6,54 @@ import (
 	"time"
 )
 
+const sec = int64(1e6)
+
+// read is a State as Inspect returns it: the stored level read at now, refilled in the
+// layout's application model.
+func read(layout string, spec Spec, now int64, stored Level, allowed, denied int64) State {
+	l := Presets[layout]
+	return State{Key: "k", Now: now, Stored: stored, Spec: spec, Layout: l, Exists: true,
+		Tokens: l.Level(spec, stored, now).Tokens, Allowed: allowed, Denied: denied}
+}
+
 func TestActivityBetween(t *testing.T) {
 	spec := Spec{Capacity: 100, Rate: 10}
-	st := func(now int64, tokens float64, allowed, denied int64, native bool) State {
-		l := Presets["express"]
-		if native {
-			l = NativeLayout
-		}
-		return State{Key: "k", Now: now, Tokens: tokens, Spec: spec, Layout: l, Allowed: allowed, Denied: denied, Exists: true}
-	}
-	const s = 1_000_000
+	const t0 = 1_800_000_000 * sec
 	for _, c := range []struct {
 		name                      string
 		prev, cur                 State
 		ok, counted               bool
 		allowed, denied, consumed float64
 	}{
-		{"native counters over 2 s", st(0, 50, 10, 2, true), st(2*s, 40, 40, 12, true), true, true, 15, 5, 15},
-		{"refill capped at capacity", st(0, 100, 0, 0, true), st(s, 95, 5, 0, true), true, true, 5, 0, 5},
-		{"idle and full", st(0, 100, 3, 0, true), st(s, 100, 3, 0, true), true, true, 0, 0, 0},
-		{"counters reset (bucket deleted)", st(0, 10, 500, 9, true), st(s, 100, 4, 1, true), true, true, 4, 1, 0},
-		{"other layout: no counters", st(0, 50, 0, 0, false), st(s, 55, 0, 0, false), true, false, 0, 0, 5},
-		{"same read twice", st(s, 50, 0, 0, true), st(s, 50, 0, 0, true), false, false, 0, 0, 0},
-		{"reads out of order", st(2*s, 50, 0, 0, true), st(s, 50, 0, 0, true), false, false, 0, 0, 0},
+		// 50 + 2 s × 10 = 70 without use; 40 left: 30 used in 2 s, one per allowed decision.
+		{"native counters over 2 s", read("native", spec, t0, Level{50, t0}, 10, 2),
+			read("native", spec, t0+2*sec, Level{40, t0 + 2*sec}, 40, 12), true, true, 15, 5, 15},
+		// Kept full by its refill: the level hides the use, the counters do not.
+		{"full bucket: counters win", read("native", spec, t0, Level{99, t0}, 0, 0),
+			read("native", spec, t0+sec, Level{99, t0 + sec - 10_000}, 598, 0), true, true, 598, 0, 598},
+		{"refill capped at capacity", read("native", spec, t0, Level{100, t0}, 0, 0),
+			read("native", spec, t0+sec, Level{95, t0 + sec}, 5, 0), true, true, 5, 0, 5},
+		{"idle and full", read("native", spec, t0, Level{100, t0 - sec}, 3, 0),
+			read("native", spec, t0+sec, Level{100, t0 - sec}, 3, 0), true, true, 0, 0, 0},
+		{"counters reset (bucket deleted)", read("native", spec, t0, Level{10, t0}, 500, 9),
+			read("native", spec, t0+sec, Level{96, t0 + sec}, 4, 1), true, true, 4, 1, 0},
+		{"other layout: no counters", read("express", spec, t0, Level{50, t0}, 0, 0),
+			read("express", spec, t0+sec, Level{55, t0 + sec}, 0, 0), true, false, 0, 0, 5},
+		// Stored 5 s ahead of the server by a fast client, untouched: no phantom use,
+		// although the level stays put for the 5 s while a refill was expected.
+		{"idle, stored time ahead", read("express", spec, t0, Level{20, t0 + 5*sec}, 0, 0),
+			read("express", spec, t0+sec, Level{20, t0 + 5*sec}, 0, 0), true, false, 0, 0, 0},
+		{"idle webman, ahead (negative refill)", read("webman", spec, t0, Level{20, t0 + 5*sec}, 0, 0),
+			read("webman", spec, t0+sec, Level{20, t0 + 5*sec}, 0, 0), true, false, 0, 0, 0},
+		// The fast client takes 3 tokens in a second of its clock: 3/s.
+		{"fast client taking", read("go-bench", spec, t0+200_000, Level{20, t0 + 5*sec}, 0, 0),
+			read("go-bench", spec, t0+sec+200_000, Level{27, t0 + 6*sec}, 0, 0), true, false, 0, 0, 3},
+		// Spring refills in whole seconds: read at 100.3 and 101.35 s, one whole second of
+		// refill (10) and 15 taken: 15 in 1.05 s, not 15.5 (the continuous refill's 10.5).
+		{"spring whole seconds", read("spring", spec, t0+300_000, Level{50, t0}, 0, 0),
+			read("spring", spec, t0+sec+350_000, Level{45, t0 + sec}, 0, 0), true, false, 0, 0, 15 / 1.05},
+		{"same read twice", read("native", spec, sec, Level{50, sec}, 0, 0), read("native", spec, sec, Level{50, sec}, 0, 0), false, false, 0, 0, 0},
+		{"reads out of order", read("native", spec, 2*sec, Level{50, sec}, 0, 0), read("native", spec, sec, Level{50, sec}, 0, 0), false, false, 0, 0, 0},
 	} {
 		a, ok := ActivityBetween(c.prev, c.cur)
 		if ok != c.ok || a.Counted != c.counted || !near(a.Allowed, c.allowed) || !near(a.Denied, c.denied) ||
@@ -40,15 +65,20 @@ func TestActivityBetween(t *testing.T) {
 			t.Errorf("%s: interval %s", c.name, a.Interval)
 		}
 	}
-	other := st(s, 1, 0, 0, true)
+	other := read("native", spec, sec, Level{1, sec}, 0, 0)
 	other.Key = "other"
-	if _, ok := ActivityBetween(st(0, 1, 0, 0, true), other); ok {
+	if _, ok := ActivityBetween(read("native", spec, 0, Level{1, 0}, 0, 0), other); ok {
 		t.Error("activity between two different keys")
 	}
-	noSpec := st(s, 1, 0, 0, false)
+	noSpec := read("express", spec, sec, Level{1, 0}, 0, 0)
 	noSpec.Spec = Spec{}
-	if a, ok := ActivityBetween(st(0, 5, 0, 0, false), noSpec); !ok || a.ConsumedKnown {
+	if a, ok := ActivityBetween(read("express", spec, 0, Level{5, 0}, 0, 0), noSpec); !ok || a.ConsumedKnown {
 		t.Errorf("unknown spec: %+v %v, want consumption unknown", a, ok)
+	}
+	gone := read("express", spec, 2*sec, Level{100, 2 * sec}, 0, 0)
+	gone.Exists = false
+	if a, _ := ActivityBetween(read("express", spec, sec, Level{5, sec}, 0, 0), gone); a.Consumed != 0 {
+		t.Errorf("bucket gone: consumed %v, want 0", a.Consumed)
 	}
 	if r := (Activity{Allowed: 3, Denied: 1}).DenyRatio(); r != 0.25 {
 		t.Errorf("deny ratio %v", r)

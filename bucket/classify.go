@@ -126,8 +126,11 @@ func withLevel(st State, tokensStr string, tokens float64, timeStr string) State
 		return st
 	}
 	st.Stored = Level{Tokens: tokens, TS: ts}
+	if st.Exists && ts > st.Now {
+		st.Ahead = time.Duration(ts-st.Now) * time.Microsecond
+	}
 	if st.HasSpec() {
-		st.Tokens = st.Spec.At(st.Stored, st.Layout.Quantize(st.Now)).Tokens
+		st.Tokens = st.Layout.Level(st.Spec, st.Stored, st.Now).Tokens
 	} else {
 		st.Tokens = st.Stored.Tokens
 	}

@@ -46,6 +46,9 @@ type State struct {
 	TTL time.Duration
 	// Allowed and Denied are the native decision counters.
 	Allowed, Denied int64
+	// Ahead is how far the stored time is ahead of the server's Now (0 when it is not):
+	// written by a client whose clock runs fast.
+	Ahead time.Duration
 }
 
 // HasSpec reports whether capacity and rate are known.
@@ -72,7 +75,7 @@ func (s State) TimeToFull() time.Duration {
 	if !s.HasSpec() {
 		return 0
 	}
-	return s.Spec.Wait(s.Tokens, s.Spec.Capacity)
+	return s.decide(0).ResetAfter
 }
 
 // UpdatedAt is the time of the last update.
@@ -86,12 +89,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	if s.Problem != "" {
 		return Result{}, fmt.Errorf("%w: %q %s", ErrWrongType, s.Key, s.Problem)
 	}
-	r := Result{Spec: s.Spec, Remaining: s.Tokens, Allowed: s.Tokens >= cost,
-		RetryAfter: s.Spec.Wait(s.Tokens, cost), ResetAfter: s.Spec.Wait(s.Tokens, s.Spec.Capacity)}
-	if cost > s.Spec.Capacity {
-		r.Allowed, r.RetryAfter = false, -1
-	}
-	return r, nil
+	return s.decide(cost).Result, nil
 }
 
 // Inspect reads buckets by name in one pipelined round trip (see read.go) and returns their

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +28,9 @@ type ResetOp struct {
 	Layout Layout
 	Spec   Spec
 	To     ResetTo
+	// Read is the bucket as it was read (its stored level and the server's time then), for
+	// the TTL of a write; nil: as if missing, at the client's now.
+	Read *State
 }
 
 // ResetOutcome is what a reset did to one bucket.
@@ -188,7 +190,7 @@ func (s *Store) resetArgs(op ResetOp) ([]string, []interface{}) {
 	}
 	ttl, now := "", ""
 	if !op.To.Delete {
-		ttl = strconv.FormatInt(s.resetTTL(l, op.Spec, op.To.Tokens).Milliseconds(), 10)
+		ttl = strconv.FormatInt(max(s.resetTTL(op).Milliseconds(), 1), 10)
 	}
 	if s.now != nil {
 		now = strconv.FormatInt(s.now().UnixMicro(), 10)
@@ -203,20 +205,19 @@ func (s *Store) resetArgs(op ResetOp) ([]string, []interface{}) {
 
 // resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a
 // write of its own where it sets one, and otherwise one that covers the refill to full plus
-// the Store's grace (expiry of a full bucket is lossless: a missing bucket reads as full).
-func (s *Store) resetTTL(l Layout, spec Spec, tokens float64) time.Duration {
-	sec := func(x float64) time.Duration { return time.Duration(math.Ceil(x)) * time.Second }
-	switch l.Name {
-	case "spring":
-		return sec(spec.Capacity/spec.Rate) + 60*time.Second
-	case "multi-tier", "express":
-		return sec(2 * spec.Capacity / spec.Rate)
+// a grace (see Layout.ResetWrite); the native layout's grace is the Store's.
+func (s *Store) resetTTL(op ResetOp) time.Duration {
+	now, stored, exists := time.Now().UnixMicro(), Level{}, false
+	if s.now != nil {
+		now = s.now().UnixMicro()
 	}
-	grace := 60 * time.Second
-	if s.grace != "" {
+	if op.Read != nil {
+		now, stored, exists = op.Read.Now, op.Read.Stored, op.Read.Exists
+	}
+	_, _, ttl := op.Layout.ResetWrite(op.Spec, stored, exists, now, op.To.Tokens)
+	if op.Layout.Native && s.grace != "" {
 		ms, _ := strconv.ParseInt(s.grace, 10, 64)
-		grace = time.Duration(ms) * time.Millisecond
+		ttl += time.Duration(ms)*time.Millisecond - resetGrace
 	}
-	refill := time.Duration(math.Ceil((spec.Capacity-tokens)/spec.Rate*1000)) * time.Millisecond
-	return refill + grace
+	return ttl
 }

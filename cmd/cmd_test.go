@@ -186,7 +186,6 @@ func TestBadInput(t *testing.T) {
 		{"rate 0", []string{"consume", "new", "--capacity", "10", "--rate", "0"}, ExitUsage, "new", "rate"},
 		{"negative capacity", []string{"consume", "new", "--capacity=-1", "--rate", "5"}, ExitUsage, "new", "capacity"},
 		{"NaN capacity", []string{"consume", "new", "--capacity", "NaN", "--rate", "5"}, ExitUsage, "new", "capacity"},
-		{"cost above capacity", []string{"consume", "new", "--capacity", "10", "--rate", "5", "--cost", "11"}, ExitUsage, "new", "exceeds"},
 		{"capacity without rate", []string{"consume", "new", "--capacity", "10"}, ExitUsage, "new", "--rate"},
 		{"no spec anywhere", []string{"consume", "new"}, ExitUsage, "new", "--capacity"},
 		{"string key", []string{"consume", "str", "--capacity", "10", "--rate", "5"}, ExitError, "str", "not a bucket"},

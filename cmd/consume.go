@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,8 @@ func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 		Short: "Take tokens from a bucket (exit 4 when denied)",
 		Long: `Take --cost tokens from the bucket at KEY if it holds them, in one atomic script call
 with Redis server time. A missing bucket starts full. Capacity and rate come from the flags, a
-config rule, or the bucket itself (native buckets store them).
+config rule, or the bucket itself (native buckets store them). A cost above capacity is denied
+("never: cost exceeds capacity") and the bucket left untouched, as the script does.
 
 Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
@@ -57,8 +59,13 @@ func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 		Use:   "check KEY",
 		Short: "Say whether a request would be allowed, without consuming (exit 4 if not)",
 		Long: `Peek at the bucket at KEY: would a request of --cost be allowed now? Nothing is written:
-native buckets are checked by the script run read-only (EVALSHA_RO); buckets of other layouts
-are read and computed here from their stored state and the spec.
+the bucket is read as inspect reads it (the same layout detection, one pipelined round trip)
+and decided the way its application decides: its clamping or lack of it, its max(now, ts),
+its time resolution (Spring refills in whole seconds, so retry-after ends on one). Where the
+application reports another retry-after (Express truncates it to whole seconds), check shows
+the true wait and says what the application will report (app_retry_after_ms).
+
+A cost above capacity is denied: "never: cost exceeds capacity".
 
 Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl check rate:user:42
@@ -105,12 +112,15 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	var res bucket.Result
+	var d bucket.Decision
 	layout := bucket.NativeLayout.Name
-	if opts.peek {
-		res, layout, err = peek(ctx, st, opts.Key, t)
+	// A cost above a known capacity is denied without touching the bucket, as the native
+	// script does: consume only reads it then, like check.
+	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
+	if opts.peek || never {
+		d, layout, err = decideRead(ctx, st, opts.Key, t, opts.peek)
 	} else {
-		res, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
+		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
 	}
 	if err != nil {
 		if errors.Is(err, bucket.ErrNoSpec) {
@@ -118,36 +128,34 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		}
 		return err
 	}
-	if res.RetryAfter < 0 {
-		return usagef("cost %v exceeds the bucket's capacity %v: such a request can never be allowed", t.Cost, res.Spec.Capacity)
-	}
-	if err := printDecision(f, opts, res, t.Cost, layout); err != nil {
+	if err := printDecision(f, opts, d, t.Cost, layout); err != nil {
 		return err
 	}
-	if !res.Allowed {
+	if !d.Allowed {
 		return &DeniedError{Key: opts.Key}
 	}
 	return nil
 }
 
-// peek checks natively with the read-only script, and reads other layouts here.
-func peek(ctx context.Context, st *bucket.Store, key string, t bucket.Target) (bucket.Result, string, error) {
-	if t.Layout == nil || t.Layout.Native {
-		res, err := st.Peek(ctx, key, t.Spec, t.Cost)
-		if err == nil || t.Layout != nil || !errors.Is(err, bucket.ErrForeign) {
-			return res, bucket.NativeLayout.Name, err
-		}
-	}
+// decideRead reads the bucket as inspect does (the same layout detection, one pipelined
+// round trip, nothing written) and decides the way the bucket's application does. consume
+// (peek=false) comes here only for a cost above capacity, on native buckets.
+func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (bucket.Decision, string, error) {
 	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
 	if err != nil {
-		return bucket.Result{}, "", err
+		return bucket.Decision{}, "", err
 	}
 	s := states[0]
 	if s.Problem != "" {
-		return bucket.Result{}, "", fmt.Errorf("%w: %q %s", bucket.ErrWrongType, key, s.Problem)
+		return bucket.Decision{}, "", fmt.Errorf("%w: %q %s", bucket.ErrWrongType, key, s.Problem)
 	}
-	res, err := s.Peek(t.Cost)
-	return res, s.Layout.Name, err
+	if !peek && !s.Layout.Native {
+		return bucket.Decision{}, "", fmt.Errorf("%w: %q is a %s bucket: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+	}
+	if _, err := s.Peek(t.Cost); err != nil {
+		return bucket.Decision{}, "", err
+	}
+	return s.Layout.Decide(s.Spec, s.Stored, s.Exists, s.Now, t.Cost), s.Layout.Name, nil
 }
 
 // register adds the flags check and consume share: the spec, --headers and -o.
@@ -157,8 +165,21 @@ func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
 	addOutputFlag(cmd, &o.Output)
 }
 
-func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost float64, layout string) error {
+func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost float64, layout string) error {
+	res := d.Result
 	v := resultView(opts.Key, res, cost, layout)
+	var notes []string
+	if res.RetryAfter < 0 {
+		v.Note = neverNote
+	}
+	if d.AppDiffers(bucket.Presets[layout].Step()) {
+		app := ms(d.AppRetryAfter)
+		v.AppRetryAfterMS = &app
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, fmtDur(d.AppRetryAfter), fmtDur(res.RetryAfter)))
+	}
+	if d.Ahead > 0 {
+		notes = append(notes, aheadNote(d.Ahead))
+	}
 	if opts.Headers {
 		headers := httplimit.Headers("default", res, f.Now())
 		v.Headers = map[string]string{}
@@ -171,6 +192,9 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 	if opts.Output != FormatTable {
 		return writeData(f.IO.Out, opts.Output, v)
 	}
+	for _, n := range notes {
+		fmt.Fprintln(f.IO.ErrOut, "note: "+n)
+	}
 	verdict := "allowed"
 	if !res.Allowed {
 		verdict = "denied"
@@ -178,8 +202,12 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 	if f.IO.Color() {
 		verdict = colorVerdict(res.Allowed, verdict)
 	}
+	retry := fmtDur(res.RetryAfter)
+	if res.RetryAfter < 0 {
+		retry = neverNote
+	}
 	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, opts.Key,
-		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), fmtDur(res.RetryAfter), fmtDur(res.ResetAfter))
+		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), retry, fmtDur(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -198,6 +226,14 @@ func printDecision(f *Factory, opts *DecideOptions, res bucket.Result, cost floa
 		}
 	}
 	return nil
+}
+
+// neverNote says why a request is never allowed: no bucket ever holds more than capacity.
+const neverNote = "never: cost exceeds capacity"
+
+// aheadNote says a bucket's stored time is ahead of the server's clock.
+func aheadNote(d time.Duration) string {
+	return fmt.Sprintf("written %s ahead of server time: client clock skew?", fmtDur(d))
 }
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // InspectOptions are the options of inspect.
@@ -51,8 +52,9 @@ With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its
 ` + layoutsHelp + "\n\n" + layoutTable() + `
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
 capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: none), updated_at,
-age_ms, allowed, denied, node (the master serving the key). One KEY prints an object;
-several keys or --match print an array (-o jsonl: one object per line). -o wide adds a NODE column to the table.`,
+age_ms, ahead_ms (the stored time is this far ahead of the server's: a fast client clock),
+allowed, denied, node (the master serving the key). One KEY prints an object; several keys
+or --match print an array (-o jsonl: one object per line). -o wide adds a NODE column.`,
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
   bucketctl inspect --match 'rate:user:*' -o yaml
@@ -206,7 +208,12 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 }
 
 // inspectNotes collects, across pages, what the table's notes explain.
-type inspectNotes struct{ guessed, noSpec bool }
+type inspectNotes struct {
+	guessed, noSpec bool
+	// ahead are the first buckets whose stored time is ahead of the server's.
+	ahead     []string
+	moreAhead int
+}
 
 func (n *inspectNotes) see(s bucket.State) {
 	if s.Problem != "" {
@@ -214,6 +221,13 @@ func (n *inspectNotes) see(s bucket.State) {
 	}
 	n.guessed = n.guessed || guessedLayout(s)
 	n.noSpec = n.noSpec || !s.HasSpec()
+	if s.Ahead > 0 {
+		if len(n.ahead) < 5 {
+			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), aheadNote(s.Ahead)))
+		} else {
+			n.moreAhead++
+		}
+	}
 }
 
 func (n *inspectNotes) print(io *IOStreams, format string) {
@@ -225,6 +239,12 @@ func (n *inspectNotes) print(io *IOStreams, format string) {
 	}
 	if n.noSpec {
 		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
+	}
+	for _, a := range n.ahead {
+		fmt.Fprintln(io.ErrOut, "note: "+a)
+	}
+	if n.moreAhead > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", tui.FormatCount(int64(n.moreAhead)))
 	}
 }
 

@@ -105,6 +105,11 @@ type ResultView struct {
 	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
 	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
 	Layout       string  `json:"layout" yaml:"layout"`
+	// Note says why a request is never allowed ("never: cost exceeds capacity").
+	Note string `json:"note,omitempty" yaml:"note,omitempty"`
+	// AppRetryAfterMS is the retry-after the bucket's application itself reports when it
+	// differs from the true one (Express truncates it; a stored time ahead is left out).
+	AppRetryAfterMS *float64 `json:"app_retry_after_ms,omitempty" yaml:"app_retry_after_ms,omitempty"`
 	// Headers are the HTTP rate-limit headers for the decision (with --headers).
 	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
 }
@@ -138,6 +143,7 @@ type StateView struct {
 	TTLMS          float64  `json:"ttl_ms" yaml:"ttl_ms"`
 	UpdatedAt      string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
 	AgeMS          float64  `json:"age_ms" yaml:"age_ms"`
+	AheadMS        float64  `json:"ahead_ms" yaml:"ahead_ms"`
 	Allowed        int64    `json:"allowed" yaml:"allowed"`
 	Denied         int64    `json:"denied" yaml:"denied"`
 	Node           string   `json:"node,omitempty" yaml:"node,omitempty"`
@@ -146,7 +152,7 @@ type StateView struct {
 func stateView(s bucket.State) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
 		LayoutDetected: s.Detected, StoredTokens: s.Stored.Tokens, Allowed: s.Allowed, Denied: s.Denied,
-		AgeMS: ms(s.Age()), TTLMS: ttlMS(s.TTL)}
+		AgeMS: ms(s.Age()), AheadMS: ms(s.Ahead), TTLMS: ttlMS(s.TTL)}
 	if s.Problem != "" {
 		return v
 	}

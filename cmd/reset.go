@@ -158,7 +158,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		v.TokensBefore = &before
 	}
 	after := s.Spec.Capacity
-	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}}
+	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}, Read: &s}
 	if r.setTokens {
 		after = r.opts.Tokens
 		v.Action = fmt.Sprintf("set %s tokens", fmtNum(after))

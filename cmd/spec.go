@@ -47,9 +47,6 @@ func (s *SpecFlags) spec(cmd *cobra.Command) (bucket.Spec, error) {
 		if math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0) || s.Cost < 0 {
 			return sp, usagef("--cost %v: must be a finite number >= 0", s.Cost)
 		}
-		if capSet && s.Cost > s.Capacity {
-			return sp, usagef("--cost %v exceeds --capacity %v: such a request can never be allowed", s.Cost, s.Capacity)
-		}
 	}
 	return sp, nil
 }
