@@ -328,16 +328,26 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (GCRAWrite, 
 		if waitUs <= 0 {
 			return GCRAWrite{Delete: true}, nil
 		}
+		// The decimal becomes the nearest double when read; when that rounds up, so that
+		// the library would see a hair less than tokens at now, step back one microsecond.
 		us := now.UnixMicro() - l.Epoch*1e6 + waitUs
-		v := strconv.FormatInt(us/1e6, 10)
-		if frac := us % 1e6; frac != 0 {
-			v += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+		for {
+			v := strconv.FormatInt(us/1e6, 10)
+			if frac := us % 1e6; frac != 0 {
+				v += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+			}
+			t, err := l.ParseTAT(v)
+			if err != nil {
+				return GCRAWrite{}, err
+			}
+			if left, _ := l.GCRATokens(spec, t, now); left < tokens && waitUs > 1 {
+				us, waitUs = us-1, waitUs-1
+				continue
+			}
+			// EX ceil(TAT − now), computed in doubles as the library's script does.
+			ttl := max(time.Second, time.Duration(math.Ceil(float64(t.seconds-luaNow(now, l.Epoch))))*time.Second)
+			return GCRAWrite{Value: v, TAT: t, TTL: ttl}, nil
 		}
-		t, err := l.ParseTAT(v)
-		if err != nil {
-			return GCRAWrite{}, err
-		}
-		return GCRAWrite{Value: v, TAT: t, TTL: time.Duration((waitUs+999999)/1e6) * time.Second}, nil
 	case LibThrottled:
 		T := throttledInterval(spec.Rate)
 		var waitNs int64

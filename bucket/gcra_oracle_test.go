@@ -67,6 +67,8 @@ func redisRateOracle(t *testing.T, rdb *redis.Client, name string, rate, burst i
 
 const throttledPrefix = "throttle:"
 
+// throttledOracle is a throttled bucket. Its spec is the one an operator writes in a rule
+// (capacity MaxBurst+1, rate count/period); ThrottledSpec gives the same bucket.
 func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBurst int, period time.Duration) oracle {
 	st, err := goredisstore.NewCtx(rdb, throttledPrefix)
 	if err != nil {
@@ -80,7 +82,7 @@ func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBur
 	l.KeyPrefix = throttledPrefix
 	return oracle{
 		what:   fmt.Sprintf("throttled %d/%s burst %d", count, period, maxBurst),
-		layout: l, spec: bucket.ThrottledSpec(maxBurst, count, period),
+		layout: l, spec: bucket.Spec{Capacity: float64(maxBurst + 1), Rate: float64(count) / period.Seconds()},
 		key: throttledPrefix + name,
 		take: func(cost int) answer {
 			t.Helper()
@@ -204,7 +206,12 @@ func TestGCRADecideMatchesLibrary(t *testing.T) {
 	rng := seed(t)
 	for _, o := range randomOracles(t, rdb, rng, 20, true) {
 		capacity := int(o.spec.Capacity)
-		o.drain(t, rng.IntN(capacity+1))
+		if rng.IntN(2) == 0 {
+			o.drain(t, rng.IntN(capacity+1))
+		} else {
+			// A fractional level, so that the library's truncation of Remaining shows.
+			setLevel(t, rdb, o, rng.Float64()*o.spec.Capacity)
+		}
 		r := readRaw(t, rdb, o.key)
 		var tat *bucket.TAT
 		if r.exists {
@@ -249,8 +256,14 @@ func TestGCRADecideMatchesLibrary(t *testing.T) {
 		if d < -time.Microsecond || d > elapsed {
 			t.Errorf("%s cost %d: predicted TAT %d, the library wrote %d", o.what, cost, want.NewTAT.Unix, written.Unix)
 		}
-		if w.pttl > want.TTL || w.pttl <= want.TTL-time.Second-100*time.Millisecond {
-			t.Errorf("%s cost %d: predicted TTL %s, the library set %s", o.what, cost, want.TTL, w.pttl)
+		// The library's now lies between the two reads: its TTL lies between the TTLs
+		// predicted for both, and PTTL at the second read is at most 5 ms below it.
+		late, err := o.layout.GCRADecide(o.spec, tat, w.now, cost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.pttl > want.TTL || w.pttl < min(late.TTL, want.TTL)-5*time.Millisecond {
+			t.Errorf("%s cost %d: predicted TTL %s (%s at the second read), the library set %s", o.what, cost, want.TTL, late.TTL, w.pttl)
 		}
 	}
 }
@@ -282,7 +295,8 @@ func (o oracle) takeAll(t *testing.T) int {
 	return 0
 }
 
-func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
+// setLevel writes the TAT that leaves tokens at the server's now.
+func setLevel(t *testing.T, rdb *redis.Client, o oracle, tokens float64) bucket.GCRAWrite {
 	t.Helper()
 	now := readRaw(t, rdb, o.key).now
 	w, err := o.layout.GCRAReset(o.spec, tokens, now)
@@ -290,6 +304,12 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
 		t.Fatal(err)
 	}
 	writeReset(t, rdb, o.key, w)
+	return w
+}
+
+func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
+	t.Helper()
+	w := setLevel(t, rdb, o, tokens)
 	r := readRaw(t, rdb, o.key)
 	st := o.state(t, r)
 	if st.Tokens < tokens || st.Tokens > tokens+1e-3 {
@@ -300,6 +320,20 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
 		// or a millisecond less.
 		if r.pttl < w.TTL-5*time.Millisecond || r.pttl > w.TTL {
 			t.Errorf("%s: reset wrote TTL %s, PTTL is %s", o.what, w.TTL, r.pttl)
+		}
+	}
+	if !w.Delete {
+		// A cost-0 call re-sets the TTL the library's own way (both libraries write on it):
+		// it must be the TTL the reset wrote, as it runs within a few ms of it.
+		// Its TTL lies between the one predicted for the reset's now and for this read.
+		o.take(0)
+		r2 := readRaw(t, rdb, o.key)
+		late, err := o.layout.GCRADecide(o.spec, &w.TAT, r2.now, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r2.pttl > w.TTL || r2.pttl < min(late.TTL, w.TTL)-10*time.Millisecond {
+			t.Errorf("%s: reset to %v wrote TTL %s, the library set %s", o.what, tokens, w.TTL, r2.pttl)
 		}
 	}
 	if got := o.takeAll(t); got != int(math.Floor(tokens)) {
