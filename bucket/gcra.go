@@ -86,7 +86,8 @@ func throttledInterval(rate float64) int64 {
 	return int64(math.Floor(x))
 }
 
-// TAT is a stored theoretical arrival time.
+// TAT is a stored theoretical arrival time. Take it from ParseTAT, GCRAReset or
+// GCRADecide: a redis_rate TAT also keeps the exact double the library reads.
 type TAT struct {
 	// Unix is the TAT in Unix nanoseconds.
 	Unix int64
