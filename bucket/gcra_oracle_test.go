@@ -397,6 +397,7 @@ func TestGCRALibraryValueFormats(t *testing.T) {
 	}
 	for _, o := range []oracle{rr, th} {
 		r := readRaw(t, rdb, o.key)
+		t.Logf("%s wrote %q, PTTL %s", o.what, r.value, r.pttl)
 		if l, fit, why := bucket.DetectGCRA(o.key, r.value, r.pttl, r.now); fit != bucket.SureGCRA || l.Library != o.layout.Library {
 			t.Errorf("%s: %q detected as %q (%s): %s", o.what, r.value, l.Name, fit, why)
 		}
