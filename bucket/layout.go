@@ -16,6 +16,9 @@ const (
 	Hash KeyType = "hash"
 	// Strings is two string keys per bucket: KEY holds the tokens, KEY+TimeSuffix the time.
 	Strings KeyType = "strings"
+	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
+	// which the bucket will be full again (see gcra.go).
+	GCRA KeyType = "gcra"
 )
 
 // TimeUnit is the unit of a layout's stored time.
@@ -25,6 +28,7 @@ const (
 	Seconds      TimeUnit = "s"
 	Milliseconds TimeUnit = "ms"
 	Microseconds TimeUnit = "us"
+	Nanoseconds  TimeUnit = "ns"
 )
 
 // perSecond is how many of the unit make a second.
@@ -34,6 +38,8 @@ func (u TimeUnit) perSecond() float64 {
 		return 1e3
 	case Microseconds:
 		return 1e6
+	case Nanoseconds:
+		return 1e9
 	}
 	return 1
 }
@@ -55,6 +61,13 @@ type Layout struct {
 	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
 	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
 	Native bool `json:"native,omitempty" yaml:"native,omitempty" mapstructure:"native"`
+	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate
+	// or throttled (gcra layouts only).
+	Library string `json:"library,omitempty" yaml:"library,omitempty" mapstructure:"library"`
+	// KeyPrefix is the prefix the library puts before its own key names (gcra layouts).
+	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
+	// Epoch is the Unix time in seconds from which the stored time counts (gcra layouts).
+	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
 	// About says where the layout comes from.
 	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
 }
@@ -77,6 +90,11 @@ var Presets = map[string]Layout{
 		About: "Python multi-tier design: hash tokens/last_refill_at (seconds, float), TTL ceil(2·burst/rate) s"},
 	"express": {Name: "express", Type: Hash, TokensField: "tokens", TimeField: "last_refill", TimeUnit: Seconds, FloatTime: true,
 		About: "Node/Express middleware: hash tokens/last_refill (seconds, float), TTL ceil(2·cap/rate) s"},
+	"redis-rate": {Name: "redis-rate", Type: GCRA, Library: LibRedisRate, KeyPrefix: "rate:", Epoch: redisRateEpoch,
+		TimeUnit: Seconds, FloatTime: true,
+		About: "go-redis/redis_rate v10: string rate:KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = Burst"},
+	"throttled": {Name: "throttled", Type: GCRA, Library: LibThrottled, TimeUnit: Nanoseconds,
+		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"},
 }
 
 // PresetNames lists the preset names, sorted.
@@ -111,8 +129,10 @@ func (l Layout) Validate() error {
 		if l.TimeSuffix == "" {
 			return fmt.Errorf("%w: layout %q: a strings layout needs time_suffix", ErrInvalid, l.Name)
 		}
+	case GCRA:
+		return l.validateGCRA()
 	default:
-		return fmt.Errorf("%w: layout %q: type %q must be hash or strings", ErrInvalid, l.Name, l.Type)
+		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
 	}
 	switch l.TimeUnit {
 	case Seconds, Milliseconds, Microseconds:

@@ -1,0 +1,4 @@
+package bucket
+
+// LuaDuration is luaDuration, for tests.
+var LuaDuration = luaDuration
