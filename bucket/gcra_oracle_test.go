@@ -268,8 +268,8 @@ func TestGCRADecideMatchesLibrary(t *testing.T) {
 	}
 }
 
-// writeReset applies a GCRAWrite with plain commands: SET value EX ttl, or DEL.
-func writeReset(t *testing.T, rdb *redis.Client, key string, w bucket.GCRAWrite) {
+// writeGCRAReset applies a GCRAWrite with plain commands: SET value EX ttl, or DEL.
+func writeGCRAReset(t *testing.T, rdb *redis.Client, key string, w bucket.GCRAWrite) {
 	t.Helper()
 	ctx := context.Background()
 	var err error
@@ -303,7 +303,7 @@ func setLevel(t *testing.T, rdb *redis.Client, o oracle, tokens float64) bucket.
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeReset(t, rdb, o.key, w)
+	writeGCRAReset(t, rdb, o.key, w)
 	return w
 }
 
