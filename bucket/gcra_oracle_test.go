@@ -30,8 +30,8 @@ type answer struct {
 	retryAfter, resetAfer time.Duration
 }
 
-// oracle is one bucket of one library: its layout, spec, Redis key and a way to ask it.
-type oracle struct {
+// gcraOracle is one bucket of one library: its layout, spec, Redis key and a way to ask it.
+type gcraOracle struct {
 	what   string
 	layout bucket.Layout
 	spec   bucket.Spec
@@ -41,16 +41,16 @@ type oracle struct {
 
 // tokens is the library's own exact level, from its cost-0 answer: ResetAfter is
 // TAT − now there in both libraries (and 0 for a full bucket).
-func (o oracle) tokens(a answer) float64 {
+func (o gcraOracle) tokens(a answer) float64 {
 	return o.spec.Capacity - a.resetAfer.Seconds()*o.spec.Rate
 }
 
 var periods = []time.Duration{time.Second, time.Minute, time.Hour}
 
-func redisRateOracle(t *testing.T, rdb *redis.Client, name string, rate, burst int, period time.Duration) oracle {
+func redisRateOracle(t *testing.T, rdb *redis.Client, name string, rate, burst int, period time.Duration) gcraOracle {
 	lim := redis_rate.NewLimiter(rdb)
 	limit := redis_rate.Limit{Rate: rate, Burst: burst, Period: period}
-	return oracle{
+	return gcraOracle{
 		what:   fmt.Sprintf("redis_rate %v", limit),
 		layout: bucket.Presets["redis-rate"], spec: bucket.RedisRateSpec(rate, burst, period),
 		key: "rate:" + name,
@@ -69,7 +69,7 @@ const throttledPrefix = "throttle:"
 
 // throttledOracle is a throttled bucket. Its spec is the one an operator writes in a rule
 // (capacity MaxBurst+1, rate count/period); ThrottledSpec gives the same bucket.
-func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBurst int, period time.Duration) oracle {
+func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBurst int, period time.Duration) gcraOracle {
 	st, err := goredisstore.NewCtx(rdb, throttledPrefix)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBur
 	}
 	l := bucket.Presets["throttled"]
 	l.KeyPrefix = throttledPrefix
-	return oracle{
+	return gcraOracle{
 		what:   fmt.Sprintf("throttled %d/%s burst %d", count, period, maxBurst),
 		layout: l, spec: bucket.Spec{Capacity: float64(maxBurst + 1), Rate: float64(count) / period.Seconds()},
 		key: throttledPrefix + name,
@@ -97,8 +97,8 @@ func throttledOracle(t *testing.T, rdb *redis.Client, name string, count, maxBur
 
 // randomOracles makes n buckets of each library with random specs; slow keeps the refill
 // during one test step far below a token (at most 100 tokens an hour).
-func randomOracles(t *testing.T, rdb *redis.Client, rng *rand.Rand, n int, slow bool) []oracle {
-	var out []oracle
+func randomOracles(t *testing.T, rdb *redis.Client, rng *rand.Rand, n int, slow bool) []gcraOracle {
+	var out []gcraOracle
 	for i := range n {
 		p := periods[rng.IntN(len(periods))]
 		if slow {
@@ -131,7 +131,7 @@ func readRaw(t *testing.T, rdb *redis.Client, key string) raw {
 	return raw{value: v, exists: err == nil, pttl: pttl.Val(), now: tm.Val()}
 }
 
-func (o oracle) state(t *testing.T, r raw) bucket.GCRAReading {
+func (o gcraOracle) state(t *testing.T, r raw) bucket.GCRAReading {
 	t.Helper()
 	st, err := bucket.GCRAState(o.layout, o.spec, o.key, r.value, r.exists, r.pttl, r.now)
 	if err != nil {
@@ -143,7 +143,7 @@ func (o oracle) state(t *testing.T, r raw) bucket.GCRAReading {
 	return st
 }
 
-func (o oracle) drain(t *testing.T, k int) {
+func (o gcraOracle) drain(t *testing.T, k int) {
 	t.Helper()
 	for j := range k {
 		if a := o.take(1); !a.allowed {
@@ -284,7 +284,7 @@ func writeGCRAReset(t *testing.T, rdb *redis.Client, key string, w bucket.GCRAWr
 }
 
 // takeAll takes cost 1 until the library denies, and returns how many it allowed.
-func (o oracle) takeAll(t *testing.T) int {
+func (o gcraOracle) takeAll(t *testing.T) int {
 	t.Helper()
 	for n := 0; n <= int(o.spec.Capacity)+1; n++ {
 		if !o.take(1).allowed {
@@ -296,7 +296,7 @@ func (o oracle) takeAll(t *testing.T) int {
 }
 
 // setLevel writes the TAT that leaves tokens at the server's now.
-func setLevel(t *testing.T, rdb *redis.Client, o oracle, tokens float64) bucket.GCRAWrite {
+func setLevel(t *testing.T, rdb *redis.Client, o gcraOracle, tokens float64) bucket.GCRAWrite {
 	t.Helper()
 	now := readRaw(t, rdb, o.key).now
 	w, err := o.layout.GCRAReset(o.spec, tokens, now)
@@ -307,7 +307,7 @@ func setLevel(t *testing.T, rdb *redis.Client, o oracle, tokens float64) bucket.
 	return w
 }
 
-func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
+func resetAndCount(t *testing.T, rdb *redis.Client, o gcraOracle, tokens float64) {
 	t.Helper()
 	w := setLevel(t, rdb, o, tokens)
 	r := readRaw(t, rdb, o.key)
@@ -344,7 +344,7 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o oracle, tokens float64) {
 // After `reset --tokens 5` the library takes exactly 5 and then denies.
 func TestGCRAResetFiveLetsTheLibraryTakeFive(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
-	for _, o := range []oracle{
+	for _, o := range []gcraOracle{
 		redisRateOracle(t, rdb, "api:user:7", 10, 20, time.Minute),
 		throttledOracle(t, rdb, "api:user:7", 10, 19, time.Minute),
 	} {
@@ -395,7 +395,7 @@ func TestGCRALibraryValueFormats(t *testing.T) {
 	if err != nil || n < v.now.UnixNano() || n > v.now.Add(2*time.Hour+time.Second).UnixNano() {
 		t.Errorf("throttled wrote %q at %d ns", v.value, v.now.UnixNano())
 	}
-	for _, o := range []oracle{rr, th} {
+	for _, o := range []gcraOracle{rr, th} {
 		r := readRaw(t, rdb, o.key)
 		t.Logf("%s wrote %q, PTTL %s", o.what, r.value, r.pttl)
 		if l, fit, why := bucket.DetectGCRA(o.key, r.value, r.pttl, r.now); fit != bucket.SureGCRA || l.Library != o.layout.Library {
