@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -133,7 +134,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	var ue *UsageError
 	if !errors.As(err, &ue) && isCobraUsage(err) {
-		err = &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+		err = cobraUsage(root, err)
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
@@ -141,9 +142,48 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var se *SilentError
 	var de *DeniedError
 	if !errors.As(err, &se) && !errors.As(err, &de) {
-		fmt.Fprintln(f.IO.ErrOut, errorLine(err))
+		// Whatever the error quotes (a URL, a server's reply), no password reaches stderr.
+		fmt.Fprintln(f.IO.ErrOut, f.redactor().apply(errorLine(err)))
 	}
 	return ExitCode(err)
+}
+
+// unknownCommandRe reads cobra's "unknown command" error: the word and the command path.
+var unknownCommandRe = regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
+
+// cobraUsage turns a usage error of cobra's into one line: an unknown command gets a
+// "did you mean" of its own instead of cobra's multi-line suggestion block.
+func cobraUsage(root *cobra.Command, err error) error {
+	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
+		c := root
+		if found, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {
+			c = found
+		}
+		return unknownCommand(c, m[1])
+	}
+	return &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+}
+
+// unknownCommand is the usage error for a word that names no subcommand of c.
+func unknownCommand(c *cobra.Command, word string) error {
+	of := ""
+	if c.HasParent() {
+		of = " of '" + c.CommandPath() + "'"
+	}
+	if s := c.SuggestionsFor(word); len(s) > 0 {
+		return usagef("unknown command %q%s: did you mean %q?", word, of, s[0])
+	}
+	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
+}
+
+// groupRun is the RunE of a command that only groups others (script, config): alone it
+// prints its help; followed by a word that names no subcommand it is a usage error, as
+// the root's unknown commands are.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	return unknownCommand(cmd, args[0])
 }
 
 func isCobraUsage(err error) bool {
