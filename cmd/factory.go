@@ -49,7 +49,7 @@ func (f *Factory) Config() (*Config, error) {
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := loadConfig(f.V, f.V.GetString("config"))
+	cfg, err := loadConfig(f.V.GetString("config"))
 	if err != nil {
 		return nil, err
 	}

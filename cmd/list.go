@@ -48,7 +48,7 @@ Keys that are not buckets are listed with a dash and reported on stderr (exit 1)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to list")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 1000, "stop after this many buckets (0 = no limit)")
+	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 1000, "stop after this many buckets (0 = no limit)")
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd

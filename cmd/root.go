@@ -85,6 +85,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	})
 	root.AddCommand(
 		NewCmdScript(f),
+		NewCmdConfig(f),
 		NewCmdCheck(f, nil),
 		NewCmdConsume(f, nil),
 		NewCmdInspect(f, nil),

@@ -27,3 +27,28 @@ func TestUnknownCommands(t *testing.T) {
 		t.Errorf("script alone: exit %d %q", r.code, r.out)
 	}
 }
+
+// TestShortFlags: redis-cli's habits work: -i for an interval, -n for a count.
+func TestShortFlags(t *testing.T) {
+	isolate(t)
+	io, _, _, _ := TestIO()
+	f := NewFactory(io, VersionInfo{})
+	var w *WatchOptions
+	watch := NewCmdWatch(f, func(o *WatchOptions) error { w = o; return nil })
+	watch.SetArgs([]string{"k", "-i", "250ms", "-n", "3"})
+	if err := watch.Execute(); err != nil || w == nil || w.Interval.String() != "250ms" || w.Count != 3 {
+		t.Fatalf("watch -i 250ms -n 3: %v %+v", err, w)
+	}
+	var top *TopOptions
+	topCmd := NewCmdTop(f, func(o *TopOptions) error { top = o; return nil })
+	topCmd.SetArgs([]string{"-i", "2s"})
+	if err := topCmd.Execute(); err != nil || top == nil || top.Interval.String() != "2s" {
+		t.Fatalf("top -i 2s: %v %+v", err, top)
+	}
+	var l *ListOptions
+	list := NewCmdList(f, func(o *ListOptions) error { l = o; return nil })
+	list.SetArgs([]string{"-n", "5"})
+	if err := list.Execute(); err != nil || l == nil || l.Limit != 5 {
+		t.Fatalf("list -n 5: %v %+v", err, l)
+	}
+}
