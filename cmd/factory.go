@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -18,7 +17,8 @@ import (
 // reads the config or dials Redis.
 type Factory struct {
 	IO      *IOStreams
-	V       *viper.Viper
+	// V reads the root's flags and their BUCKETCTL_* environment variables.
+	V       *Settings
 	Version VersionInfo
 	// Now is the local clock (tests pin it).
 	Now func() time.Time
@@ -37,9 +37,11 @@ type Factory struct {
 // VersionInfo is stamped in at build time.
 type VersionInfo struct{ Version, Commit, Date string }
 
-// NewFactory returns a Factory over io with a fresh viper.
+// NewFactory returns a Factory over io.
 func NewFactory(io *IOStreams, version VersionInfo) *Factory {
-	return &Factory{IO: io, V: viper.New(), Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
+	f := &Factory{IO: io, Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
+	f.V = &Settings{getenv: f.getenv}
+	return f
 }
 
 // Config reads the config file once.

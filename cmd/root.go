@@ -47,9 +47,9 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
 				return err
 			}
-			f.V.SetEnvPrefix("BUCKETCTL")
-			f.V.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-			f.V.AutomaticEnv()
+			if err := f.V.Validate(); err != nil {
+				return err
+			}
 			if f.V.GetBool("no-color") {
 				f.IO.NoColor = true
 			}
