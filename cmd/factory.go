@@ -16,7 +16,7 @@ import (
 // Factory holds a command's lazy dependencies: a command that fails flag parsing never
 // reads the config or dials Redis.
 type Factory struct {
-	IO      *IOStreams
+	IO *IOStreams
 	// V reads the root's flags and their BUCKETCTL_* environment variables.
 	V       *Settings
 	Version VersionInfo
