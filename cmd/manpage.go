@@ -100,7 +100,7 @@ func roffBlocks(s string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// roffLines escapes text line by line: backslashes, and a leading '.' or '\” that roff
+// roffLines escapes text line by line: backslashes, and a leading dot or apostrophe that roff
 // would read as a request.
 func roffLines(s string) string {
 	lines := strings.Split(s, "\n")
