@@ -24,6 +24,9 @@ type Factory struct {
 	Now func() time.Time
 	// Flags are the root's persistent flags, to tell a flag given from its default.
 	Flags *pflag.FlagSet
+	// PipelinedReads says the command talks to Redis by pipelines only (inspect and watch
+	// of given keys), so the reachability PING goes by one too (see ping).
+	PipelinedReads bool
 	// Getenv reads the environment for passwords and password-env (nil: os.Getenv).
 	Getenv func(string) string
 
@@ -179,6 +182,26 @@ func splitList(in []string) []string {
 	return out
 }
 
+// ping checks the server answers. It goes through the connection pool the command will
+// use: go-redis keeps pipelines in a pool of their own, so a command that reads only by
+// pipelines (PipelinedReads) pings by one and opens one connection, as redis-cli would,
+// not two. (Standalone servers only: a Sentinel client's pipeline reports a down sentinel
+// as a timeout rather than the refused connection.)
+func (f *Factory) ping(ctx context.Context, c bucket.Client) error {
+	if _, standalone := c.(*redis.Client); !f.PipelinedReads || !standalone || f.conn.SentinelMaster != "" {
+		return c.Ping(ctx).Err()
+	}
+	var cmd *redis.StatusCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = p.Ping(ctx)
+		return nil
+	})
+	if err == nil {
+		err = cmd.Err()
+	}
+	return err
+}
+
 // Redis returns a connected client; the first call dials and PINGs, so an unreachable or
 // misconfigured server is reported once, with its address and the cause.
 func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
@@ -197,7 +220,7 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout+o.Timeout)
 	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
+	if err := f.ping(pctx, c); err != nil {
 		_ = c.Close()
 		var pe *PermissionError
 		switch {

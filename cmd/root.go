@@ -50,6 +50,11 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			if err := f.V.Validate(); err != nil {
 				return err
 			}
+			// inspect and watch of given keys read by pipelines only (see Factory.ping).
+			switch cmd.Name() {
+			case "inspect", "watch":
+				f.PipelinedReads = !cmd.Flags().Changed("match")
+			}
 			if f.V.GetBool("no-color") {
 				f.IO.NoColor = true
 			}
@@ -149,12 +154,12 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return ExitCode(err)
 }
 
-// unknownCommandRe reads cobra's "unknown command" error: the word and the command path.
-var unknownCommandRe = regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
-
 // cobraUsage turns a usage error of cobra's into one line: an unknown command gets a
 // "did you mean" of its own instead of cobra's multi-line suggestion block.
 func cobraUsage(root *cobra.Command, err error) error {
+	// cobra's "unknown command" error: the word and the command path. (Compiled here, on
+	// this error path, not at start-up.)
+	unknownCommandRe := regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
 	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
 		c := root
 		if found, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {

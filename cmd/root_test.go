@@ -1,8 +1,12 @@
 package cmd
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
 // TestUnknownCommands: a mistyped command or subcommand is one line with a suggestion,
@@ -50,5 +54,37 @@ func TestShortFlags(t *testing.T) {
 	list.SetArgs([]string{"-n", "5"})
 	if err := list.Execute(); err != nil || l == nil || l.Limit != 5 {
 		t.Fatalf("list -n 5: %v %+v", err, l)
+	}
+}
+
+// TestInspectOneConnection: inspect of one key opens one connection to Redis, as
+// redis-cli does (its reachability PING rides in the pipelines' pool).
+func TestInspectOneConnection(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	admin.HSet(ctx, "k", "tokens", "1", "ts", "1")
+	conns := func() int64 {
+		t.Helper()
+		info, err := admin.Info(ctx, "stats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "total_connections_received:"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		t.Fatal("no total_connections_received in INFO stats")
+		return 0
+	}
+	before := conns()
+	if r := run(t, srv.URL(), "inspect", "k"); r.code != ExitOK {
+		t.Fatalf("inspect: %d %q", r.code, r.errOut)
+	}
+	if got := conns() - before; got != 1 {
+		t.Fatalf("inspect of one key opened %d connections, want 1", got)
 	}
 }
