@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Stamped in by the release build (-ldflags -X).
@@ -85,9 +86,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))
 	_ = root.RegisterFlagCompletionFunc("clock", fixedCompletions("server", "client"))
 
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		NewCmdScript(f),
 		NewCmdConfig(f),
@@ -168,6 +167,20 @@ func cobraUsage(root *cobra.Command, err error) error {
 		return unknownCommand(c, m[1])
 	}
 	return &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+}
+
+// flagError is the usage error for a bad flag: an unknown long flag gets the nearest
+// flag's name.
+func flagError(c *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+		if s := closest(name, names); s != "" {
+			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
+		}
+	}
+	return usagef("%v (see '%s --help')", err, c.CommandPath())
 }
 
 // unknownCommand is the usage error for a word that names no subcommand of c.

@@ -9,7 +9,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-// TestUnknownCommands: a mistyped command or subcommand is one line with a suggestion,
+// TestUnknownCommands: a mistyped command, subcommand or flag is one line with a suggestion,
 // exit 2; a group alone prints its help.
 func TestUnknownCommands(t *testing.T) {
 	isolate(t)
@@ -21,6 +21,8 @@ func TestUnknownCommands(t *testing.T) {
 		{[]string{"script", "bogus"}, `bucketctl: unknown command "bogus" of 'bucketctl script' (see 'bucketctl script --help')`},
 		{[]string{"script", "sho"}, `bucketctl: unknown command "sho" of 'bucketctl script': did you mean "show"?`},
 		{[]string{"zzzzzz"}, `bucketctl: unknown command "zzzzzz" (see 'bucketctl --help')`},
+		{[]string{"list", "--mach", "a*"}, `bucketctl: unknown flag --mach for 'bucketctl list': did you mean --match?`},
+		{[]string{"inspect", "k", "--zzzzzz"}, `bucketctl: unknown flag: --zzzzzz (see 'bucketctl inspect --help')`},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || strings.TrimRight(r.errOut, "\n") != tc.want || r.out != "" {
