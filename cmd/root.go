@@ -67,7 +67,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	}
 	pf := root.PersistentFlags()
 	f.Flags = pf
-	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock")
+	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: host:port, redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock (no password: see REDISCLI_AUTH)")
 	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
 	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
 	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
