@@ -205,7 +205,7 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 
 // notSent reports whether a network error came before the command was written to a
 // connection, so the server cannot have run it: a failed dial (refused, unresolvable,
-// timed out, TLS handshake), a pool that could give no connection, or the context ending
+// timed out), a pool that could give no connection, or the context ending
 // while go-redis waited for one. go-redis returns the context's own error only from its
 // pool: once a command is written, a deadline surfaces as a read or write timeout of
 // the connection (a *net.OpError), which stays uncertain.
