@@ -79,7 +79,7 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
-	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes")
+	fl.DurationVarP(&opts.Interval, "interval", "i", time.Second, "time between refreshes")
 	fl.DurationVar(&opts.Duration, "duration", 0, "quit after this long (0 = until q)")
 	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
 	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
