@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -16,9 +17,8 @@ import (
 // Factory holds a command's lazy dependencies: a command that fails flag parsing never
 // reads the config or dials Redis.
 type Factory struct {
-	IO *IOStreams
-	// V reads the root's flags and their BUCKETCTL_* environment variables.
-	V       *Settings
+	IO      *IOStreams
+	V       *viper.Viper
 	Version VersionInfo
 	// Now is the local clock (tests pin it).
 	Now func() time.Time
@@ -40,11 +40,9 @@ type Factory struct {
 // VersionInfo is stamped in at build time.
 type VersionInfo struct{ Version, Commit, Date string }
 
-// NewFactory returns a Factory over io.
+// NewFactory returns a Factory over io with a fresh viper.
 func NewFactory(io *IOStreams, version VersionInfo) *Factory {
-	f := &Factory{IO: io, Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
-	f.V = &Settings{getenv: f.getenv}
-	return f
+	return &Factory{IO: io, V: viper.New(), Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
 }
 
 // Config reads the config file once.

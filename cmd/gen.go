@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
 )
 
 // GenOptions are the flags of the hidden gen command.
@@ -142,11 +144,33 @@ func manPages(opts *GenOptions) (map[string][]byte, error) {
 		return strings.ReplaceAll(s, cfgPath, portableConfigPath)
 	}
 	pages := map[string][]byte{}
-	header := manHeader{Section: "1", Date: opts.ManDate, Source: "bucketctl " + opts.ManVersion, Manual: "bucketctl manual"}
+	edited := map[*pflag.Flag]bool{}
 	var walk func(c *cobra.Command) error
 	walk = func(c *cobra.Command) error {
-		page := manPage(c, header, portable)
+		// gen owns the process: it edits the tree's texts for the man renderer, which
+		// reads them as markdown.
+		c.DisableAutoGenTag = true
+		c.Short, c.Long, c.Example = mdEscape(portable(c.Short)), manMarkdown(portable(c.Long)), portable(c.Example)
+		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.Flags()} {
+			fs.VisitAll(func(fl *pflag.Flag) {
+				if !edited[fl] { // a persistent flag is met once per command
+					edited[fl] = true
+					fl.Usage, fl.DefValue = mdEscape(portable(fl.Usage)), portable(fl.DefValue)
+				}
+			})
+		}
+		header := &doc.GenManHeader{
+			Section: "1",
+			Date:    &opts.ManDate,
+			Source:  "bucketctl " + opts.ManVersion,
+			Manual:  "bucketctl manual",
+		}
+		var buf bytes.Buffer
+		if err := doc.GenMan(c, header, &buf); err != nil {
+			return fmt.Errorf("man page of %s: %w", c.CommandPath(), err)
+		}
 		name := strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1"
+		page := buf.Bytes()
 		if opts.ManGzip {
 			name, page = name+".gz", gzipBytes(page)
 		}
@@ -162,6 +186,31 @@ func manPages(opts *GenOptions) (map[string][]byte, error) {
 	}
 	return pages, walk(opts.Root)
 }
+
+// manMarkdown turns help text into the markdown the man renderer reads: a block of lines
+// (between blank lines) with an indented line is a table or a command, kept as it is
+// (no-fill); other blocks are prose, reflowed, with markdown's characters escaped.
+func manMarkdown(s string) string {
+	blocks := strings.Split(s, "\n\n")
+	for i, b := range blocks {
+		lines := strings.Split(b, "\n")
+		indented := false
+		for _, l := range lines {
+			indented = indented || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")
+		}
+		switch {
+		case indented:
+			blocks[i] = "```\n" + strings.Trim(b, "\n") + "\n```"
+		case len(lines) == 1 && strings.HasPrefix(b, "#"): // a heading
+		default:
+			blocks[i] = mdEscape(b)
+		}
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// mdEscape escapes the characters markdown would read as emphasis, links, HTML or code.
+var mdEscape = strings.NewReplacer(`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`, `<`, `\<`, `>`, `\>`).Replace
 
 // gzipBytes compresses b reproducibly: no file name and no time in the gzip header.
 func gzipBytes(b []byte) []byte {

@@ -48,9 +48,9 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
 				return err
 			}
-			if err := f.V.Validate(); err != nil {
-				return err
-			}
+			f.V.SetEnvPrefix("BUCKETCTL")
+			f.V.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+			f.V.AutomaticEnv()
 			// inspect and watch of given keys read by pipelines only (see Factory.ping).
 			switch cmd.Name() {
 			case "inspect", "watch":

@@ -216,7 +216,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
 	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
-	return tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start)}, nil
+	return tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover}, nil
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the
