@@ -320,3 +320,30 @@ func TestTopResetOfAReplacedBucket(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestListFlagsClockSkew: list's NOTE column says when a bucket was written ahead of the
+// server's clock.
+func TestListFlagsClockSkew(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.HSet(ctx, "gb:fast", "tokens", "3", "ts", now.Add(5*time.Second).UnixMilli())
+	c.HSet(ctx, "gb:ok", "tokens", "3", "ts", now.Add(-time.Second).UnixMilli())
+	r := run(t, "redis://"+srv.Addr(), "list", "--match", "gb:*", "--capacity", "10", "--rate", "1")
+	if r.code != 0 {
+		t.Fatalf("list: %+v", r)
+	}
+	for _, l := range strings.Split(r.out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "gb:fast") && !strings.Contains(l, "ahead 4.") && !strings.Contains(l, "ahead 5"):
+			t.Errorf("row of the bucket written 5 s ahead: %q", l)
+		case strings.HasPrefix(l, "gb:ok") && strings.Contains(l, "ahead"):
+			t.Errorf("row of a bucket on time: %q", l)
+		}
+	}
+}
