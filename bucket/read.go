@@ -110,7 +110,7 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	out := make([]State, 0, len(keys))
 	for i, k := range keys {
 		st := classify(k, targets[i], &reads[i], now, o.scanned)
-		if st.Key == "" {
+		if isDrop(st) {
 			continue
 		}
 		out = append(out, st)
