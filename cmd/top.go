@@ -216,7 +216,11 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
 	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
-	return tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover}, nil
+	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover}
+	if res.Whole {
+		snap.Coverage = "" // the rows are every bucket there is
+	}
+	return snap, nil
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the
