@@ -10,6 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // DecideOptions are the options of consume and check.
@@ -175,7 +176,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := ms(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
-		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, fmtDur(d.AppRetryAfter), fmtDur(res.RetryAfter)))
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, tui.FormatDuration(d.AppRetryAfter), tui.FormatRetryAfter(res.RetryAfter)))
 	}
 	if d.Ahead > 0 {
 		notes = append(notes, aheadNote(d.Ahead))
@@ -202,12 +203,12 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if f.IO.Color() {
 		verdict = colorVerdict(res.Allowed, verdict)
 	}
-	retry := fmtDur(res.RetryAfter)
+	retry := tui.FormatRetryAfter(res.RetryAfter)
 	if res.RetryAfter < 0 {
 		retry = neverNote
 	}
-	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, opts.Key,
-		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), retry, fmtDur(res.ResetAfter))
+	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
+		tui.FormatTokens(res.Remaining), tui.FormatTokens(res.Spec.Capacity), retry, tui.FormatDuration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -233,7 +234,7 @@ const neverNote = "never: cost exceeds capacity"
 
 // aheadNote says a bucket's stored time is ahead of the server's clock.
 func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", fmtDur(d))
+	return fmt.Sprintf("written %s ahead of server time: client clock skew?", tui.FormatDuration(d))
 }
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.

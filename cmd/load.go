@@ -9,6 +9,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // LoadOptions are the options of load.
@@ -249,7 +250,7 @@ func (o *LoadOptions) describe() string {
 	case load.Closed:
 		s += " · closed loop"
 	default:
-		s += fmt.Sprintf(" · %s %s/s", c.Arrival, fmtNum(c.ArrivalRate))
+		s += fmt.Sprintf(" · %s %s", c.Arrival, tui.FormatRate(c.ArrivalRate))
 	}
 	s += fmt.Sprintf(" · %d workers", c.Concurrency)
 	if c.Pipeline > 1 {

@@ -36,8 +36,8 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 			if !t.Exists() {
 				return plans, &UsageError{flagNames(err)}
 			}
-			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s/s; give --capacity and --rate to change them)",
-				tui.SafeKey(t.Key), flagNames(err), fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
+				tui.SafeKey(t.Key), flagNames(err), tui.FormatTokens(p.Spec.Capacity), tui.FormatRate(p.Spec.Rate))
 		}
 	}
 	return plans, refused
@@ -127,12 +127,12 @@ func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool
 		}
 		spec, changes := "–", "nothing"
 		if !tg.Exists() || tg.IsBucket() {
-			spec = fmt.Sprintf("%s / %s/s", fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+			spec = tui.FormatTokens(p.Spec.Capacity) + " / " + tui.FormatRate(p.Spec.Rate)
 			switch {
 			case p.StoredSpec:
 				spec += " (stored)"
 			case tg.Exists():
-				spec += fmt.Sprintf(" (was %s / %s/s)", fmtNum(tg.Stored.Spec.Capacity), fmtNum(tg.Stored.Spec.Rate))
+				spec += " (was " + tui.FormatTokens(tg.Stored.Spec.Capacity) + " / " + tui.FormatRate(tg.Stored.Spec.Rate) + ")"
 			}
 			changes = strings.Join(p.Changes, ", ")
 		}
@@ -155,7 +155,7 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 	case c.Requests > 0:
 		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), fmtNum(c.Cost), bound)
+	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), tui.FormatTokens(c.Cost), bound)
 	return refused
 }
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // Output formats.
@@ -201,43 +200,13 @@ func ttlMS(d time.Duration) float64 {
 	return ms(d)
 }
 
-// fmtNum prints a token count or rate compactly: 9, 9.5, 0.007.
-func fmtNum(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	if math.Abs(f) >= 100 {
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	}
-	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 3, 64), "0"), ".")
-}
-
-// fmtDur prints a duration for people: 0s, 350ms, 1.2s, 3m4s.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "never"
-	case d == 0:
-		return "0s"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", d.Seconds()), "0"), ".") + "s"
-	}
-	return d.Round(time.Second).String()
-}
-
-func fmtTTL(d time.Duration) string {
-	switch {
-	case d == -1:
-		return "none"
-	case d < 0:
-		return "-"
-	}
-	return fmtDur(d)
-}
+// Values for people are formatted by tui's formatting layer (tui/format.go), the same in
+// every table, line and view. These short names are that layer's, for cmd's callers.
+var (
+	fmtNum = tui.FormatTokens   // tokens, capacities, costs
+	fmtDur = tui.FormatDuration // durations
+	fmtTTL = tui.FormatTTL      // a key's TTL
+)
 
 func colorVerdict(ok bool, s string) string {
 	c := lipgloss.Color("1")

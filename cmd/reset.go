@@ -161,9 +161,9 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}, Read: &s}
 	if r.setTokens {
 		after = r.opts.Tokens
-		v.Action = fmt.Sprintf("set %s tokens", fmtNum(after))
+		v.Action = fmt.Sprintf("set %s tokens", tui.FormatTokens(after))
 		if !s.Exists {
-			v.Action = fmt.Sprintf("create with %s tokens", fmtNum(after))
+			v.Action = fmt.Sprintf("create with %s tokens", tui.FormatTokens(after))
 		}
 		if err := op.Validate(); err != nil {
 			if errors.Is(err, bucket.ErrNoSpec) {
@@ -298,7 +298,7 @@ func resetRow(v ResetView) []string {
 		if p == nil {
 			return "?"
 		}
-		return fmtNum(*p)
+		return tui.FormatTokens(*p)
 	}
 	action := v.Action
 	switch {

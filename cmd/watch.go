@@ -309,8 +309,8 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	kv("tokens", fmtNum(s.Tokens))
 	if s.HasSpec() {
 		kv("capacity", fmtNum(s.Spec.Capacity))
-		kv("fill", fmt.Sprintf("%.0f%%", s.Fill()*100))
-		kv("rate", fmtNum(s.Spec.Rate))
+		kv("fill", tui.FormatPercent(s.Fill()))
+		kv("rate", tui.FormatPerSecond(s.Spec.Rate))
 	} else {
 		kv("spec", "unknown")
 	}
@@ -323,7 +323,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 			kv(k, "-")
 			return
 		}
-		kv(k, fmtNum(v))
+		kv(k, tui.FormatPerSecond(v))
 	}
 	if s.Layout.Native {
 		rate("allowed_per_s", a.Counted, a.Allowed)
@@ -332,7 +332,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	if s.HasSpec() {
 		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
 		if r, err := s.Peek(cost); err == nil {
-			kv("retry_after", fmtDur(r.RetryAfter))
+			kv("retry_after", tui.FormatRetryAfter(r.RetryAfter))
 		}
 	}
 	kv("ttl", fmtTTL(s.TTL))
