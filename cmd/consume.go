@@ -34,6 +34,8 @@ with Redis server time. A missing bucket starts full. Capacity and rate come fro
 config rule, or the bucket itself (native buckets store them). A cost above capacity is denied
 ("never: cost exceeds capacity") and the bucket left untouched, as the script does.
 
+`+decisionJSONHelp+`
+
 Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
   bucketctl consume rate:user:42 --cost 3 -o json
@@ -67,6 +69,8 @@ application reports another retry-after (Express truncates it to whole seconds),
 the true wait and says what the application will report (app_retry_after_ms).
 
 A cost above capacity is denied: "never: cost exceeds capacity".
+
+`+decisionJSONHelp+`
 
 Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl check rate:user:42
@@ -228,6 +232,13 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	}
 	return nil
 }
+
+// decisionJSONHelp documents the decision's JSON/YAML fields, named as inspect's.
+const decisionJSONHelp = `-o json/yaml fields: key, allowed, tokens (left after the decision), capacity, rate,
+cost, retry_after_ms (-1: never), time_to_full_ms, layout, and note, app_retry_after_ms and
+headers when they apply. remaining is an alias of tokens and reset_after_ms an alias of
+time_to_full_ms, kept for compatibility. Tokens are floored to 3 decimals, durations are
+milliseconds to the microsecond.`
 
 // neverNote says why a request is never allowed: no bucket ever holds more than capacity.
 const neverNote = "never: cost exceeds capacity"

@@ -93,15 +93,20 @@ func (t *table) render() error {
 	return tw.Flush()
 }
 
-// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable.
+// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
+// and those of inspect: tokens and time_to_full_ms. remaining is an alias of tokens and
+// reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
+// (jsonnum.go).
 type ResultView struct {
 	Key          string  `json:"key" yaml:"key"`
 	Allowed      bool    `json:"allowed" yaml:"allowed"`
+	Tokens       float64 `json:"tokens" yaml:"tokens"`
 	Remaining    float64 `json:"remaining" yaml:"remaining"`
 	Capacity     float64 `json:"capacity" yaml:"capacity"`
 	Rate         float64 `json:"rate" yaml:"rate"`
 	Cost         float64 `json:"cost" yaml:"cost"`
 	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
 	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
 	Layout       string  `json:"layout" yaml:"layout"`
 	// Note says why a request is never allowed ("never: cost exceeds capacity").
@@ -114,8 +119,10 @@ type ResultView struct {
 }
 
 func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
-	v := ResultView{Key: key, Allowed: r.Allowed, Remaining: r.Remaining, Capacity: r.Spec.Capacity,
-		Rate: r.Spec.Rate, Cost: cost, RetryAfterMS: ms(r.RetryAfter), ResetAfterMS: ms(r.ResetAfter), Layout: layout}
+	tokens, full := jsonTokens(r.Remaining), ms(r.ResetAfter)
+	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: jsonSpec(r.Spec.Capacity),
+		Rate: jsonSpec(r.Spec.Rate), Cost: jsonSpec(cost), RetryAfterMS: ms(r.RetryAfter), TimeToFullMS: full,
+		ResetAfterMS: full, Layout: layout}
 	if r.RetryAfter < 0 {
 		v.RetryAfterMS = -1
 	}
@@ -123,7 +130,8 @@ func resultView(key string, r bucket.Result, cost float64, layout string) Result
 }
 
 // StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
-// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL.
+// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL. Numbers are rounded by
+// kind (jsonnum.go).
 type StateView struct {
 	Key            string   `json:"key" yaml:"key"`
 	Type           string   `json:"type" yaml:"type"`
@@ -150,7 +158,7 @@ type StateView struct {
 
 func stateView(s bucket.State) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
-		LayoutDetected: s.Detected, StoredTokens: s.Stored.Tokens, Allowed: s.Allowed, Denied: s.Denied,
+		LayoutDetected: s.Detected, StoredTokens: jsonTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
 		AgeMS: ms(s.Age()), AheadMS: ms(s.Ahead), TTLMS: ttlMS(s.TTL)}
 	if s.Problem != "" {
 		return v
@@ -160,7 +168,8 @@ func stateView(s bucket.State) StateView {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}
 	if s.HasSpec() {
-		tokens, c, r, fill, ttf := displayTokens(s), s.Spec.Capacity, s.Spec.Rate, s.Fill(), ms(s.TimeToFull())
+		tokens, c, r := jsonTokens(displayTokens(s)), jsonSpec(s.Spec.Capacity), jsonSpec(s.Spec.Rate)
+		fill, ttf := jsonRatio(s.Fill()), ms(s.TimeToFull())
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
 	} else {
@@ -189,15 +198,6 @@ func stateNodes(ctx context.Context, f *Factory, format string) (func(string) st
 		return nil, nil
 	}
 	return f.nodeOf(ctx)
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func ttlMS(d time.Duration) float64 {
-	if d < 0 {
-		return -1
-	}
-	return ms(d)
 }
 
 // Values for people are formatted by tui's formatting layer (tui/format.go), the same in

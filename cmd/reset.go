@@ -154,7 +154,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return bucket.ResetOp{}, v, false, nil
 	}
 	if s.HasSpec() || s.Exists {
-		before := displayTokens(s)
+		before := jsonTokens(displayTokens(s))
 		v.TokensBefore = &before
 	}
 	after := s.Spec.Capacity
@@ -176,6 +176,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return op, v, false, nil
 	}
 	if r.setTokens || s.HasSpec() {
+		after = jsonTokens(after)
 		v.TokensAfter = &after
 	}
 	return op, v, true, nil

@@ -264,10 +264,10 @@ func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
 	if act != nil {
 		v.IntervalMS = f(ms(act.Interval))
 		if act.Counted {
-			v.AllowedPerS, v.DeniedPerS = f(act.Allowed), f(act.Denied)
+			v.AllowedPerS, v.DeniedPerS = f(jsonRate(act.Allowed)), f(jsonRate(act.Denied))
 		}
 		if act.ConsumedKnown {
-			v.ConsumedPerS = f(act.Consumed)
+			v.ConsumedPerS = f(jsonRate(act.Consumed))
 		}
 	}
 	if r, err := s.Peek(cost); err == nil {
