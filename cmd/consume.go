@@ -34,7 +34,7 @@ with Redis server time. A missing bucket starts full. Capacity and rate come fro
 config rule, or the bucket itself (native buckets store them). A cost above capacity is denied
 ("never: cost exceeds capacity") and the bucket left untouched, as the script does.
 
-`+decisionJSONHelp+`
+` + decisionJSONHelp + `
 
 Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
@@ -70,7 +70,7 @@ the true wait and says what the application will report (app_retry_after_ms).
 
 A cost above capacity is denied: "never: cost exceeds capacity".
 
-`+decisionJSONHelp+`
+` + decisionJSONHelp + `
 
 Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl check rate:user:42
