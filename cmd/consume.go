@@ -205,7 +205,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		verdict = "denied"
 	}
 	if f.IO.Color() {
-		verdict = colorVerdict(res.Allowed, verdict)
+		verdict = colorVerdict(f.IO, res.Allowed, verdict)
 	}
 	retry := tui.FormatRetryAfter(res.RetryAfter)
 	if res.RetryAfter < 0 {

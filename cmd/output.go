@@ -1,15 +1,15 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"gopkg.in/yaml.v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -58,39 +58,35 @@ func writeData(w io.Writer, format string, v any) error {
 	return enc.Encode(v)
 }
 
-// table writes aligned columns; the header is bold on a colour TTY.
+// table is a table printed at once: the stream table's layout (display width, so colour
+// never moves a column; on a terminal the key column cut in the middle) over all its rows.
 type table struct {
-	io   *IOStreams
-	rows [][]string
-	// node, when set, adds a NODE column: the node serving the key in each row's first cell.
-	node func(key string) string
+	io *IOStreams
+	t  *streamTable
 }
 
 func newTable(io *IOStreams, header ...string) *table {
-	return &table{io: io, rows: [][]string{header}}
+	return &table{io: io, t: newStreamTable(io, header)}
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *table) add(cells ...string) { t.t.add(cells) }
 
 func (t *table) render() error {
-	tw := tabwriter.NewWriter(t.io.Out, 0, 4, 2, ' ', 0)
-	for i, r := range t.rows {
-		if t.node != nil {
-			n := "NODE"
-			if i > 0 {
-				n = t.node(r[0])
-			}
-			r = append(r[:len(r):len(r)], n)
-		}
-		line := strings.Join(r, "\t")
-		if i == 0 && t.io.Color() {
-			line = lipgloss.NewStyle().Bold(true).Render(line)
-		}
-		if _, err := fmt.Fprintln(tw, line); err != nil {
-			return err
-		}
+	w := bufio.NewWriter(t.io.Out)
+	t.t.writePage(w)
+	return w.Flush()
+}
+
+// colorStyle is a style for stdout: ANSI colours on a colour terminal, none otherwise,
+// whatever the process's own stdout is (the streams may be a test's buffer).
+func colorStyle(io *IOStreams) lipgloss.Style {
+	r := lipgloss.NewRenderer(io.Out)
+	if io.Color() {
+		r.SetColorProfile(termenv.ANSI)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
 	}
-	return tw.Flush()
+	return r.NewStyle()
 }
 
 // ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
@@ -208,10 +204,10 @@ var (
 	fmtTTL = tui.FormatTTL      // a key's TTL
 )
 
-func colorVerdict(ok bool, s string) string {
+func colorVerdict(io *IOStreams, ok bool, s string) string {
 	c := lipgloss.Color("1")
 	if ok {
 		c = lipgloss.Color("2")
 	}
-	return lipgloss.NewStyle().Foreground(c).Bold(true).Render(s)
+	return colorStyle(io).Foreground(c).Bold(true).Render(s)
 }
