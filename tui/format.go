@@ -18,7 +18,8 @@ import (
 //	                                    more than the bucket holds: 0.99, 9.4, 63.2, 9,289,
 //	                                    16,000, then 340k, 1.3M (as counts)
 //	rates (per second)                  the same steps, rounded; below 1 two significant
-//	                                    digits: 0.0017/s, 0.5/s, 12/s, 1,500/s
+//	                                    digits: 0.5/s, 12/s, 1,500/s; below 0.01/s per
+//	                                    hour: 6.12/h
 //	counts (keys, requests)             FormatCount: 5,003, then 340k, 1.3M
 //	percentages                         whole, floored: 99.6% full is 99%, not full;
 //	                                    above 0 and below 1%: <1%
@@ -52,8 +53,14 @@ func FormatTokens(v float64) string {
 	return trimFloat(floorTo(v, 2), 2)
 }
 
-// FormatRate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s".
-func FormatRate(v float64) string { return FormatPerSecond(v) + "/s" }
+// FormatRate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s"; a rate
+// below 0.01/s per hour, where it reads better and fits a column: "0.4/h" (0.00011/s).
+func FormatRate(v float64) string {
+	if a := math.Abs(v); a > 0 && a < 0.01 {
+		return FormatPerSecond(v*3600) + "/h"
+	}
+	return FormatPerSecond(v) + "/s"
+}
 
 // FormatPerSecond writes the number of a per-second rate, for columns and fields that
 // name the unit themselves: rounded, 2 decimals below 10, 1 below 100, then whole as a

@@ -59,7 +59,10 @@ func TestFormatters(t *testing.T) {
 		{"tokens Inf", FormatTokens(math.Inf(1)), "∞"},
 		// rates: rounded, small ones keep two significant digits
 		{"rate 0", FormatRate(0), "0/s"},
-		{"rate slow", FormatRate(0.0017), "0.0017/s"},
+		{"rate slow", FormatRate(0.0017), "6.12/h"},
+		{"rate very slow", FormatRate(0.00011), "0.4/h"},
+		{"rate 0.01", FormatRate(0.01), "0.01/s"},
+		{"per second slow", FormatPerSecond(0.0017), "0.0017"},
 		{"rate 1/3", FormatRate(1.0 / 3), "0.33/s"},
 		{"rate half", FormatRate(0.5), "0.5/s"},
 		{"rate 0.999", FormatRate(0.999), "1/s"},
