@@ -252,7 +252,7 @@ func (o *LoadOptions) describe() string {
 	default:
 		s += fmt.Sprintf(" · %s %s", c.Arrival, tui.FormatRate(c.ArrivalRate))
 	}
-	s += fmt.Sprintf(" · %d workers", c.Concurrency)
+	s += " · " + tui.Plural(c.Concurrency, "worker")
 	if c.Pipeline > 1 {
 		s += fmt.Sprintf(" · pipeline %d", c.Pipeline)
 	}

@@ -91,7 +91,7 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	if err := renderLoadPlan(f, opts, plans, true); err != nil {
 		return err
 	}
-	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %d existing bucket(s)? [y/N] ", len(existing)))
+	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", tui.FormatCount(int64(len(existing)))))
 	if err != nil {
 		return err
 	}
@@ -148,12 +148,12 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 		return err
 	}
 	c := opts.Config
-	bound := c.Duration.String()
+	bound := tui.FormatDuration(c.Duration)
 	switch {
 	case c.Requests > 0 && c.Duration == 0:
-		bound = fmt.Sprintf("%d requests (at most %s)", c.Requests, load.MaxDuration)
+		bound = fmt.Sprintf("%s (at most %s)", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(load.MaxDuration))
 	case c.Requests > 0:
-		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
+		bound = fmt.Sprintf("%s or %s, whichever comes first", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(c.Duration))
 	}
 	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), tui.FormatTokens(c.Cost), bound)
 	return refused

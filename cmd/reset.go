@@ -215,7 +215,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset on %s; nothing changed\n", len(ops), serverOf(f))
+		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
 		return problemsErr(f, states)
 	}
 	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
