@@ -306,7 +306,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 			return b.String()
 		}
 	}
-	kv("tokens", fmtNum(s.Tokens))
+	kv("tokens", fmtNum(displayTokens(s)))
 	if s.HasSpec() {
 		kv("capacity", fmtNum(s.Spec.Capacity))
 		kv("fill", tui.FormatPercent(s.Fill()))
