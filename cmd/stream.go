@@ -38,6 +38,9 @@ func newRecordStream(io *IOStreams, format string, header ...string) *recordStre
 	return s
 }
 
+// isTable says records are written as table rows (cells), not data (v).
+func (s *recordStream) isTable() bool { return s.table != nil }
+
 // add buffers one record: v for the data formats, cells for the table.
 func (s *recordStream) add(v any, cells ...string) error {
 	s.n++
@@ -185,7 +188,8 @@ func (t *streamTable) line(cells []string) string {
 			}
 		}
 	}
-	return b.String()
+	// Empty last cells (a NOTE column with nothing to say) leave no trailing spaces.
+	return strings.TrimRight(b.String(), " ")
 }
 
 // progress is a one-line progress report on stderr, redrawn in place, only on a terminal.

@@ -45,7 +45,9 @@ func columnStarts(header string) []int {
 }
 
 // checkAligned asserts out is a table in colour whose rows, once the ANSI codes are
-// stripped, start a cell at every column of the header: two spaces, then a cell.
+// stripped, fit the header's columns: before every column two spaces, and at its start
+// either the cell's text or, for an empty cell, blanks up to the next column (or the end
+// of the line).
 func checkAligned(t *testing.T, name, out string, wantRows int) {
 	t.Helper()
 	if !strings.Contains(out, "\x1b[") {
@@ -61,9 +63,20 @@ func checkAligned(t *testing.T, name, out string, wantRows int) {
 	}
 	for _, l := range lines[1:] {
 		c := cells(l)
-		for _, s := range starts[1:] {
-			if s >= len(c) || c[s] == " " || c[s-1] != " " || c[s-2] != " " {
-				t.Errorf("%s: row does not start a cell at column offset %d (header %q):\n%s\n%s", name, s, lines[0], lines[0], l)
+		for i, s := range starts[1:] {
+			if s >= len(c) {
+				break // empty last cells
+			}
+			aligned := c[s-1] == " " && c[s-2] == " "
+			if aligned && c[s] == " " { // an empty cell: blank up to the next column
+				end := len(c)
+				if i+2 < len(starts) {
+					end = min(end, starts[i+2])
+				}
+				aligned = strings.TrimSpace(strings.Join(c[s:end], "")) == ""
+			}
+			if !aligned {
+				t.Errorf("%s: row does not fit the column at offset %d:\n%s\n%s", name, s, lines[0], l)
 				break
 			}
 		}
@@ -124,6 +137,7 @@ func TestCommandTablesAlignWithColour(t *testing.T) {
 		return out.String()
 	}
 	checkAligned(t, "list", runColor("list", "--match", "tb:*"), 3)
+	checkAligned(t, "list -o wide", runColor("list", "--match", "tb:*", "-o", "wide"), 3) // an empty NOTE before NODE
 	checkAligned(t, "inspect", runColor(append([]string{"inspect", "-o", "wide"}, keys...)...), 3)
 	checkAligned(t, "reset preview", runColor(append([]string{"reset", "--dry-run", "--tokens", "5"}, keys...)...), 3)
 	checkAligned(t, "load --dry-run", runColor("load", "tb:{tenant-4711}:route:/api/v1/orders", "--raw-key", "--dry-run"), 1)
