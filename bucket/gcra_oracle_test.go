@@ -257,12 +257,13 @@ func TestGCRADecideMatchesLibrary(t *testing.T) {
 			t.Errorf("%s cost %d: predicted TAT %d, the library wrote %d", o.what, cost, want.NewTAT.Unix, written.Unix)
 		}
 		// The library's now lies between the two reads: its TTL lies between the TTLs
-		// predicted for both, and PTTL at the second read is at most 5 ms below it.
+		// predicted for both, and PTTL at the second read is a little below it (at most
+		// 100 ms on a loaded machine: the time between the call and the read).
 		late, err := o.layout.GCRADecide(o.spec, tat, w.now, cost)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.pttl > want.TTL || w.pttl < min(late.TTL, want.TTL)-5*time.Millisecond {
+		if w.pttl > want.TTL || w.pttl < min(late.TTL, want.TTL)-100*time.Millisecond {
 			t.Errorf("%s cost %d: predicted TTL %s (%s at the second read), the library set %s", o.what, cost, want.TTL, late.TTL, w.pttl)
 		}
 	}
@@ -334,7 +335,7 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o gcraOracle, tokens float64
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r2.pttl > w.TTL || r2.pttl < min(late.TTL, w.TTL)-10*time.Millisecond {
+		if r2.pttl > w.TTL || r2.pttl < min(late.TTL, w.TTL)-100*time.Millisecond {
 			t.Errorf("%s: reset to %v wrote TTL %s, the library set %s", o.what, tokens, w.TTL, r2.pttl)
 		}
 	}

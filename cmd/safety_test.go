@@ -427,3 +427,55 @@ func TestResetMatchInterrupted(t *testing.T) {
 		t.Fatalf("stderr %q, want %q (%d of %d left)", errOut, want, left, n)
 	}
 }
+
+// TestResetTokensWithAFastClient: after `reset --tokens 3` on buckets written by clients whose
+// clocks run 5 s fast, each application, with its own fast clock, takes exactly 3 (the refill
+// is negligible at the rate used): the reset kept the stored, later time instead of writing
+// the server's, which would hand the fast client 5 s of refill.
+func TestResetTokensWithAFastClient(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	url := "redis://" + srv.Addr()
+	const capacity, rate = 10.0, 1.0
+	for _, app := range apptest.Apps {
+		if !app.ClientClock {
+			continue
+		}
+		t.Run(app.Layout, func(t *testing.T) {
+			key := "fast:" + app.Layout
+			now, err := c.Time(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast := now.Add(5 * time.Second)
+			for i := 0; i < 8; i++ { // drain to 2 at the fast clock's time
+				if _, err := app.Decide(ctx, c, key, capacity, rate, fast); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := run(t, url, "reset", key, "--layout", app.Layout, "--capacity", "10", "--rate", "1", "--tokens", "3", "--yes")
+			if r.code != 0 {
+				t.Fatalf("reset: %+v", r)
+			}
+			if ttl := c.PTTL(ctx, key).Val(); ttl <= 0 {
+				t.Fatalf("TTL %s after reset --tokens: the write must set one", ttl)
+			}
+			// The fast client decides again within a few ms of its last write.
+			got := 0
+			for i := 0; i < 6; i++ {
+				ok, err := app.Decide(ctx, c, key, capacity, rate, fast.Add(10*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok {
+					got++
+				}
+			}
+			if got != 3 {
+				t.Fatalf("after reset --tokens 3 the %s client with a fast clock took %d", app.Layout, got)
+			}
+		})
+	}
+}
