@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -33,6 +32,8 @@ type Config struct {
 	Rules          []Rule                   `mapstructure:"rules" yaml:"rules" json:"rules,omitempty"`
 	// Path is the file read ("" when there is none).
 	Path string `mapstructure:"-" yaml:"-" json:"-"`
+
+	ruleTable *bucket.Rules // Rules, checked and compiled by validate
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
@@ -52,8 +53,8 @@ type ContextConfig struct {
 	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
 }
 
-// Rule maps keys matching a Redis glob pattern to a layout and a spec, like a rate-limit
-// rules table. The first matching rule wins.
+// Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
+// layout and a spec (see bucket.Rule). The first matching rule wins.
 type Rule struct {
 	Name     string  `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
 	Match    string  `mapstructure:"match" yaml:"match" json:"match,omitempty"`
@@ -62,7 +63,6 @@ type Rule struct {
 	Rate     float64 `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
 	Cost     float64 `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
 	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
-	re       *regexp.Regexp
 }
 
 // DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent).
@@ -144,7 +144,7 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// validate checks the decoded layouts and rules.
+// validate checks the decoded layouts and rules, and builds the rules table.
 func (cfg *Config) validate() error {
 	path := cfg.Path
 	for name, l := range cfg.Layouts {
@@ -156,6 +156,7 @@ func (cfg *Config) validate() error {
 		}
 		cfg.Layouts[name] = l
 	}
+	rules := make([]bucket.Rule, len(cfg.Rules))
 	for i := range cfg.Rules {
 		r := &cfg.Rules[i]
 		if r.Match == "" {
@@ -164,16 +165,23 @@ func (cfg *Config) validate() error {
 		if r.Name == "" {
 			r.Name = r.Match
 		}
+		rules[i] = bucket.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}, Cost: r.Cost}
 		if r.Layout != "" {
-			if _, err := cfg.Layout(r.Layout); err != nil {
+			l, err := cfg.Layout(r.Layout)
+			if err != nil {
 				return usagef("config file %s: rule %q: %v", path, r.Name, err)
 			}
+			rules[i].Layout = &l
 		}
-		if (r.Capacity != 0 || r.Rate != 0) && (bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}).Validate() != nil {
+		if !rules[i].Spec.IsZero() && rules[i].Spec.Validate() != nil {
 			return usagef("config file %s: rule %q: capacity and rate must both be positive", path, r.Name)
 		}
-		r.re = globRegexp(r.Match)
 	}
+	table, err := bucket.NewRules(rules)
+	if err != nil {
+		return usagef("config file %s: %v", path, err)
+	}
+	cfg.ruleTable = table
 	return nil
 }
 
@@ -200,57 +208,6 @@ func (c *Config) CustomLayouts() []bucket.Layout {
 		out = append(out, l)
 	}
 	return out
-}
-
-// RuleFor returns the first rule whose pattern matches key.
-func (c *Config) RuleFor(key string) (*Rule, bool) {
-	for i := range c.Rules {
-		if c.Rules[i].re != nil && c.Rules[i].re.MatchString(key) {
-			return &c.Rules[i], true
-		}
-	}
-	return nil, false
-}
-
-// globRegexp compiles a Redis glob (*, ?, [abc], [^a], \x) to an anchored regexp.
-func globRegexp(glob string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(glob); i++ {
-		switch c := glob[i]; c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '\\':
-			if i+1 < len(glob) {
-				i++
-				b.WriteString(regexp.QuoteMeta(glob[i : i+1]))
-			}
-		case '[':
-			j := strings.IndexByte(glob[i:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := glob[i+1 : i+j]
-			if strings.HasPrefix(class, "^") {
-				class = "^" + regexp.QuoteMeta(class[1:])
-			} else {
-				class = regexp.QuoteMeta(class)
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\-`, "-") + "]")
-			i += j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return regexp.MustCompile("^" + regexp.QuoteMeta(glob) + "$")
-	}
-	return re
 }
 
 // contextFor returns the selected context (flag/env, else current-context), if any.

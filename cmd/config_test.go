@@ -83,26 +83,6 @@ func formatSecs(us int64) string {
 	return string(b)
 }
 
-func TestGlob(t *testing.T) {
-	for _, tc := range []struct {
-		glob, key string
-		want      bool
-	}{
-		{"rate:user:*", "rate:user:42", true},
-		{"rate:user:*", "rate:users", false},
-		{"rate:?", "rate:a", true},
-		{"rate:[ab]", "rate:c", false},
-		{"rate:[^ab]", "rate:c", true},
-		{`a\*b`, "a*b", true},
-		{`a\*b`, "axb", false},
-		{"/api/*", "/api/products/hot", true},
-	} {
-		if got := globRegexp(tc.glob).MatchString(tc.key); got != tc.want {
-			t.Errorf("%q ~ %q = %v", tc.glob, tc.key, got)
-		}
-	}
-}
-
 // TestConfigStrict: a key that names no field is exit 2 naming the file, the line, the
 // field and the closest known name; so is a context that does not exist and a
 // password-env naming an unset variable. Nothing is dialled.

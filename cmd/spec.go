@@ -73,26 +73,11 @@ func (f *Factory) resolver(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, e
 	if !s.withCost {
 		cost = 1
 	}
-	return func(key string) bucket.Target {
-		t := bucket.Target{Layout: layout, Spec: sp, Cost: cost}
-		if !sp.IsZero() {
-			t.Source = "flags"
-		}
-		if r, ok := cfg.RuleFor(key); ok {
-			if t.Layout == nil && r.Layout != "" {
-				if l, err := cfg.Layout(r.Layout); err == nil {
-					t.Layout = &l
-				}
-			}
-			if t.Spec.IsZero() && r.Capacity > 0 {
-				t.Spec, t.Source = bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}, "rule "+r.Name
-			}
-			if !cmd.Flags().Changed("cost") && r.Cost > 0 {
-				t.Cost = r.Cost
-			}
-		}
-		return t
-	}, nil
+	base := bucket.Target{Layout: layout, Spec: sp, Cost: cost}
+	if !sp.IsZero() {
+		base.Source = "flags"
+	}
+	return cfg.ruleTable.Resolver(base, cmd.Flags().Changed("cost")), nil
 }
 
 // completeKeys completes key arguments from Redis with a short SCAN; silent on failure.
@@ -108,7 +93,7 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var keys []string
-		_ = st.ScanKeys(ctx, globEscape(prefix)+"*", 200, func(page []string) error {
+		_ = st.ScanKeys(ctx, bucket.QuoteGlob(prefix)+"*", 200, func(page []string) error {
 			keys = append(keys, page...)
 			if len(keys) >= 200 {
 				return bucket.ErrStop
@@ -118,19 +103,6 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 		sort.Strings(keys)
 		return keys, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// globEscape escapes Redis glob metacharacters in a literal prefix.
-func globEscape(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }
 
 func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -1,0 +1,190 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// UncertainError is a decision that was sent and got no reply: a timeout, or a connection
+// lost after the command left. The server may or may not have applied it. It is not
+// re-sent, since re-sending could apply it twice.
+type UncertainError struct {
+	Key string
+	Err error
+}
+
+func (e *UncertainError) Error() string {
+	return fmt.Sprintf("no reply for %q (%v): the decision may or may not have been applied, and it is not re-sent", e.Key, e.Err)
+}
+
+func (e *UncertainError) Unwrap() error { return e.Err }
+
+// decisionErr classifies the error of a decision: an error after the command was written
+// to a connection (no reply in time, a connection lost while waiting) becomes an
+// UncertainError; a reply error, or a failure before anything was written (see notSent),
+// goes through replyErr.
+func (s *Store) decisionErr(key string, err error, replyErr func(error) error) error {
+	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
+		return err // from the coalescer, final
+	}
+	s.networkErr(err)
+	if !isNetwork(err) || notSent(err) {
+		return replyErr(err)
+	}
+	return &UncertainError{Key: key, Err: err}
+}
+
+// notSent reports whether a network error came before the command was written to a
+// connection, so the server cannot have run it: a failed dial (refused, unresolvable,
+// timed out), a pool that could give no connection, or the context ending
+// while go-redis waited for one. go-redis returns the context's own error only from its
+// pool: once a command is written, a deadline surfaces as a read or write timeout of
+// the connection (a *net.OpError), which stays uncertain.
+func notSent(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Op == "dial"
+	}
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+		return true
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	}
+	return false
+}
+
+// networkErr asks a Cluster client to refresh its slot map after a network error: the
+// node may have failed, and go-redis otherwise learns of its replacement only from a
+// MOVED reply (which a dead node never sends) or its periodic reload (every 60 s).
+func (s *Store) networkErr(err error) {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok && isNetwork(err) {
+		c.ReloadState(context.Background())
+	}
+}
+
+// IsUnreachable reports whether err means Redis could not be reached or would not let the
+// client in: a network error, a refused or timed-out connection, a closed client, a TLS
+// failure or a refused password (WRONGPASS, NOAUTH), as opposed to an error reply to a
+// command. The CLI exits 3 on these and the live views show "Redis unreachable".
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if isNetwork(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrClosed) ||
+		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"WRONGPASS", "NOAUTH", "tls:", "x509:", "connection pool timeout", "i/o timeout"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNetwork(err error) bool {
+	var ne net.Error
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
+}
+
+// ACLDenial is what a server's ACL refused: a command sent directly (a NOPERM reply), or a
+// command one of bucketctl's scripts calls, since ACLs apply inside scripts too.
+type ACLDenial struct {
+	// Command is the refused command in lower case ("evalsha", "hset", "script|load"), or
+	// "" when the command was allowed but not on its keys.
+	Command string
+	// InScript says a script called Command; Script names it when it is one of
+	// bucketctl's ("token_bucket", "reset", "multi_bucket").
+	InScript bool
+	Script   string
+}
+
+var (
+	quotedCommand = regexp.MustCompile(`'([^' ]+)' command`)
+	scriptLine    = regexp.MustCompile(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	luaCall       = regexp.MustCompile(`redis\.p?call\(\s*'([A-Za-z]+)'`)
+)
+
+// Denied reports whether err is a refusal by the server's ACL, and what was refused.
+// Redis 7.0 names the command of a refused script call only by its line, which is read
+// from the script's source.
+func Denied(err error) (ACLDenial, bool) {
+	if err == nil {
+		return ACLDenial{}, false
+	}
+	msg := err.Error()
+	d := ACLDenial{InScript: strings.Contains(msg, "The user executing the script") || strings.Contains(msg, "ACL failure in script")}
+	if !d.InScript && !redis.IsPermissionError(err) {
+		return d, false
+	}
+	if m := quotedCommand.FindStringSubmatch(msg); m != nil {
+		d.Command = strings.ToLower(m[1])
+	}
+	refusedCommand := d.InScript && strings.Contains(msg, "run this command") // not its keys
+	if m := scriptLine.FindStringSubmatch(msg); d.InScript && m != nil {
+		sc, known := knownScripts()[m[1]]
+		d.Script = sc.name
+		if known && refusedCommand && d.Command == "" {
+			d.Command = commandAt(sc.src, m[2])
+		}
+	}
+	if refusedCommand && d.Command == "" {
+		d.Command = "a command"
+	}
+	return d, true
+}
+
+// commandAt returns the command that line n of a script's source calls, or "".
+func commandAt(src, n string) string {
+	lines := strings.Split(src, "\n")
+	i, _ := strconv.Atoi(n)
+	if i < 1 || i > len(lines) {
+		return ""
+	}
+	if c := luaCall.FindStringSubmatch(lines[i-1]); c != nil {
+		return strings.ToLower(c[1])
+	}
+	return ""
+}
+
+// ErrWrongType is returned for a key that holds something other than a bucket.
+var ErrWrongType = errors.New("key holds another Redis type")
+
+// ErrForeign is returned when the native script meets a bucket of another layout.
+var ErrForeign = errors.New("not a native bucket")
+
+// ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
+var ErrNoSpec = errors.New("no capacity/rate known for this bucket")
+
+func scriptErr(key string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "WRONGTYPE"):
+		return fmt.Errorf("%w: %q is not a bucket", ErrWrongType, key)
+	case strings.Contains(msg, "bucketctl: not a native bucket"):
+		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
+	case strings.Contains(msg, "bucketctl: no capacity/rate"):
+		return fmt.Errorf("%w: %q: pass --capacity and --rate", ErrNoSpec, key)
+	case strings.Contains(msg, "ERR bucketctl:"):
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(msg[strings.Index(msg, "bucketctl:"):], "bucketctl: "))
+	}
+	return err
+}
+
+func isUnknownCommand(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
+}

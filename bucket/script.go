@@ -1,0 +1,91 @@
+package bucket
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/scripts"
+)
+
+var nativeScript = redis.NewScript(scripts.TokenBucket)
+
+// runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
+// which proves nothing ran), but has go-redis send each of the two commands at most once.
+//
+// MaxRetries: -1 alone does not ensure that. A ClusterClient runs its own retry loop around
+// its node clients (process and the pipeline paths in go-redis's osscluster.go), bounded by
+// MaxRedirects, not MaxRetries: after io.EOF, a reset connection or a read timeout it sends
+// the command again, to the same node first, so a consume the server applied before its
+// reply was lost would be applied again and reported once. A command whose NoRetry() is
+// true leaves that loop with the error, while MOVED and ASK redirects (the node does not
+// serve the slot, so the script did not run there) and READONLY replies are still followed.
+// Standalone and Sentinel clients built with MaxRetries: -1 make one attempt anyway.
+func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
+	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
+	_ = c.Process(ctx, noResend{cmd})
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = evalCmd(ctx, "eval", knownScripts()[sc.Hash()].src, keys, args)
+		_ = c.Process(ctx, noResend{cmd})
+	}
+	return cmd
+}
+
+func evalCmd(ctx context.Context, name, script string, keys []string, args []interface{}) *redis.Cmd {
+	a := make([]interface{}, 3+len(keys), 3+len(keys)+len(args))
+	a[0], a[1], a[2] = name, script, len(keys)
+	for i, k := range keys {
+		a[3+i] = k
+	}
+	return redis.NewCmd(ctx, append(a, args...)...)
+}
+
+// noResend wraps a command that go-redis must not send again after a failure that may have
+// come after the server ran it (see runOnce). It works in pipelines too: a ClusterClient
+// does not retry a pipeline holding such a command.
+type noResend struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to re-send the command.
+func (noResend) NoRetry() bool { return true }
+
+type namedScript struct{ name, src string }
+
+// knownScripts maps the SHA1 of each of bucketctl's scripts to its name and source: for
+// ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
+var knownScripts = sync.OnceValue(func() map[string]namedScript {
+	m := map[string]namedScript{}
+	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket, "read": scripts.Read} {
+		m[redis.NewScript(src).Hash()] = namedScript{name, src}
+	}
+	return m
+})
+
+func parseResult(v []interface{}, spec Spec) (Result, error) {
+	if len(v) < 4 {
+		return Result{}, fmt.Errorf("unexpected script reply %v", v)
+	}
+	allowed, _ := v[0].(int64)
+	rem, _ := v[1].(string)
+	retry, _ := v[2].(int64)
+	reset, _ := v[3].(int64)
+	r := Result{Allowed: allowed == 1, Spec: spec,
+		RetryAfter: time.Duration(retry) * time.Microsecond, ResetAfter: time.Duration(reset) * time.Microsecond}
+	if retry < 0 {
+		r.RetryAfter = -1
+	}
+	var err error
+	if r.Remaining, err = strconv.ParseFloat(rem, 64); err != nil {
+		return Result{}, fmt.Errorf("unexpected tokens %q in script reply", rem)
+	}
+	if len(v) >= 6 {
+		c, _ := v[4].(string)
+		rt, _ := v[5].(string)
+		r.Spec.Capacity, _ = strconv.ParseFloat(c, 64)
+		r.Spec.Rate, _ = strconv.ParseFloat(rt, 64)
+	}
+	return r, nil
+}
