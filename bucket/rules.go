@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -27,13 +26,12 @@ type Rule struct {
 // nil *Rules matches no key.
 type Rules struct {
 	rules []Rule
-	globs []*regexp.Regexp
 }
 
 // NewRules compiles the patterns of rules, in order. A rule needs a pattern, and its spec
 // is zero or valid.
 func NewRules(rules []Rule) (*Rules, error) {
-	rs := &Rules{rules: make([]Rule, len(rules)), globs: make([]*regexp.Regexp, len(rules))}
+	rs := &Rules{rules: make([]Rule, len(rules))}
 	for i, r := range rules {
 		if r.Match == "" {
 			return nil, fmt.Errorf("%w: rule %d has no match pattern", ErrInvalid, i+1)
@@ -43,7 +41,7 @@ func NewRules(rules []Rule) (*Rules, error) {
 				return nil, fmt.Errorf("rule %q: %w", r.Name, err)
 			}
 		}
-		rs.rules[i], rs.globs[i] = r, globRegexp(r.Match)
+		rs.rules[i] = r
 	}
 	return rs, nil
 }
@@ -54,9 +52,9 @@ func (rs *Rules) For(key string) (Rule, bool) {
 	if rs == nil {
 		return Rule{}, false
 	}
-	for i, re := range rs.globs {
-		if re.MatchString(key) {
-			return rs.rules[i], true
+	for _, r := range rs.rules {
+		if GlobMatch(r.Match, key) {
+			return r, true
 		}
 	}
 	return Rule{}, false
@@ -88,45 +86,88 @@ func (rs *Rules) Resolver(base Target, costFixed bool) Resolver {
 	}
 }
 
-// globRegexp compiles a Redis glob (*, ?, [abc], [^a], \x) to an anchored regexp.
-func globRegexp(glob string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(glob); i++ {
-		switch c := glob[i]; c {
+// GlobMatch reports whether key matches the Redis glob pattern (*, ?, [abc], [^a], [a-z],
+// \x) exactly as Redis's SCAN MATCH does: byte by byte (a ? is one byte, not one character),
+// with * matching any bytes, newlines included. A rule's pattern so selects the same keys as
+// the same pattern given to --match.
+func GlobMatch(pattern, key string) bool {
+	p, s := pattern, key
+	if len(s) == 0 {
+		p = strings.TrimLeft(p, "*") // "*" matches the empty key, as SCAN MATCH * does
+	}
+	for len(p) > 0 && len(s) > 0 {
+		switch p[0] {
 		case '*':
-			b.WriteString(".*")
+			for len(p) > 1 && p[1] == '*' {
+				p = p[1:]
+			}
+			if len(p) == 1 {
+				return true
+			}
+			for i := 0; i < len(s); i++ {
+				if GlobMatch(p[1:], s[i:]) {
+					return true
+				}
+			}
+			return false // Redis: no suffix matched
 		case '?':
-			b.WriteString(".")
-		case '\\':
-			if i+1 < len(glob) {
-				i++
-				b.WriteString(regexp.QuoteMeta(glob[i : i+1]))
-			}
+			s = s[1:]
 		case '[':
-			j := strings.IndexByte(glob[i:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
+			p = p[1:]
+			not := len(p) > 0 && p[0] == '^'
+			if not {
+				p = p[1:]
 			}
-			class := glob[i+1 : i+j]
-			if strings.HasPrefix(class, "^") {
-				class = "^" + regexp.QuoteMeta(class[1:])
-			} else {
-				class = regexp.QuoteMeta(class)
+			match := false
+			for len(p) > 0 && p[0] != ']' {
+				switch {
+				case p[0] == '\\' && len(p) >= 2:
+					p = p[1:]
+					match = match || p[0] == s[0]
+				case len(p) >= 3 && p[1] == '-':
+					lo, hi := p[0], p[2]
+					if lo > hi {
+						lo, hi = hi, lo
+					}
+					match = match || (s[0] >= lo && s[0] <= hi)
+					p = p[2:]
+				default:
+					match = match || p[0] == s[0]
+				}
+				if len(p) > 1 || p[0] == ']' {
+					p = p[1:]
+				} else {
+					break // an unterminated class ends with the pattern, as in Redis
+				}
 			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\-`, "-") + "]")
-			i += j
+			if not {
+				match = !match
+			}
+			if !match {
+				return false
+			}
+			s = s[1:]
+		case '\\':
+			if len(p) >= 2 {
+				p = p[1:]
+			}
+			fallthrough
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			if p[0] != s[0] {
+				return false
+			}
+			s = s[1:]
+		}
+		if len(p) > 0 {
+			p = p[1:]
+		}
+		if len(s) == 0 {
+			for len(p) > 0 && p[0] == '*' {
+				p = p[1:]
+			}
 		}
 	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return regexp.MustCompile("^" + regexp.QuoteMeta(glob) + "$")
-	}
-	return re
+	return len(p) == 0 && len(s) == 0
 }
 
 // QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \), so that a pattern

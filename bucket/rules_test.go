@@ -40,6 +40,16 @@ var globCases = []struct {
 	{"(x)|y", "(x)|y", true},
 	{"^a$", "^a$", true},
 	{"^a$", "a", false},
+	{"rate:ünï*", "rate:ünïcode", true},
+	{"rate:*", "rate:a\nb", true},
+	{"a?b", "aüb", false}, // ü is two bytes: ? is one
+	{"a??b", "aüb", true},
+	{"rate:[é]", "rate:é", false},
+	{"*", "", true},
+	{"a*", "a", true},
+	{"*b*", "abc", true},
+	{"[", "[", false},
+	{"x[ab", "xa", true},
 }
 
 func rules(t *testing.T, rs ...bucket.Rule) *bucket.Rules {

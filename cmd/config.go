@@ -173,8 +173,10 @@ func (cfg *Config) validate() error {
 			}
 			rules[i].Layout = &l
 		}
-		if !rules[i].Spec.IsZero() && rules[i].Spec.Validate() != nil {
-			return usagef("config file %s: rule %q: capacity and rate must both be positive", path, r.Name)
+		if !rules[i].Spec.IsZero() {
+			if err := rules[i].Spec.Validate(); err != nil {
+				return usagef("config file %s: rule %q: %s", path, r.Name, strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": "))
+			}
 		}
 	}
 	table, err := bucket.NewRules(rules)
