@@ -149,7 +149,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Problem = notBucket("a string that is not a number")
 		return st
 	}
-	if t.Layout != nil && t.Layout.Type != Strings {
+	if t.Layout != nil && t.Layout.Type == Hash {
 		st.Problem = notBucket("a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
 		return st
 	}
@@ -174,9 +174,22 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Spec, st.SpecSource = t.Spec, t.Source
 		return withLevel(st, v, tokens, *pv)
 	}
+	if t.Layout != nil && t.Layout.Type == GCRA {
+		fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now))
+		if fit == NotGCRA {
+			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, why)
+			return st
+		}
+		return classifyGCRA(st, *t.Layout, t, v, false)
+	}
 	if t.Layout != nil {
 		st.Problem = notBucket("a number without the time key %s%s of layout %s", st.Key, t.Layout.TimeSuffix, t.Layout.Name)
 		return st
+	}
+	// A plain number is a GCRA bucket without a rule only when nothing else fits: the
+	// library's key prefix and a TTL tied to the TAT the way the library sets it.
+	if l, fit, _ := DetectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == SureGCRA {
+		return classifyGCRA(st, l, t, v, true)
 	}
 	st.Problem = notBucket("a number with no time key beside it (a counter?)")
 	return st

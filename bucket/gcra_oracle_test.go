@@ -317,8 +317,8 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o gcraOracle, tokens float64
 	}
 	if !w.Delete && r.pttl != w.TTL {
 		// The TTL is whole seconds, as the library sets it: PTTL right after is that exactly
-		// or a millisecond less.
-		if r.pttl < w.TTL-5*time.Millisecond || r.pttl > w.TTL {
+		// a little less (the time between the SET and the read, on a loaded machine).
+		if r.pttl < w.TTL-50*time.Millisecond || r.pttl > w.TTL {
 			t.Errorf("%s: reset wrote TTL %s, PTTL is %s", o.what, w.TTL, r.pttl)
 		}
 	}
