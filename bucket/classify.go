@@ -73,6 +73,10 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	} else {
 		l, found := DetectHash(fields)
 		if !found {
+			if extra, of := extraFields(fields); extra != "" {
+				st.Problem = notBucket("a hash that %s besides the fields of a %s bucket (%s)", extra, of, fieldNames(fields))
+				return st
+			}
 			st.Problem = notBucket("a hash with %s", fieldNames(fields))
 			return st
 		}
@@ -231,4 +235,23 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 		r.payload = nil
 	}
 	return classify(key, t, &r, now, false)
+}
+
+// extraFieldsProblem starts the Problem of a hash that holds a layout's fields and others.
+const extraFieldsProblem = "not a bucket: a hash that also holds "
+
+// HasExtraFields reports whether the key is a hash holding a bucket layout's fields plus
+// others (another application's data under a bucket's key, or an unknown layout).
+func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extraFieldsProblem) }
+
+// extraFields finds a preset whose fields the hash holds, with others besides: the
+// "also holds ..." reason and the preset's name, or "" when no preset's fields are all there.
+func extraFields(fields map[string]string) (reason, layout string) {
+	for _, name := range detectOrder {
+		l := Presets[name]
+		if ok, why := l.hashFits(fields); !ok && strings.HasPrefix(why, "also holds ") {
+			return why, name
+		}
+	}
+	return "", ""
 }
