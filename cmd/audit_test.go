@@ -16,12 +16,12 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-// auditRules give every planted key its spec (capacity 10, 1 token/s): the rule for the
-// GCRA keys is the libraries' own spec below.
+// auditRules give every planted key its spec (capacity 10, 1 token/s; the throttled
+// bucket 3/s): the libraries' own specs below.
 const auditRules = `
 rules:
   - {match: "rate:*", capacity: 10, rate: 1}
-  - {match: "throttle:*", capacity: 10, rate: 1}
+  - {match: "throttle:*", capacity: 10, rate: 3}
   - {match: "*", capacity: 10, rate: 1}
 `
 
@@ -52,9 +52,10 @@ func plantHealthy(t *testing.T, c redis.UniversalClient, url []string, prefix st
 	keys = append(keys, native)
 	if rc, ok := c.(*redis.Client); ok {
 		rr := redisRateLib(t, rc, prefix+"rr", 1, 10, time.Second)
-		th := throttledLib(t, rc, prefix+"th", 1, 9, time.Second)
+		// 5 tokens at 3/s: 1.67 s to full, which throttled's TTL rounds down to 1 s by design.
+		th := throttledLib(t, rc, prefix+"th", 3, 9, time.Second)
 		rr.take(2)
-		th.take(2)
+		th.take(5)
 		keys = append(keys, rr.key, th.key)
 	}
 	return keys
