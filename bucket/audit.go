@@ -187,6 +187,7 @@ type Auditor struct {
 	findings map[FindingKind]*Finding
 	families map[string]*Family
 	samples  int
+	noMemory string
 }
 
 // NewAuditor starts an audit.
@@ -318,8 +319,10 @@ func (a *Auditor) finding(k FindingKind) *Finding {
 type AuditReport struct {
 	Findings []Finding
 	Families []Family
-	// Samples is how many keys were measured with MEMORY USAGE.
-	Samples int
+	// Samples is how many keys were measured with MEMORY USAGE; NoMemory says why memory
+	// was not estimated ("" when it was).
+	Samples  int
+	NoMemory string
 }
 
 // Worst is the highest severity among the findings ("" when none).
@@ -336,7 +339,10 @@ func (r AuditReport) Worst() Severity {
 // Report computes the estimates and the hot-slot findings.
 func (a *Auditor) Report() AuditReport {
 	var r AuditReport
-	r.Samples = a.samples
+	r.Samples, r.NoMemory = a.samples, a.noMemory
+	if r.NoMemory != "" {
+		r.Samples = 0
+	}
 	fams := make([]Family, 0, len(a.families))
 	prefixes := make([]string, 0, len(a.families))
 	for p := range a.families {

@@ -66,11 +66,20 @@ func (a *Auditor) AddMemory(probes []MemoryProbe) {
 	}
 }
 
-// AuditPage tallies one page of states and measures its sampled keys.
+// AuditPage tallies one page of states and measures its sampled keys. A server whose ACL
+// refuses MEMORY USAGE leaves memory out of the report (AuditReport.NoMemory) instead of
+// failing the audit.
 func (s *Store) AuditPage(ctx context.Context, a *Auditor, states []State) error {
 	probes := a.Add(states)
+	if a.noMemory != "" {
+		return nil
+	}
 	if err := s.MeasureMemory(ctx, probes); err != nil {
-		return err
+		if !redis.IsPermissionError(errors.Unwrap(err)) && !redis.IsPermissionError(err) {
+			return err
+		}
+		a.noMemory = "the ACL refuses MEMORY USAGE: memory is not estimated"
+		return nil
 	}
 	a.AddMemory(probes)
 	return nil

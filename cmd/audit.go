@@ -120,6 +120,9 @@ func auditRun(cmd *cobra.Command, f *Factory, opts *AuditOptions) error {
 	if err != nil {
 		return err
 	}
+	if rep.NoMemory != "" {
+		fmt.Fprintf(f.IO.ErrOut, "note: %s\n", rep.NoMemory)
+	}
 	if run.truncated {
 		fmt.Fprintf(f.IO.ErrOut, "note: stopped at --limit %d buckets: the audit covers part of the keyspace\n", opts.Limit)
 	}
@@ -153,9 +156,11 @@ type AuditView struct {
 	Buckets       int64  `json:"buckets" yaml:"buckets"`
 	OtherKeys     int64  `json:"other_keys" yaml:"other_keys"`
 	MemorySamples int    `json:"memory_samples" yaml:"memory_samples"`
-	Commands      int64  `json:"commands" yaml:"commands"`
-	RoundTrips    int64  `json:"round_trips" yaml:"round_trips"`
-	Truncated     bool   `json:"truncated" yaml:"truncated"`
+	// MemoryNote says why memory was not estimated (an ACL without MEMORY).
+	MemoryNote string `json:"memory_note,omitempty" yaml:"memory_note,omitempty"`
+	Commands   int64  `json:"commands" yaml:"commands"`
+	RoundTrips int64  `json:"round_trips" yaml:"round_trips"`
+	Truncated  bool   `json:"truncated" yaml:"truncated"`
 }
 
 // FindingView is one kind of finding.
@@ -182,7 +187,7 @@ type FamilyView struct {
 
 func auditView(r bucket.AuditReport, s bucket.ScanStats, truncated bool) AuditView {
 	v := AuditView{Findings: []FindingView{}, Families: []FamilyView{}, Worst: string(r.Worst()),
-		KeysScanned: s.Keys, Buckets: s.Buckets, OtherKeys: s.Other, MemorySamples: r.Samples,
+		KeysScanned: s.Keys, Buckets: s.Buckets, OtherKeys: s.Other, MemorySamples: r.Samples, MemoryNote: r.NoMemory,
 		Commands: s.Commands, RoundTrips: s.RoundTrips, Truncated: truncated}
 	for _, fd := range r.Findings {
 		fv := FindingView{Kind: string(fd.Kind), Severity: string(fd.Severity), Count: fd.Count,

@@ -238,3 +238,23 @@ func TestAuditCluster(t *testing.T) {
 		t.Fatalf("--fail-on error with a cross-slot bucket: exit %d: %s", r.code, r.errOut)
 	}
 }
+
+// TestAuditReadOnlyACL: the read-only ACL (no MEMORY) audits everything but memory, and says so.
+func TestAuditReadOnlyACL(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t, redistest.WithACL("ops-ro >ro-pass "+aclReadOnly))
+	c := srv.Client(t)
+	c.HSet(context.Background(), "bad:nottl", "tokens", "5", "last_refill", "1700000000.5")
+	t.Setenv("BUCKETCTL_PASSWORD", "ro-pass")
+	r := run(t, srv.URL(), "--user", "ops-ro", "audit", "-o", "json", "--capacity", "10", "--rate", "1")
+	var v AuditView
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != 0 {
+		t.Fatalf("audit as ops-ro: exit %d %v: %s %s", r.code, err, r.out, r.errOut)
+	}
+	if fd := findingOf(v, bucket.FindingNoTTL); fd == nil || fd.Examples[0] != "bad:nottl" || fd.MemoryBytes != 0 {
+		t.Fatalf("no-ttl without memory: %+v", fd)
+	}
+	if !strings.Contains(r.errOut, "MEMORY USAGE") {
+		t.Fatalf("want a note that memory is not estimated: %q", r.errOut)
+	}
+}
