@@ -131,7 +131,8 @@ type AuditOptions struct {
 	// Examples is how many keys a finding keeps (default 5).
 	Examples int
 	// Samples is how many keys of each family and each finding are measured with MEMORY
-	// USAGE (default 5), MaxSamples the most in all (default 1000).
+	// USAGE (default 5; below 0: none, memory is not estimated), MaxSamples the most in
+	// all (default 1000).
 	Samples, MaxSamples int
 	// MaxFamilies bounds the families kept; keys of further families count under "(other)"
 	// (default 1000).
@@ -147,7 +148,7 @@ func (o *AuditOptions) defaults() {
 	if o.Examples <= 0 {
 		o.Examples = 5
 	}
-	if o.Samples <= 0 {
+	if o.Samples == 0 {
 		o.Samples = 5
 	}
 	if o.MaxSamples <= 0 {
@@ -273,7 +274,7 @@ func (a *Auditor) Add(states []State) []MemoryProbe {
 			}
 			want = want || f.Sampled < a.o.Samples
 		}
-		if want && a.samples < a.o.MaxSamples {
+		if want && a.o.Samples > 0 && a.samples < a.o.MaxSamples {
 			a.samples++
 			keys := []string{s.Key}
 			if s.Problem == "" {

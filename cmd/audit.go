@@ -72,7 +72,7 @@ or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 0, "stop after this many buckets (0 = no limit)")
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "none", "exit 5 when a finding is at or above this severity: warning, error or none")
 	cmd.Flags().IntVar(&opts.Depth, "depth", 0, "':'-separated segments that name a key family (0 = all but the last)")
-	cmd.Flags().IntVar(&opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding")
+	cmd.Flags().IntVar(&opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixedCompletions("warning", "error", "none"))
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML)
@@ -105,7 +105,11 @@ func auditRun(cmd *cobra.Command, f *Factory, opts *AuditOptions) error {
 		return err
 	}
 	run.limit, run.all = opts.Limit, true
-	aud := bucket.NewAuditor(bucket.AuditOptions{Depth: opts.Depth, Samples: opts.Samples,
+	samples := opts.Samples
+	if samples == 0 {
+		samples = -1 // no MEMORY USAGE at all
+	}
+	aud := bucket.NewAuditor(bucket.AuditOptions{Depth: opts.Depth, Samples: samples,
 		MaxSamples: 200 * max(1, opts.Samples), Cluster: st.IsCluster()})
 	if err := run.run(ctx, func(page []bucket.State) error { return st.AuditPage(ctx, aud, page) }); err != nil {
 		return err
