@@ -13,14 +13,18 @@ import (
 const maxTime = 1e17
 
 // classify turns the raw read of key into its State, applying the safety rule (shape.go).
-// A zero State (empty Key) means "drop": a scanned key that vanished since SCAN returned it,
-// or a scanned time key, which belongs to its bucket.
+// drop is what classify returns for a key to leave out: a scanned key that vanished since
+// SCAN returned it, or a scanned time key, which belongs to its bucket.
+var drop = State{Problem: "drop"}
+
+func isDrop(s State) bool { return s.Key == "" && s.Problem == "drop" }
+
 func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 	st := State{Key: key, Now: now, Type: r.typ, Exists: r.typ != "none", TTL: pttl(r.pttl)}
 	switch r.typ {
 	case "none":
 		if scanned {
-			return State{}
+			return drop
 		}
 		l := NativeLayout
 		if t.Layout != nil {
@@ -168,7 +172,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		if p.isMain {
 			// The time key of a two-key bucket: part of that bucket, never one on its own.
 			if scanned {
-				return State{}
+				return drop
 			}
 			st.Problem = notBucket("the time key of %s bucket %q (name that key)", p.layout.Name, p.key)
 			return st

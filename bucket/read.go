@@ -110,7 +110,7 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	out := make([]State, 0, len(keys))
 	for i, k := range keys {
 		st := classify(k, targets[i], &reads[i], now, o.scanned)
-		if st.Key == "" {
+		if isDrop(st) {
 			continue
 		}
 		out = append(out, st)
@@ -123,8 +123,15 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 // EVALSHA (the script writes nothing either way).
 func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pairs [][]pairKey, reads []keyRead, cluster bool) (int64, error) {
 	mode := s.readMode.Load()
+	load := false
 	for attempt := 0; ; attempt++ {
 		pipe := c.Pipeline()
+		var loadCmd *redis.StringCmd
+		if load {
+			// In the same round trip as the reads it serves (a ClusterClient has loaded
+			// it on every master already, see below).
+			loadCmd = pipe.ScriptLoad(ctx, scripts.Read)
+		}
 		timeCmd := pipe.Time(ctx)
 		cmds := make([]*redis.Cmd, len(keys))
 		for i, k := range keys {
@@ -137,8 +144,22 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 			}
 			cmds[i] = evalRead(ctx, pipe, mode, ks)
 		}
-		_, err := pipe.Exec(ctx)
+		_, _ = pipe.Exec(ctx)
+		// What failed is told by the reads' and TIME's own replies: a refused SCRIPT LOAD
+		// fails no read (the reads then say NOSCRIPT, and the source is sent instead).
+		err := timeCmd.Err()
+		for _, cmd := range cmds {
+			if err == nil || isPerCommand(err) {
+				err = cmd.Err()
+			}
+		}
 		s.countRead(int64(len(keys)+1), 1)
+		if loadCmd != nil {
+			s.countRead(1, 0)
+			if loadCmd.Err() != nil {
+				mode = readEvalFor(mode) // no SCRIPT LOAD permission: send the source
+			}
+		}
 		if err != nil && !isPerCommand(err) {
 			s.networkErr(err)
 			return 0, err
@@ -147,9 +168,9 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 		for _, cmd := range cmds {
 			if err := cmd.Err(); err != nil {
 				switch {
-				case redis.HasErrorPrefix(err, "NOSCRIPT") && attempt < 2:
-					retry = true
-				case isUnknownCommand(err) && mode == readRO && attempt < 2:
+				case redis.HasErrorPrefix(err, "NOSCRIPT") && attempt < 3:
+					retry, load = true, mode == readRO || mode == readRW
+				case isUnknownCommand(err) && mode == readRO && attempt < 3:
 					mode, retry = readRW, true
 				default:
 					return 0, fmt.Errorf("read: %w", err)
@@ -158,10 +179,11 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 			}
 		}
 		if retry {
-			if cl, ok := c.(redis.Scripter); ok && mode != readEval {
-				if err := cl.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
-					mode = readEvalFor(mode) // no SCRIPT permission: send the source
+			if cc, ok := c.(*redis.ClusterClient); ok && load {
+				if err := cc.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
+					mode = readEvalFor(mode)
 				}
+				load = false
 			}
 			s.readMode.Store(mode)
 			continue

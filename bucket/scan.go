@@ -256,3 +256,38 @@ func (s *Store) ScanKeys(ctx context.Context, pattern string, count int64, fn fu
 		}
 	})
 }
+
+// Page is one page of a scan and the counts up to it.
+type Page struct {
+	States []State
+	Stats  ScanStats
+	// Err ends the scan (never io.EOF: the channel is closed at the end instead).
+	Err error
+}
+
+// Pages reads ahead: a goroutine scans and reads the next pages while the caller handles
+// the current one, at most ahead pages buffered (memory stays bounded by ahead+2 pages), so
+// the server's work and the client's overlap on two cores. The channel is closed when the
+// scan ends or fails (the last Page carries the error); cancel ctx to stop it early.
+func (sc *Scanner) Pages(ctx context.Context, ahead int) <-chan Page {
+	ch := make(chan Page, ahead)
+	go func() {
+		defer close(ch)
+		for {
+			states, err := sc.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			p := Page{States: states, Stats: sc.Stats(), Err: err}
+			select {
+			case ch <- p:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}

@@ -22,6 +22,9 @@ type Watchlist struct {
 	pinned string
 
 	pass, passKeys, lastPass int64
+	// pruned says the current pass has dropped buckets; whole says the last whole pass
+	// dropped none, so the kept buckets are every bucket there is.
+	pruned, whole bool
 	dbsize, lastDBSize       int64
 }
 
@@ -44,6 +47,8 @@ type WatchResult struct {
 	Scanned, DBSize, Passes int64
 	// Commands and RoundTrips are this refresh's Redis cost; Pages its SCAN pages.
 	Commands, RoundTrips, Pages int64
+	// Whole says the States are every bucket there is: a whole pass kept them all.
+	Whole bool
 }
 
 // NewWatchlist prepares a Watchlist (nothing is read until Refresh).
@@ -108,6 +113,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 			w.sc.Restart()
 			w.pass++
 			w.lastPass, w.passKeys = w.passKeys, 0
+			w.whole, w.pruned = !w.pruned, false
 			w.lastDBSize, w.dbsize = w.dbsize, -1
 			break
 		}
@@ -134,7 +140,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	for _, s := range w.kept {
 		res.States = append(res.States, s)
 	}
-	res.Scanned, res.DBSize, res.Passes = w.passKeys, max(w.dbsize, 0), w.pass
+	res.Scanned, res.DBSize, res.Passes, res.Whole = w.passKeys, max(w.dbsize, 0), w.pass, w.whole
 	if res.Scanned == 0 {
 		res.Scanned, res.DBSize = w.lastPass, w.lastDBSize
 	}
@@ -168,6 +174,7 @@ func (w *Watchlist) prune() {
 	for k := range w.kept {
 		if !keep[k] {
 			delete(w.kept, k)
+			w.pruned = true
 		}
 	}
 }

@@ -54,11 +54,32 @@ func TestWatchlistBoundedAndPinned(t *testing.T) {
 		}
 		return false
 	}
+	if res.Whole {
+		t.Fatal("2000 buckets kept 3 × 5: said to be whole")
+	}
 	if !has(pin) || !has("w:0000") {
 		t.Fatalf("kept %d buckets without the pinned %s or the first by name", len(res.States), pin)
 	}
 	c.Del(ctx, pin)
 	if res, err = wl.Refresh(ctx); err != nil || has(pin) {
 		t.Fatalf("deleted pinned bucket still kept (%v)", err)
+	}
+}
+
+// TestWatchlistWhole: on a keyspace that fits, a whole pass says the rows are every bucket.
+func TestWatchlistWhole(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for i := 0; i < 30; i++ {
+		c.HSet(ctx, fmt.Sprintf("s:%02d", i), "tokens", "3", "last_refill", "1700000000.5")
+	}
+	wl, err := bucket.NewStore(c).NewWatchlist(ctx, bucket.WatchOptions{ScanOptions: bucket.ScanOptions{Match: "s:*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wl.Refresh(ctx)
+	if err != nil || !res.Whole || len(res.States) != 30 {
+		t.Fatalf("whole %v, %d states, %v", res.Whole, len(res.States), err)
 	}
 }

@@ -198,7 +198,7 @@ func TestBashCompletesFromTheBuiltBinary(t *testing.T) {
 		want []string // the completions bash inserts or lists (without descriptions)
 	}{
 		{"bucketctl ins", []string{"inspect"}},
-		{"bucketctl c", []string{"check", "completion", "consume"}},
+		{"bucketctl c", []string{"check", "completion", "config", "consume"}},
 		{"bucketctl g", nil}, // gen is hidden
 		{"bucketctl inspect --out", []string{"--output"}},
 		{"bucketctl inspect -o ", inspectFormats},

@@ -6,11 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -26,41 +27,41 @@ import (
 //	rules:
 //	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
 type Config struct {
-	CurrentContext string                   `mapstructure:"current-context" yaml:"current-context"`
-	Contexts       map[string]ContextConfig `mapstructure:"contexts" yaml:"contexts"`
-	Layouts        map[string]bucket.Layout `mapstructure:"layouts" yaml:"layouts"`
-	Rules          []Rule                   `mapstructure:"rules" yaml:"rules"`
+	CurrentContext string                   `mapstructure:"current-context" yaml:"current-context" json:"current-context,omitempty"`
+	Contexts       map[string]ContextConfig `mapstructure:"contexts" yaml:"contexts" json:"contexts,omitempty"`
+	Layouts        map[string]bucket.Layout `mapstructure:"layouts" yaml:"layouts" json:"layouts,omitempty"`
+	Rules          []Rule                   `mapstructure:"rules" yaml:"rules" json:"rules,omitempty"`
 	// Path is the file read ("" when there is none).
-	Path string `mapstructure:"-" yaml:"-"`
+	Path string `mapstructure:"-" yaml:"-" json:"-"`
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
 type ContextConfig struct {
-	URL                 string   `mapstructure:"url" yaml:"url,omitempty"`
-	Cluster             []string `mapstructure:"cluster" yaml:"cluster,omitempty"`
-	SentinelMaster      string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty"`
-	SentinelAddrs       []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty"`
-	SentinelUser        string   `mapstructure:"sentinel-user" yaml:"sentinel-user,omitempty"`
-	SentinelPasswordEnv string   `mapstructure:"sentinel-password-env" yaml:"sentinel-password-env,omitempty"`
-	User                string   `mapstructure:"user" yaml:"user,omitempty"`
-	Password            string   `mapstructure:"password" yaml:"password,omitempty"`
-	PasswordEnv         string   `mapstructure:"password-env" yaml:"password-env,omitempty"`
-	TLSCA               string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty"`
-	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty"`
-	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty"`
-	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty"`
+	URL                 string   `mapstructure:"url" yaml:"url,omitempty" json:"url,omitempty"`
+	Cluster             []string `mapstructure:"cluster" yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	SentinelMaster      string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty" json:"sentinel-master,omitempty"`
+	SentinelAddrs       []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty" json:"sentinel-addrs,omitempty"`
+	SentinelUser        string   `mapstructure:"sentinel-user" yaml:"sentinel-user,omitempty" json:"sentinel-user,omitempty"`
+	SentinelPasswordEnv string   `mapstructure:"sentinel-password-env" yaml:"sentinel-password-env,omitempty" json:"sentinel-password-env,omitempty"`
+	User                string   `mapstructure:"user" yaml:"user,omitempty" json:"user,omitempty"`
+	Password            string   `mapstructure:"password" yaml:"password,omitempty" json:"password,omitempty"`
+	PasswordEnv         string   `mapstructure:"password-env" yaml:"password-env,omitempty" json:"password-env,omitempty"`
+	TLSCA               string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty" json:"tls-ca,omitempty"`
+	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
+	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
+	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
 }
 
 // Rule maps keys matching a Redis glob pattern to a layout and a spec, like a rate-limit
 // rules table. The first matching rule wins.
 type Rule struct {
-	Name     string  `mapstructure:"name" yaml:"name,omitempty"`
-	Match    string  `mapstructure:"match" yaml:"match"`
-	Layout   string  `mapstructure:"layout" yaml:"layout,omitempty"`
-	Capacity float64 `mapstructure:"capacity" yaml:"capacity,omitempty"`
-	Rate     float64 `mapstructure:"rate" yaml:"rate,omitempty"`
-	Cost     float64 `mapstructure:"cost" yaml:"cost,omitempty"`
-	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty"`
+	Name     string  `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
+	Match    string  `mapstructure:"match" yaml:"match" json:"match,omitempty"`
+	Layout   string  `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
+	Capacity float64 `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	Rate     float64 `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
+	Cost     float64 `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
+	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
 	re       *regexp.Regexp
 }
 
@@ -73,8 +74,10 @@ func DefaultConfigPath() string {
 	return filepath.Join(dir, "bucketctl", "config.yaml")
 }
 
-// loadConfig reads the config file into v. A missing file is not an error; a broken one is.
-func loadConfig(v *viper.Viper, path string) (*Config, error) {
+// loadConfig reads the config file. A missing file is not an error unless it was named
+// (--config, BUCKETCTL_CONFIG); a broken one is, and so is any key that names no field
+// (decoded strictly: a typo must not silently fall back to defaults).
+func loadConfig(path string) (*Config, error) {
 	explicit := path != ""
 	if !explicit {
 		path = DefaultConfigPath()
@@ -83,46 +86,95 @@ func loadConfig(v *viper.Viper, path string) (*Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	v.SetConfigFile(path)
-	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
+	data, err := os.ReadFile(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return cfg, nil
 		}
-		return nil, usagef("config file %s: %v (fix the YAML or point --config elsewhere)", path, err)
+		return nil, usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
 	}
-	if err := v.Unmarshal(cfg); err != nil {
-		return nil, usagef("config file %s: %v", path, err)
+	doc, err := parseConfigNode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if doc != nil {
+		if err := checkFields(path, doc, reflect.TypeOf(Config{}), "", ""); err != nil {
+			return nil, err
+		}
+		if err := doc.Decode(cfg); err != nil {
+			return nil, usagef("config file %s: %s", path, yamlErrText(err))
+		}
 	}
 	cfg.Path = path
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseConfigNode parses the file into its document node (nil for an empty file).
+func parseConfigNode(path string, data []byte) (*yaml.Node, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, nil
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode && !(doc.Kind == yaml.ScalarNode && doc.Tag == "!!null") {
+		return nil, usagef("config file %s, line %d: want a mapping of current-context, contexts, layouts and rules", path, doc.Line)
+	}
+	return doc, nil
+}
+
+func yamlErrText(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "yaml: ")
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// validate checks the decoded layouts and rules.
+func (cfg *Config) validate() error {
+	path := cfg.Path
 	for name, l := range cfg.Layouts {
 		if l.Name == "" {
 			l.Name = name
 		}
 		if err := l.Validate(); err != nil {
-			return nil, usagef("config file %s: %v", path, err)
+			return usagef("config file %s: %v", path, err)
 		}
 		cfg.Layouts[name] = l
 	}
 	for i := range cfg.Rules {
 		r := &cfg.Rules[i]
 		if r.Match == "" {
-			return nil, usagef("config file %s: rule %d has no match pattern", path, i+1)
+			return usagef("config file %s: rule %d has no match pattern", path, i+1)
 		}
 		if r.Name == "" {
 			r.Name = r.Match
 		}
 		if r.Layout != "" {
 			if _, err := cfg.Layout(r.Layout); err != nil {
-				return nil, usagef("config file %s: rule %q: %v", path, r.Name, err)
+				return usagef("config file %s: rule %q: %v", path, r.Name, err)
 			}
 		}
 		if (r.Capacity != 0 || r.Rate != 0) && (bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}).Validate() != nil {
-			return nil, usagef("config file %s: rule %q: capacity and rate must both be positive", path, r.Name)
+			return usagef("config file %s: rule %q: capacity and rate must both be positive", path, r.Name)
 		}
 		r.re = globRegexp(r.Match)
 	}
-	return cfg, nil
+	return nil
 }
 
 // Layout finds a layout by name among the presets and the config's custom layouts.
@@ -216,11 +268,17 @@ func (c *Config) contextFor(name string) (ContextConfig, string, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		where := "no config file"
-		if c.Path != "" {
-			where = c.Path
+		if c.Path == "" {
+			return ContextConfig{}, "", usagef("context %q: there is no config file (%s): create one with 'bucketctl config set-context %s --url host:port'", name, DefaultConfigPath(), name)
 		}
-		return ContextConfig{}, "", usagef("context %q not found in %s (known: %s)", name, where, strings.Join(names, ", "))
+		hint := fmt.Sprintf("known: %s", strings.Join(names, ", "))
+		if len(names) == 0 {
+			hint = "it has no contexts"
+		}
+		if s := closest(name, names); s != "" {
+			hint = fmt.Sprintf("did you mean %q?", s)
+		}
+		return ContextConfig{}, "", usagef("context %q not found in %s (%s)", name, c.Path, hint)
 	}
 	return ctx, name, nil
 }

@@ -102,3 +102,64 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigStrict: a key that names no field is exit 2 naming the file, the line, the
+// field and the closest known name; so is a context that does not exist and a
+// password-env naming an unset variable. Nothing is dialled.
+func TestConfigStrict(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		name, body string
+		args       []string
+		wants      []string
+	}{
+		{"typo in a context", "current-context: local\ncontexts:\n  local:\n    uri: redis://127.0.0.1:1\n", nil,
+			[]string{"config.yaml, line 4", `unknown field "uri" in context "local"`, `did you mean "url"?`}},
+		{"typo at the top", "curent-context: local\n", nil,
+			[]string{"line 1", `"curent-context"`, `did you mean "current-context"?`}},
+		{"typo in a rule", "rules:\n  - {match: \"a:*\", capasity: 3, rate: 1}\n", nil,
+			[]string{"line 2", `"capasity" in rule 1`, `did you mean "capacity"?`}},
+		{"typo in a layout", "layouts:\n  l: {type: hash, tokens_feld: t, time_field: at, time_unit: ms}\n", nil,
+			[]string{"line 2", `"tokens_feld" in layout "l"`, `did you mean "tokens_field"?`}},
+		{"far from every field", "contexts:\n  c: {zzzzzz: 1}\n", nil,
+			[]string{"line 2", `unknown field "zzzzzz"`, "known: cluster, "}},
+		{"missing current context", "current-context: nope\ncontexts:\n  local: {url: \"redis://127.0.0.1:1\"}\n", nil,
+			[]string{`context "nope" not found`, "known: local"}},
+		{"missing --context", "contexts:\n  local: {url: \"redis://127.0.0.1:1\"}\n", []string{"--context", "locl"},
+			[]string{`context "locl" not found`, `did you mean "local"?`}},
+		{"unset password-env", "contexts:\n  prod: {url: \"redis://127.0.0.1:1\", password-env: BUCKETCTL_TEST_UNSET_PW}\n", []string{"--context", "prod"},
+			[]string{"BUCKETCTL_TEST_UNSET_PW", "not set", "password-env"}},
+		{"unset sentinel-password-env", "contexts:\n  s: {sentinel-master: m, sentinel-addrs: [\"127.0.0.1:1\"], sentinel-password-env: BUCKETCTL_TEST_UNSET_SPW}\n", []string{"--context", "s"},
+			[]string{"BUCKETCTL_TEST_UNSET_SPW", "sentinel-password-env"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeConfig(t, tc.body)
+			r := run(t, "", append(tc.args, "inspect", "x")...)
+			if r.code != ExitUsage {
+				t.Fatalf("exit %d, want 2: %q", r.code, r.errOut)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(r.errOut, w) {
+					t.Fatalf("stderr lacks %q: %q", w, r.errOut)
+				}
+			}
+			oneLine(t, r)
+		})
+	}
+	// --context without any config file says how to make one.
+	if err := os.Remove(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "bucketctl", "config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "", "--context", "x", "inspect", "k"); r.code != ExitUsage || !strings.Contains(r.errOut, "no config file") {
+		t.Fatalf("--context without a file: %d %q", r.code, r.errOut)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"url", "user", "cluster", "password-env"}
+	for in, want := range map[string]string{"uri": "url", "usr": "user", "clustr": "cluster", "password_env": "password-env", "qqqqqq": "", "x": ""} {
+		if got := closest(in, names); got != want {
+			t.Errorf("closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -29,7 +29,9 @@ const exitCodesHelp = `bucketctl exits with:
   0    success; for check and consume: the request is (or would be) allowed
   1    error: Redis answered with an error, a key is not a bucket, a write was refused,
        the user's ACL does not allow a command (NOPERM)
-  2    usage: a bad flag, argument or config value; nothing was sent to Redis
+  2    usage: a bad flag, argument or command, a password in --url, a config file with an
+       unknown field, a missing context, a password-env naming an unset variable; nothing
+       was sent to Redis
   3    Redis unreachable: cannot connect, resolve, authenticate or complete the TLS handshake,
        or no reply within --timeout (a consume that timed out may or may not have been
        applied; it is never re-sent)

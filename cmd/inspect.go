@@ -110,7 +110,13 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 	emit := func(page []bucket.State) error {
 		for _, s := range page {
 			notes.see(s)
-			if err := out.add(stateViewNode(s, node), inspectRow(s, node)...); err != nil {
+			var err error
+			if out.isTable() {
+				err = out.add(nil, inspectRow(s, node)...)
+			} else {
+				err = out.add(stateViewNode(s, node))
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -34,7 +34,9 @@ than any bucket, or a string longer than a number, is answered with its size alo
 Only buckets are listed: keys that are not (sessions, counters, queues, hashes of other
 fields) are counted and left out; --all lists them too, with a dash. A two-key bucket's time
 key (KEY:last_time) is part of its bucket KEY, never a row of its own. Buckets without a TTL
-are flagged: they stay in memory forever unless their application deletes them.
+are flagged: they stay in memory forever unless their application deletes them. NOTE says
+when a bucket's stored time is ahead of the server's (a client whose clock runs fast wrote
+it) and, with --all, why a key is not a bucket.
 
 On a terminal, --limit defaults to 1000 and progress shows on stderr; piped output is
 complete unless --limit says otherwise. -o json streams one array, -o jsonl one object per
@@ -87,14 +89,20 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 		return err
 	}
 	run.limit, run.all = opts.Limit, opts.All
-	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL")...)
+	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
 	err = run.run(ctx, func(page []bucket.State) error {
 		for _, s := range page {
 			if s.Exists && s.Problem == "" && s.TTL == -1 {
 				noTTL++
 			}
-			if err := out.add(stateViewNode(s, node), listRow(s, node)...); err != nil {
+			var err error
+			if out.isTable() {
+				err = out.add(nil, listRow(s, node)...)
+			} else {
+				err = out.add(stateViewNode(s, node))
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -133,7 +141,7 @@ func stateViewNode(s bucket.State, node func(string) string) StateView {
 func listRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", fmtTTL(s.TTL)}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", fmtTTL(s.TTL), safe(s.Problem)}
 	} else {
 		tokens, capacity, fill, full := fmtNum(displayTokens(s)), "?", "?", "?"
 		if s.HasSpec() {
@@ -145,7 +153,11 @@ func listRow(s bucket.State, node func(string) string) []string {
 		if s.Exists && s.TTL == -1 {
 			ttl = "none!"
 		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl}
+		note := ""
+		if s.Ahead > 0 {
+			note = "ahead " + fmtDur(s.Ahead) + " (clock skew?)"
+		}
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl, note}
 	}
 	if node != nil {
 		cells = append(cells, node(s.Key))

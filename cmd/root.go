@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Stamped in by the release build (-ldflags -X).
@@ -49,6 +51,11 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			f.V.SetEnvPrefix("BUCKETCTL")
 			f.V.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 			f.V.AutomaticEnv()
+			// inspect and watch of given keys read by pipelines only (see Factory.ping).
+			switch cmd.Name() {
+			case "inspect", "watch":
+				f.PipelinedReads = !cmd.Flags().Changed("match")
+			}
 			if f.V.GetBool("no-color") {
 				f.IO.NoColor = true
 			}
@@ -60,7 +67,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	}
 	pf := root.PersistentFlags()
 	f.Flags = pf
-	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock")
+	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: host:port, redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock (no password: see REDISCLI_AUTH)")
 	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
 	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
 	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
@@ -79,11 +86,10 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))
 	_ = root.RegisterFlagCompletionFunc("clock", fixedCompletions("server", "client"))
 
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		NewCmdScript(f),
+		NewCmdConfig(f),
 		NewCmdCheck(f, nil),
 		NewCmdConsume(f, nil),
 		NewCmdInspect(f, nil),
@@ -134,7 +140,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	var ue *UsageError
 	if !errors.As(err, &ue) && isCobraUsage(err) {
-		err = &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+		err = cobraUsage(root, err)
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
@@ -142,9 +148,62 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var se *SilentError
 	var de *DeniedError
 	if !errors.As(err, &se) && !errors.As(err, &de) {
-		fmt.Fprintln(f.IO.ErrOut, errorLine(err))
+		// Whatever the error quotes (a URL, a server's reply), no password reaches stderr.
+		fmt.Fprintln(f.IO.ErrOut, f.redactor().apply(errorLine(err)))
 	}
 	return ExitCode(err)
+}
+
+// cobraUsage turns a usage error of cobra's into one line: an unknown command gets a
+// "did you mean" of its own instead of cobra's multi-line suggestion block.
+func cobraUsage(root *cobra.Command, err error) error {
+	// cobra's "unknown command" error: the word and the command path. (Compiled here, on
+	// this error path, not at start-up.)
+	unknownCommandRe := regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
+	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
+		c := root
+		if found, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {
+			c = found
+		}
+		return unknownCommand(c, m[1])
+	}
+	return &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+}
+
+// flagError is the usage error for a bad flag: an unknown long flag gets the nearest
+// flag's name.
+func flagError(c *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+		if s := closest(name, names); s != "" {
+			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
+		}
+	}
+	return usagef("%v (see '%s --help')", err, c.CommandPath())
+}
+
+// unknownCommand is the usage error for a word that names no subcommand of c.
+func unknownCommand(c *cobra.Command, word string) error {
+	of := ""
+	if c.HasParent() {
+		of = " of '" + c.CommandPath() + "'"
+	}
+	if s := c.SuggestionsFor(word); len(s) > 0 {
+		return usagef("unknown command %q%s: did you mean %q?", word, of, s[0])
+	}
+	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
+}
+
+// groupRun is the RunE of a command that only groups others (script, config): alone it
+// prints its help; followed by a word that names no subcommand it is a usage error, as
+// the root's unknown commands are.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	return unknownCommand(cmd, args[0])
 }
 
 func isCobraUsage(err error) bool {

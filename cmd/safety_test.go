@@ -320,3 +320,103 @@ func TestTopResetOfAReplacedBucket(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestListFlagsClockSkew: list's NOTE column says when a bucket was written ahead of the
+// server's clock.
+func TestListFlagsClockSkew(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.HSet(ctx, "gb:fast", "tokens", "3", "ts", now.Add(5*time.Second).UnixMilli())
+	c.HSet(ctx, "gb:ok", "tokens", "3", "ts", now.Add(-time.Second).UnixMilli())
+	r := run(t, "redis://"+srv.Addr(), "list", "--match", "gb:*", "--capacity", "10", "--rate", "1")
+	if r.code != 0 {
+		t.Fatalf("list: %+v", r)
+	}
+	for _, l := range strings.Split(r.out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "gb:fast") && !strings.Contains(l, "ahead 4.") && !strings.Contains(l, "ahead 5"):
+			t.Errorf("row of the bucket written 5 s ahead: %q", l)
+		case strings.HasPrefix(l, "gb:ok") && strings.Contains(l, "ahead"):
+			t.Errorf("row of a bucket on time: %q", l)
+		}
+	}
+}
+
+// TestWatchAndSpecBadInput: watch on a key that is not a bucket or on an empty key, and a
+// spec that would need centuries to refill, are refused with one line and a non-zero exit,
+// and nothing is written.
+func TestWatchAndSpecBadInput(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	c.RPush(ctx, "lst", "a")
+	url := "redis://" + srv.Addr()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"watch", "lst", "--count", "1"}, ExitError, "not a bucket: holds a list"},
+		{[]string{"watch", "", "--count", "1"}, ExitUsage, "the key is empty"},
+		{[]string{"consume", "k", "--capacity", "10", "--rate", "1e-320"}, ExitUsage, "longer than 100 years"},
+		{[]string{"reset", "k", "--tokens", "1", "--capacity", "10", "--rate", "1e-12", "--yes"}, ExitUsage, "longer than 100 years"},
+	} {
+		r := run(t, url, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.errOut, tc.want) {
+			t.Errorf("%q: exit %d %q, want exit %d and %q", tc.args, r.code, r.errOut, tc.code, tc.want)
+			continue
+		}
+		oneLine(t, r)
+	}
+	if n := c.Exists(ctx, "k").Val(); n != 0 {
+		t.Error("a refused command wrote k")
+	}
+}
+
+// TestResetMatchInterrupted: Ctrl-C during a bulk reset stops after the batch in flight,
+// exits 130 and reports exactly how many buckets were reset.
+func TestResetMatchInterrupted(t *testing.T) {
+	isolate(t)
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	const n = 30000
+	pipe := c.Pipeline()
+	for i := 0; i < n; i++ {
+		pipe.HSet(ctx, fmt.Sprintf("int:%05d", i), "tokens", "3", "last_refill", "1700000000.5")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		// Ctrl-C as soon as the first batch has gone (or after 10 s, which the test reports).
+		deadline := time.Now().Add(10 * time.Second)
+		for c.DBSize(ctx).Val() == n && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	io, _, out, errOut := TestIO()
+	f := NewFactory(io, VersionInfo{Version: "test"})
+	code := Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--yes"})
+	left := c.DBSize(ctx).Val()
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s %s", code, ExitInterrupted, out, errOut)
+	}
+	if left == 0 {
+		t.Fatal("every bucket was reset: the interrupt did not stop the run")
+	}
+	want := fmt.Sprintf("interrupted: stopped after %s bucket(s)", fmtCount(int(n-left)))
+	if !strings.Contains(errOut.String(), want) {
+		t.Fatalf("stderr %q, want %q (%d of %d left)", errOut, want, left, n)
+	}
+}

@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,15 +68,15 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	}
 	start, last := time.Now(), time.Time{}
 	found := 0
-	for {
-		page, err := sc.Next(ctx)
-		r.stats = sc.Stats()
-		if errors.Is(err, io.EOF) {
-			return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The next page is scanned and read while this one is written out.
+	for p := range sc.Pages(ctx, 1) {
+		r.stats = p.Stats
+		if p.Err != nil {
+			return p.Err
 		}
-		if err != nil {
-			return err
-		}
+		page := p.States
 		keep := page[:0]
 		for _, s := range page {
 			if s.Problem != "" && !r.all {
@@ -110,6 +108,7 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 			return err
 		}
 	}
+	return ctx.Err()
 }
 
 // scanProgress is the progress line: keys scanned (and share of DBSIZE), buckets, rate.

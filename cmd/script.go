@@ -18,7 +18,8 @@ func NewCmdScript(f *Factory) *cobra.Command {
 server answers NOSCRIPT, e.g. after a restart or SCRIPT FLUSH). 'script load' loads it on every
 master up front; 'script show' prints it, so it can be reviewed or loaded by other tools.`,
 		Example: "  bucketctl script load\n  bucketctl script show > token_bucket.lua\n  bucketctl script show --sha",
-		Args:    noArgs,
+		Args:    cobra.ArbitraryArgs,
+		RunE:    groupRun,
 	}
 	var output string
 	load := &cobra.Command{

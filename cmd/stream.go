@@ -38,6 +38,9 @@ func newRecordStream(io *IOStreams, format string, header ...string) *recordStre
 	return s
 }
 
+// isTable says records are written as table rows (cells), not data (v).
+func (s *recordStream) isTable() bool { return s.table != nil }
+
 // add buffers one record: v for the data formats, cells for the table.
 func (s *recordStream) add(v any, cells ...string) error {
 	s.n++

@@ -79,7 +79,7 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
-	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes")
+	fl.DurationVarP(&opts.Interval, "interval", "i", time.Second, "time between refreshes")
 	fl.DurationVar(&opts.Duration, "duration", 0, "quit after this long (0 = until q)")
 	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
 	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
@@ -216,7 +216,11 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
 	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
-	return tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start)}, nil
+	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover}
+	if res.Whole {
+		snap.Coverage = "" // the rows are every bucket there is
+	}
+	return snap, nil
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the

@@ -77,6 +77,9 @@ that of the last read when it failed (3: Redis unreachable).`,
 				return usagef("watch needs exactly one KEY (see 'bucketctl watch --help'; for many buckets use 'bucketctl top')")
 			}
 			opts.Key = args[0]
+			if opts.Key == "" {
+				return usagef("the key is empty: name the bucket to watch")
+			}
 			switch {
 			case opts.Interval < 10*time.Millisecond:
 				return usagef("--interval %s: must be at least 10ms", opts.Interval)
@@ -97,8 +100,8 @@ that of the last read when it failed (3: Redis unreachable).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.Interval, "interval", time.Second, "time between refreshes")
-	fl.IntVar(&opts.Count, "count", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
+	fl.DurationVarP(&opts.Interval, "interval", "i", time.Second, "time between refreshes")
+	fl.IntVarP(&opts.Count, "count", "n", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (0 = until stopped)")
 	fl.DurationVar(&opts.Window, "window", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
@@ -114,11 +117,16 @@ func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 		return err
 	}
 	read := func(ctx context.Context) (bucket.State, error) {
-		states, err := d.store.Inspect(ctx, []string{opts.Key}, d.resolve)
+		states, err := d.store.InspectWith(ctx, []string{opts.Key}, d.resolve, d.custom)
 		if err != nil {
 			return bucket.State{}, err
 		}
 		return states[0], nil
+	}
+	// A key that is not a bucket is an error at once, not a view of nothing. (One that
+	// becomes something else while watched is shown as such.)
+	if first, err := read(ctx); err == nil && first.IsNotBucket() {
+		return fmt.Errorf("%s: %s: watch shows buckets", safe(opts.Key), safe(first.Problem))
 	}
 	cost := d.resolve(opts.Key).Cost
 	if !f.IO.StdoutTTY || opts.Output == FormatJSON || opts.Count > 0 {

@@ -41,6 +41,10 @@ end
 if not rate or rate ~= rate or rate >= huge or rate <= 0 then
   return redis.error_reply('ERR bucketctl: rate must be a positive finite number')
 end
+-- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
+if capacity / rate > 3153600000 then
+  return redis.error_reply('ERR bucketctl: capacity/rate must refill within 100 years')
+end
 if not cost or cost ~= cost or cost >= huge or cost < 0 then
   return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
 end

@@ -168,9 +168,13 @@ func (v bucketView) stats() []string {
 		items = append(items, item("retry-after", retry), item("full in", FormatDuration(s.TimeToFull())))
 	}
 	items = append(items, item("TTL", FormatTTL(s.TTL)))
-	if !s.Exists {
+	switch {
+	case !s.Exists:
 		items = append(items, item("updated", "never (no such key)"))
-	} else {
+	case s.Ahead > 0:
+		// A stored time ahead of the server's: written by a client whose clock runs fast.
+		items = append(items, item("updated", v.st.Warn.Render("written "+FormatDuration(s.Ahead)+" ahead of server time: client clock skew?")))
+	default:
 		items = append(items, item("updated", FormatDuration(s.Age())+" ago"))
 	}
 	layout := s.Layout.Name

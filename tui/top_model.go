@@ -27,6 +27,9 @@ type TopSnapshot struct {
 	Cost Cost
 	// Took is how long the refresh took.
 	Took time.Duration
+	// Coverage says how much of the keyspace the rows come from, when they are a bounded
+	// part of it ("scanned 340k of ~1.3M keys"); "" when they are every match.
+	Coverage string
 }
 
 // Cost is the Redis cost of one refresh.

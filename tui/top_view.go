@@ -28,7 +28,11 @@ func (m Top) View() string {
 func (m *Top) topLines() []string {
 	var extra []string
 	if m.haveSnap {
-		extra = append(extra, Plural(len(m.snap.States), "bucket"))
+		if m.snap.Coverage != "" {
+			extra = append(extra, Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
+		} else {
+			extra = append(extra, Plural(len(m.snap.States), "bucket"))
+		}
 	}
 	label := ""
 	if m.opts.Match != "" {

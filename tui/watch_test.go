@@ -134,3 +134,18 @@ func TestWatchNeverOverlapsReads(t *testing.T) {
 		t.Errorf("%d reads were in flight at once, want 1", m)
 	}
 }
+
+// TestWatchShowsClockSkew: a bucket whose stored time is ahead of the server's says so, on
+// a terminal, in place of its age.
+func TestWatchShowsClockSkew(t *testing.T) {
+	feed := make(chan read)
+	var calls atomic.Int32
+	tm, p := run(t, NewWatch(feedSource(feed, &calls), watchOpts()), 100, 30)
+	st := history(1)[0]
+	st.Ahead = 4200 * time.Millisecond
+	feed <- read{st: st}
+	screen := waitView(t, tm, p, contains("ahead of server time"))
+	if !strings.Contains(screen, "written 4.2s ahead of server time: client clock skew?") {
+		t.Fatalf("screen:\n%s", screen)
+	}
+}

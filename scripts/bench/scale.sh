@@ -130,19 +130,25 @@ after=$(cli dbsize)
 echo "reset: ex:* keys left: $left; other keys before $before_other, after $after"
 
 echo
-echo "== top --match 'rate:*' in a pseudo-terminal, 8 s; PING p99 of another client"
-base=$("$REDIS_BENCHMARK" -p "$port" -t ping -n 20000 -c 1 -q --precision 3 2>/dev/null | tr -d '\r' | grep -o 'p50=[^ ]*.*' || true)
-echo "PING alone:      $base"
-COLUMNS=160 LINES=50 script -qfec "TERM=xterm-256color $B --url $url top --match 'rate:*' --duration 8s" "$tmp/top.typescript" >/dev/null 2>&1 &
-top_pid=$!
-sleep 3
-shot=$(tail -c 20000 "$tmp/top.typescript" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tr -d '\r')
-during=$("$REDIS_BENCHMARK" -p "$port" -t ping -n 20000 -c 1 -q --precision 3 2>/dev/null | tr -d '\r' | grep -o 'p50=[^ ]*.*' || true)
-wait "$top_pid" || true
-rows=$(printf '%s\n' "$shot" | grep -c 'rate:user:' || true)
-echo "PING during top: $during"
-echo "top: rows with rate:user: keys on screen after 3 s: $rows"
-if grep -q 'unreachable' "$tmp/top.typescript"; then echo "top: said unreachable"; else echo "top: never said unreachable"; fi
+echo "== top --match 'rate:*' in tmux (160x50), 10 s; PING p99 of another client"
+command -v tmux >/dev/null || { echo "scale: tmux is not installed (apt-get install tmux)" >&2; exit 1; }
+ping_p99() { "$REDIS_BENCHMARK" -p "$port" -t ping_inline -n 20000 -c 1 --precision 3 2>/dev/null | tr -d '\r' |
+	awk '/latency summary/ { getline; getline; print "p50 " $3 " ms, p99 " $5 " ms, max " $6 " ms" }'; }
+echo "PING alone:      $(ping_p99)"
+tsock="$tmp/tmux.sock"
+tmux -S "$tsock" new-session -d -x 160 -y 50 "$B --url $url top --match 'rate:*' --duration 10s; sleep 30"
+start=$(date +%s.%N); rows=0
+while [ "$(echo "$(date +%s.%N) - $start < 3" | bc)" = 1 ]; do
+	rows=$(tmux -S "$tsock" capture-pane -p | grep -c 'rate:user:' || true)
+	[ "$rows" -ge 10 ] && break
+	sleep 0.1
+done
+first=$(echo "$(date +%s.%N) - $start" | bc)
+printf 'top: %d rows on screen after %.2f s\n' "$rows" "$first"
+echo "PING during top: $(ping_p99)"
+tmux -S "$tsock" capture-pane -p | head -1
+if tmux -S "$tsock" capture-pane -p | grep -q 'unreachable'; then echo "top: said unreachable"; else echo "top: never said unreachable"; fi
+tmux -S "$tsock" kill-server 2>/dev/null || true
 
 [ "$CLUSTER" = 1 ] || exit 0
 echo

@@ -1,0 +1,214 @@
+package cmd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// ConnOptions is the resolved connection: flags win over env (BUCKETCTL_*), which win over
+// the selected context, which wins over defaults.
+type ConnOptions struct {
+	Context        string
+	URL            string
+	Cluster        []string
+	SentinelMaster string
+	SentinelAddrs  []string
+	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
+	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
+	// sentinels usually have no ACL users of the data nodes.
+	SentinelUser     string
+	sentinelPassword string
+	// master records the address a Sentinel failover client dialled: the master in use.
+	master             *dialedAddr
+	User               string
+	password           string
+	TLSCA              string
+	TLSCert            string
+	TLSKey             string
+	InsecureSkipVerify bool
+	DialTimeout        time.Duration
+	Timeout            time.Duration
+	PoolSize           int
+}
+
+// Addr names where we connect, without credentials, for messages.
+func (o *ConnOptions) Addr() string {
+	switch {
+	case len(o.Cluster) > 0:
+		return "cluster " + strings.Join(o.Cluster, ",")
+	case o.SentinelMaster != "":
+		return fmt.Sprintf("sentinel master %q via %s", o.SentinelMaster, strings.Join(o.SentinelAddrs, ","))
+	}
+	if u, err := url.Parse(o.URL); err == nil {
+		if u.Scheme == "unix" {
+			return u.Path
+		}
+		return u.Host
+	}
+	return redactURL(o.URL)
+}
+
+// NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
+// or Sentinel. Retries are off (MaxRetries: -1): a decision re-sent after a dropped
+// connection could be applied twice. A Cluster client still follows MOVED and ASK
+// redirects (MaxRedirects, default 3), which prove the command did not run; its own
+// re-sending after network errors is turned off per command by bucket.Store, which marks
+// decisions NoRetry (see runOnce in bucket/store.go). Every server reply of NOPERM becomes
+// a PermissionError naming the user.
+func (o *ConnOptions) NewClient() (bucket.Client, error) {
+	tlsCfg, err := o.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	acl := aclHook{user: o.User}
+	pool := o.PoolSize
+	switch {
+	case len(o.Cluster) > 0:
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
+			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+			MaxRetries: -1, PoolSize: pool})
+		// Every command, pipeline and per-master call runs on a node's client, made
+		// lazily, so registering here, before any is made, covers them all.
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(acl) })
+		return c, nil
+	case o.SentinelMaster != "":
+		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
+			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
+			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+			MaxRetries: -1, PoolSize: pool})
+		c.AddHook(acl)
+		o.master = &dialedAddr{}
+		c.AddHook(o.master)
+		return c, nil
+	}
+	opt, err := redis.ParseURL(o.URL)
+	if err != nil {
+		r := &redactor{}
+		if pw, ok := urlPassword(o.URL); ok {
+			r.add(pw)
+		}
+		return nil, usagef("--url %s: %s (use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket)",
+			redactURL(o.URL), r.apply(urlErrText(err)))
+	}
+	if o.User != "" {
+		opt.Username = o.User
+	}
+	if o.password != "" {
+		opt.Password = o.password
+	}
+	if opt.TLSConfig != nil || tlsCfg != nil {
+		if tlsCfg == nil {
+			tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if opt.TLSConfig != nil {
+			tlsCfg.ServerName = opt.TLSConfig.ServerName
+		}
+		opt.TLSConfig = tlsCfg
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
+	opt.MaxRetries = -1
+	if pool > 0 {
+		opt.PoolSize = pool
+	}
+	c := redis.NewClient(opt)
+	c.AddHook(acl)
+	return c, nil
+}
+
+func (o *ConnOptions) tlsConfig() (*tls.Config, error) {
+	if o.TLSCA == "" && o.TLSCert == "" && !o.InsecureSkipVerify && !strings.HasPrefix(o.URL, "rediss://") {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in flag, labelled insecure
+	if o.TLSCA != "" {
+		pem, err := os.ReadFile(o.TLSCA)
+		if err != nil {
+			return nil, usagef("--tls-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--tls-ca %s: no PEM certificates in the file", o.TLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return nil, usagef("--tls-cert/--tls-key: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// urlErrText is a URL parse error without the URL it quotes (the message names it once).
+func urlErrText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// plainTextPort explains a failed TLS connection whose port speaks plain Redis: a server
+// without TLS does not answer a TLS hello (the client times out) or answers it in plain
+// text. It returns nil when TLS is off or the port does not answer a plain PING.
+func (o *ConnOptions) plainTextPort(err error) error {
+	var rh tls.RecordHeaderError
+	if !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &rh) {
+		return nil
+	}
+	if cfg, cerr := o.tlsConfig(); cerr != nil || cfg == nil {
+		return nil
+	}
+	addr := ""
+	switch {
+	case len(o.Cluster) > 0:
+		addr = o.Cluster[0]
+	case o.SentinelMaster != "":
+		return nil
+	default:
+		opt, perr := redis.ParseURL(o.URL)
+		if perr != nil || opt.Network != "tcp" {
+			return nil
+		}
+		addr = opt.Addr
+	}
+	timeout := o.DialTimeout
+	if timeout <= 0 || timeout > time.Second {
+		timeout = time.Second
+	}
+	if !answersPlainRESP(addr, timeout) {
+		return nil
+	}
+	return fmt.Errorf("TLS was asked for but %s speaks plain-text Redis (not TLS): use redis:// and no --tls-* flags, or the server's TLS port", addr)
+}
+
+// answersPlainRESP reports whether addr replies to a plain-text PING with a RESP line
+// (+PONG, or an error such as -NOAUTH).
+func answersPlainRESP(addr string, timeout time.Duration) bool {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 1)
+	n, _ := conn.Read(buf)
+	return n == 1 && (buf[0] == '+' || buf[0] == '-')
+}
