@@ -34,7 +34,7 @@ memory at a time) and report, by kind, the buckets that are wrong: with a count,
 example keys, the memory involved and how to fix it. Then the key families (prefix up to
 the last ':' segment, or --depth segments) with their layouts and memory.
 
-Findings (bucketctl audit --help lists them; the README explains each):
+Findings, by severity (the README explains each):
 ` + findingsHelp() + `
 Memory is estimated from MEMORY USAGE of a few sampled keys per family and per finding
 (--samples), never of every key. A bucket's spec (capacity, rate) comes from the native
