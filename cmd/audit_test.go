@@ -187,6 +187,10 @@ func TestAuditPlantedKeyspace(t *testing.T) {
 	if r := run(t, "", append(url, "audit", "--match", "*ok*", "--fail-on", "warning")...); r.code != 0 {
 		t.Fatalf("healthy buckets: exit %d: %s %s", r.code, r.out, r.errOut)
 	}
+	if r := run(t, "", append(url, "audit", "-o", "yaml")...); r.code != 0 ||
+		!strings.Contains(r.out, "- kind: ttl-short") || !strings.Contains(r.out, "- bad:ttlshort") {
+		t.Fatalf("-o yaml: exit %d: %s", r.code, r.out)
+	}
 	if r := run(t, "", append(url, "audit", "--fail-on", "fatal")...); r.code != ExitUsage {
 		t.Fatalf("--fail-on fatal: exit %d, want %d", r.code, ExitUsage)
 	}
