@@ -312,13 +312,15 @@ func resetAndCount(t *testing.T, rdb *redis.Client, o gcraOracle, tokens float64
 	w := setLevel(t, rdb, o, tokens)
 	r := readRaw(t, rdb, o.key)
 	st := o.state(t, r)
-	if st.Tokens < tokens || st.Tokens > tokens+1e-3 {
+	// The read comes a few ms after the write (more on a loaded machine): allow the refill of
+	// up to 100 ms at the spec's rate on top of the exact level.
+	if st.Tokens < tokens || st.Tokens > tokens+1e-6+o.spec.Rate*0.1 {
 		t.Errorf("%s: reset to %v (%q, TTL %s) reads %v tokens", o.what, tokens, w.Value, w.TTL, st.Tokens)
 	}
 	if !w.Delete && r.pttl != w.TTL {
 		// The TTL is whole seconds, as the library sets it: PTTL right after is that exactly
-		// a little less (the time between the SET and the read, on a loaded machine).
-		if r.pttl < w.TTL-50*time.Millisecond || r.pttl > w.TTL {
+		// or a little less (up to 100 ms on a loaded machine).
+		if r.pttl < w.TTL-100*time.Millisecond || r.pttl > w.TTL {
 			t.Errorf("%s: reset wrote TTL %s, PTTL is %s", o.what, w.TTL, r.pttl)
 		}
 	}

@@ -24,8 +24,8 @@ type Watchlist struct {
 	pass, passKeys, lastPass int64
 	// pruned says the current pass has dropped buckets; whole says the last whole pass
 	// dropped none, so the kept buckets are every bucket there is.
-	pruned, whole bool
-	dbsize, lastDBSize       int64
+	pruned, whole      bool
+	dbsize, lastDBSize int64
 }
 
 // WatchOptions configure a Watchlist.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // DecideOptions are the options of consume and check.
@@ -32,6 +33,8 @@ func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 with Redis server time. A missing bucket starts full. Capacity and rate come from the flags, a
 config rule, or the bucket itself (native buckets store them). A cost above capacity is denied
 ("never: cost exceeds capacity") and the bucket left untouched, as the script does.
+
+` + decisionJSONHelp + `
 
 Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
@@ -66,6 +69,8 @@ application reports another retry-after (Express truncates it to whole seconds),
 the true wait and says what the application will report (app_retry_after_ms).
 
 A cost above capacity is denied: "never: cost exceeds capacity".
+
+` + decisionJSONHelp + `
 
 Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl check rate:user:42
@@ -175,7 +180,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := ms(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
-		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, fmtDur(d.AppRetryAfter), fmtDur(res.RetryAfter)))
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, tui.FormatDuration(d.AppRetryAfter), tui.FormatRetryAfter(res.RetryAfter)))
 	}
 	if d.Ahead > 0 {
 		notes = append(notes, aheadNote(d.Ahead))
@@ -200,14 +205,14 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		verdict = "denied"
 	}
 	if f.IO.Color() {
-		verdict = colorVerdict(res.Allowed, verdict)
+		verdict = colorVerdict(f.IO, res.Allowed, verdict)
 	}
-	retry := fmtDur(res.RetryAfter)
+	retry := tui.FormatRetryAfter(res.RetryAfter)
 	if res.RetryAfter < 0 {
 		retry = neverNote
 	}
-	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, opts.Key,
-		fmtNum(res.Remaining), fmtNum(res.Spec.Capacity), retry, fmtDur(res.ResetAfter))
+	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
+		tui.FormatTokens(res.Remaining), tui.FormatTokens(res.Spec.Capacity), retry, tui.FormatDuration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -228,12 +233,19 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	return nil
 }
 
+// decisionJSONHelp documents the decision's JSON/YAML fields, named as inspect's.
+const decisionJSONHelp = `-o json/yaml fields: key, allowed, tokens (left after the decision), capacity, rate,
+cost, retry_after_ms (-1: never), time_to_full_ms, layout, and note, app_retry_after_ms and
+headers when they apply. remaining is an alias of tokens and reset_after_ms an alias of
+time_to_full_ms, kept for compatibility. Tokens are floored to 3 decimals, durations are
+milliseconds to the microsecond.`
+
 // neverNote says why a request is never allowed: no bucket ever holds more than capacity.
 const neverNote = "never: cost exceeds capacity"
 
 // aheadNote says a bucket's stored time is ahead of the server's clock.
 func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", fmtDur(d))
+	return fmt.Sprintf("written %s ahead of server time: client clock skew?", tui.FormatDuration(d))
 }
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.

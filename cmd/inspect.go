@@ -180,18 +180,18 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-var inspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE/S", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
+var inspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
 
 // inspectRow is one row of the inspect table.
 func inspectRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", fmtTTL(s.TTL), "-", "-", "-"}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", tui.FormatTTL(s.TTL), "-", "-", "-"}
 	} else {
-		tokens, capacity, rate, fill, full := fmtNum(displayTokens(s)), "?", "?", "?", "?"
+		tokens, capacity, rate, fill, full := tui.FormatTokens(displayTokens(s)), "?", "?", "?", "?"
 		if s.HasSpec() {
-			capacity, rate = fmtNum(s.Spec.Capacity), fmtNum(s.Spec.Rate)
-			fill, full = fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())
+			capacity, rate = tui.FormatTokens(s.Spec.Capacity), tui.FormatRate(s.Spec.Rate)
+			fill, full = tui.FormatPercent(s.Fill()), tui.FormatDuration(s.TimeToFull())
 		}
 		updated := "-"
 		switch {
@@ -205,9 +205,10 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 			tokens += " (stored)"
 		}
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
-			updated = fmtDur(s.Age()) + " ago"
+			updated = tui.FormatDuration(s.Age()) + " ago"
 		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, fmtTTL(s.TTL), updated, fmt.Sprint(s.Allowed), fmt.Sprint(s.Denied)}
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, tui.FormatTTL(s.TTL), updated,
+			tui.FormatCount(s.Allowed), tui.FormatCount(s.Denied)}
 	}
 	if node != nil {
 		cells = append(cells, node(s.Key))

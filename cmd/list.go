@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // ListOptions are the options of list.
@@ -116,7 +117,7 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	}
 	run.notes(opts.Match)
 	if noTTL > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "note: %d bucket(s) have no TTL (none!): they stay in memory until deleted\n", noTTL)
+		fmt.Fprintf(f.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", tui.FormatCount(int64(noTTL)))
 	}
 	return nil
 }
@@ -141,21 +142,21 @@ func stateViewNode(s bucket.State, node func(string) string) StateView {
 func listRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", fmtTTL(s.TTL), safe(s.Problem)}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", tui.FormatTTL(s.TTL), safe(s.Problem)}
 	} else {
-		tokens, capacity, fill, full := fmtNum(displayTokens(s)), "?", "?", "?"
+		tokens, capacity, fill, full := tui.FormatTokens(displayTokens(s)), "?", "?", "?"
 		if s.HasSpec() {
-			capacity, fill, full = fmtNum(s.Spec.Capacity), fmt.Sprintf("%.0f%%", s.Fill()*100), fmtDur(s.TimeToFull())
+			capacity, fill, full = tui.FormatTokens(s.Spec.Capacity), tui.FormatPercent(s.Fill()), tui.FormatDuration(s.TimeToFull())
 		} else {
 			tokens += " (stored)"
 		}
-		ttl := fmtTTL(s.TTL)
+		ttl := tui.FormatTTL(s.TTL)
 		if s.Exists && s.TTL == -1 {
 			ttl = "none!"
 		}
 		note := ""
 		if s.Ahead > 0 {
-			note = "ahead " + fmtDur(s.Ahead) + " (clock skew?)"
+			note = "ahead " + tui.FormatDuration(s.Ahead) + " (clock skew?)"
 		}
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl, note}
 	}

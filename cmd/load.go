@@ -9,6 +9,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // LoadOptions are the options of load.
@@ -249,9 +250,9 @@ func (o *LoadOptions) describe() string {
 	case load.Closed:
 		s += " · closed loop"
 	default:
-		s += fmt.Sprintf(" · %s %s/s", c.Arrival, fmtNum(c.ArrivalRate))
+		s += fmt.Sprintf(" · %s %s", c.Arrival, tui.FormatRate(c.ArrivalRate))
 	}
-	s += fmt.Sprintf(" · %d workers", c.Concurrency)
+	s += " · " + tui.Plural(c.Concurrency, "worker")
 	if c.Pipeline > 1 {
 		s += fmt.Sprintf(" · pipeline %d", c.Pipeline)
 	}

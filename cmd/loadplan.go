@@ -36,8 +36,8 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 			if !t.Exists() {
 				return plans, &UsageError{flagNames(err)}
 			}
-			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s/s; give --capacity and --rate to change them)",
-				tui.SafeKey(t.Key), flagNames(err), fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
+				tui.SafeKey(t.Key), flagNames(err), tui.FormatTokens(p.Spec.Capacity), tui.FormatRate(p.Spec.Rate))
 		}
 	}
 	return plans, refused
@@ -91,7 +91,7 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	if err := renderLoadPlan(f, opts, plans, true); err != nil {
 		return err
 	}
-	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %d existing bucket(s)? [y/N] ", len(existing)))
+	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", tui.FormatCount(int64(len(existing)))))
 	if err != nil {
 		return err
 	}
@@ -127,12 +127,12 @@ func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool
 		}
 		spec, changes := "–", "nothing"
 		if !tg.Exists() || tg.IsBucket() {
-			spec = fmt.Sprintf("%s / %s/s", fmtNum(p.Spec.Capacity), fmtNum(p.Spec.Rate))
+			spec = tui.FormatTokens(p.Spec.Capacity) + " / " + tui.FormatRate(p.Spec.Rate)
 			switch {
 			case p.StoredSpec:
 				spec += " (stored)"
 			case tg.Exists():
-				spec += fmt.Sprintf(" (was %s / %s/s)", fmtNum(tg.Stored.Spec.Capacity), fmtNum(tg.Stored.Spec.Rate))
+				spec += " (was " + tui.FormatTokens(tg.Stored.Spec.Capacity) + " / " + tui.FormatRate(tg.Stored.Spec.Rate) + ")"
 			}
 			changes = strings.Join(p.Changes, ", ")
 		}
@@ -148,14 +148,14 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 		return err
 	}
 	c := opts.Config
-	bound := c.Duration.String()
+	bound := tui.FormatDuration(c.Duration)
 	switch {
 	case c.Requests > 0 && c.Duration == 0:
-		bound = fmt.Sprintf("%d requests (at most %s)", c.Requests, load.MaxDuration)
+		bound = fmt.Sprintf("%s (at most %s)", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(load.MaxDuration))
 	case c.Requests > 0:
-		bound = fmt.Sprintf("%d requests or %s, whichever comes first", c.Requests, c.Duration)
+		bound = fmt.Sprintf("%s or %s, whichever comes first", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(c.Duration))
 	}
-	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), fmtNum(c.Cost), bound)
+	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), tui.FormatTokens(c.Cost), bound)
 	return refused
 }
 

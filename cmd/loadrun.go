@@ -148,7 +148,7 @@ func failedCount(reports []load.Report) string {
 		failed += r.Errors
 		total += r.Requests
 	}
-	return fmt.Sprintf("%d of %d requests failed", failed, total)
+	return fmt.Sprintf("%s of %s requests failed", tui.FormatCount(failed), tui.FormatCount(total))
 }
 
 // loadRuns is the state of the runs shared between the runner and the views.

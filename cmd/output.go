@@ -1,20 +1,19 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"gopkg.in/yaml.v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // Output formats.
@@ -59,50 +58,51 @@ func writeData(w io.Writer, format string, v any) error {
 	return enc.Encode(v)
 }
 
-// table writes aligned columns; the header is bold on a colour TTY.
+// table is a table printed at once: the stream table's layout (display width, so colour
+// never moves a column; on a terminal the key column cut in the middle) over all its rows.
 type table struct {
-	io   *IOStreams
-	rows [][]string
-	// node, when set, adds a NODE column: the node serving the key in each row's first cell.
-	node func(key string) string
+	io *IOStreams
+	t  *streamTable
 }
 
 func newTable(io *IOStreams, header ...string) *table {
-	return &table{io: io, rows: [][]string{header}}
+	return &table{io: io, t: newStreamTable(io, header)}
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *table) add(cells ...string) { t.t.add(cells) }
 
 func (t *table) render() error {
-	tw := tabwriter.NewWriter(t.io.Out, 0, 4, 2, ' ', 0)
-	for i, r := range t.rows {
-		if t.node != nil {
-			n := "NODE"
-			if i > 0 {
-				n = t.node(r[0])
-			}
-			r = append(r[:len(r):len(r)], n)
-		}
-		line := strings.Join(r, "\t")
-		if i == 0 && t.io.Color() {
-			line = lipgloss.NewStyle().Bold(true).Render(line)
-		}
-		if _, err := fmt.Fprintln(tw, line); err != nil {
-			return err
-		}
-	}
-	return tw.Flush()
+	w := bufio.NewWriter(t.io.Out)
+	t.t.writePage(w)
+	return w.Flush()
 }
 
-// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable.
+// colorStyle is a style for stdout: ANSI colours on a colour terminal, none otherwise,
+// whatever the process's own stdout is (the streams may be a test's buffer).
+func colorStyle(io *IOStreams) lipgloss.Style {
+	r := lipgloss.NewRenderer(io.Out)
+	if io.Color() {
+		r.SetColorProfile(termenv.ANSI)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return r.NewStyle()
+}
+
+// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
+// and those of inspect: tokens and time_to_full_ms. remaining is an alias of tokens and
+// reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
+// (jsonnum.go).
 type ResultView struct {
 	Key          string  `json:"key" yaml:"key"`
 	Allowed      bool    `json:"allowed" yaml:"allowed"`
+	Tokens       float64 `json:"tokens" yaml:"tokens"`
 	Remaining    float64 `json:"remaining" yaml:"remaining"`
 	Capacity     float64 `json:"capacity" yaml:"capacity"`
 	Rate         float64 `json:"rate" yaml:"rate"`
 	Cost         float64 `json:"cost" yaml:"cost"`
 	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
 	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
 	Layout       string  `json:"layout" yaml:"layout"`
 	// Note says why a request is never allowed ("never: cost exceeds capacity").
@@ -115,8 +115,10 @@ type ResultView struct {
 }
 
 func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
-	v := ResultView{Key: key, Allowed: r.Allowed, Remaining: r.Remaining, Capacity: r.Spec.Capacity,
-		Rate: r.Spec.Rate, Cost: cost, RetryAfterMS: ms(r.RetryAfter), ResetAfterMS: ms(r.ResetAfter), Layout: layout}
+	tokens, full := jsonTokens(r.Remaining), ms(r.ResetAfter)
+	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: jsonSpec(r.Spec.Capacity),
+		Rate: jsonSpec(r.Spec.Rate), Cost: jsonSpec(cost), RetryAfterMS: ms(r.RetryAfter), TimeToFullMS: full,
+		ResetAfterMS: full, Layout: layout}
 	if r.RetryAfter < 0 {
 		v.RetryAfterMS = -1
 	}
@@ -124,7 +126,8 @@ func resultView(key string, r bucket.Result, cost float64, layout string) Result
 }
 
 // StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
-// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL.
+// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL. Numbers are rounded by
+// kind (jsonnum.go).
 type StateView struct {
 	Key            string   `json:"key" yaml:"key"`
 	Type           string   `json:"type" yaml:"type"`
@@ -151,7 +154,7 @@ type StateView struct {
 
 func stateView(s bucket.State) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
-		LayoutDetected: s.Detected, StoredTokens: s.Stored.Tokens, Allowed: s.Allowed, Denied: s.Denied,
+		LayoutDetected: s.Detected, StoredTokens: jsonTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
 		AgeMS: ms(s.Age()), AheadMS: ms(s.Ahead), TTLMS: ttlMS(s.TTL)}
 	if s.Problem != "" {
 		return v
@@ -161,7 +164,8 @@ func stateView(s bucket.State) StateView {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}
 	if s.HasSpec() {
-		tokens, c, r, fill, ttf := displayTokens(s), s.Spec.Capacity, s.Spec.Rate, s.Fill(), ms(s.TimeToFull())
+		tokens, c, r := jsonTokens(displayTokens(s)), jsonSpec(s.Spec.Capacity), jsonSpec(s.Spec.Rate)
+		fill, ttf := jsonRatio(s.Fill()), ms(s.TimeToFull())
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
 	} else {
@@ -192,57 +196,18 @@ func stateNodes(ctx context.Context, f *Factory, format string) (func(string) st
 	return f.nodeOf(ctx)
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// Values for people are formatted by tui's formatting layer (tui/format.go), the same in
+// every table, line and view. These short names are that layer's, for cmd's callers.
+var (
+	fmtNum = tui.FormatTokens   // tokens, capacities, costs
+	fmtDur = tui.FormatDuration // durations
+	fmtTTL = tui.FormatTTL      // a key's TTL
+)
 
-func ttlMS(d time.Duration) float64 {
-	if d < 0 {
-		return -1
-	}
-	return ms(d)
-}
-
-// fmtNum prints a token count or rate compactly: 9, 9.5, 0.007.
-func fmtNum(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	if math.Abs(f) >= 100 {
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	}
-	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 3, 64), "0"), ".")
-}
-
-// fmtDur prints a duration for people: 0s, 350ms, 1.2s, 3m4s.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "never"
-	case d == 0:
-		return "0s"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", d.Seconds()), "0"), ".") + "s"
-	}
-	return d.Round(time.Second).String()
-}
-
-func fmtTTL(d time.Duration) string {
-	switch {
-	case d == -1:
-		return "none"
-	case d < 0:
-		return "-"
-	}
-	return fmtDur(d)
-}
-
-func colorVerdict(ok bool, s string) string {
+func colorVerdict(io *IOStreams, ok bool, s string) string {
 	c := lipgloss.Color("1")
 	if ok {
 		c = lipgloss.Color("2")
 	}
-	return lipgloss.NewStyle().Foreground(c).Bold(true).Render(s)
+	return colorStyle(io).Foreground(c).Bold(true).Render(s)
 }

@@ -154,16 +154,16 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return bucket.ResetOp{}, v, false, nil
 	}
 	if s.HasSpec() || s.Exists {
-		before := displayTokens(s)
+		before := jsonTokens(displayTokens(s))
 		v.TokensBefore = &before
 	}
 	after := s.Spec.Capacity
 	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}, Read: &s}
 	if r.setTokens {
 		after = r.opts.Tokens
-		v.Action = fmt.Sprintf("set %s tokens", fmtNum(after))
+		v.Action = fmt.Sprintf("set %s tokens", tui.FormatTokens(after))
 		if !s.Exists {
-			v.Action = fmt.Sprintf("create with %s tokens", fmtNum(after))
+			v.Action = fmt.Sprintf("create with %s tokens", tui.FormatTokens(after))
 		}
 		if err := op.Validate(); err != nil {
 			if errors.Is(err, bucket.ErrNoSpec) {
@@ -176,6 +176,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return op, v, false, nil
 	}
 	if r.setTokens || s.HasSpec() {
+		after = jsonTokens(after)
 		v.TokensAfter = &after
 	}
 	return op, v, true, nil
@@ -214,7 +215,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "dry run: %d bucket(s) would be reset on %s; nothing changed\n", len(ops), serverOf(f))
+		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
 		return problemsErr(f, states)
 	}
 	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
@@ -298,7 +299,7 @@ func resetRow(v ResetView) []string {
 		if p == nil {
 			return "?"
 		}
-		return fmtNum(*p)
+		return tui.FormatTokens(*p)
 	}
 	action := v.Action
 	switch {

@@ -216,6 +216,13 @@ func TestResetNamedLookalikesRefused(t *testing.T) {
 			}
 		}
 	}
+	// consume runs the native script, which re-checks the whole hash too.
+	for _, k := range apps {
+		r := run(t, url, "consume", k, "--capacity", "10", "--rate", "1")
+		if r.code == ExitOK || r.code == ExitDenied {
+			t.Errorf("consume %q: exit %d: %+v", k, r.code, r)
+		}
+	}
 	for k, v := range dumps(t, c, apps) {
 		if v != before[k] {
 			t.Errorf("application key %q changed", k)

@@ -105,12 +105,13 @@ type streamTable struct {
 	rows    [][]string
 	widths  []int
 	bold    bool
-	width   int // terminal width; 0: no limit (piped)
+	head    lipgloss.Style // the header's style (bold), applied after padding
+	width   int            // terminal width; 0: no limit (piped)
 	started bool
 }
 
 func newStreamTable(io *IOStreams, header []string) *streamTable {
-	return &streamTable{header: header, bold: io.Color(), width: termWidth(io)}
+	return &streamTable{header: header, bold: io.Color(), head: colorStyle(io).Bold(true), width: termWidth(io)}
 }
 
 // termWidth is the width of the terminal on stdout, 0 when stdout is not one.
@@ -162,7 +163,7 @@ func (t *streamTable) writePage(w *bufio.Writer) {
 		t.started = true
 		line := t.line(t.header)
 		if t.bold {
-			line = lipgloss.NewStyle().Bold(true).Render(line)
+			line = t.head.Render(line)
 		}
 		w.WriteString(line)
 		w.WriteByte('\n')
@@ -178,7 +179,7 @@ func (t *streamTable) line(cells []string) string {
 	var b strings.Builder
 	for i, c := range cells {
 		if i == 0 && t.width > 0 {
-			c = cutMiddle(c, t.widths[0])
+			c = tui.TruncMiddle(c, t.widths[0])
 		}
 		b.WriteString(c)
 		if i < len(cells)-1 {
@@ -187,22 +188,8 @@ func (t *streamTable) line(cells []string) string {
 			}
 		}
 	}
-	return b.String()
-}
-
-// cutMiddle shortens s to width display cells, cutting in the middle: the family prefix and
-// the distinguishing tail of a key both stay.
-func cutMiddle(s string, width int) string {
-	if ansi.StringWidth(s) <= width || width < 5 {
-		return s
-	}
-	tail := (width - 1) / 2
-	head := width - 1 - tail
-	r := []rune(s)
-	for ansi.StringWidth(string(r[len(r)-tail:])) > tail && tail > 0 {
-		tail--
-	}
-	return ansi.Truncate(s, head, "") + "…" + string(r[len(r)-tail:])
+	// Empty last cells (a NOTE column with nothing to say) leave no trailing spaces.
+	return strings.TrimRight(b.String(), " ")
 }
 
 // progress is a one-line progress report on stderr, redrawn in place, only on a terminal.

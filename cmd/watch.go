@@ -272,10 +272,10 @@ func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
 	if act != nil {
 		v.IntervalMS = f(ms(act.Interval))
 		if act.Counted {
-			v.AllowedPerS, v.DeniedPerS = f(act.Allowed), f(act.Denied)
+			v.AllowedPerS, v.DeniedPerS = f(jsonRate(act.Allowed)), f(jsonRate(act.Denied))
 		}
 		if act.ConsumedKnown {
-			v.ConsumedPerS = f(act.Consumed)
+			v.ConsumedPerS = f(jsonRate(act.Consumed))
 		}
 	}
 	if r, err := s.Peek(cost); err == nil {
@@ -314,11 +314,11 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 			return b.String()
 		}
 	}
-	kv("tokens", fmtNum(s.Tokens))
+	kv("tokens", fmtNum(displayTokens(s)))
 	if s.HasSpec() {
 		kv("capacity", fmtNum(s.Spec.Capacity))
-		kv("fill", fmt.Sprintf("%.0f%%", s.Fill()*100))
-		kv("rate", fmtNum(s.Spec.Rate))
+		kv("fill", tui.FormatPercent(s.Fill()))
+		kv("rate", tui.FormatPerSecond(s.Spec.Rate))
 	} else {
 		kv("spec", "unknown")
 	}
@@ -331,7 +331,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 			kv(k, "-")
 			return
 		}
-		kv(k, fmtNum(v))
+		kv(k, tui.FormatPerSecond(v))
 	}
 	if s.Layout.Native {
 		rate("allowed_per_s", a.Counted, a.Allowed)
@@ -340,7 +340,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	if s.HasSpec() {
 		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
 		if r, err := s.Peek(cost); err == nil {
-			kv("retry_after", fmtDur(r.RetryAfter))
+			kv("retry_after", tui.FormatRetryAfter(r.RetryAfter))
 		}
 	}
 	kv("ttl", fmtTTL(s.TTL))

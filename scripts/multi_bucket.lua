@@ -62,6 +62,21 @@ for i = 1, n do
   if st[1] and not st[3] then
     return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout' .. sfx)
   end
+  -- Nor into a hash that holds our fields and others besides: application data.
+  if st[1] then
+    local m = 0
+    for f = 1, 6 do
+      if st[f] then
+        if not tonumber(st[f]) then
+          return redis.error_reply('ERR bucketctl: not a native bucket (a field is not a number): left untouched' .. sfx)
+        end
+        m = m + 1
+      end
+    end
+    if redis.call('HLEN', key) ~= m then
+      return redis.error_reply('ERR bucketctl: not a native bucket (the hash holds other fields too): left untouched' .. sfx)
+    end
+  end
   if not st[1] and redis.call('EXISTS', key) == 1 then
     return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket' .. sfx)
   end

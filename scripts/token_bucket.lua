@@ -22,6 +22,21 @@ local st = redis.call('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed
 if st[1] and not st[3] then
   return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
 end
+-- Nor into a hash that holds our fields and others besides: application data.
+if st[1] then
+  local n = 0
+  for i = 1, 6 do
+    if st[i] then
+      if not tonumber(st[i]) then
+        return redis.error_reply('ERR bucketctl: not a native bucket (a field is not a number): left untouched')
+      end
+      n = n + 1
+    end
+  end
+  if redis.call('HLEN', key) ~= n then
+    return redis.error_reply('ERR bucketctl: not a native bucket (the hash holds other fields too): left untouched')
+  end
+end
 if not st[1] and redis.call('EXISTS', key) == 1 then
   return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
 end

@@ -35,7 +35,7 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 	if top <= 0 || math.IsNaN(top) {
 		top = 1
 	}
-	yLabel := func(_ int, v float64) string { return FormatTokens(v) }
+	yLabel := func(_ int, v float64) string { return FormatAxis(v) }
 	lc := linechart.New(w, h, -span, 0, 0, top,
 		linechart.WithXYSteps(1, h-2), // Y labels: 0 and the top only; X labels drawn below
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),

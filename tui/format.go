@@ -10,32 +10,124 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// FormatTokens writes a token count compactly: 63.2, 1500, 12.5k, 3.1M.
+// This file is the one formatting layer: every number a person reads, in a cmd table or
+// line and in a tui view, goes through it, one rule per kind of value, so a bucket reads
+// the same in list, inspect, watch and top.
+//
+//	tokens (levels, capacities, costs)  floored to what is shown, so a shown level is never
+//	                                    more than the bucket holds: 0.99, 9.4, 63.2, 9,289,
+//	                                    16,000, then 340k, 1.3M (as counts)
+//	rates (per second)                  the same steps, rounded; below 1 two significant
+//	                                    digits: 0.5/s, 12/s, 1,500/s; below 0.01/s per
+//	                                    hour: 6.12/h
+//	counts (keys, requests)             FormatCount: 5,003, then 340k, 1.3M
+//	percentages                         whole, floored: 99.6% full is 99%, not full;
+//	                                    above 0 and below 1%: <1%
+//	durations                           850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h
+//	TTLs                                a duration, "none" (no TTL), "-" (no key)
+//	retry-after                         a duration, "never" (cost above capacity)
+//	chart axis ticks                    FormatAxis, compact: 500, 2.5k, 10k, 1.5M
+
+// noise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
+const noise = 1e-6
+
+// floorTo floors v to dec decimals.
+func floorTo(v float64, dec int) float64 {
+	p := math.Pow10(dec)
+	return math.Floor(v*p+noise) / p
+}
+
+// FormatTokens writes a number of tokens: floored to 2 decimals below 10, 1 below 100,
+// whole with thousands separators below 100,000, compact above (as FormatCount).
 func FormatTokens(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
 	a := math.Abs(v)
 	switch {
-	case math.IsNaN(v):
-		return "?"
+	case a >= 100:
+		return FormatCount(int64(math.Floor(v + noise)))
+	case a >= 10:
+		return trimFloat(floorTo(v, 1), 1)
+	}
+	return trimFloat(floorTo(v, 2), 2)
+}
+
+// FormatRate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s"; a rate
+// below 0.01/s per hour, where it reads better and fits a column: "0.4/h" (0.00011/s).
+func FormatRate(v float64) string {
+	if a := math.Abs(v); a > 0 && a < 0.01 {
+		return FormatPerSecond(v*3600) + "/h"
+	}
+	return FormatPerSecond(v) + "/s"
+}
+
+// FormatPerSecond writes the number of a per-second rate, for columns and fields that
+// name the unit themselves: rounded, 2 decimals below 10, 1 below 100, then whole as a
+// count; below 1 two significant digits, so a slow refill (0.0017) never reads as 0.
+func FormatPerSecond(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 99.95:
+		return FormatCount(int64(math.Round(v)))
+	case a >= 10:
+		return trimFloat(v, 1)
+	case a >= 1:
+		return trimFloat(v, 2)
+	}
+	return trimFloat(v, 1-int(math.Floor(math.Log10(a))))
+}
+
+// FormatPercent writes a ratio in [0,1] as a whole percentage, floored: a bucket is shown
+// 100% full only when it is; a share above 0 and below 1% is "<1%", never 0%.
+func FormatPercent(r float64) string {
+	if s, ok := special(r); ok {
+		return s
+	}
+	if r > 0 && r < 0.01-noise/100 {
+		return "<1%"
+	}
+	return strconv.FormatFloat(math.Floor(r*100+noise), 'f', 0, 64) + "%"
+}
+
+// FormatAxis writes a chart axis tick compactly, where width is scarce: 0.5, 20, 500, 2.5k,
+// 10k, 1.5M.
+func FormatAxis(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	a := math.Abs(v)
+	switch {
 	case a >= 1e9:
 		return trimFloat(v/1e9, 1) + "G"
 	case a >= 1e6:
 		return trimFloat(v/1e6, 1) + "M"
-	case a >= 1e4:
+	case a >= 1e3:
 		return trimFloat(v/1e3, 1) + "k"
 	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return trimFloat(v, 0)
 	case a >= 10:
 		return trimFloat(v, 1)
 	}
 	return trimFloat(v, 2)
 }
 
-// FormatRate writes a per-second rate: "12/s", "0.5/s", "1.2k/s".
-func FormatRate(v float64) string { return FormatTokens(v) + "/s" }
-
-// FormatPercent writes a ratio in [0,1] as a whole percentage.
-func FormatPercent(r float64) string {
-	return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%"
+// special writes the values that are not finite numbers.
+func special(v float64) (string, bool) {
+	switch {
+	case math.IsNaN(v):
+		return "?", true
+	case math.IsInf(v, 1):
+		return "∞", true
+	case math.IsInf(v, -1):
+		return "-∞", true
+	}
+	return "", false
 }
 
 func trimFloat(v float64, prec int) string {
@@ -57,6 +149,8 @@ func FormatDuration(d time.Duration) string {
 	switch {
 	case d == 0:
 		return "0s"
+	case d < time.Microsecond:
+		return "<1µs"
 	case d < time.Millisecond:
 		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
 	case d < time.Second:
@@ -81,15 +175,24 @@ func compound(d, big time.Duration, bigU string, small time.Duration, smallU str
 	return s
 }
 
-// FormatTTL writes a key's TTL as Redis reports it: -1 is no TTL, -2 no key.
+// FormatTTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-").
 func FormatTTL(d time.Duration) string {
 	switch {
 	case d == -1:
 		return "none"
 	case d == -2:
-		return "gone"
+		return "-"
 	case d < 0:
 		return "?"
+	}
+	return FormatDuration(d)
+}
+
+// FormatRetryAfter writes how long until a request can pass; negative is never (its cost
+// is above capacity).
+func FormatRetryAfter(d time.Duration) string {
+	if d < 0 {
+		return "never"
 	}
 	return FormatDuration(d)
 }
@@ -145,9 +248,9 @@ func padLeft(s string, width int) string {
 	return s
 }
 
-// Plural writes n (with thousands separators) and what, with an s unless n is 1.
+// Plural writes n (as FormatCount) and what, with an s unless n is 1.
 func Plural(n int, what string) string {
-	s := groupDigits(n) + " " + what
+	s := FormatCount(int64(n)) + " " + what
 	if n != 1 {
 		s += "s"
 	}

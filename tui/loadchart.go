@@ -34,7 +34,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 		if d == 0 {
 			return "0"
 		}
-		return FormatTokens(math.Pow(10, d))
+		return FormatAxis(math.Pow(10, d))
 	}
 	xLabel := func(_ int, v float64) string {
 		return FormatDuration(time.Duration(math.Round(v)) * time.Second)

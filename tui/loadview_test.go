@@ -64,8 +64,8 @@ func TestLoadViewGoldenResizeAndReport(t *testing.T) {
 	src.set(loadSnap(4500*time.Millisecond, load.Lua))
 	screen := waitView(t, tm, p, contains("45% · 4.5s of 10s"))
 	checkSize(t, screen, 80, 24)
-	mustShow(t, "80x24 screen", screen, "bucketctl:load:api", "allowed 59", "denied 249,616", "55.5k ops/s", "errors 0",
-		"last second: allowed 10/s · denied 50k/s", "p99      3.18ms", "p99.9    7.54ms", "0.42 / 10 tokens",
+	mustShow(t, "80x24 screen", screen, "bucketctl:load:api", "allowed 59", "denied 249,616", "55,483 ops/s", "errors 0",
+		"last second: allowed 10/s · denied 50,002/s", "p99      3.18ms", "p99.9    7.54ms", "0.42 / 10 tokens",
 		"calls/request 1.00", "allowed/s", "denied/s", "q stop and report")
 	golden(t, "80x24", screen)
 
@@ -228,7 +228,7 @@ func TestLoadProgressLine(t *testing.T) {
 	s := loadSnap(3200*time.Millisecond, load.Watch)
 	s.Retries, s.Errors = 120, 7
 	got := LoadProgressLine(s)
-	want := "3.2s/10s  allowed 49  denied 198376  errors 7  last second 10/s allowed, 52.9k/s denied  retries 120  p99 3.18ms  tokens 0.42/10"
+	want := "3.2s/10s  allowed 49  denied 198376  errors 7  last second 10/s allowed, 52,870/s denied  retries 120  p99 3.18ms  tokens 0.42/10"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -39,23 +38,6 @@ func TestBarLevels(t *testing.T) {
 	} {
 		if got := st.Bar(4, c.fill); got != c.want {
 			t.Errorf("Bar(4, %v) = %q, want %q", c.fill, got, c.want)
-		}
-	}
-}
-
-func TestFormats(t *testing.T) {
-	for _, c := range []struct{ got, want string }{
-		{FormatTokens(0.5), "0.5"}, {FormatTokens(63.25), "63.2"}, {FormatTokens(1500), "1500"},
-		{FormatTokens(12500), "12.5k"}, {FormatTokens(3.1e6), "3.1M"}, {FormatTokens(0), "0"},
-		{FormatDuration(850 * time.Millisecond), "850ms"}, {FormatDuration(3700 * time.Millisecond), "3.7s"},
-		{FormatDuration(64 * time.Second), "1m4s"}, {FormatDuration(2*time.Hour + 5*time.Minute), "2h5m"},
-		{FormatDuration(50 * time.Microsecond), "50µs"}, {FormatDuration(26 * time.Hour), "1d2h"},
-		{FormatTTL(-1), "none"}, {FormatTTL(-2), "gone"}, {FormatTTL(90 * time.Second), "1m30s"},
-		{FormatPercent(0.144), "14%"}, {groupDigits(10000), "10,000"}, {groupDigits(999), "999"},
-		{groupDigits(-1234567), "-1,234,567"},
-	} {
-		if c.got != c.want {
-			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func rateCell(known bool, v float64) string {
 	if !known {
 		return "–"
 	}
-	return FormatTokens(v)
+	return FormatPerSecond(v)
 }
 
 // columns picks the columns that fit in width w, in display order, with their widths, and

@@ -117,7 +117,10 @@ func TestTopGoldenAndResize(t *testing.T) {
 	tm, p := run(t, NewTop(src, topOpts()), 80, 24)
 	src.feed <- topRead{snap: fleet(0)}
 	src.feed <- topRead{snap: fleet(1)}
-	screen := waitView(t, tm, p, contains("33 buckets", "DENY/s", "rate:user:14"))
+	// The second snapshot has arrived when the rates are counted (user:14 denies 14/s).
+	screen := waitView(t, tm, p, func(s string) bool {
+		return contains("33 buckets", "DENY/s", "rate:user:14")(s) && strings.Contains(s, " 14   1m30s")
+	})
 	checkSize(t, screen, 80, 24)
 	keys, sel := rowKeys(screen)
 	// Sorted by fill, emptiest first: user:27 holds 99%·... (27·37 mod 100 = 99), user:19 3%.

@@ -1,0 +1,65 @@
+package cmd
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// JSON and YAML numbers are rounded here, once, by kind, so runbooks read the same
+// precision from every command:
+//
+//	tokens (tokens, remaining, stored_tokens, tokens_before/after)
+//	        floored to 3 decimals: a thousandth of a token, never more than the bucket
+//	        holds, the whole tokens always exact
+//	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution)
+//	ratios (fill)     3 decimals
+//	measured rates (*_per_s)  3 decimals
+//	spec values (capacity, rate, cost)  as configured, float noise dropped (9 significant
+//	        digits)
+
+// jsonNoise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
+const jsonNoise = 1e-6
+
+// jsonTokens rounds a number of tokens for JSON.
+func jsonTokens(v float64) float64 {
+	if !finite(v) {
+		return v
+	}
+	return math.Floor(v*1000+jsonNoise) / 1000
+}
+
+// ms writes a duration in milliseconds for JSON, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ttlMS writes a TTL for JSON: -1 for no TTL (and no key), milliseconds otherwise.
+func ttlMS(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return ms(d)
+}
+
+// jsonRatio rounds a ratio (fill) for JSON.
+func jsonRatio(v float64) float64 { return round3(v) }
+
+// jsonRate rounds a measured per-second rate for JSON.
+func jsonRate(v float64) float64 { return round3(v) }
+
+// jsonSpec drops float noise from a configured value (capacity, rate, cost).
+func jsonSpec(v float64) float64 {
+	if !finite(v) {
+		return v
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 9, 64), 64)
+	return r
+}
+
+func round3(v float64) float64 {
+	if !finite(v) {
+		return v
+	}
+	return math.Round(v*1000) / 1000
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
