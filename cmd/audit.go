@@ -234,7 +234,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 		for _, fd := range v.Findings {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
 			if fd.MaxAheadMS != nil {
-				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", fmtDur(durMS(*fd.MaxAheadMS)))
+				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", tui.FormatDuration(durMS(*fd.MaxAheadMS)))
 			}
 			if fd.Detail != "" {
 				fmt.Fprintf(w, "  %s\n", safe(fd.Detail))
