@@ -61,6 +61,9 @@ func (l Layout) app() appKind {
 // can see (Spring reads whole seconds of Redis TIME, go-bench and Express milliseconds of the
 // client's clock). A retry-after is a whole number of steps from a step boundary.
 func (l Layout) Step() time.Duration {
+	if l.Type == GCRA {
+		return time.Microsecond // both libraries read the server's TIME in microseconds
+	}
 	switch l.app() {
 	case appSpring:
 		return time.Second
@@ -113,6 +116,11 @@ func (l Layout) Level(spec Spec, stored Level, now int64) Level {
 	case appNative:
 		return spec.At(stored, now)
 	}
+	if l.Type == GCRA {
+		// A TAT refills linearly and clamps at capacity: the level at one time carries
+		// forward exactly.
+		return spec.At(stored, now)
+	}
 	return spec.At(stored, l.Quantize(now))
 }
 
@@ -149,6 +157,13 @@ func (d Decision) AppDiffers(step time.Duration) bool {
 // Decide is the decision the layout's application makes at now (µs) for a request of cost,
 // from the stored level (exists=false: a missing bucket, full). It writes nothing.
 func (l Layout) Decide(spec Spec, stored Level, exists bool, now int64, cost float64) Decision {
+	if l.Type == GCRA {
+		var tat *TAT
+		if exists {
+			tat = l.tatFor(spec, l.Level(spec, stored, now).Tokens, time.UnixMicro(now))
+		}
+		return l.gcraDecision(spec, tat, now, cost)
+	}
 	if !exists {
 		stored = Level{Tokens: spec.Capacity, TS: now}
 	}
@@ -274,6 +289,14 @@ const resetGrace = 60 * time.Second
 // full plus 60 s. Each covers the refill to full, so the key's expiry is lossless: a missing
 // bucket reads as full.
 func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, tokens float64) (tokensStr, timeStr string, ttl time.Duration) {
+	if l.Type == GCRA {
+		// The TAT value and the library's TTL (GCRAReset); timeStr is unused.
+		w, err := l.GCRAReset(spec, tokens, time.UnixMicro(now))
+		if err != nil || w.Delete {
+			return "", "", 0
+		}
+		return w.Value, "", w.TTL
+	}
 	at := now
 	if exists && stored.TS > at {
 		at = stored.TS
@@ -312,6 +335,9 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 // one whose Tokens is not the level its model gives (built or changed by hand) is decided
 // from Tokens at Now.
 func (s State) decide(cost float64) Decision {
+	if s.Layout.Type == GCRA {
+		return s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost)
+	}
 	stored := s.Stored
 	if s.Exists {
 		if lv := s.Layout.Level(s.Spec, stored, s.Now); lv.Tokens != s.Tokens {

@@ -77,6 +77,10 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	} else {
 		l, found := DetectHash(fields)
 		if !found {
+			if extra, of := extraFields(fields); extra != "" {
+				st.Problem = notBucket("a hash that %s besides the fields of a %s bucket (%s)", extra, of, fieldNames(fields))
+				return st
+			}
 			st.Problem = notBucket("a hash with %s", fieldNames(fields))
 			return st
 		}
@@ -153,7 +157,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Problem = notBucket("a string that is not a number")
 		return st
 	}
-	if t.Layout != nil && t.Layout.Type != Strings {
+	if t.Layout != nil && t.Layout.Type == Hash {
 		st.Problem = notBucket("a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
 		return st
 	}
@@ -178,9 +182,22 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Spec, st.SpecSource = t.Spec, t.Source
 		return withLevel(st, v, tokens, *pv)
 	}
+	if t.Layout != nil && t.Layout.Type == GCRA {
+		fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now))
+		if fit == NotGCRA {
+			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, why)
+			return st
+		}
+		return classifyGCRA(st, *t.Layout, t, v, false)
+	}
 	if t.Layout != nil {
 		st.Problem = notBucket("a number without the time key %s%s of layout %s", st.Key, t.Layout.TimeSuffix, t.Layout.Name)
 		return st
+	}
+	// A plain number is a GCRA bucket without a rule only when nothing else fits: the
+	// library's key prefix and a TTL tied to the TAT the way the library sets it.
+	if l, fit, _ := DetectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == SureGCRA {
+		return classifyGCRA(st, l, t, v, true)
 	}
 	st.Problem = notBucket("a number with no time key beside it (a counter?)")
 	return st
@@ -222,4 +239,23 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 		r.payload = nil
 	}
 	return classify(key, t, &r, now, false)
+}
+
+// extraFieldsProblem starts the Problem of a hash that holds a layout's fields and others.
+const extraFieldsProblem = "not a bucket: a hash that also holds "
+
+// HasExtraFields reports whether the key is a hash holding a bucket layout's fields plus
+// others (another application's data under a bucket's key, or an unknown layout).
+func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extraFieldsProblem) }
+
+// extraFields finds a preset whose fields the hash holds, with others besides: the
+// "also holds ..." reason and the preset's name, or "" when no preset's fields are all there.
+func extraFields(fields map[string]string) (reason, layout string) {
+	for _, name := range detectOrder {
+		l := Presets[name]
+		if ok, why := l.hashFits(fields); !ok && strings.HasPrefix(why, "also holds ") {
+			return why, name
+		}
+	}
+	return "", ""
 }

@@ -49,6 +49,9 @@ type State struct {
 	// Ahead is how far the stored time is ahead of the server's Now (0 when it is not):
 	// written by a client whose clock runs fast.
 	Ahead time.Duration
+	// TAT is the stored theoretical arrival time of a GCRA bucket (nil for other layouts
+	// and a missing key): its decisions are computed from it (see gcra_state.go).
+	TAT *TAT
 }
 
 // HasSpec reports whether capacity and rate are known.

@@ -167,6 +167,9 @@ func (l Layout) Quantize(now int64) int64 {
 		return now
 	}
 	step := int64(1e6 / l.TimeUnit.perSecond())
+	if step <= 1 {
+		return now // nanoseconds: finer than the microseconds of now
+	}
 	return now - now%step
 }
 

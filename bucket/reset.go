@@ -113,6 +113,10 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 		}
 	}
 	out := make([]ResetOutcome, len(ops))
+	gcraNow, err := s.gcraResetNow(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
 	useEval := false
 	for attempt := 0; attempt < 3; attempt++ {
 		pipe := s.rdb.Pipeline()
@@ -122,7 +126,10 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			if out[i] != ResetFailed {
 				continue
 			}
-			keys, args := s.resetArgs(op)
+			keys, args, err := s.resetArgs(op, gcraNow)
+			if err != nil {
+				return nil, err
+			}
 			if useEval {
 				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset, keys, args...))
 			} else {
@@ -171,8 +178,11 @@ func resetErr(op ResetOp, err error) error {
 	return scriptErr(op.Key, err)
 }
 
-func (s *Store) resetArgs(op ResetOp) ([]string, []interface{}) {
+func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {
 	l := op.Layout
+	if l.Type == GCRA {
+		return gcraResetArgs(op, gcraNow)
+	}
 	mode := "set"
 	if op.To.Delete {
 		mode = "delete"
@@ -200,7 +210,7 @@ func (s *Store) resetArgs(op ResetOp) ([]string, []interface{}) {
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}
-	return l.Keys(op.Key), args
+	return l.Keys(op.Key), args, nil
 }
 
 // resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a

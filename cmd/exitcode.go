@@ -20,6 +20,7 @@ const (
 	ExitUsage       = 2
 	ExitUnreachable = 3
 	ExitDenied      = 4
+	ExitFindings    = 5
 	ExitInterrupted = 130
 )
 
@@ -35,6 +36,7 @@ const exitCodesHelp = `bucketctl exits with:
        or no reply within --timeout (a consume that timed out may or may not have been
        applied; it is never re-sent)
   4    denied: check or consume found too few tokens (the request is rate-limited)
+  5    findings: audit --fail-on warning|error found a problem at or above that severity
   130  interrupted (Ctrl-C)
 
 Scripts can branch on 4 without parsing output:

@@ -199,10 +199,12 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 			tokens += " (no key: full)"
 		case !s.Exists:
 			tokens = "full (no key)"
+		case !s.HasSpec() && s.TAT != nil:
+			tokens = "? (a TAT: needs capacity and rate)"
 		case !s.HasSpec():
 			tokens += " (stored)"
 		}
-		if s.Exists {
+		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
 			updated = tui.FormatDuration(s.Age()) + " ago"
 		}
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, tui.FormatTTL(s.TTL), updated,

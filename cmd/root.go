@@ -94,6 +94,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 		NewCmdConsume(f, nil),
 		NewCmdInspect(f, nil),
 		NewCmdList(f, nil),
+		NewCmdAudit(f, nil),
 		NewCmdReset(f, nil),
 		NewCmdWatch(f, nil),
 		NewCmdTop(f, nil),

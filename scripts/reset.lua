@@ -6,7 +6,7 @@
 --
 -- KEYS[1]  the bucket key (the tokens key of a two-key layout); KEYS[2] its time key
 -- ARGV[1]  "delete" or "set"
--- ARGV[2]  layout type: "hash" or "strings"
+-- ARGV[2]  layout type: "hash", "strings" or "gcra"
 -- ARGV[3]  tokens field, ARGV[4] time field (hash layouts)
 -- ARGV[5]  the layout's other required fields, comma-separated ("capacity,rate" or "")
 -- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
@@ -15,6 +15,9 @@
 -- ARGV[10] TTL in milliseconds to set, or "" to keep the key's TTL
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12..] field/value pairs to write when the bucket is created (the native spec)
+-- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[7] the TAT to SET,
+--       ARGV[10] its TTL in milliseconds; the key must still be a string holding one
+--       number in that library's form (bucket/gcra.go ParseTAT), or it is left untouched
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
 --        -1 not a bucket of that layout (left untouched)
 
@@ -29,6 +32,40 @@ local function split(s)
   local out = {}
   for f in string.gmatch(s, '[^,]+') do out[#out + 1] = f end
   return out
+end
+
+-- A TAT in the library's form: redis_rate a plain decimal in [0, 2^32) (seconds since
+-- 2017); throttled a canonical integer of Unix nanoseconds in [1e18, 2^63).
+local function gcra_tat(lib, v)
+  if type(v) ~= 'string' or #v == 0 or #v > 64 then return false end
+  if lib == 'throttled' then
+    return #v == 19 and string.find(v, '^[1-9]%d*$') ~= nil and v <= '9223372036854775807'
+  end
+  if lib ~= 'redis_rate' then return false end
+  local mant, exp = string.match(v, '^[+-]?([%d%.]+)(.*)$')
+  if mant == nil then return false end
+  if exp ~= '' and string.find(exp, '^[eE][+-]?%d+$') == nil then return false end
+  if string.find(mant, '^%d+%.?%d*$') == nil and string.find(mant, '^%.%d+$') == nil then return false end
+  local n = tonumber(v)
+  return n ~= nil and n >= 0 and n < 4294967296
+end
+
+if ARGV[2] == 'gcra' then
+  if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a gcra bucket is one key') end
+  local t = redis.call('TYPE', KEYS[1])['ok']
+  if t == 'none' then
+    if ARGV[1] == 'delete' then return 0 end
+  elseif t ~= 'string' or redis.call('STRLEN', KEYS[1]) > 64
+      or not gcra_tat(ARGV[3], redis.call('GET', KEYS[1])) then
+    return -1
+  end
+  if ARGV[1] == 'delete' then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[10])
+  if t == 'none' then return 2 end
+  return 1
 end
 
 local hash = ARGV[2] == 'hash'

@@ -1,0 +1,390 @@
+package bucket
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// The audit: what is wrong with the buckets in a Redis, found over the streaming scan
+// (Scanner) with bounded memory: counts, a few example keys per finding, families of keys
+// (by prefix) with their layouts, and memory estimated from a bounded number of sampled
+// MEMORY USAGE replies (audit_memory.go).
+
+// Severity ranks a finding.
+type Severity string
+
+const (
+	// Info is worth knowing and not a fault (an application that sets no TTL by design).
+	Info Severity = "info"
+	// Warning costs memory or hides a fault to come.
+	Warning Severity = "warning"
+	// Error means buckets hand out wrong decisions, or cannot be read or reset.
+	Error Severity = "error"
+)
+
+// Rank orders severities: info 0, warning 1, error 2 (-1 unknown).
+func (s Severity) Rank() int {
+	switch s {
+	case Info:
+		return 0
+	case Warning:
+		return 1
+	case Error:
+		return 2
+	}
+	return -1
+}
+
+// FindingKind names a finding.
+type FindingKind string
+
+// The findings, in the order they are reported.
+const (
+	FindingCorrupt       FindingKind = "corrupt"
+	FindingOverCapacity  FindingKind = "over-capacity"
+	FindingTTLShort      FindingKind = "ttl-short"
+	FindingCrossSlot     FindingKind = "cross-slot"
+	FindingClockAhead    FindingKind = "clock-ahead"
+	FindingNoTTL         FindingKind = "no-ttl"
+	FindingExtraFields   FindingKind = "extra-fields"
+	FindingHotSlot       FindingKind = "hot-slot"
+	FindingNoTTLByDesign FindingKind = "no-ttl-by-design"
+)
+
+// FindingInfo is what a kind of finding means and how to fix it.
+type FindingInfo struct {
+	Kind     FindingKind
+	Severity Severity
+	Meaning  string
+	Fix      string
+}
+
+// Findings lists every kind of finding, in report order: the README's list.
+var Findings = []FindingInfo{
+	{FindingCorrupt, Error, "a stored value of a bucket does not parse, overflows or is negative: the application's next decision is undefined",
+		"find the writer of these keys; reset them (bucketctl reset KEY) once it is fixed"},
+	{FindingOverCapacity, Error, "more tokens stored than the capacity: the application grants more than its limit until they are spent",
+		"check the capacity in the rule against the application's; reset the keys with --tokens"},
+	{FindingTTLShort, Error, "the TTL ends before the bucket is full again: expiry hands out a full bucket early (an over-grant)",
+		"set a TTL of at least capacity/rate in the application (bucketctl's own script does)"},
+	{FindingCrossSlot, Error, "a two-key bucket whose keys hash to different Cluster slots: the application's script fails (CROSSSLOT)",
+		"give both keys one {hash tag}, e.g. {user:42} and {user:42}:last_time"},
+	{FindingClockAhead, Warning, "the stored time is ahead of the server's clock: a client clock runs fast, and the bucket refills late",
+		"sync the clients' clocks (NTP), or let the script use Redis TIME"},
+	{FindingNoTTL, Warning, "a bucket without a TTL although its application sets one: it never leaves memory",
+		"find what removed the TTL (PERSIST, a plain SET); reset the keys, or give them a TTL"},
+	{FindingExtraFields, Warning, "a hash with a bucket's fields and others: another application's data under a rate-limit key, or a layout bucketctl does not know",
+		"rename one application's keys, or describe the layout in the config file"},
+	{FindingHotSlot, Warning, "most buckets of a family in one Cluster slot (a {hash tag} covering the family): one shard takes all their traffic",
+		"tag per user or tenant ({user:42}), not per family"},
+	{FindingNoTTLByDesign, Info, "buckets of an application that never sets a TTL (webman): keys of churned users stay in memory",
+		"expire idle buckets in the application, or remove old ones with bucketctl reset --match"},
+}
+
+// InfoOf returns the description of a kind.
+func InfoOf(k FindingKind) FindingInfo {
+	for _, f := range Findings {
+		if f.Kind == k {
+			return f
+		}
+	}
+	return FindingInfo{Kind: k}
+}
+
+// Finding is the tally of one kind.
+type Finding struct {
+	FindingInfo
+	Count int64
+	// Examples are the first few keys found (family prefixes for hot-slot).
+	Examples []string
+	// Memory is the estimated bytes of the keys (sampled; 0 when none was sampled).
+	Memory  int64
+	Sampled int
+	// MaxAhead is the largest lead of a stored time (clock-ahead).
+	MaxAhead time.Duration
+	// Detail says more about the examples (hot-slot: the slot and its share).
+	Detail string
+
+	memSum int64
+}
+
+// Family is the keys sharing a prefix, with the layouts found there.
+type Family struct {
+	Prefix  string
+	Keys    int64
+	Buckets int64
+	// Layouts counts buckets by layout name.
+	Layouts map[string]int64
+	// Memory is the estimated bytes of the family's keys (Sampled keys measured).
+	Memory  int64
+	Sampled int
+
+	memSum int64
+	slots  map[int]int64
+}
+
+// AuditOptions tune an audit.
+type AuditOptions struct {
+	// Depth is how many ':'-separated segments name a family (0: all but the last).
+	Depth int
+	// Examples is how many keys a finding keeps (default 5).
+	Examples int
+	// Samples is how many keys of each family and each finding are measured with MEMORY
+	// USAGE (default 5; below 0: none, memory is not estimated), MaxSamples the most in
+	// all (default 1000).
+	Samples, MaxSamples int
+	// MaxFamilies bounds the families kept; keys of further families count under "(other)"
+	// (default 1000).
+	MaxFamilies int
+	// HotSlotMin is the fewest buckets of a family for a hot-slot finding (default 16), of
+	// which at least half must share one slot.
+	HotSlotMin int64
+	// Cluster says slots matter (cross-slot and hot-slot findings).
+	Cluster bool
+}
+
+func (o *AuditOptions) defaults() {
+	if o.Examples <= 0 {
+		o.Examples = 5
+	}
+	if o.Samples == 0 {
+		o.Samples = 5
+	}
+	if o.MaxSamples <= 0 {
+		o.MaxSamples = 1000
+	}
+	if o.MaxFamilies <= 0 {
+		o.MaxFamilies = 1000
+	}
+	if o.HotSlotMin <= 0 {
+		o.HotSlotMin = 16
+	}
+}
+
+// FamilyOf is the family of key: its prefix up to the last ':' segment, or its first depth
+// segments; "" for a key without ':'.
+func FamilyOf(key string, depth int) string {
+	if depth <= 0 {
+		i := strings.LastIndexByte(key, ':')
+		if i < 0 {
+			return ""
+		}
+		return key[:i]
+	}
+	parts := strings.SplitN(key, ":", depth+1)
+	if len(parts) <= depth {
+		return FamilyOf(key, 0)
+	}
+	return strings.Join(parts[:depth], ":")
+}
+
+// OtherFamilies names the family of keys beyond AuditOptions.MaxFamilies.
+const OtherFamilies = "(other)"
+
+// Auditor tallies findings over the pages of a scan.
+type Auditor struct {
+	o        AuditOptions
+	findings map[FindingKind]*Finding
+	families map[string]*Family
+	samples  int
+	noMemory string
+}
+
+// NewAuditor starts an audit.
+func NewAuditor(o AuditOptions) *Auditor {
+	o.defaults()
+	return &Auditor{o: o, findings: map[FindingKind]*Finding{}, families: map[string]*Family{}}
+}
+
+// ttlSlack is how much shorter than the time to full a TTL may be without a finding: PTTL's
+// rounding and the read's own time, the application's time step, and throttled's TTL,
+// which it rounds down to whole seconds by design.
+func ttlSlack(l Layout) time.Duration {
+	slack := 100*time.Millisecond + l.Step()
+	if l.Type == GCRA && l.Library == LibThrottled {
+		slack += time.Second
+	}
+	return slack
+}
+
+// kinds are the findings of one state (hot-slot is found per family, in Report).
+func (a *Auditor) kinds(s State) []FindingKind {
+	if s.Problem != "" {
+		switch {
+		case strings.HasPrefix(s.Problem, "corrupt"):
+			return []FindingKind{FindingCorrupt}
+		case s.HasExtraFields():
+			return []FindingKind{FindingExtraFields}
+		}
+		return nil
+	}
+	if !s.Exists {
+		return nil
+	}
+	var out []FindingKind
+	if s.HasSpec() && s.Layout.Type != GCRA && (s.Stored.Tokens > s.Spec.Capacity) {
+		out = append(out, FindingOverCapacity)
+	}
+	switch {
+	case s.TTL == -1 && s.Layout.app() == appWebman:
+		out = append(out, FindingNoTTLByDesign)
+	case s.TTL == -1:
+		out = append(out, FindingNoTTL)
+	case s.TTL > 0 && s.HasSpec():
+		if ttf := s.TimeToFull(); ttf > 0 && s.TTL < ttf-ttlSlack(s.Layout) {
+			out = append(out, FindingTTLShort)
+		}
+	}
+	if s.Ahead > 0 {
+		out = append(out, FindingClockAhead)
+	}
+	if a.o.Cluster && s.Layout.Type == Strings {
+		if k := s.Layout.Keys(s.Key); Slot(k[0]) != Slot(k[1]) {
+			out = append(out, FindingCrossSlot)
+		}
+	}
+	return out
+}
+
+// Add tallies one page of states and returns the keys to measure (at most a few per family
+// and per finding, and MaxSamples in all); report their sizes with AddMemory.
+func (a *Auditor) Add(states []State) []MemoryProbe {
+	var probes []MemoryProbe
+	for _, s := range states {
+		fam := a.family(s.Key)
+		fam.Keys++
+		kinds := a.kinds(s)
+		if s.Problem == "" {
+			fam.Buckets++
+			fam.Layouts[s.Layout.Name]++
+			if a.o.Cluster {
+				fam.slots[Slot(s.Key)]++
+			}
+		}
+		want := fam.Sampled < a.o.Samples
+		for _, k := range kinds {
+			f := a.finding(k)
+			f.Count++
+			if len(f.Examples) < a.o.Examples {
+				f.Examples = append(f.Examples, s.Key)
+			}
+			if k == FindingClockAhead && s.Ahead > f.MaxAhead {
+				f.MaxAhead = s.Ahead
+			}
+			want = want || f.Sampled < a.o.Samples
+		}
+		if want && a.o.Samples > 0 && a.samples < a.o.MaxSamples {
+			a.samples++
+			keys := []string{s.Key}
+			if s.Problem == "" {
+				keys = s.Layout.Keys(s.Key)
+			}
+			probes = append(probes, MemoryProbe{Keys: keys, family: fam, kinds: kinds})
+			// Counted as sampled now, so that a page does not pick more than its share.
+			fam.Sampled++
+			for _, k := range kinds {
+				a.findings[k].Sampled++
+			}
+		}
+	}
+	return probes
+}
+
+func (a *Auditor) family(key string) *Family {
+	p := FamilyOf(key, a.o.Depth)
+	f, ok := a.families[p]
+	if !ok {
+		if len(a.families) >= a.o.MaxFamilies {
+			p = OtherFamilies
+			if f, ok = a.families[p]; ok {
+				return f
+			}
+		}
+		f = &Family{Prefix: p, Layouts: map[string]int64{}, slots: map[int]int64{}}
+		a.families[p] = f
+	}
+	return f
+}
+
+func (a *Auditor) finding(k FindingKind) *Finding {
+	f, ok := a.findings[k]
+	if !ok {
+		f = &Finding{FindingInfo: InfoOf(k)}
+		a.findings[k] = f
+	}
+	return f
+}
+
+// AuditReport is the audit's result: findings in report order, families by memory.
+type AuditReport struct {
+	Findings []Finding
+	Families []Family
+	// Samples is how many keys were measured with MEMORY USAGE; NoMemory says why memory
+	// was not estimated ("" when it was).
+	Samples  int
+	NoMemory string
+}
+
+// Worst is the highest severity among the findings ("" when none).
+func (r AuditReport) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity.Rank() > w.Rank() {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// Report computes the estimates and the hot-slot findings.
+func (a *Auditor) Report() AuditReport {
+	var r AuditReport
+	r.Samples, r.NoMemory = a.samples, a.noMemory
+	if r.NoMemory != "" {
+		r.Samples = 0
+	}
+	fams := make([]Family, 0, len(a.families))
+	prefixes := make([]string, 0, len(a.families))
+	for p := range a.families {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	for _, p := range prefixes {
+		f := a.families[p]
+		if f.Sampled > 0 {
+			f.Memory = f.memSum * f.Keys / int64(f.Sampled)
+		}
+		if a.o.Cluster && f.Buckets >= a.o.HotSlotMin {
+			slot, n := -1, int64(0)
+			for s, c := range f.slots {
+				if c > n || (c == n && s < slot) {
+					slot, n = s, c
+				}
+			}
+			if 2*n >= f.Buckets {
+				h := a.finding(FindingHotSlot)
+				h.Count++
+				if len(h.Examples) < a.o.Examples {
+					h.Examples = append(h.Examples, f.Prefix)
+					h.Detail = strings.TrimSpace(h.Detail + " " + slotShare(f.Prefix, slot, n, f.Buckets))
+				}
+				h.Memory += f.Memory
+			}
+		}
+		fams = append(fams, *f)
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].Memory > fams[j].Memory })
+	r.Families = fams
+	for _, info := range Findings {
+		f, ok := a.findings[info.Kind]
+		if !ok {
+			continue
+		}
+		if f.Kind != FindingHotSlot && f.Sampled > 0 {
+			f.Memory = f.memSum * f.Count / int64(f.Sampled)
+		}
+		r.Findings = append(r.Findings, *f)
+	}
+	return r
+}
