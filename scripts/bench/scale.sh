@@ -16,13 +16,15 @@
 #
 # Usage: scripts/bench/scale.sh
 # Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_APP (200000), CLUSTER (1),
-#              N_CLUSTER (300000), REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK.
+#              N_CLUSTER (300000), STANDALONE (1; 0 runs the Cluster part only),
+#              REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK.
 set -euo pipefail
 
 N_NATIVE=${N_NATIVE:-1000000}
 N_OTHER_LAYOUT=${N_OTHER_LAYOUT:-100000}
 N_APP=${N_APP:-200000}
 CLUSTER=${CLUSTER:-1}
+STANDALONE=${STANDALONE:-1}
 N_CLUSTER=${N_CLUSTER:-300000}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
@@ -43,6 +45,19 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A Cluster node also listens on its port + 10000 (the cluster bus): both must be free.
+free_cluster_port() {
+	python3 -c '
+import random, socket
+while True:
+    p = random.randint(20000, 55000)
+    try:
+        a, b = socket.socket(), socket.socket()
+        a.bind(("127.0.0.1", p)); b.bind(("127.0.0.1", p + 10000))
+        a.close(); b.close(); print(p); break
+    except OSError:
+        pass'
+}
 
 start_server() { # port [extra args]
 	local port=$1; shift
@@ -50,7 +65,9 @@ start_server() { # port [extra args]
 		--dbfilename "dump-$port.rdb" --logfile "$tmp/redis-$port.log" "$@" &
 	pids+=($!)
 	for _ in $(seq 100); do "$REDIS_CLI" -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
-	echo "scale: redis-server on port $port did not start" >&2; exit 1
+	echo "scale: redis-server on port $port did not start:" >&2
+	tail -n 5 "$tmp/redis-$port.log" >&2 || true
+	exit 1
 }
 
 # run_measured NAME CMD...: runs CMD with stdout to $tmp/NAME.out; prints wall time and peak RSS.
@@ -65,6 +82,11 @@ echo "building bucketctl"
 (cd "$root" && go build -o "$tmp/bucketctl" .)
 B="$tmp/bucketctl"
 
+calls_of() { # commandstats text, command -> calls
+	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { print $3 }'
+}
+
+if [ "$STANDALONE" = 1 ]; then
 port=$(free_port)
 start_server "$port"
 url="redis://127.0.0.1:$port"
@@ -95,9 +117,6 @@ echo "keys: $(cli dbsize)"
 "$B" --url "$url" inspect rate:user:0 >/dev/null
 
 stats() { cli info commandstats | tr -d '\r'; }
-calls_of() { # commandstats text, command -> calls
-	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { print $3 }'
-}
 
 echo
 echo "== list --match 'rate:*' --limit 0 > file (1M buckets)"
@@ -150,12 +169,14 @@ tmux -S "$tsock" capture-pane -p | head -1
 if tmux -S "$tsock" capture-pane -p | grep -q 'unreachable'; then echo "top: said unreachable"; else echo "top: never said unreachable"; fi
 tmux -S "$tsock" kill-server 2>/dev/null || true
 
+fi
+
 [ "$CLUSTER" = 1 ] || exit 0
 echo
 echo "== local 3-master Cluster, $N_CLUSTER buckets"
 cports=()
 for i in 0 1 2; do
-	p=$(free_port); cports+=("$p")
+	p=$(free_cluster_port); cports+=("$p")
 	start_server "$p" --cluster-enabled yes --cluster-config-file "nodes-$p.conf"
 done
 "$REDIS_CLI" -p "${cports[0]}" cluster addslotsrange 0 5460 >/dev/null
