@@ -3,7 +3,6 @@ package bucket_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// oracle runs one application's own algorithm: its script as published (testdata/*.lua,
+// oracle runs one application's own algorithm: its script as published (scripts/apps/*.lua,
 // verbatim; the native one is scripts/token_bucket.lua), called the way the application
 // calls it, with a chosen time for the applications that pass their own clock.
 type oracle struct {
@@ -46,11 +45,11 @@ func floorDiv(a, b int64) int64 {
 
 func loadOracle(t testing.TB, name string) *redis.Script {
 	t.Helper()
-	src, err := os.ReadFile("testdata/" + name + ".lua")
-	if err != nil {
-		t.Fatal(err)
+	src := scripts.App(name)
+	if src == "" {
+		t.Fatalf("no script for application %s in scripts/apps", name)
 	}
-	return redis.NewScript(string(src))
+	return redis.NewScript(src)
 }
 
 func arr(v any) []any { a, _ := v.([]any); return a }

@@ -1,7 +1,7 @@
 // Package scripts holds bucketctl's Lua sources, embedded into the binary.
 package scripts
 
-import _ "embed"
+import "embed"
 
 // TokenBucket is the native token-bucket script: one atomic take or peek per call.
 // See the header of token_bucket.lua for its KEYS, ARGV and reply.
@@ -26,3 +26,20 @@ var Reset string
 //
 //go:embed read.lua
 var Read string
+
+// Apps are the token-bucket scripts of the applications whose layouts bucketctl reads, each
+// as its article publishes it (apps/NAME.lua, NAME a layout preset: webman, go-bench, spring,
+// multi-tier, express). The demo drives its traffic with them, and the tests use them as the
+// oracle of what each application decides.
+//
+//go:embed apps/*.lua
+var apps embed.FS
+
+// App returns the script of the application behind layout name ("" when there is none).
+func App(name string) string {
+	b, err := apps.ReadFile("apps/" + name + ".lua")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

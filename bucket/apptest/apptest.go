@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bucketctl/bucketctl/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,151 +47,23 @@ func secs(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMicro()
 
 // Apps are the five applications of the layouts bucketctl knows besides its own.
 var Apps = []App{
-	{Layout: "webman", ClientClock: true, Script: redis.NewScript(`
-local key = KEYS[1]
-local lastTimeKey = KEYS[2]
-local capacity = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local requested = 1
-local currentTokens = tonumber(redis.call('GET', key))
-if currentTokens == nil then currentTokens = capacity end
-local lastRefillTime = tonumber(redis.call('GET', lastTimeKey))
-if lastRefillTime == nil then lastRefillTime = now end
-local timePassed = now - lastRefillTime
-local tokensToAdd = timePassed * rate
-local newTokenCount = math.min(capacity, currentTokens + tokensToAdd)
-if newTokenCount < requested then return 0 end
-newTokenCount = newTokenCount - requested
-redis.call('SET', key, newTokenCount)
-redis.call('SET', lastTimeKey, now)
-return 1`),
+	{Layout: "webman", ClientClock: true, Script: redis.NewScript(scripts.App("webman")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k, k + ":last_time"}, []any{c, r, secs(now)}
 		}},
-	{Layout: "go-bench", ClientClock: true, Script: redis.NewScript(`
-local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
-local ttl = tonumber(ARGV[5])
-local tokens = redis.call("HGET", key, "tokens")
-local ts = redis.call("HGET", key, "ts")
-if tokens == false or ts == false then
-tokens = burst
-ts = now
-else
-tokens = tonumber(tokens)
-ts = tonumber(ts)
-end
-local delta = math.max(0, now - ts)
-local refill = (delta / 1000.0) * rate
-tokens = math.min(burst, tokens + refill)
-ts = math.max(now, ts)
-local allowed = 0
-local retry_after_ms = 0
-if tokens >= cost then
-tokens = tokens - cost
-allowed = 1
-else
-local need = cost - tokens
-retry_after_ms = math.ceil((need / rate) * 1000.0)
-end
-redis.call("HSET", key, "tokens", tokens)
-redis.call("HSET", key, "ts", ts)
-if ttl ~= nil and ttl > 0 then
-redis.call("PEXPIRE", key, ttl)
-end
-return {allowed, retry_after_ms}`),
+	{Layout: "go-bench", ClientClock: true, Script: redis.NewScript(scripts.App("go-bench")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{now.UnixMilli(), r, c, 1, 600000}
 		}},
-	{Layout: "spring", Script: redis.NewScript(`
-local key = KEYS[1]
-local capacity = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local requested = tonumber(ARGV[3])
-local time_info = redis.call('TIME')
-local now = tonumber(time_info[1])
-local info = redis.call('HMGET', key, 'tokens', 'last_refill_time')
-local current_tokens = tonumber(info[1])
-local last_refill_time = tonumber(info[2])
-if current_tokens == nil then
-current_tokens = capacity
-last_refill_time = now
-end
-if now > last_refill_time then
-local delta = now - last_refill_time
-local filled = delta * rate
-current_tokens = math.min(capacity, current_tokens + filled)
-last_refill_time = now
-end
-local allowed = false
-if current_tokens >= requested then
-current_tokens = current_tokens - requested
-allowed = true
-end
-redis.call('HMSET', key, 'tokens', current_tokens, 'last_refill_time', last_refill_time)
-redis.call('EXPIRE', key, math.ceil(capacity/rate) + 60)
-return allowed`),
+	{Layout: "spring", Script: redis.NewScript(scripts.App("spring")),
 		args: func(k string, c, r float64, _ time.Time) ([]string, []any) {
 			return []string{k}, []any{c, r, 1}
 		}},
-	{Layout: "multi-tier", ClientClock: true, Script: redis.NewScript(`
-local key          = KEYS[1]
-local rate         = tonumber(ARGV[1])
-local burst        = tonumber(ARGV[2])
-local now          = tonumber(ARGV[3])
-local consume      = tonumber(ARGV[4])
-local data = redis.call('HMGET', key, 'tokens', 'last_refill_at')
-local tokens        = tonumber(data[1])
-local last_refill   = tonumber(data[2])
-if tokens == nil then
-    tokens      = burst
-    last_refill = now
-end
-local elapsed = math.max(0, now - last_refill)
-tokens = math.min(burst, tokens + elapsed * rate)
-local allowed = 0
-local retry_after_ms = 0
-if tokens >= consume then
-    tokens  = tokens - consume
-    allowed = 1
-else
-    local deficit = consume - tokens
-    retry_after_ms = math.ceil((deficit / rate) * 1000)
-end
-local ttl = math.ceil(burst / rate * 2)
-redis.call('HMSET', key,
-    'tokens',        tokens,
-    'last_refill_at', now)
-redis.call('EXPIRE', key, ttl)
-return {allowed, tokens * 1000, retry_after_ms}`),
+	{Layout: "multi-tier", ClientClock: true, Script: redis.NewScript(scripts.App("multi-tier")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{r, c, secs(now), 1}
 		}},
-	{Layout: "express", ClientClock: true, Script: redis.NewScript(`
-local capacity = tonumber(ARGV[1])
-local refill_rate = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
-local data = redis.call('HMGET', KEYS[1], 'tokens', 'last_refill')
-local tokens = tonumber(data[1]) or capacity
-local last_refill = tonumber(data[2]) or now
-local elapsed = math.max(0, now - last_refill)
-tokens = math.min(capacity, tokens + elapsed * refill_rate)
-local allowed = 0
-local retry_after = 0
-if tokens >= cost then
-tokens = tokens - cost
-allowed = 1
-else
-retry_after = (cost - tokens) / refill_rate
-end
-redis.call('HMSET', KEYS[1], 'tokens', tokens, 'last_refill', now)
-redis.call('EXPIRE', KEYS[1], math.ceil(2 * capacity / refill_rate))
-return { allowed, tokens, retry_after }`),
+	{Layout: "express", ClientClock: true, Script: redis.NewScript(scripts.App("express")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{c, r, secs(now), 1}
 		}},
