@@ -12,6 +12,9 @@ import (
 // would overflow the arithmetic and is shown as corrupt.
 const maxTime = 1e17
 
+// maxTokens is the most tokens a stored level may hold (a valid capacity's most).
+const maxTokens = MaxCapacity
+
 // classify turns the raw read of key into its State, applying the safety rule (shape.go).
 // drop is what classify returns for a key to leave out: a scanned key that vanished since
 // SCAN returned it, or a scanned time key, which belongs to its bucket.
@@ -104,8 +107,13 @@ func classifyHash(st State, t Target, r *keyRead) State {
 				return st
 			}
 		}
+		stored := Spec{Capacity: c, Rate: rt}
+		if err := stored.Validate(); err != nil {
+			st.Problem = "corrupt: stored spec: " + strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
+			return st
+		}
 		if st.Spec.IsZero() {
-			st.Spec, st.SpecSource = Spec{Capacity: c, Rate: rt}, "bucket"
+			st.Spec, st.SpecSource = stored, "bucket"
 		}
 		a, _ := ParseNumber(fields["allowed"])
 		d, _ := ParseNumber(fields["denied"])
@@ -126,6 +134,10 @@ func counter(v float64) int64 {
 func withLevel(st State, tokensStr string, tokens float64, timeStr string) State {
 	if p := corruptValue("tokens", tokens, false); p != "" {
 		st.Problem = p
+		return st
+	}
+	if tokens > maxTokens {
+		st.Problem = fmt.Sprintf("corrupt: tokens %v is beyond any bucket's capacity", tokens)
 		return st
 	}
 	ts, err := st.Layout.ParseTime(timeStr)

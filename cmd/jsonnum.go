@@ -23,8 +23,8 @@ const jsonNoise = 1e-6
 
 // jsonTokens rounds a number of tokens for JSON.
 func jsonTokens(v float64) float64 {
-	if !finite(v) {
-		return v
+	if !finite(v) || math.Abs(v) >= 1e12 {
+		return jsonFinite(v) // no decimals to cut, and v*1000 could overflow
 	}
 	return math.Floor(v*1000+jsonNoise) / 1000
 }
@@ -49,17 +49,32 @@ func jsonRate(v float64) float64 { return round3(v) }
 // jsonSpec drops float noise from a configured value (capacity, rate, cost).
 func jsonSpec(v float64) float64 {
 	if !finite(v) {
-		return v
+		return jsonFinite(v)
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 9, 64), 64)
 	return r
 }
 
 func round3(v float64) float64 {
-	if !finite(v) {
-		return v
+	if !finite(v) || math.Abs(v) >= 1e12 {
+		return jsonFinite(v)
 	}
 	return math.Round(v*1000) / 1000
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// jsonFinite keeps JSON encodable whatever a value is: encoding/json refuses NaN and ±Inf
+// (the read path reports such stored values as corrupt, so none should get here), which
+// become 0 and ±MaxFloat64.
+func jsonFinite(v float64) float64 {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case math.IsInf(v, 1):
+		return math.MaxFloat64
+	case math.IsInf(v, -1):
+		return -math.MaxFloat64
+	}
+	return v
+}

@@ -35,8 +35,14 @@ func TestJSONRounding(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if v := jsonTokens(math.Inf(1)); !math.IsInf(v, 1) {
-		t.Errorf("jsonTokens(+Inf) = %v", v)
+	// JSON never fails: what encoding/json refuses becomes a finite number.
+	for _, v := range []float64{jsonTokens(math.Inf(1)), jsonTokens(math.NaN()), round3(math.Inf(-1)), jsonSpec(math.NaN()), jsonTokens(1e307)} {
+		if _, err := json.Marshal(v); err != nil {
+			t.Errorf("%v: %v", v, err)
+		}
+	}
+	if v := jsonTokens(1e307); v != 1e307 {
+		t.Errorf("jsonTokens(1e307) = %v: a large value must not be scaled", v)
 	}
 }
 

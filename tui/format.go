@@ -46,7 +46,7 @@ func FormatTokens(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case a >= 100:
-		return FormatCount(int64(math.Floor(v + noise)))
+		return countOf(math.Floor(v + noise))
 	case a >= 10:
 		return trimFloat(floorTo(v, 1), 1)
 	}
@@ -74,7 +74,7 @@ func FormatPerSecond(v float64) string {
 	case a == 0:
 		return "0"
 	case a >= 99.95:
-		return FormatCount(int64(math.Round(v)))
+		return countOf(math.Round(v))
 	case a >= 10:
 		return trimFloat(v, 1)
 	case a >= 1:
