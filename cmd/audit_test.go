@@ -118,7 +118,7 @@ func contains(list []string, s string) bool {
 // layout; audit reports each planted key under its kind, no healthy bucket, the families and
 // their memory, and exits 5 with --fail-on.
 func TestAuditPlantedKeyspace(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	writeConfig(t, auditRules)
 	c := srv.Client(t)
@@ -200,7 +200,7 @@ func TestAuditPlantedKeyspace(t *testing.T) {
 // slots and a family under one {hash tag} are reported; spread and tagged-per-user buckets
 // are not.
 func TestAuditCluster(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	writeConfig(t, auditRules)
 	cc := cl.Client(t)
@@ -245,11 +245,11 @@ func TestAuditCluster(t *testing.T) {
 
 // TestAuditReadOnlyACL: the read-only ACL (no MEMORY) audits everything but memory, and says so.
 func TestAuditReadOnlyACL(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t, redistest.WithACL("ops-ro >ro-pass "+aclReadOnly))
 	c := srv.Client(t)
 	c.HSet(context.Background(), "bad:nottl", "tokens", "5", "last_refill", "1700000000.5")
-	t.Setenv("BUCKETCTL_PASSWORD", "ro-pass")
+	setEnv(t, "BUCKETCTL_PASSWORD", "ro-pass")
 	r := run(t, srv.URL(), "--user", "ops-ro", "audit", "-o", "json", "--capacity", "10", "--rate", "1")
 	var v AuditView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != 0 {

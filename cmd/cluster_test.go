@@ -59,7 +59,7 @@ func connect(t *testing.T, o ConnOptions) bucket.Client {
 func runConnected(t *testing.T, c bucket.Client, args ...string) result {
 	t.Helper()
 	io, _, out, errOut := TestIO()
-	f := NewFactory(io, VersionInfo{Version: "test"})
+	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.client = c
 	code := Run(context.Background(), f, args)
 	return result{code, out.String(), errOut.String()}
@@ -109,7 +109,7 @@ func hget(t *testing.T, c *redis.Client, key, field string) string {
 // else; script load loads everywhere; NOSCRIPT, a stalled master and a moved slot are
 // survived without applying a consume twice.
 func TestClusterCommands(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx := context.Background()
 	masters := cl.MasterAddrs()
@@ -256,18 +256,18 @@ func TestClusterCommands(t *testing.T) {
 		}
 		_ = d.Close()
 	}
-	t.Setenv("BUCKETCTL_PASSWORD", "ro-pass")
+	setEnv(t, "BUCKETCTL_PASSWORD", "ro-pass")
 	if r := cli("--user", "ops-ro", "list", "--match", "other:*", "-o", "json"); r.code != ExitOK || strings.Count(r.out, `"key"`) != len(others) {
 		t.Fatalf("list as ops-ro: exit %d %q %q", r.code, r.out, r.errOut)
 	}
 	if r := cli("--user", "ops-ro", "consume", keys[0]); r.code != ExitError || !strings.Contains(r.errOut, "user ops-ro may not run evalsha") {
 		t.Fatalf("consume as ops-ro: exit %d %q", r.code, r.errOut)
 	}
-	t.Setenv("BUCKETCTL_PASSWORD", "ns-pass")
+	setEnv(t, "BUCKETCTL_PASSWORD", "ns-pass")
 	if r := cli("--user", "ops-noslots", "inspect", keys[0]); r.code != ExitError || !strings.Contains(r.errOut, "user ops-noslots may not run cluster|slots") {
 		t.Fatalf("inspect as a user without +cluster|slots: exit %d %q", r.code, r.errOut)
 	}
-	t.Setenv("BUCKETCTL_PASSWORD", "")
+	setEnv(t, "BUCKETCTL_PASSWORD", "")
 	if dumpOthers() != othersBefore {
 		t.Fatal("the read-only user changed a bucket")
 	}
@@ -450,6 +450,7 @@ func lineOf(out, key string) string {
 // promotion; no bucket grants more than capacity + rate × elapsed, and no decision is
 // applied more often than it was sent.
 func TestClusterMasterKilledDuringDecisions(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
 	c := connect(t, ConnOptions{Cluster: cl.Addrs(), DialTimeout: time.Second, Timeout: time.Second})
 	st := bucket.NewStore(c)

@@ -26,7 +26,7 @@ type result struct {
 func run(t *testing.T, url string, args ...string) result {
 	t.Helper()
 	io, _, out, errOut := TestIO()
-	f := NewFactory(io, VersionInfo{Version: "test"})
+	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	if url != "" {
 		args = append([]string{"--url", url}, args...)
 	}
@@ -34,6 +34,8 @@ func run(t *testing.T, url string, args ...string) result {
 	return result{code, out.String(), errOut.String()}
 }
 
+// isolate is for the tests that exec the built binary, which reads the process
+// environment: they stay serial.
 func isolate(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	for _, k := range []string{"REDISCLI_AUTH", "BUCKETCTL_PASSWORD", "BUCKETCTL_URL", "BUCKETCTL_CONTEXT", "NO_COLOR"} {
@@ -68,7 +70,7 @@ func oneLine(t *testing.T, r result) {
 func runAt(t *testing.T, url string, now *time.Time, args ...string) result {
 	t.Helper()
 	io, _, out, errOut := TestIO()
-	f := NewFactory(io, VersionInfo{Version: "test"})
+	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.Now = func() time.Time { return *now }
 	code := Run(context.Background(), f, append([]string{"--url", url, "--clock", "client"}, args...))
 	return result{code, out.String(), errOut.String()}
@@ -78,7 +80,7 @@ func runAt(t *testing.T, url string, now *time.Time, args ...string) result {
 // denied (exit 4) with a retry-after of 200 ms; 1 s later 5 more allowed and the 6th denied.
 // The client clock makes the figures exact; the same with Redis TIME is in bucket's tests.
 func TestConsumeThenDenied(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	now := time.UnixMicro(1_800_000_000_000_000)
 	consume := func(extra ...string) result {
@@ -116,7 +118,7 @@ func TestConsumeThenDenied(t *testing.T) {
 }
 
 func TestCheckNeverWrites(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	run(t, srv.URL(), "consume", "k", "--capacity", "10", "--rate", "1", "--cost", "8")
@@ -139,7 +141,7 @@ func TestCheckNeverWrites(t *testing.T) {
 }
 
 func TestInspectJSON(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	for i := 0; i < 3; i++ {
 		run(t, srv.URL(), "consume", "k", "--capacity", "10", "--rate", "0.5")
@@ -170,7 +172,7 @@ func TestInspectJSON(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -214,7 +216,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestUnreachableAndAuth(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	r := run(t, "redis://127.0.0.1:1", "consume", "k", "--capacity", "1", "--rate", "1")
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, "127.0.0.1:1") || !strings.Contains(r.errOut, "refused") {
 		t.Fatalf("unreachable: exit %d %q", r.code, r.errOut)
@@ -222,7 +224,7 @@ func TestUnreachableAndAuth(t *testing.T) {
 	oneLine(t, r)
 
 	srv := redistest.Start(t, redistest.WithPassword("s3cret-pass"))
-	t.Setenv("REDISCLI_AUTH", "wrong-pass")
+	setEnv(t, "REDISCLI_AUTH", "wrong-pass")
 	r = run(t, srv.URL(), "inspect", "k")
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, srv.Addr()) || !strings.Contains(r.errOut, "WRONGPASS") {
 		t.Fatalf("wrong password: exit %d %q", r.code, r.errOut)
@@ -231,15 +233,15 @@ func TestUnreachableAndAuth(t *testing.T) {
 		t.Fatal("the password was printed")
 	}
 	oneLine(t, r)
-	t.Setenv("REDISCLI_AUTH", "")
-	t.Setenv("BUCKETCTL_PASSWORD", "s3cret-pass")
+	setEnv(t, "REDISCLI_AUTH", "")
+	setEnv(t, "BUCKETCTL_PASSWORD", "s3cret-pass")
 	if r := run(t, srv.URL(), "consume", "k", "--capacity", "1", "--rate", "1"); r.code != ExitOK {
 		t.Fatalf("right password from BUCKETCTL_PASSWORD: exit %d %q", r.code, r.errOut)
 	}
 }
 
 func TestResetMatch(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -301,8 +303,8 @@ func TestResetMatch(t *testing.T) {
 
 // TestHelpHasExamples: every command's --help has examples, and every flag a help text.
 func TestHelpHasExamples(t *testing.T) {
-	isolate(t)
-	f := NewFactory(&IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, VersionInfo{})
+	t.Parallel()
+	f := newTestFactory(t, &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, VersionInfo{})
 	root := NewCmdRoot(f)
 	for _, c := range allCommands(root) {
 		if c.Runnable() && c.Example == "" && c.Name() != "help" && c.Name() != "completion" && !c.Hidden &&
@@ -318,7 +320,7 @@ func TestHelpHasExamples(t *testing.T) {
 }
 
 func TestConsumeHeaders(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	run(t, srv.URL(), "consume", "h", "--capacity", "3", "--rate", "0.4", "--cost", "3")
 	r := run(t, srv.URL(), "consume", "h", "--headers", "-o", "json")

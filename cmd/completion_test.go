@@ -100,6 +100,7 @@ func compWords(line string) ([]string, int) {
 }
 
 func TestCompWords(t *testing.T) {
+	t.Parallel()
 	words, cword := compWords("bucketctl --url redis://127.0.0.1:6379 inspect rate:u")
 	want := []string{"bucketctl", "--url", "redis", ":", "//127.0.0.1", ":", "6379", "inspect", "rate", ":", "u"}
 	if !slices.Equal(words, want) || cword != len(want)-1 {

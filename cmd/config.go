@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -33,7 +34,8 @@ type Config struct {
 	// Path is the file read ("" when there is none).
 	Path string `mapstructure:"-" yaml:"-" json:"-"`
 
-	ruleTable *bucket.Rules // Rules, checked and compiled by validate
+	ruleTable   *bucket.Rules // Rules, checked and compiled by validate
+	defaultPath string        // the default location, named when there is no file
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
@@ -65,7 +67,8 @@ type Rule struct {
 	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent).
+// DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent),
+// from the process environment.
 func DefaultConfigPath() string {
 	dir, err := os.UserConfigDir()
 	if err != nil {
@@ -74,15 +77,58 @@ func DefaultConfigPath() string {
 	return filepath.Join(dir, "bucketctl", "config.yaml")
 }
 
+// defaultConfigPath is DefaultConfigPath from the Factory's environment (f.Getenv): the
+// directory os.UserConfigDir names on Linux and macOS, computed from XDG_CONFIG_HOME and
+// HOME as it does. Without Getenv it is os.UserConfigDir's own answer.
+func (f *Factory) defaultConfigPath() string {
+	if f.Getenv == nil {
+		return DefaultConfigPath()
+	}
+	dir := userConfigDir(runtime.GOOS, f.Getenv)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "bucketctl", "config.yaml")
+}
+
+// userConfigDir mirrors os.UserConfigDir for goos over getenv ("" where it would fail).
+func userConfigDir(goos string, getenv func(string) string) string {
+	switch goos {
+	case "windows":
+		return getenv("AppData")
+	case "darwin", "ios":
+		if home := getenv("HOME"); home != "" {
+			return home + "/Library/Application Support"
+		}
+		return ""
+	case "plan9":
+		if home := getenv("home"); home != "" {
+			return home + "/lib"
+		}
+		return ""
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		if home := getenv("HOME"); home != "" {
+			return home + "/.config"
+		}
+		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		return ""
+	}
+	return dir
+}
+
 // loadConfig reads the config file. A missing file is not an error unless it was named
 // (--config, BUCKETCTL_CONFIG); a broken one is, and so is any key that names no field
 // (decoded strictly: a typo must not silently fall back to defaults).
-func loadConfig(path string) (*Config, error) {
+func loadConfig(path, defaultPath string) (*Config, error) {
 	explicit := path != ""
 	if !explicit {
-		path = DefaultConfigPath()
+		path = defaultPath
 	}
-	cfg := &Config{}
+	cfg := &Config{defaultPath: defaultPath}
 	if path == "" {
 		return cfg, nil
 	}
@@ -228,7 +274,7 @@ func (c *Config) contextFor(name string) (ContextConfig, string, error) {
 		}
 		sort.Strings(names)
 		if c.Path == "" {
-			return ContextConfig{}, "", usagef("context %q: there is no config file (%s): create one with 'bucketctl config set-context %s --url host:port'", name, DefaultConfigPath(), name)
+			return ContextConfig{}, "", usagef("context %q: there is no config file (%s): create one with 'bucketctl config set-context %s --url host:port'", name, c.defaultPath, name)
 		}
 		hint := fmt.Sprintf("known: %s", strings.Join(names, ", "))
 		if len(names) == 0 {

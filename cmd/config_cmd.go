@@ -19,7 +19,7 @@ func NewCmdConfig(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show and edit the config file's contexts (like kubectl config)",
-		Long: `The config file (` + DefaultConfigPath() + `, or --config) holds named contexts:
+		Long: `The config file (` + f.defaultConfigPath() + `, or --config) holds named contexts:
 connection settings with the connection flags' names (url, cluster, sentinel-master,
 sentinel-addrs, user, password-env, tls-ca, ...). Edits write the file in place and keep
 its comments. No verb ever prints a password: view shows them as xxxxx.`,
@@ -40,7 +40,7 @@ func (f *Factory) configPath() string {
 	if p := f.V.GetString("config"); p != "" {
 		return p
 	}
-	return DefaultConfigPath()
+	return f.defaultConfigPath()
 }
 
 func newCmdConfigView(f *Factory) *cobra.Command {

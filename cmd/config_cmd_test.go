@@ -26,7 +26,7 @@ rules:
 
 func configFile(t *testing.T) string {
 	t.Helper()
-	return filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "bucketctl", "config.yaml")
+	return filepath.Join(getEnv(t, "XDG_CONFIG_HOME"), "bucketctl", "config.yaml")
 }
 
 func readFile(t *testing.T, p string) string {
@@ -41,7 +41,7 @@ func readFile(t *testing.T, p string) string {
 // TestConfigViewAndGet: view prints the file with its comments and no password; the
 // listing verbs read the contexts.
 func TestConfigViewAndGet(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	writeConfig(t, commentedConfig)
 	r := run(t, "", "config", "view")
 	if r.code != ExitOK || strings.Contains(r.out, "hunter2") || strings.Contains(r.out, "UrlSecret") ||
@@ -81,7 +81,7 @@ func TestConfigViewAndGet(t *testing.T) {
 // comments and other keys, refuse unknown contexts and passwords on the command line,
 // and the context they write is the one the next command connects through.
 func TestConfigUseAndSetContext(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := configFile(t)
 

@@ -13,7 +13,7 @@ import (
 
 func writeConfig(t *testing.T, body string) {
 	t.Helper()
-	dir := os.Getenv("XDG_CONFIG_HOME")
+	dir := getEnv(t, "XDG_CONFIG_HOME")
 	if err := os.MkdirAll(filepath.Join(dir, "bucketctl"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func writeConfig(t *testing.T, body string) {
 // TestRulesContextsAndLayouts: a context supplies the address, rules supply layout and spec
 // by key pattern, a custom layout reads an application's own field names, flags win.
 func TestRulesContextsAndLayouts(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -87,7 +87,8 @@ func formatSecs(us int64) string {
 // field and the closest known name; so is a context that does not exist and a
 // password-env naming an unset variable. Nothing is dialled.
 func TestConfigStrict(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	envOf(t) // the subtests write the config file where the test reads it after them
 	for _, tc := range []struct {
 		name, body string
 		args       []string
@@ -127,7 +128,7 @@ func TestConfigStrict(t *testing.T) {
 		})
 	}
 	// --context without any config file says how to make one.
-	if err := os.Remove(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "bucketctl", "config.yaml")); err != nil {
+	if err := os.Remove(filepath.Join(getEnv(t, "XDG_CONFIG_HOME"), "bucketctl", "config.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	if r := run(t, "", "--context", "x", "inspect", "k"); r.code != ExitUsage || !strings.Contains(r.errOut, "no config file") {
@@ -136,6 +137,7 @@ func TestConfigStrict(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
+	t.Parallel()
 	names := []string{"url", "user", "cluster", "password-env"}
 	for in, want := range map[string]string{"uri": "url", "usr": "user", "clustr": "cluster", "password_env": "password-env", "qqqqqq": "", "x": ""} {
 		if got := closest(in, names); got != want {

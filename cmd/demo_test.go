@@ -16,10 +16,10 @@ import (
 // sandbox, its URL and a command to try, while the sandbox is up (not only on stderr,
 // which the full-screen view hides until it ends).
 func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	ios := &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, StdoutTTY: true, NoColor: true}
-	code := Run(context.Background(), NewFactory(ios, VersionInfo{Version: "test"}),
+	code := Run(context.Background(), newTestFactory(t, ios, VersionInfo{Version: "test"}),
 		[]string{"demo", "--in-process", "--duration", "1500ms"})
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -36,7 +36,7 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 // TestLiveViewsNameTheirServer: top and watch on a terminal name the server and the
 // context they read.
 func TestLiveViewsNameTheirServer(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	writeConfig(t, "current-context: prod-eu\ncontexts:\n  prod-eu: {url: \""+srv.URL()+"\"}\n")
 	for _, args := range [][]string{
@@ -45,7 +45,7 @@ func TestLiveViewsNameTheirServer(t *testing.T) {
 	} {
 		out, errOut := &syncBuffer{}, &syncBuffer{}
 		ios := &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, StdoutTTY: true, NoColor: true}
-		if code := Run(context.Background(), NewFactory(ios, VersionInfo{Version: "test"}), args); code != ExitOK {
+		if code := Run(context.Background(), newTestFactory(t, ios, VersionInfo{Version: "test"}), args); code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
 		}
 		if want := "on " + srv.Addr() + " (context prod-eu)"; !strings.Contains(ansi.Strip(out.String()), want) {
@@ -57,7 +57,7 @@ func TestLiveViewsNameTheirServer(t *testing.T) {
 // TestDemoTrafficReachesEveryBucket: piped, within 4 s the hot key is denied, every
 // bucket of another application gets traffic through its own script, and nothing fails.
 func TestDemoTrafficReachesEveryBucket(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	r := run(t, "", "demo", "--in-process", "--duration", "4s")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)

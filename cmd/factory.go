@@ -27,7 +27,8 @@ type Factory struct {
 	// PipelinedReads says the command talks to Redis by pipelines only (inspect and watch
 	// of given keys), so the reachability PING goes by one too (see ping).
 	PipelinedReads bool
-	// Getenv reads the environment for passwords and password-env (nil: os.Getenv).
+	// Getenv is the environment every command reads (passwords, password-env, the
+	// BUCKETCTL_<FLAG> variables, the config file's default location); nil: os.Getenv.
 	Getenv func(string) string
 
 	mu     sync.Mutex
@@ -52,7 +53,7 @@ func (f *Factory) Config() (*Config, error) {
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := loadConfig(f.V.GetString("config"))
+	cfg, err := loadConfig(f.V.GetString("config"), f.defaultConfigPath())
 	if err != nil {
 		return nil, err
 	}
@@ -291,4 +292,19 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	}
 	addr := o.Addr()
 	return func(string) string { return addr }, nil
+}
+
+// bindEnv gives each persistent flag not set on the command line the value of its
+// BUCKETCTL_<FLAG> variable (dashes as underscores) from the Factory's environment, when
+// that is set and not empty: flags win over the environment, the environment over the
+// config file (whose contexts only fill what neither gave; see Conn).
+func (f *Factory) bindEnv(flags *pflag.FlagSet) {
+	flags.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed {
+			return
+		}
+		if v := f.getenv(envName(fl.Name)); v != "" {
+			f.V.Set(fl.Name, v)
+		}
+	})
 }

@@ -13,7 +13,7 @@ import (
 // TestNoScriptRecovery: after SCRIPT FLUSH or a restart the server answers NOSCRIPT, and
 // the next decision falls back to EVAL, once, for a fresh CLI run and a long-lived Store.
 func TestNoScriptRecovery(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := context.Background()
@@ -63,7 +63,7 @@ func TestNoScriptRecovery(t *testing.T) {
 // TestTimeoutHonoured: a server that stalls past --timeout during a consume gives exit 3
 // and one line saying the outcome is unknown; the consume is applied at most once.
 func TestTimeoutHonoured(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	c := connect(t, ConnOptions{URL: srv.URL(), Timeout: 200 * time.Millisecond})
@@ -96,7 +96,7 @@ func TestTimeoutHonoured(t *testing.T) {
 // TestUnreachableAtStart: with every Cluster seed or every sentinel down, one line names
 // the addresses and the cause, and the exit code is 3.
 func TestUnreachableAtStart(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--cluster", "127.0.0.1:1,127.0.0.1:2"},
 		{"--sentinel-master", "mymaster", "--sentinel-addrs", "127.0.0.1:1,127.0.0.1:2"},
@@ -113,7 +113,7 @@ func TestUnreachableAtStart(t *testing.T) {
 
 // TestWideStandalone: -o wide shows the one server's address.
 func TestWideStandalone(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	run(t, srv.URL(), "consume", "w:1", "--capacity", "3", "--rate", "1")
 	for _, args := range [][]string{{"list", "-o", "wide"}, {"inspect", "w:1", "-o", "wide"}} {

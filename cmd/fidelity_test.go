@@ -15,7 +15,7 @@ import (
 // ahead of its clock), denies a cost above capacity with exit 4, and says what retry-after
 // Express will report when it truncates the true one. Nothing is written.
 func TestCheckFidelity(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()

@@ -95,7 +95,7 @@ func (p viewProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // same strings for the same bucket: tokens, capacity, rate, fill, time to full, TTL and
 // the decision counters.
 func TestSameStringsEverywhere(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()

@@ -96,7 +96,7 @@ func inspectJSON(t *testing.T, url string, args ...string) []StateView {
 // --layout, and the level inspect and list show lies between the library's own levels just
 // before and just after the read.
 func TestGCRAReadBetweenLibraryAnswers(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	libs := []gcraLib{
@@ -146,7 +146,7 @@ func TestGCRAReadBetweenLibraryAnswers(t *testing.T) {
 // TestGCRAResetTokensFiveThenLibraryTakesFive: reset --tokens 5 writes the TAT the library
 // reads as 5 tokens: it then allows exactly 5 requests; a plain delete refills.
 func TestGCRAResetTokensFiveThenLibraryTakesFive(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	libs := []gcraLib{
@@ -182,7 +182,7 @@ func TestGCRAResetTokensFiveThenLibraryTakesFive(t *testing.T) {
 // either library's magnitude without its TTL) are not detected as GCRA buckets and are left
 // byte for byte by reset --match '*'; with --layout the same value reads as a bucket.
 func TestGCRACounterIsNeverABucket(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
@@ -234,7 +234,7 @@ func TestGCRACounterIsNeverABucket(t *testing.T) {
 // TestGCRACheckDecidesAsTheLibrary: check on a drained bucket is denied (exit 4) with the
 // library's retry-after, and allowed once the library allows.
 func TestGCRACheckDecidesAsTheLibrary(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	libs := []gcraLib{

@@ -24,6 +24,9 @@ type GenOptions struct {
 	ManVersion string
 	ManGzip    bool
 	Root       *cobra.Command
+	// ConfigPath is the config file's default location the help texts name (written
+	// portably in the man pages).
+	ConfigPath string
 }
 
 // completionFiles are the shell completion scripts gen writes, by file name. The
@@ -66,13 +69,14 @@ same source and date always give the same bytes.`,
 				return usagef("gen needs --dir DIR (see '%s --help')", cmd.CommandPath())
 			}
 			if opts.Man {
-				d, err := manDate(date)
+				d, err := manDate(date, f.getenv)
 				if err != nil {
 					return err
 				}
 				opts.ManDate = d
 			}
 			opts.Root = cmd.Root()
+			opts.ConfigPath = f.defaultConfigPath()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -90,9 +94,9 @@ same source and date always give the same bytes.`,
 }
 
 // manDate parses --man-date, falling back to SOURCE_DATE_EPOCH; never the clock.
-func manDate(s string) (time.Time, error) {
+func manDate(s string, getenv func(string) string) (time.Time, error) {
 	if s == "" {
-		epoch := os.Getenv("SOURCE_DATE_EPOCH")
+		epoch := getenv("SOURCE_DATE_EPOCH")
 		if epoch == "" {
 			return time.Time{}, usagef("man pages need a date: pass --man-date YYYY-MM-DD or set SOURCE_DATE_EPOCH (or --man=false)")
 		}
@@ -136,7 +140,7 @@ func genRun(opts *GenOptions) error {
 
 // manPages renders one page per visible command and help topic (exit-codes), by file name.
 func manPages(opts *GenOptions) (map[string][]byte, error) {
-	cfgPath := DefaultConfigPath()
+	cfgPath := opts.ConfigPath
 	portable := func(s string) string {
 		if cfgPath == "" {
 			return s

@@ -60,7 +60,7 @@ func firstDiff(got, want []byte) string {
 // TestCompletionsAreCommitted regenerates the completions and compares them with the
 // committed completions/, both ways: a cobra upgrade or a new completion file shows here.
 func TestCompletionsAreCommitted(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	dir := t.TempDir()
 	if r := run(t, "", "gen", "--dir", dir, "--man=false"); r.code != ExitOK {
 		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
@@ -92,7 +92,7 @@ func TestCompletionsAreCommitted(t *testing.T) {
 // TestCompletionCommandMatchesCommitted: what users get from `bucketctl completion SHELL`
 // is the committed file, and the command's help says how to install it.
 func TestCompletionCommandMatchesCommitted(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	committed := readDir(t, committedCompletions)
 	for shell, file := range map[string]string{"bash": "bucketctl.bash", "zsh": "bucketctl.zsh",
 		"fish": "bucketctl.fish", "powershell": "bucketctl.ps1"} {
@@ -120,7 +120,7 @@ var thLine = regexp.MustCompile(`(?m)^\.TH "([A-Z\\-]+)" "1" "([^"]*)" "([^"]*)"
 // TestGenManPages: one page per visible command and help topic, reproducible (the same
 // bytes on another machine with another HOME), dated by --man-date, never the clock.
 func TestGenManPages(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	gen := func(args ...string) map[string][]byte {
 		t.Helper()
 		dir := t.TempDir()
@@ -148,7 +148,7 @@ func TestGenManPages(t *testing.T) {
 		}
 	}
 
-	configDir := os.Getenv("XDG_CONFIG_HOME")
+	configDir := getEnv(t, "XDG_CONFIG_HOME")
 	for n, p := range pages {
 		m := thLine.FindSubmatch(p)
 		if m == nil {
@@ -172,8 +172,8 @@ func TestGenManPages(t *testing.T) {
 		t.Errorf("exit-codes table not kept as it is:\n%s", exit)
 	}
 
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
+	setEnv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setEnv(t, "HOME", t.TempDir())
 	for n, p := range gen(args...) {
 		if !bytes.Equal(p, pages[n]) {
 			t.Errorf("%s differs when generated with another HOME: %s", n, firstDiff(p, pages[n]))
@@ -192,7 +192,7 @@ func TestGenManPages(t *testing.T) {
 		}
 	}
 
-	t.Setenv("SOURCE_DATE_EPOCH", "1709596800") // 2024-03-05
+	setEnv(t, "SOURCE_DATE_EPOCH", "1709596800") // 2024-03-05
 	if p := gen("--man-version", "1.2.3")["bucketctl.1"]; !bytes.Equal(p, pages["bucketctl.1"]) {
 		t.Errorf("SOURCE_DATE_EPOCH gives another page: %s", firstDiff(p, pages["bucketctl.1"]))
 	}
@@ -203,7 +203,7 @@ func TestGenManPages(t *testing.T) {
 
 // TestGenRemovesStaleManPages: a page of a command that is gone is removed; other files stay.
 func TestGenRemovesStaleManPages(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	dir := t.TempDir()
 	man := filepath.Join(dir, "man")
 	for _, n := range []string{"bucketctl-gone.1", "bucketctl-gone.1.gz", "other.1", "bucketctl-notes.txt"} {
@@ -227,8 +227,8 @@ func TestGenRemovesStaleManPages(t *testing.T) {
 }
 
 func TestGenFlags(t *testing.T) {
-	isolate(t)
-	t.Setenv("SOURCE_DATE_EPOCH", "")
+	t.Parallel()
+	setEnv(t, "SOURCE_DATE_EPOCH", "")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -242,13 +242,13 @@ func TestGenFlags(t *testing.T) {
 			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.code, r.errOut, ExitUsage, tc.want)
 		}
 	}
-	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	setEnv(t, "SOURCE_DATE_EPOCH", "yesterday")
 	if r := run(t, "", "gen", "--dir", t.TempDir()); r.code != ExitUsage || !strings.Contains(r.errOut, "SOURCE_DATE_EPOCH") {
 		t.Errorf("bad SOURCE_DATE_EPOCH: exit %d %q", r.code, r.errOut)
 	}
 
 	var got *GenOptions
-	f := NewFactory(&IOStreams{Out: io.Discard, ErrOut: io.Discard}, VersionInfo{Version: "9.9.9"})
+	f := newTestFactory(t, &IOStreams{Out: io.Discard, ErrOut: io.Discard}, VersionInfo{Version: "9.9.9"})
 	cmd := NewCmdGen(f, func(o *GenOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--dir", "out", "--man-date", "2024-03-05T23:30:00-02:00", "--man-gzip"})
 	if err := cmd.Execute(); err != nil {

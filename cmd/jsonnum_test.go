@@ -11,6 +11,7 @@ import (
 )
 
 func TestJSONRounding(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		got, want float64
@@ -60,7 +61,7 @@ func decimals(v float64) int {
 // and keep remaining and reset_after_ms as aliases holding the same values; every float of
 // a decision and of inspect is rounded (no 0.061016765949999996).
 func TestDecisionJSONNames(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	now := time.UnixMicro(1_800_000_000_000_000)
 	r := runAt(t, srv.URL(), &now, "consume", "j:k", "--capacity", "10", "--rate", "3", "--cost", "7.3", "-o", "json")

@@ -16,7 +16,7 @@ import (
 )
 
 func TestLoadOneSecondJSON(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, srv.URL(), "load", "api", "--capacity", "10", "--rate", "10", "-c", "8", "-d", "1s", "-o", "json")
 	if r.code != ExitOK {
@@ -56,7 +56,7 @@ func TestLoadOneSecondJSON(t *testing.T) {
 // An existing key is refused with one line and exit 2, and nothing is written: not the
 // bucket, not even the script cache.
 func TestLoadRefusesAnExistingKeyWithoutYes(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	st := bucket.NewStore(c)
@@ -119,7 +119,7 @@ func TestLoadRefusesAnExistingKeyWithoutYes(t *testing.T) {
 }
 
 func TestLoadCompareAndTable(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, srv.URL(), "load", "cmp", "--compare", "-c", "16", "-d", "700ms", "-o", "json")
 	if r.code != ExitOK {
@@ -158,10 +158,10 @@ func TestLoadCompareAndTable(t *testing.T) {
 
 // Ctrl-C stops the run, prints the report so far and exits 130.
 func TestLoadInterrupted(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	io, _, out, errOut := TestIO()
-	f := NewFactory(io, VersionInfo{Version: "test"})
+	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
@@ -179,7 +179,7 @@ func TestLoadInterrupted(t *testing.T) {
 }
 
 func TestLoadDryRunAndFlags(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, srv.URL(), "load", "dry", "--compare", "--dry-run")
 	if r.code != ExitOK || !strings.Contains(r.out, "bucketctl:load:dry:watch") || !strings.Contains(r.errOut, "nothing sent") {
@@ -213,7 +213,7 @@ func TestLoadDryRunAndFlags(t *testing.T) {
 		}
 	}
 	var got *LoadOptions
-	cmd := NewCmdLoad(NewFactory(&IOStreams{}, VersionInfo{}), func(o *LoadOptions) error { got = o; return nil })
+	cmd := NewCmdLoad(newTestFactory(t, &IOStreams{}, VersionInfo{}), func(o *LoadOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"k", "-n", "100", "--arrival", "poisson", "--arrival-rate", "50", "--burst-every", "2s", "--burst-size", "10", "--strategy", "watch"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestLoadDryRunAndFlags(t *testing.T) {
 // and the report printed after it has every histogram row, adding up to the requests;
 // a comparison's summary names every strategy.
 func TestLoadReportOnTerminalAndPiped(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	for _, tty := range []bool{true, false} {
 		for _, args := range [][]string{
@@ -238,7 +238,7 @@ func TestLoadReportOnTerminalAndPiped(t *testing.T) {
 		} {
 			io, _, out, errOut := TestIO()
 			io.StdoutTTY, io.StderrTTY = tty, tty
-			f := NewFactory(io, VersionInfo{Version: "test"})
+			f := newTestFactory(t, io, VersionInfo{Version: "test"})
 			code := Run(context.Background(), f, append([]string{"--url", srv.URL()}, args...))
 			if code != ExitOK {
 				t.Fatalf("tty %v %v: exit %d: %s", tty, args, code, errOut)

@@ -14,7 +14,7 @@ import (
 // Keys that are not native buckets are refused by every strategy, with --yes and
 // --raw-key, in a dry run too: one line naming the key (escaped), exit 1, nothing written.
 func TestLoadRefusesKeysThatAreNotBuckets(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -76,7 +76,7 @@ func TestLoadRefusesKeysThatAreNotBuckets(t *testing.T) {
 // as stored; --capacity changes only the capacity. The plan (dry run, prompt, refusal
 // without --yes) lists every field the run changes.
 func TestLoadKeepsTheStoredSpec(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -129,7 +129,7 @@ func TestLoadKeepsTheStoredSpec(t *testing.T) {
 		io, _, out, errOut := TestIO()
 		asked := ""
 		io.Prompt = func(q string) (string, error) { asked = q; return answer, nil }
-		code := Run(ctx, NewFactory(io, VersionInfo{Version: "test"}), []string{"--url", srv.URL(), "load", key, "--raw-key", "-n", "5"})
+		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), []string{"--url", srv.URL(), "load", key, "--raw-key", "-n", "5"})
 		if !strings.Contains(errOut.String(), "tokens, ts, allowed, denied, TTL") || !strings.Contains(asked, "1 existing bucket") {
 			t.Fatalf("the prompt did not show the plan: %q\n%s", asked, errOut)
 		}
@@ -150,7 +150,7 @@ func TestLoadKeepsTheStoredSpec(t *testing.T) {
 // key the run created fails and the error names it, and the exit status is 3. With
 // --keep (no clean-up) the status is 3 too.
 func TestLoadRedisDiesMidRun(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	for _, keep := range []bool{false, true} {
 		srv := redistest.Start(t)
 		c := srv.Client(t)
@@ -160,7 +160,7 @@ func TestLoadRedisDiesMidRun(t *testing.T) {
 		}
 		io, _, out, errOut := TestIO()
 		done := make(chan int, 1)
-		go func() { done <- Run(context.Background(), NewFactory(io, VersionInfo{Version: "test"}), args) }()
+		go func() { done <- Run(context.Background(), newTestFactory(t, io, VersionInfo{Version: "test"}), args) }()
 		redistest.WaitFor(t, 10*time.Second, "the run's first decisions", func() bool {
 			return c.HGet(context.Background(), "bucketctl:load:dies", "denied").Val() != ""
 		})

@@ -34,7 +34,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 bucket and the buckets other applications write (see 'bucketctl inspect --help' for layouts).
 
 Connect with --url, --cluster or Sentinel flags, or a named context in the config file
-(` + DefaultConfigPath() + `). The password is read from REDISCLI_AUTH or
+(` + f.defaultConfigPath() + `). The password is read from REDISCLI_AUTH or
 BUCKETCTL_PASSWORD (or the context's password-env), never from the command line.
 Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
 		Example: `  go run . demo                                    # sandbox Redis with live traffic
@@ -48,9 +48,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
 				return err
 			}
-			f.V.SetEnvPrefix("BUCKETCTL")
-			f.V.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-			f.V.AutomaticEnv()
+			f.bindEnv(cmd.Root().PersistentFlags())
 			// inspect and watch of given keys read by pipelines only (see Factory.ping).
 			switch cmd.Name() {
 			case "inspect", "watch":
@@ -80,7 +78,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	pf.Duration("dial-timeout", 5*time.Second, "time allowed to connect")
 	pf.Duration("timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
 	pf.String("context", "", "named context from the config file")
-	pf.String("config", "", "config file (default "+DefaultConfigPath()+")")
+	pf.String("config", "", "config file (default "+f.defaultConfigPath()+")")
 	pf.String("clock", "server", "time source for decisions: server (Redis TIME) or client (this machine, for servers that reject TIME in scripts)")
 	pf.Bool("no-color", false, "no colours (also NO_COLOR=1)")
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))

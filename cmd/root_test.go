@@ -12,7 +12,7 @@ import (
 // TestUnknownCommands: a mistyped command, subcommand or flag is one line with a suggestion,
 // exit 2; a group alone prints its help.
 func TestUnknownCommands(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -36,9 +36,9 @@ func TestUnknownCommands(t *testing.T) {
 
 // TestShortFlags: redis-cli's habits work: -i for an interval, -n for a count.
 func TestShortFlags(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	io, _, _, _ := TestIO()
-	f := NewFactory(io, VersionInfo{})
+	f := newTestFactory(t, io, VersionInfo{})
 	var w *WatchOptions
 	watch := NewCmdWatch(f, func(o *WatchOptions) error { w = o; return nil })
 	watch.SetArgs([]string{"k", "-i", "250ms", "-n", "3"})
@@ -62,7 +62,7 @@ func TestShortFlags(t *testing.T) {
 // TestInspectOneConnection: inspect of one key opens one connection to Redis, as
 // redis-cli does (its reachability PING rides in the pipelines' pool).
 func TestInspectOneConnection(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := context.Background()

@@ -137,7 +137,7 @@ func dumps(t *testing.T, c *redis.Client, keys []string) map[string]string {
 // to real buckets of every layout, reset --match '*' (with --tokens, then deleting) changes
 // exactly the buckets; every other key's DUMP is unchanged.
 func TestResetTouchesOnlyBuckets(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	url := "redis://" + srv.Addr()
@@ -198,7 +198,7 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 // TestResetNamedLookalikesRefused: naming an application key, with or without --layout,
 // refuses it (exit 1) and leaves it as it is.
 func TestResetNamedLookalikesRefused(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	url := "redis://" + srv.Addr()
@@ -233,7 +233,7 @@ func TestResetNamedLookalikesRefused(t *testing.T) {
 // TestResetRace: application data is written over keys while a bulk reset of 20,000 buckets
 // runs; every key the application wrote keeps what it wrote last.
 func TestResetRace(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	url := "redis://" + srv.Addr()
@@ -306,7 +306,7 @@ func TestResetRace(t *testing.T) {
 // TestTopResetOfAReplacedBucket: top's reset key acts on a row read earlier; when the bucket
 // became application data since, the reset is refused and the data kept.
 func TestTopResetOfAReplacedBucket(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -331,7 +331,7 @@ func TestTopResetOfAReplacedBucket(t *testing.T) {
 // TestListFlagsClockSkew: list's NOTE column says when a bucket was written ahead of the
 // server's clock.
 func TestListFlagsClockSkew(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -359,7 +359,7 @@ func TestListFlagsClockSkew(t *testing.T) {
 // spec that would need centuries to refill, are refused with one line and a non-zero exit,
 // and nothing is written.
 func TestWatchAndSpecBadInput(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -390,7 +390,7 @@ func TestWatchAndSpecBadInput(t *testing.T) {
 // TestResetMatchInterrupted: Ctrl-C during a bulk reset stops after the batch in flight,
 // exits 130 and reports exactly how many buckets were reset.
 func TestResetMatchInterrupted(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -413,7 +413,7 @@ func TestResetMatchInterrupted(t *testing.T) {
 		cancel()
 	}()
 	io, _, out, errOut := TestIO()
-	f := NewFactory(io, VersionInfo{Version: "test"})
+	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	code := Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--yes"})
 	left := c.DBSize(ctx).Val()
 	if code != ExitInterrupted {
@@ -433,7 +433,7 @@ func TestResetMatchInterrupted(t *testing.T) {
 // is negligible at the rate used): the reset kept the stored, later time instead of writing
 // the server's, which would hand the fast client 5 s of refill.
 func TestResetTokensWithAFastClient(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"redis://u:Secret@host:6379/%zz", "redis://u:xxxxx@host:6379/%zz"},
 		{"redis://:p/a@ss@host:6379", "redis://:xxxxx@host:6379"},
@@ -31,7 +32,7 @@ func TestRedactURL(t *testing.T) {
 // TestPasswordNeverPrinted: whatever the URL looks like and wherever it comes from, its
 // password never reaches stderr; on the command line it is refused with a hint.
 func TestPasswordNeverPrinted(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t, redistest.WithPassword("the-right-one"))
 	check := func(what string, r result, code int, secret string, wants ...string) {
 		t.Helper()
@@ -54,20 +55,20 @@ func TestPasswordNeverPrinted(t *testing.T) {
 	check("argv, valid", run(t, "", "--url", "redis://:pw-on-argv@"+srv.Addr(), "inspect", "x"), ExitUsage, "pw-on-argv", "password-env")
 
 	// From the environment: accepted, but never printed.
-	t.Setenv("BUCKETCTL_URL", "redis://u:EnvSecret@127.0.0.1:6379/%zz")
+	setEnv(t, "BUCKETCTL_URL", "redis://u:EnvSecret@127.0.0.1:6379/%zz")
 	check("env, unparseable", run(t, "", "inspect", "x"), ExitUsage, "EnvSecret", "invalid URL escape", "u:xxxxx@")
-	t.Setenv("BUCKETCTL_URL", "redis://:EnvSecret2@"+srv.Addr())
+	setEnv(t, "BUCKETCTL_URL", "redis://:EnvSecret2@"+srv.Addr())
 	check("env, wrong password", run(t, "", "inspect", "x"), ExitUnreachable, "EnvSecret2", srv.Addr(), "WRONGPASS")
 
 	// From a context of the config file: the same.
-	t.Setenv("BUCKETCTL_URL", "")
+	setEnv(t, "BUCKETCTL_URL", "")
 	writeConfig(t, "current-context: c\ncontexts:\n  c: {url: \"redis://u:CtxSecret@127.0.0.1:6379/%zz\"}\n")
 	check("context, unparseable", run(t, "", "inspect", "x"), ExitUsage, "CtxSecret", "invalid URL escape")
 }
 
 // TestBareHostPort: --url host:port means redis://host:port.
 func TestBareHostPort(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, "", "--url", srv.Addr(), "inspect", "nokey", "-o", "json")
 	if r.code != ExitOK || !strings.Contains(r.out, `"key": "nokey"`) {
@@ -77,7 +78,7 @@ func TestBareHostPort(t *testing.T) {
 
 // TestTLSAgainstPlainPort: rediss:// to a port without TLS says so, not "timed out".
 func TestTLSAgainstPlainPort(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, "", "--url", "rediss://"+srv.Addr(), "--dial-timeout", "300ms", "--timeout", "300ms", "inspect", "x")
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, "plain-text Redis (not TLS)") || strings.Contains(r.errOut, "timed out") {

@@ -19,7 +19,7 @@ import (
 // TestSentinelFailover: bucketctl finds the master through the sentinels, and after a
 // failover both a fresh run and a long-lived Store reach the new master.
 func TestSentinelFailover(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	s := redistest.StartSentinel(t)
 	flags := []string{"--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ",")}
 	cli := func(args ...string) result {
@@ -123,7 +123,7 @@ func TestSentinelFailover(t *testing.T) {
 // TestSentinelAuthHint: when the sentinels refuse the client (they have a password of their
 // own), the one error line names the sentinels' password variable, not the data nodes'.
 func TestSentinelAuthHint(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	s := redistest.StartSentinel(t)
 	ctx := context.Background()
 	for _, a := range s.SentinelAddrs() {
@@ -145,7 +145,7 @@ func TestSentinelAuthHint(t *testing.T) {
 	if r.code != ExitUnreachable || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, "BUCKETCTL_SENTINEL_PASSWORD") {
 		t.Fatalf("sentinels refusing the client: exit %d, %q; want exit 3 and one line naming BUCKETCTL_SENTINEL_PASSWORD", r.code, r.errOut)
 	}
-	t.Setenv("BUCKETCTL_SENTINEL_PASSWORD", "sentinel-secret")
+	setEnv(t, "BUCKETCTL_SENTINEL_PASSWORD", "sentinel-secret")
 	if r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k"); r.code != ExitOK {
 		t.Fatalf("with the sentinels' password: exit %d, %q", r.code, r.errOut)
 	}

@@ -87,6 +87,7 @@ func checkAligned(t *testing.T, name, out string, wantRows int) {
 // out by display width and bolds its header after padding, so colour and wide characters
 // never shift a column.
 func TestTablesAlignWithColour(t *testing.T) {
+	t.Parallel()
 	io, out, _ := colorIO()
 	tb := newTable(io, "KEY", "LAYOUT", "TOKENS", "ACTION")
 	tb.add("rl:{tenant-4711}:route:/api/v1/orders", "native", "9,289", "refill (delete)")
@@ -117,7 +118,7 @@ func TestTablesAlignWithColour(t *testing.T) {
 // TestCommandTablesAlignWithColour runs the commands that print tables with colour on:
 // list, inspect (-o wide), the reset preview, load --dry-run and script load.
 func TestCommandTablesAlignWithColour(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -130,7 +131,7 @@ func TestCommandTablesAlignWithColour(t *testing.T) {
 	runColor := func(args ...string) string {
 		t.Helper()
 		io, out, errOut := colorIO()
-		f := NewFactory(io, VersionInfo{Version: "test"})
+		f := newTestFactory(t, io, VersionInfo{Version: "test"})
 		if code := Run(ctx, f, append([]string{"--url", srv.URL()}, args...)); code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
 		}

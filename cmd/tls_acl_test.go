@@ -27,7 +27,7 @@ const (
 )
 
 func TestACLLeastPrivilege(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t, redistest.WithACL(
 		"ops-ro >ro-pass "+aclReadOnly,
 		"ops-runbook >rb-pass "+aclRunbook,
@@ -53,7 +53,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	}
 	as := func(user, pass string, args ...string) result {
 		t.Helper()
-		t.Setenv("BUCKETCTL_PASSWORD", pass)
+		setEnv(t, "BUCKETCTL_PASSWORD", pass)
 		return run(t, srv.URL(), append([]string{"--user", user}, args...)...)
 	}
 
@@ -136,7 +136,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t, redistest.WithTLS())
 	ca, _, _ := srv.TLSFiles()
 	if r := run(t, srv.URL(), "--tls-ca", ca, "consume", "t", "--capacity", "3", "--rate", "1"); r.code != ExitOK {

@@ -64,6 +64,7 @@ func commandCalls(tb testing.TB, c *redis.Client) map[string]int {
 // statistics), keeps a bounded set of rows, and the scan goes on where it stopped until a
 // whole pass has covered the keyspace; the emptiest buckets are among the rows by then.
 func TestTopRefreshWithinBudget(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	const n = 10000
@@ -143,6 +144,7 @@ func BenchmarkTopRefresh10k(b *testing.B) {
 }
 
 func TestTopSourceCountsOnlyItsOwnCommands(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	fillBuckets(t, c, "own:", 30)
@@ -176,6 +178,7 @@ func TestTopSourceCountsOnlyItsOwnCommands(t *testing.T) {
 }
 
 func TestTopResetDeletesTheBucket(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	fillBuckets(t, c, "rs:", 2)
@@ -197,7 +200,7 @@ func TestTopResetDeletesTheBucket(t *testing.T) {
 }
 
 func TestTopFlags(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	for _, args := range [][]string{
 		{"top", "extra"},
 		{"top", "--interval", "1ms"},
@@ -213,7 +216,7 @@ func TestTopFlags(t *testing.T) {
 		t.Errorf("top piped: %q", r.errOut)
 	}
 	var got *TopOptions
-	cmd := NewCmdTop(NewFactory(&IOStreams{}, VersionInfo{}), func(o *TopOptions) error { got = o; return nil })
+	cmd := NewCmdTop(newTestFactory(t, &IOStreams{}, VersionInfo{}), func(o *TopOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--match", "rate:*", "--interval", "2s", "--page-size", "200"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)

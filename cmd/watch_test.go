@@ -14,7 +14,7 @@ import (
 )
 
 func TestWatchPipedPrintsCountLines(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	st := bucket.NewStore(srv.Client(t))
 	ctx := context.Background()
@@ -47,7 +47,7 @@ func TestWatchPipedPrintsCountLines(t *testing.T) {
 }
 
 func TestWatchJSONStreamsRates(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	st := bucket.NewStore(srv.Client(t))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -129,10 +129,10 @@ func (s *syncBuffer) String() string {
 }
 
 func TestWatchKeepsGoingAcrossARedisRestart(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	out, errOut := &syncBuffer{}, &syncBuffer{}
-	f := NewFactory(&IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, NoColor: true}, VersionInfo{Version: "test"})
+	f := newTestFactory(t, &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, NoColor: true}, VersionInfo{Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
@@ -161,7 +161,7 @@ func TestWatchKeepsGoingAcrossARedisRestart(t *testing.T) {
 }
 
 func TestWatchFlags(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	for _, args := range [][]string{
 		{"watch"},
 		{"watch", "a", "b"},
@@ -178,7 +178,7 @@ func TestWatchFlags(t *testing.T) {
 		}
 	}
 	var got *WatchOptions
-	cmd := NewCmdWatch(NewFactory(&IOStreams{}, VersionInfo{}), func(o *WatchOptions) error { got = o; return nil })
+	cmd := NewCmdWatch(newTestFactory(t, &IOStreams{}, VersionInfo{}), func(o *WatchOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"k", "--interval", "250ms", "--count", "5", "--duration", "1m", "-o", "json", "--cost", "2"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestWatchFlags(t *testing.T) {
 // TestWatchMissingKey: piped, a key that does not exist says so (exists=false, JSON
 // "exists": false with null tokens), never tokens=0, and stderr suggests a typo.
 func TestWatchMissingKey(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, srv.URL(), "watch", "w:typo", "--count", "2", "--interval", "20ms")
 	if r.code != ExitOK {
@@ -223,7 +223,7 @@ func TestWatchMissingKey(t *testing.T) {
 
 // TestWatchEscapesKeyNames: a key holding escape sequences is printed escaped.
 func TestWatchEscapesKeyNames(t *testing.T) {
-	isolate(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, srv.URL(), "watch", "w:\x1b[2J", "--count", "1", "--capacity", "5", "--rate", "1")
 	if strings.Contains(r.out, "\x1b") || !strings.Contains(r.out, `w:\x1b[2J`) {
