@@ -22,6 +22,7 @@ type Watchlist struct {
 	pinned string
 
 	pass, passKeys, lastPass int64
+	limit, passBuckets       int64
 	// pruned says the current pass has dropped buckets; whole says the last whole pass
 	// dropped none, so the kept buckets are every bucket there is.
 	pruned, whole      bool
@@ -36,6 +37,9 @@ type WatchOptions struct {
 	Keep int
 	// Budget is the most commands one Refresh sends (default 10,000).
 	Budget int64
+	// Limit, when above 0, ends each pass after this many buckets: the view covers the
+	// first Limit buckets SCAN finds, and starts over.
+	Limit int64
 }
 
 // WatchResult is one refresh.
@@ -66,7 +70,7 @@ func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, e
 	if err != nil {
 		return nil, err
 	}
-	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, kept: map[string]State{}, dbsize: -1}, nil
+	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, limit: o.Limit, kept: map[string]State{}, dbsize: -1}, nil
 }
 
 // Refresh re-reads the kept buckets and scans on within the budget.
@@ -108,9 +112,16 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		spent += int64(len(keys)) + 1
 	}
 	for spent+w.sc.o.Count+2 <= w.budget {
-		page, err := w.sc.Next(ctx)
+		var page []State
+		var err error
+		if w.limit > 0 && w.passBuckets >= w.limit {
+			err = io.EOF // the pass ends at the limit
+		} else {
+			page, err = w.sc.Next(ctx)
+		}
 		if errors.Is(err, io.EOF) {
 			w.sc.Restart()
+			w.passBuckets = 0
 			w.pass++
 			w.lastPass, w.passKeys = w.passKeys, 0
 			w.whole, w.pruned = !w.pruned, false
@@ -124,8 +135,9 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		w.passKeys = st.Keys - before.Keys + w.passKeys
 		spent += 2 + int64(len(page))
 		for _, s := range page {
-			if s.Problem == "" {
+			if s.Problem == "" && (w.limit == 0 || w.passBuckets < w.limit) {
 				w.kept[s.Key] = s
+				w.passBuckets++
 			}
 		}
 		w.prune()

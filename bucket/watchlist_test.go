@@ -83,3 +83,28 @@ func TestWatchlistWhole(t *testing.T) {
 		t.Fatalf("whole %v, %d states, %v", res.Whole, len(res.States), err)
 	}
 }
+
+// TestWatchlistLimit: with a limit, each pass looks at the first Limit buckets found only.
+func TestWatchlistLimit(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := 0; i < 2000; i++ {
+		pipe.HSet(ctx, fmt.Sprintf("l:%04d", i), "tokens", "3", "last_refill", "1700000000.5")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wl, err := bucket.NewStore(c).NewWatchlist(ctx, bucket.WatchOptions{Limit: 100, ScanOptions: bucket.ScanOptions{Match: "l:*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wl.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Passes != 1 || len(res.States) != 100 || res.Scanned >= 2000 {
+		t.Fatalf("passes %d, %d states, %d keys scanned: want one pass over the first 100 buckets", res.Passes, len(res.States), res.Scanned)
+	}
+}

@@ -20,6 +20,7 @@ type TopOptions struct {
 	Duration time.Duration
 	PageSize int
 	Budget   int
+	Limit    int
 	Spec     SpecFlags
 }
 
@@ -66,6 +67,8 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 				return usagef("--interval %s: must be at least 50ms", opts.Interval)
 			case opts.PageSize < 1:
 				return usagef("--page-size %d: must be at least 1", opts.PageSize)
+			case opts.Limit < 0:
+				return usagef("--limit %d: must be >= 0 (0 = no limit)", opts.Limit)
 			case opts.Budget < 100:
 				return usagef("--budget %d: must be at least 100 commands per second", opts.Budget)
 			case opts.Duration < 0:
@@ -83,6 +86,7 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	fl.DurationVar(&opts.Duration, "duration", 0, "quit after this long (0 = until q)")
 	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
 	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
+	fl.IntVarP(&opts.Limit, "limit", "n", 0, "look at the first N buckets found only, then start over (0 = no limit)")
 	opts.Spec.register(cmd, f, false)
 	return cmd
 }
@@ -98,7 +102,7 @@ func topRun(cmd *cobra.Command, f *Factory, opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, f.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -111,6 +115,8 @@ type TopParams struct {
 	PageSize int
 	// Budget is the most Redis commands per second (default 10,000).
 	Budget int
+	// Limit, when above 0, makes each pass look at the first Limit buckets found only.
+	Limit int
 	// Resolve gives each key's layout and spec (nil: detect the layout, spec from the bucket).
 	Resolve bucket.Resolver
 	// Custom are the config file's layouts (their two-key buckets are found too).
@@ -174,7 +180,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	}
 	countCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
-	return &TopSource{st: st, opts: bucket.WatchOptions{Budget: max(budget, 50),
+	return &TopSource{st: st, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
 		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
