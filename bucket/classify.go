@@ -119,7 +119,7 @@ func classifyHash(st State, t Target, r *keyRead) State {
 		d, _ := ParseNumber(fields["denied"])
 		st.Allowed, st.Denied = counter(a), counter(d)
 	}
-	return withLevel(st, fields[layout.TokensField], tokens, fields[layout.TimeField])
+	return withLevel(st, tokens, fields[layout.TimeField])
 }
 
 func counter(v float64) int64 {
@@ -131,7 +131,7 @@ func counter(v float64) int64 {
 
 // withLevel fills the stored level and the level refilled to now, or a Problem when a
 // stored value is corrupt.
-func withLevel(st State, tokensStr string, tokens float64, timeStr string) State {
+func withLevel(st State, tokens float64, timeStr string) State {
 	if p := corruptValue("tokens", tokens, false); p != "" {
 		st.Problem = p
 		return st
@@ -154,7 +154,6 @@ func withLevel(st State, tokensStr string, tokens float64, timeStr string) State
 	} else {
 		st.Tokens = st.Stored.Tokens
 	}
-	_ = tokensStr
 	return st
 }
 
@@ -192,7 +191,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Layout = *p.layout
 		st.Detected = t.Layout == nil
 		st.Spec, st.SpecSource = t.Spec, t.Source
-		return withLevel(st, v, tokens, *pv)
+		return withLevel(st, tokens, *pv)
 	}
 	if t.Layout != nil && t.Layout.Type == GCRA {
 		fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now))

@@ -100,7 +100,7 @@ func (s State) Peek(cost float64) (Result, error) {
 // missing key is returned with Exists false (every layout reads it as full). Nothing is
 // written.
 func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([]State, error) {
-	return s.readKeys(ctx, s.rdb, keys, readOpts{resolve: resolve, pairLayouts: TwoKeyLayouts(nil), cluster: s.isCluster()})
+	return s.InspectWith(ctx, keys, resolve, nil)
 }
 
 // InspectWith is Inspect with the custom layouts of a config file, so their time keys are

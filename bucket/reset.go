@@ -76,7 +76,7 @@ func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec,
 	return int64(len(layout.Keys(key))), nil
 }
 
-// ValidateReset checks an op before anything is sent: writing tokens needs the spec (its TTL
+// Validate checks an op before anything is sent: writing tokens needs the spec (its TTL
 // covers the refill) and at most capacity tokens.
 func (op ResetOp) Validate() error {
 	if err := op.Layout.Validate(); err != nil {
@@ -152,7 +152,7 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			n, err := cmd.Int64()
 			switch {
 			case err == nil:
-				out[i] = map[int64]ResetOutcome{1: ResetDone, 2: ResetCreated, 0: ResetMissing, -1: ResetChanged}[n]
+				out[i] = scriptOutcome(n)
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
 				noScript = true
 			default:
@@ -167,6 +167,21 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 		}
 	}
 	return out, fmt.Errorf("reset: the server keeps answering NOSCRIPT")
+}
+
+// scriptOutcome maps the reset script's reply to an outcome.
+func scriptOutcome(n int64) ResetOutcome {
+	switch n {
+	case 1:
+		return ResetDone
+	case 2:
+		return ResetCreated
+	case 0:
+		return ResetMissing
+	case -1:
+		return ResetChanged
+	}
+	return ResetFailed
 }
 
 func resetErr(op ResetOp, err error) error {

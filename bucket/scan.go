@@ -73,6 +73,7 @@ type Scanner struct {
 	s       *Store
 	o       ScanOptions
 	cluster bool
+	read    readOpts // how pages are read (the two-key layouts worked out once)
 	nodes   []*scanNode
 	turn    int
 	stats   ScanStats
@@ -102,6 +103,7 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
+	sc.read = readOpts{resolve: o.Resolve, pairLayouts: TwoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
 	return sc, nil
 }
 
@@ -137,7 +139,7 @@ func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
 	sc.stats.Pages++
 	sc.stats.Keys += int64(len(keys))
 	before := sc.s.ReadCost()
-	o := readOpts{resolve: sc.o.Resolve, pairLayouts: TwoKeyLayouts(sc.o.Custom), scanned: true, cluster: sc.cluster}
+	o := sc.read
 	states, err := sc.s.readKeys(ctx, n.c, keys, o)
 	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN (resharding): read through the Cluster client, which

@@ -97,8 +97,9 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		if _, ok := w.kept[w.pinned]; !ok && w.pinned != "" {
 			keys = append(keys, w.pinned)
 		}
-		states, err := w.s.readKeys(ctx, w.s.rdb, keys, readOpts{resolve: w.sc.o.Resolve,
-			pairLayouts: TwoKeyLayouts(w.sc.o.Custom), cluster: w.sc.cluster})
+		o := w.sc.read
+		o.scanned = false // a kept bucket that is gone comes back as missing, and is dropped
+		states, err := w.s.readKeys(ctx, w.s.rdb, keys, o)
 		if err != nil {
 			return res, err
 		}

@@ -91,15 +91,11 @@ func auditRun(cmd *cobra.Command, f *Factory, opts *AuditOptions) error {
 	if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML); err != nil {
 		return err
 	}
-	resolve, err := f.resolver(cmd, &opts.Spec)
+	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
 	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
 	if err != nil {
 		return err
@@ -214,8 +210,8 @@ const auditFamilyRows = 20
 
 func printAudit(io *IOStreams, v AuditView) error {
 	w := io.Out
-	fmt.Fprintf(w, "scanned %s keys: %s buckets, %s other keys; memory from %d sampled keys\n\n",
-		tui.FormatCount(v.KeysScanned), tui.FormatCount(v.Buckets), tui.FormatCount(v.OtherKeys), v.MemorySamples)
+	fmt.Fprintf(w, "scanned %s: %s, %s; memory from %s\n\n", tui.Plural(int(v.KeysScanned), "key"),
+		tui.Plural(int(v.Buckets), "bucket"), tui.Plural(int(v.OtherKeys), "other key"), tui.Plural(v.MemorySamples, "sampled key"))
 	if len(v.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 	} else {

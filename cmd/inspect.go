@@ -92,15 +92,11 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 	if err := checkFormat(opts.Output, stateFormats...); err != nil {
 		return err
 	}
-	resolve, err := f.resolver(cmd, &opts.Spec)
+	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
 	node, err := stateNodes(ctx, f, opts.Output)
 	if err != nil {
 		return err

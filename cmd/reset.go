@@ -106,15 +106,11 @@ func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
 	if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL); err != nil {
 		return err
 	}
-	resolve, err := f.resolver(cmd, &opts.Spec)
+	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
 	r := &resetter{f: f, st: st, opts: opts, setTokens: opts.Empty || cmd.Flags().Changed("tokens")}
 	if opts.Empty {
 		opts.Tokens = 0

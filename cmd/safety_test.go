@@ -404,17 +404,16 @@ func TestResetMatchInterrupted(t *testing.T) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		// Ctrl-C as soon as the first batch has gone (or after 10 s, which the test reports).
-		deadline := time.Now().Add(10 * time.Second)
-		for c.DBSize(ctx).Val() == n && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-	}()
 	io, _, out, errOut := TestIO()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
-	code := Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--yes"})
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--yes"})
+	}()
+	// Ctrl-C as soon as the first batch has gone.
+	redistest.WaitFor(t, 10*time.Second, "the first batch of resets", func() bool { return c.DBSize(ctx).Val() < n })
+	cancel()
+	code := <-done
 	left := c.DBSize(ctx).Val()
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want %d: %s %s", code, ExitInterrupted, out, errOut)

@@ -135,3 +135,17 @@ func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]strin
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// resolverAndStore is what every command that reads buckets needs: the spec flags and the
+// config's rules resolved first (bad flags or a bad config never dial Redis), then the Store.
+func (f *Factory) resolverAndStore(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, *bucket.Store, error) {
+	resolve, err := f.resolver(cmd, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Store(cmd.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolve, st, nil
+}

@@ -26,45 +26,15 @@ CONC=${CONC:-64}
 REPS=${REPS:-3}
 N1=${N1:-200000}
 N16=${N16:-1000000}
-REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 SPEC=1e15
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-for tool in "$REDIS_SERVER" "$REDIS_BENCHMARK" redis-cli go; do
-	command -v "$tool" >/dev/null || { echo "load-vs-redis-benchmark: $tool is not installed" >&2; exit 1; }
-done
+BENCH=load-vs-redis-benchmark
+. "$(dirname "$0")/lib.sh"
+need "$REDIS_SERVER" "$REDIS_BENCHMARK" redis-cli go
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-# A free loopback port: nothing answers on it.
-port=
-for _ in $(seq 1 50); do
-	p=$((20000 + RANDOM % 40000))
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		port=$p
-		break
-	fi
-done
-[ -n "$port" ] || { echo "load-vs-redis-benchmark: no free port found" >&2; exit 1; }
-
-"$REDIS_SERVER" --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$tmp" \
-	--logfile "$tmp/redis.log" &
-server_pid=$!
-for _ in $(seq 1 100); do
-	redis-cli -p "$port" ping >/dev/null 2>&1 && break
-	sleep 0.05
-done
-redis-cli -p "$port" ping >/dev/null || { echo "redis-server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+port=$(free_port)
+start_redis "$port"
 
 echo "building bucketctl…" >&2
 (cd "$root" && go build -o "$tmp/bucketctl" .)

@@ -26,49 +26,11 @@ N_APP=${N_APP:-200000}
 CLUSTER=${CLUSTER:-1}
 STANDALONE=${STANDALONE:-1}
 N_CLUSTER=${N_CLUSTER:-300000}
-REDIS_SERVER=${REDIS_SERVER:-redis-server}
-REDIS_CLI=${REDIS_CLI:-redis-cli}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-for tool in "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" go script awk; do
-	command -v "$tool" >/dev/null || { echo "scale: $tool is not installed" >&2; exit 1; }
-done
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# A Cluster node also listens on its port + 10000 (the cluster bus): both must be free.
-free_cluster_port() {
-	python3 -c '
-import random, socket
-while True:
-    p = random.randint(20000, 55000)
-    try:
-        a, b = socket.socket(), socket.socket()
-        a.bind(("127.0.0.1", p)); b.bind(("127.0.0.1", p + 10000))
-        a.close(); b.close(); print(p); break
-    except OSError:
-        pass'
-}
-
-start_server() { # port [extra args]
-	local port=$1; shift
-	"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
-		--dbfilename "dump-$port.rdb" --logfile "$tmp/redis-$port.log" "$@" &
-	pids+=($!)
-	for _ in $(seq 100); do "$REDIS_CLI" -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
-	echo "scale: redis-server on port $port did not start:" >&2
-	tail -n 5 "$tmp/redis-$port.log" >&2 || true
-	exit 1
-}
+BENCH=scale
+. "$(dirname "$0")/lib.sh"
+need "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" go awk python3 bc
 
 # run_measured NAME CMD...: runs CMD with stdout to $tmp/NAME.out; prints wall time and peak RSS.
 run_measured() {
@@ -88,7 +50,7 @@ calls_of() { # commandstats text, command -> calls
 
 if [ "$STANDALONE" = 1 ]; then
 port=$(free_port)
-start_server "$port"
+start_redis "$port"
 url="redis://127.0.0.1:$port"
 cli() { "$REDIS_CLI" -p "$port" "$@"; }
 
@@ -177,16 +139,20 @@ echo "== local 3-master Cluster, $N_CLUSTER buckets"
 cports=()
 for i in 0 1 2; do
 	p=$(free_cluster_port); cports+=("$p")
-	start_server "$p" --cluster-enabled yes --cluster-config-file "nodes-$p.conf"
+	start_redis "$p" --cluster-enabled yes --cluster-config-file "nodes-$p.conf"
 done
 "$REDIS_CLI" -p "${cports[0]}" cluster addslotsrange 0 5460 >/dev/null
 "$REDIS_CLI" -p "${cports[1]}" cluster addslotsrange 5461 10922 >/dev/null
 "$REDIS_CLI" -p "${cports[2]}" cluster addslotsrange 10923 16383 >/dev/null
 for p in "${cports[@]:1}"; do "$REDIS_CLI" -p "${cports[0]}" cluster meet 127.0.0.1 "$p" >/dev/null; done
-for _ in $(seq 200); do
-	ok=$("$REDIS_CLI" -p "${cports[0]}" cluster info | tr -d '\r' | grep -c 'cluster_state:ok' || true)
-	[ "$ok" = 1 ] && break; sleep 0.1
-done
+# Every node must see the whole Cluster before it takes writes.
+cluster_ok() {
+	for p in "${cports[@]}"; do
+		"$REDIS_CLI" -p "$p" cluster info | tr -d '\r' | grep -q 'cluster_state:ok' || return 1
+	done
+}
+for _ in $(seq 200); do cluster_ok && break; sleep 0.1; done
+cluster_ok || { echo "scale: the local Cluster did not come up in 20 s" >&2; exit 1; }
 # Each master gets its own keys through redis-cli --pipe: the slot of each key is computed
 # here (CRC16 mod 16384, as Redis does).
 python3 - "$N_CLUSTER" "$tmp" <<'PY'

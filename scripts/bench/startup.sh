@@ -16,44 +16,13 @@
 set -euo pipefail
 
 RUNS=${RUNS:-200}
-REDIS_SERVER=${REDIS_SERVER:-redis-server}
-REDIS_CLI=${REDIS_CLI:-redis-cli}
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-for tool in "$REDIS_SERVER" "$REDIS_CLI" go; do
-	command -v "$tool" >/dev/null || { echo "startup: $tool is not installed" >&2; exit 1; }
-done
+BENCH=startup
+. "$(dirname "$0")/lib.sh"
+need "$REDIS_SERVER" "$REDIS_CLI" go
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-# A free loopback port: nothing answers on it.
-port=
-for _ in $(seq 1 50); do
-	p=$((20000 + RANDOM % 40000))
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		port=$p
-		break
-	fi
-done
-[ -n "$port" ] || { echo "startup: no free port found" >&2; exit 1; }
-
-"$REDIS_SERVER" --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$tmp" \
-	--logfile "$tmp/redis.log" &
-server_pid=$!
-for _ in $(seq 1 100); do
-	"$REDIS_CLI" -p "$port" ping >/dev/null 2>&1 && break
-	sleep 0.05
-done
-"$REDIS_CLI" -p "$port" ping >/dev/null || { echo "startup: redis-server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+port=$(free_port)
+start_redis "$port"
 
 echo "building bucketctl and an empty Go program…" >&2
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/bucketctl" .)
