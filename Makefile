@@ -36,7 +36,7 @@ clean:
 # (a test fails when they are stale); man pages are made at release time only.
 .PHONY: gen release-snapshot
 gen:
-	$(GO) run . gen --dir . --man=false
+	$(GO) run ./scripts/gen --dir . --man=false
 
 # A local release build with GoReleaser, installed when missing (not part of `make test`:
 # it builds every platform). Archives, .debs and checksums land in dist/. v2.15.1 is the

@@ -56,7 +56,7 @@ func WithCoalescing(lanes int) Option {
 // Direct returns a Store like s (same client, clock and TTL grace) whose decisions are
 // each their own round trip, never coalesced.
 func (s *Store) Direct() *Store {
-	return &Store{rdb: s.rdb, script: s.script, now: s.now, grace: s.grace}
+	return &Store{rdb: s.rdb, now: s.now, grace: s.grace}
 }
 
 type coalescer struct {

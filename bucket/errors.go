@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -113,10 +114,16 @@ type ACLDenial struct {
 	Script   string
 }
 
+// lazyRegexp compiles expr on first use, not at start-up: every package's init runs on
+// every bucketctl command, and these serve error paths and rare layouts.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 var (
-	quotedCommand = regexp.MustCompile(`'([^' ]+)' command`)
-	scriptLine    = regexp.MustCompile(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
-	luaCall       = regexp.MustCompile(`redis\.p?call\(\s*'([A-Za-z]+)'`)
+	quotedCommand = lazyRegexp(`'([^' ]+)' command`)
+	scriptLine    = lazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	luaCall       = lazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
 )
 
 // Denied reports whether err is a refusal by the server's ACL, and what was refused.
@@ -131,11 +138,11 @@ func Denied(err error) (ACLDenial, bool) {
 	if !d.InScript && !redis.IsPermissionError(err) {
 		return d, false
 	}
-	if m := quotedCommand.FindStringSubmatch(msg); m != nil {
+	if m := quotedCommand().FindStringSubmatch(msg); m != nil {
 		d.Command = strings.ToLower(m[1])
 	}
 	refusedCommand := d.InScript && strings.Contains(msg, "run this command") // not its keys
-	if m := scriptLine.FindStringSubmatch(msg); d.InScript && m != nil {
+	if m := scriptLine().FindStringSubmatch(msg); d.InScript && m != nil {
 		sc, known := knownScripts()[m[1]]
 		d.Script = sc.name
 		if known && refusedCommand && d.Command == "" {
@@ -155,7 +162,7 @@ func commandAt(src, n string) string {
 	if i < 1 || i > len(lines) {
 		return ""
 	}
-	if c := luaCall.FindStringSubmatch(lines[i-1]); c != nil {
+	if c := luaCall().FindStringSubmatch(lines[i-1]); c != nil {
 		return strings.ToLower(c[1])
 	}
 	return ""

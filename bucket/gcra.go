@@ -21,7 +21,6 @@ package bucket
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -99,14 +98,14 @@ type TAT struct {
 func (t TAT) Time() time.Time { return time.Unix(0, t.Unix) }
 
 // decimalNumber is a plain decimal number, the form the server gives a Lua double.
-var decimalNumber = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+var decimalNumber = lazyRegexp(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
 // ParseTAT reads a stored value of a gcra layout the way the library reads it, and
 // refuses what the library cannot use or could not have written.
 func (l Layout) ParseTAT(v string) (TAT, error) {
 	switch l.Library {
 	case LibRedisRate:
-		if !decimalNumber.MatchString(v) {
+		if !decimalNumber().MatchString(v) {
 			return TAT{}, fmt.Errorf("value %q is not a decimal number", v)
 		}
 		f, err := strconv.ParseFloat(v, 64)

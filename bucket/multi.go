@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,7 +81,7 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 // place on different nodes, so no single script call can see them all.
 var ErrCrossSlot = errors.New("keys hash to different slots")
 
-var multiScript = redis.NewScript(scripts.MultiBucket)
+var multiScript = lazyScript(scripts.MultiBucket)
 
 // TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
 // refilled, and only when every tier holds its cost is the cost taken from each; otherwise
@@ -122,7 +121,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 		return MultiResult{}, err
 	}
 	// Sent at most once, as Take is: never re-sent after a network error or timeout.
-	v, err := s.run(ctx, multiScript, "", keys, args)
+	v, err := s.run(ctx, multiScript(), "", keys, args)
 	if err != nil {
 		return MultiResult{}, s.decisionErr(strings.Join(keys, ","), err, func(err error) error { return multiErr(tiers, keys, err) })
 	}
@@ -160,11 +159,11 @@ func (s *Store) checkSlots(keys []string) error {
 	return nil
 }
 
-var tierInMsg = regexp.MustCompile(`\(tier (\d+)\)$`)
+var tierInMsg = lazyRegexp(`\(tier (\d+)\)$`)
 
 // multiErr maps a script error to the package's errors, naming the tier it is about.
 func multiErr(tiers []Tier, keys []string, err error) error {
-	m := tierInMsg.FindStringSubmatch(strings.TrimSpace(err.Error()))
+	m := tierInMsg().FindStringSubmatch(strings.TrimSpace(err.Error()))
 	if m == nil {
 		return scriptErr(strings.Join(keys, ","), err)
 	}

@@ -18,7 +18,7 @@ import (
 // server's TIME. A Cluster's two-key buckets whose keys are in different slots take a second
 // round trip, for the numeric strings only.
 
-var readScript = redis.NewScript(scripts.Read)
+var readScript = lazyScript(scripts.Read)
 
 // pipeliner is a client that pipelines: a master's *redis.Client during a scan, or the
 // Store's client for keys given by name.
@@ -223,13 +223,13 @@ func readEvalFor(mode int32) int32 {
 func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
 	switch mode {
 	case readRW:
-		return pipe.EvalSha(ctx, readScript.Hash(), keys, MaxBucketFields, MaxNumberLen)
+		return pipe.EvalSha(ctx, readScript().Hash(), keys, MaxBucketFields, MaxNumberLen)
 	case readEval:
 		return pipe.EvalRO(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
 	case readEvalRW:
 		return pipe.Eval(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
 	}
-	return pipe.EvalShaRO(ctx, readScript.Hash(), keys, MaxBucketFields, MaxNumberLen)
+	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, MaxBucketFields, MaxNumberLen)
 }
 
 func (s *Store) countRead(commands, roundTrips int64) {

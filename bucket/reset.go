@@ -57,7 +57,7 @@ func (o ResetOutcome) String() string {
 // ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
 var ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
 
-var resetScript = redis.NewScript(scripts.Reset)
+var resetScript = lazyScript(scripts.Reset)
 
 // Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
 // returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
@@ -133,7 +133,7 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			if useEval {
 				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset, keys, args...))
 			} else {
-				cmds = append(cmds, pipe.EvalSha(ctx, resetScript.Hash(), keys, args...))
+				cmds = append(cmds, pipe.EvalSha(ctx, resetScript().Hash(), keys, args...))
 			}
 			idx = append(idx, i)
 		}

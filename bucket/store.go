@@ -26,12 +26,11 @@ type Client = redis.UniversalClient
 // Store runs bucket decisions and reads against Redis. It is safe for concurrent use, and
 // concurrent decisions (Take, TakeAll) share round trips: see WithCoalescing.
 type Store struct {
-	rdb    Client
-	script *redis.Script
-	now    func() time.Time // nil: Redis server TIME
-	grace  string
-	args   atomic.Pointer[argsEntry]
-	co     *coalescer // nil: every Take is its own round trip
+	rdb   Client
+	now   func() time.Time // nil: Redis server TIME
+	grace string
+	args  atomic.Pointer[argsEntry]
+	co    *coalescer // nil: every Take is its own round trip
 
 	readMode atomic.Int32 // how reads send the read script (read.go)
 	readCost ReadCost     // what reads sent (atomic)
@@ -54,7 +53,7 @@ func WithTTLGrace(d time.Duration) Option {
 
 // NewStore returns a Store over rdb.
 func NewStore(rdb Client, opts ...Option) *Store {
-	s := &Store{rdb: rdb, script: nativeScript, co: &coalescer{lanes: DefaultLanes}}
+	s := &Store{rdb: rdb, co: &coalescer{lanes: DefaultLanes}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -65,7 +64,7 @@ func NewStore(rdb Client, opts ...Option) *Store {
 func (s *Store) Redis() Client { return s.rdb }
 
 // SHA is the SHA1 of the native script, as EVALSHA knows it.
-func (s *Store) SHA() string { return s.script.Hash() }
+func (s *Store) SHA() string { return nativeScript().Hash() }
 
 // argsEntry caches the boxed ARGV of the last spec and cost used: the hot path of a load
 // test or a busy application passes the same spec every time and allocates nothing for it.
@@ -124,7 +123,7 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
 	}
-	v, err := s.run(ctx, s.script, key, nil, s.argv(spec, cost, false))
+	v, err := s.run(ctx, nativeScript(), key, nil, s.argv(spec, cost, false))
 	if err != nil {
 		return Result{}, s.decisionErr(key, err, func(err error) error { return scriptErr(key, err) })
 	}
@@ -140,9 +139,9 @@ func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (
 	}
 	keys := []string{key}
 	args := s.argv(spec, cost, true)
-	v, err := s.script.RunRO(ctx, s.rdb, keys, args...).Slice()
+	v, err := nativeScript().RunRO(ctx, s.rdb, keys, args...).Slice()
 	if err != nil && isUnknownCommand(err) {
-		v, err = s.script.Run(ctx, s.rdb, keys, args...).Slice()
+		v, err = nativeScript().Run(ctx, s.rdb, keys, args...).Slice()
 	}
 	if err != nil {
 		s.networkErr(err)

@@ -64,13 +64,15 @@ func newBatch(n, size int) *batch {
 }
 
 // shaArgs holds each writing script's SHA boxed once, for command arguments.
-var shaArgs = map[*redis.Script]interface{}{nativeScript: nativeScript.Hash(), multiScript: multiScript.Hash()}
+var shaArgs = sync.OnceValue(func() map[*redis.Script]interface{} {
+	return map[*redis.Script]interface{}{nativeScript(): nativeScript().Hash(), multiScript(): multiScript().Hash()}
+})
 
 // evalsha adds the command EVALSHA sha numkeys keys... args..., its arguments in the
 // batch's one backing array.
 func (b *batch) evalsha(ctx context.Context, sc *redis.Script, args []interface{}, keys ...string) {
 	start := len(b.args)
-	b.args = append(b.args, "evalsha", shaArgs[sc], len(keys))
+	b.args = append(b.args, "evalsha", shaArgs()[sc], len(keys))
 	for _, k := range keys {
 		b.args = append(b.args, k)
 	}
@@ -114,7 +116,7 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	b := newBatch(len(keys), (4+len(argv))*len(keys))
 	defer b.release()
 	for _, k := range keys {
-		b.evalsha(ctx, s.script, argv, k)
+		b.evalsha(ctx, nativeScript(), argv, k)
 	}
 	cmds := b.cmds
 	if err := s.sendBatch(ctx, cmds); err != nil {

@@ -120,7 +120,7 @@ func TestBashCompletesFromTheBuiltBinary(t *testing.T) {
 	}
 	bin := buildBinary(t) // before isolate: go build needs the real HOME (module cache)
 	isolate(t)
-	script, err := filepath.Abs(filepath.Join(committedCompletions, "bucketctl.bash"))
+	script, err := filepath.Abs(filepath.Join("..", "completions", "bucketctl.bash"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -77,10 +77,10 @@ func DefaultConfigPath() string {
 	return filepath.Join(dir, "bucketctl", "config.yaml")
 }
 
-// defaultConfigPath is DefaultConfigPath from the Factory's environment (f.Getenv): the
+// DefaultConfigPath is DefaultConfigPath from the Factory's environment (f.Getenv): the
 // directory os.UserConfigDir names on Linux and macOS, computed from XDG_CONFIG_HOME and
 // HOME as it does. Without Getenv it is os.UserConfigDir's own answer.
-func (f *Factory) defaultConfigPath() string {
+func (f *Factory) DefaultConfigPath() string {
 	if f.Getenv == nil {
 		return DefaultConfigPath()
 	}

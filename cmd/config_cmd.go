@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // NewCmdConfig groups the verbs that read and edit the config file, as kubectl's do.
@@ -19,7 +19,7 @@ func NewCmdConfig(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show and edit the config file's contexts (like kubectl config)",
-		Long: `The config file (` + f.defaultConfigPath() + `, or --config) holds named contexts:
+		Long: `The config file (` + f.DefaultConfigPath() + `, or --config) holds named contexts:
 connection settings with the connection flags' names (url, cluster, sentinel-master,
 sentinel-addrs, user, password-env, tls-ca, ...). Edits write the file in place and keep
 its comments. No verb ever prints a password: view shows them as xxxxx.`,
@@ -40,7 +40,7 @@ func (f *Factory) configPath() string {
 	if p := f.V.GetString("config"); p != "" {
 		return p
 	}
-	return f.defaultConfigPath()
+	return f.DefaultConfigPath()
 }
 
 func newCmdConfigView(f *Factory) *cobra.Command {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -67,6 +68,10 @@ func (o *ConnOptions) Addr() string {
 // re-sending after network errors is turned off per command by bucket.Store, which marks
 // decisions NoRetry (see runOnce in bucket/store.go). Every server reply of NOPERM becomes
 // a PermissionError naming the user.
+//
+// A connection costs one round trip (HELLO) before the first command: go-redis's CLIENT
+// SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
+// its maintenance notifications (see noMaintNotifications) are turned off.
 func (o *ConnOptions) NewClient() (bucket.Client, error) {
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
@@ -78,7 +83,7 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 	case len(o.Cluster) > 0:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			MaxRetries: -1, PoolSize: pool})
+			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
 		// Every command, pipeline and per-master call runs on a node's client, made
 		// lazily, so registering here, before any is made, covers them all.
 		c.OnNewNode(func(n *redis.Client) { n.AddHook(acl) })
@@ -87,7 +92,7 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
 			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			MaxRetries: -1, PoolSize: pool})
+			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
 		c.AddHook(acl)
 		o.master = &dialedAddr{}
 		c.AddHook(o.master)
@@ -122,9 +127,19 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 	if pool > 0 {
 		opt.PoolSize = pool
 	}
+	opt.DisableIdentity, opt.MaintNotificationsConfig = true, noMaintNotifications()
 	c := redis.NewClient(opt)
 	c.AddHook(acl)
 	return c, nil
+}
+
+// noMaintNotifications turns off go-redis's maintenance notifications (RESP3 pushes that
+// announce a server's planned move). By default every new client starts their workers and
+// every new connection asks for them, a round trip an open-source server refuses: about
+// 1 ms on each command's start-up, for a feature that serves long-lived application
+// pools, not an operator's commands.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 func (o *ConnOptions) tlsConfig() (*tls.Config, error) {

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"bufio"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -66,5 +68,24 @@ func TestBinaryEndToEnd(t *testing.T) {
 	out, _ = exec.Command(bin, "version").Output()
 	if !strings.HasPrefix(string(out), "bucketctl ") {
 		t.Fatalf("version: %q", out)
+	}
+
+	// Ctrl-C stops a long-running command cleanly: exit 130, not death by the signal.
+	watch := exec.Command(bin, "--url", srv.URL(), "watch", "e2e", "-i", "50ms", "-o", "json")
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"key":"e2e"`) {
+		t.Fatalf("watch -o json: first line %q, %v", line, err)
+	}
+	if err := watch.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Wait(); exitCode(err) != ExitInterrupted {
+		t.Fatalf("watch after Ctrl-C: %v, want exit %d", err, ExitInterrupted)
 	}
 }

@@ -81,7 +81,7 @@ func TestUserConfigDir(t *testing.T) {
 		}
 	}
 	f := newTestFactory(t, &IOStreams{}, VersionInfo{})
-	if got, want := f.defaultConfigPath(), getEnv(t, "XDG_CONFIG_HOME")+"/bucketctl/config.yaml"; got != want {
+	if got, want := f.DefaultConfigPath(), getEnv(t, "XDG_CONFIG_HOME")+"/bucketctl/config.yaml"; got != want {
 		t.Errorf("the Factory's default config path %q, want %q", got, want)
 	}
 }

@@ -30,6 +30,12 @@ type Factory struct {
 	// Getenv is the environment every command reads (passwords, password-env, the
 	// BUCKETCTL_<FLAG> variables, the config file's default location); nil: os.Getenv.
 	Getenv func(string) string
+	// Signals says this Factory serves the process: a command that is not quick catches
+	// Ctrl-C and SIGTERM (see catchSignals).
+	Signals bool
+
+	signals     context.Context
+	stopSignals context.CancelFunc
 
 	mu     sync.Mutex
 	cfg    *Config
@@ -53,7 +59,7 @@ func (f *Factory) Config() (*Config, error) {
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := loadConfig(f.V.GetString("config"), f.defaultConfigPath())
+	cfg, err := loadConfig(f.V.GetString("config"), f.DefaultConfigPath())
 	if err != nil {
 		return nil, err
 	}

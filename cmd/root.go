@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,8 +23,8 @@ var (
 	date    = "unknown"
 )
 
-// NewCmdRoot builds the command tree.
-func NewCmdRoot(f *Factory) *cobra.Command {
+// newCmdRootOnly builds the root command with its persistent flags and no subcommands.
+func newCmdRootOnly(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "bucketctl",
 		Short: "Inspect, reset, watch and load-test token-bucket rate limiters in Redis",
@@ -34,7 +32,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 bucket and the buckets other applications write (see 'bucketctl inspect --help' for layouts).
 
 Connect with --url, --cluster or Sentinel flags, or a named context in the config file
-(` + f.defaultConfigPath() + `). The password is read from REDISCLI_AUTH or
+(` + f.DefaultConfigPath() + `). The password is read from REDISCLI_AUTH or
 BUCKETCTL_PASSWORD (or the context's password-env), never from the command line.
 Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
 		Example: `  go run . demo                                    # sandbox Redis with live traffic
@@ -54,6 +52,7 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			case "inspect", "watch":
 				f.PipelinedReads = !cmd.Flags().Changed("match")
 			}
+			f.catchSignals(cmd)
 			if f.V.GetBool("no-color") {
 				f.IO.NoColor = true
 			}
@@ -78,32 +77,76 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 	pf.Duration("dial-timeout", 5*time.Second, "time allowed to connect")
 	pf.Duration("timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
 	pf.String("context", "", "named context from the config file")
-	pf.String("config", "", "config file (default "+f.defaultConfigPath()+")")
+	pf.String("config", "", "config file (default "+f.DefaultConfigPath()+")")
 	pf.String("clock", "server", "time source for decisions: server (Redis TIME) or client (this machine, for servers that reject TIME in scripts)")
 	pf.Bool("no-color", false, "no colours (also NO_COLOR=1)")
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))
 	_ = root.RegisterFlagCompletionFunc("clock", fixedCompletions("server", "client"))
 
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(
-		NewCmdScript(f),
-		NewCmdConfig(f),
-		NewCmdCheck(f, nil),
-		NewCmdConsume(f, nil),
-		NewCmdInspect(f, nil),
-		NewCmdList(f, nil),
-		NewCmdAudit(f, nil),
-		NewCmdReset(f, nil),
-		NewCmdWatch(f, nil),
-		NewCmdTop(f, nil),
-		NewCmdLoad(f, nil),
-		NewCmdDemo(f, nil),
-		NewCmdVersion(f),
-		NewCmdCompletion(f),
-		NewCmdGen(f, nil),
-		// A help topic: 'bucketctl exit-codes' (and 'bucketctl help exit-codes') prints it.
-		&cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp},
-	)
+	return root
+}
+
+// NewCmdRoot builds the whole command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := newCmdRootOnly(f)
+	for _, c := range commands {
+		root.AddCommand(c.build(f))
+	}
+	return root
+}
+
+// commands are the root's subcommands, by name, in the order help lists them. Each is
+// built only when needed: see newCmdRootFor.
+var commands = []struct {
+	name  string
+	build func(*Factory) *cobra.Command
+}{
+	{"script", NewCmdScript},
+	{"config", NewCmdConfig},
+	{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
+	{"consume", func(f *Factory) *cobra.Command { return NewCmdConsume(f, nil) }},
+	{"inspect", func(f *Factory) *cobra.Command { return NewCmdInspect(f, nil) }},
+	{"list", func(f *Factory) *cobra.Command { return NewCmdList(f, nil) }},
+	{"audit", func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) }},
+	{"reset", func(f *Factory) *cobra.Command { return NewCmdReset(f, nil) }},
+	{"watch", func(f *Factory) *cobra.Command { return NewCmdWatch(f, nil) }},
+	{"top", func(f *Factory) *cobra.Command { return NewCmdTop(f, nil) }},
+	{"load", func(f *Factory) *cobra.Command { return NewCmdLoad(f, nil) }},
+	{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
+	{"version", NewCmdVersion},
+	{"completion", NewCmdCompletion},
+	// A help topic: 'bucketctl exit-codes' (and 'bucketctl help exit-codes') prints it.
+	{"exit-codes", func(*Factory) *cobra.Command {
+		return &cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp}
+	}},
+}
+
+// newCmdRootFor builds the tree args need: the root and the one command they name, or the
+// whole tree when they name none (root help, an unknown word, help, shell completion).
+// Building a command costs its help texts and flags, and every run pays for the commands
+// it builds: a one-key inspect need not build the other thirteen.
+func newCmdRootFor(f *Factory, args []string) *cobra.Command {
+	root := newCmdRootOnly(f)
+	// cobra finds the command word as it will when executing (skipping the root's flags
+	// and their values), here among stand-ins that cost a name each.
+	for _, c := range commands {
+		root.AddCommand(&cobra.Command{Use: c.name})
+	}
+	found, _, err := root.Find(args)
+	name := ""
+	if err == nil && found != root {
+		name = found.Name()
+	}
+	root.ResetCommands()
+	for _, c := range commands {
+		if name == "" || name == c.name && name != "completion" {
+			root.AddCommand(c.build(f))
+		}
+	}
+	if len(root.Commands()) == 0 { // completion generates for the whole tree
+		return NewCmdRoot(f)
+	}
 	return root
 }
 
@@ -118,21 +161,21 @@ func Main() int {
 	redis.SetLogger(quietLogger{})
 	io := SystemIO()
 	f := NewFactory(io, VersionInfo{Version: version, Commit: commit, Date: date})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, f, os.Args[1:])
+	f.Signals = true
+	return Run(context.Background(), f, os.Args[1:])
 }
 
 // Run executes args against f and returns the exit code, printing one line on stderr for
 // an error.
 func Run(ctx context.Context, f *Factory, args []string) int {
-	root := NewCmdRoot(f)
+	root := newCmdRootFor(f, args)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	f.Close()
+	f.releaseSignals()
 	if err == nil {
 		return ExitOK
 	}
@@ -140,7 +183,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if !errors.As(err, &ue) && isCobraUsage(err) {
 		err = cobraUsage(root, err)
 	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if (ctx.Err() != nil || f.interrupted()) && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
 	var se *SilentError

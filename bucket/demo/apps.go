@@ -20,7 +20,7 @@ import (
 type App struct {
 	// Layout is the preset the application's buckets read as.
 	Layout string
-	script *redis.Script
+	script func() *redis.Script
 	keys   func(key string) []string
 	args   func(spec bucket.Spec, now time.Time) []any
 	// allowed reads the script's reply.
@@ -29,7 +29,7 @@ type App struct {
 
 // Take decides one request of cost 1 against key, as the application would.
 func (a *App) Take(ctx context.Context, rdb redis.Scripter, key string, spec bucket.Spec, now time.Time) (bool, error) {
-	v, err := a.script.Run(ctx, rdb, a.keys(key), a.args(spec, now)...).Result()
+	v, err := a.script().Run(ctx, rdb, a.keys(key), a.args(spec, now)...).Result()
 	if errors.Is(err, redis.Nil) { // a Lua false: Spring's script returns its boolean
 		return false, nil
 	}
@@ -37,6 +37,11 @@ func (a *App) Take(ctx context.Context, rdb redis.Scripter, key string, spec buc
 		return false, err
 	}
 	return a.allowed(v), nil
+}
+
+// appScript is the application's published script, read and hashed on first use.
+func appScript(name string) func() *redis.Script {
+	return bucket.LazyScript(func() string { return scripts.App(name) })
 }
 
 func secondsF(t time.Time) string {
@@ -59,7 +64,7 @@ func firstIsOne(v any) bool {
 var Apps = map[string]*App{
 	// Webman (PHP): two strings, client time (microtime(true)), no TTL; a denial writes
 	// nothing.
-	"webman": {Layout: "webman", script: redis.NewScript(scripts.App("webman")),
+	"webman": {Layout: "webman", script: appScript("webman"),
 		keys: func(k string) []string { return []string{k, k + ":last_time"} },
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{num(s.Capacity), num(s.Rate), secondsF(now)}
@@ -68,7 +73,7 @@ var Apps = map[string]*App{
 
 	// The Go benchmark: hash tokens/ts, client time in ms, ts = max(now, ts), always
 	// writes back, PEXPIRE from the caller.
-	"go-bench": {Layout: "go-bench", script: redis.NewScript(scripts.App("go-bench")),
+	"go-bench": {Layout: "go-bench", script: appScript("go-bench"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{now.UnixMilli(), num(s.Rate), num(s.Capacity), 1, 60_000}
@@ -77,7 +82,7 @@ var Apps = map[string]*App{
 
 	// Spring Boot: hash tokens/last_refill_time, Redis TIME in whole seconds, EXPIRE
 	// ceil(cap/rate)+60; returns its boolean.
-	"spring": {Layout: "spring", script: redis.NewScript(scripts.App("spring")),
+	"spring": {Layout: "spring", script: appScript("spring"),
 		keys: one,
 		args: func(s bucket.Spec, _ time.Time) []any {
 			return []any{num(s.Capacity), num(s.Rate), 1}
@@ -86,7 +91,7 @@ var Apps = map[string]*App{
 
 	// The multi-tier design (Python): hash tokens/last_refill_at, client time in float
 	// seconds, EXPIRE ceil(2·burst/rate).
-	"multi-tier": {Layout: "multi-tier", script: redis.NewScript(scripts.App("multi-tier")),
+	"multi-tier": {Layout: "multi-tier", script: appScript("multi-tier"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{num(s.Rate), num(s.Capacity), secondsF(now), 1}
@@ -95,7 +100,7 @@ var Apps = map[string]*App{
 
 	// Express (Node): hash tokens/last_refill, client time in float seconds
 	// (Date.now()/1000), EXPIRE ceil(2·cap/rate).
-	"express": {Layout: "express", script: redis.NewScript(scripts.App("express")),
+	"express": {Layout: "express", script: appScript("express"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{num(s.Capacity), num(s.Rate), strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64), 1}

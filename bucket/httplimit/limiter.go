@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -23,7 +24,8 @@ type Limiter struct {
 	local   *localBuckets
 }
 
-var tierName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// tierName is compiled on first use, not at start-up (bucketctl links this package).
+var tierName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // New returns a Limiter deciding with store. It checks the configuration and fills in the
 // defaults.
@@ -40,7 +42,7 @@ func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 	seen := map[string]bool{}
 	policy := make([]string, len(cfg.Tiers))
 	for i, t := range cfg.Tiers {
-		if !tierName.MatchString(t.Name) {
+		if !tierName().MatchString(t.Name) {
 			return nil, fmt.Errorf("httplimit: tier %d: name %q: use letters, digits, '_', '-' and '.'", i+1, t.Name)
 		}
 		if seen[t.Name] {

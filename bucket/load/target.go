@@ -175,7 +175,8 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 }
 
 // cleanupScript deletes a key a run created, if it still is a native bucket.
-var cleanupScript = redis.NewScript(`
+var cleanupScript = bucket.LazyScript(func() string {
+	return `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t ~= 'hash' then return -1 end
@@ -186,13 +187,14 @@ for i = 1, #f, 2 do
   if not native[f[i]] or not v or v ~= v or v == math.huge or v == -math.huge then return -1 end
 end
 return redis.call('DEL', KEYS[1])
-`)
+`
+})
 
 // Cleanup deletes a key a run created, in one script that checks it still is a native
 // bucket: a key something else wrote meanwhile is left as it is (an error wrapping
 // ErrNotBucket). A key already gone is no error.
 func Cleanup(ctx context.Context, rdb bucket.Client, key string) error {
-	n, err := cleanupScript.Run(ctx, rdb, []string{key}).Int64()
+	n, err := cleanupScript().Run(ctx, rdb, []string{key}).Int64()
 	if err != nil {
 		return err
 	}

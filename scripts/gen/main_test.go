@@ -1,8 +1,9 @@
-package cmd
+package main
 
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,12 +13,44 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bucketctl/bucketctl/cmd"
 )
 
-// committedCompletions is the repository's completions/ folder, seen from cmd/.
-const committedCompletions = "../completions"
+// committedCompletions is the repository's completions/ folder, seen from scripts/gen/.
+const committedCompletions = "../../completions"
 
 const staleMsg = "completions are stale: run `make gen`"
+
+// env is a process environment for run: the variables given and no others.
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// result is what one run of gen gave.
+type result struct {
+	code   int
+	errOut string
+}
+
+func gen(getenv func(string) string, args ...string) result {
+	var stderr bytes.Buffer
+	code := run(args, &stderr, getenv)
+	return result{code, stderr.String()}
+}
+
+// bucketctl runs the bucketctl command line in-process, as `bucketctl ARGS` does.
+func bucketctl(args ...string) (string, int) {
+	var out bytes.Buffer
+	f := cmd.NewFactory(&cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard}, cmd.VersionInfo{Version: "test"})
+	f.Getenv = env("HOME", "/nonexistent")
+	code := cmd.Run(context.Background(), f, args)
+	return out.String(), code
+}
 
 func readDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -62,7 +95,7 @@ func firstDiff(got, want []byte) string {
 func TestCompletionsAreCommitted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if r := run(t, "", "gen", "--dir", dir, "--man=false"); r.code != ExitOK {
+	if r := gen(env(), "--dir", dir, "--man=false"); r.code != exitOK {
 		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "man")); !os.IsNotExist(err) {
@@ -96,22 +129,22 @@ func TestCompletionCommandMatchesCommitted(t *testing.T) {
 	committed := readDir(t, committedCompletions)
 	for shell, file := range map[string]string{"bash": "bucketctl.bash", "zsh": "bucketctl.zsh",
 		"fish": "bucketctl.fish", "powershell": "bucketctl.ps1"} {
-		r := run(t, "", "completion", shell)
-		if r.code != ExitOK || r.out != string(committed[file]) {
-			t.Errorf("completion %s: exit %d, output differs from completions/%s: %s", shell, r.code, file,
-				firstDiff([]byte(r.out), committed[file]))
+		out, code := bucketctl("completion", shell)
+		if code != cmd.ExitOK || out != string(committed[file]) {
+			t.Errorf("completion %s: exit %d, output differs from completions/%s: %s", shell, code, file,
+				firstDiff([]byte(out), committed[file]))
 		}
 	}
-	r := run(t, "", "completion", "--help")
+	help, _ := bucketctl("completion", "--help")
 	for _, want := range []string{"Examples:", "source <(bucketctl completion bash)",
 		"~/.local/share/bash-completion/completions/bucketctl", "bucketctl completion zsh >",
 		"bucketctl completion fish >", "bucketctl completion powershell |"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("completion --help lacks %q:\n%s", want, r.out)
+		if !strings.Contains(help, want) {
+			t.Errorf("completion --help lacks %q:\n%s", want, help)
 		}
 	}
-	if r := run(t, "", "--help"); !strings.Contains(r.out, "completion") || strings.Contains(r.out, "gen ") {
-		t.Errorf("root help should list completion and hide gen:\n%s", r.out)
+	if root, _ := bucketctl("--help"); !strings.Contains(root, "completion") {
+		t.Errorf("root help should list completion:\n%s", root)
 	}
 }
 
@@ -121,16 +154,17 @@ var thLine = regexp.MustCompile(`(?m)^\.TH "([A-Z\\-]+)" "1" "([^"]*)" "([^"]*)"
 // bytes on another machine with another HOME), dated by --man-date, never the clock.
 func TestGenManPages(t *testing.T) {
 	t.Parallel()
-	gen := func(args ...string) map[string][]byte {
+	home := env("HOME", "/home/gen", "XDG_CONFIG_HOME", "/home/gen/.cfg")
+	pagesWith := func(getenv func(string) string, args ...string) map[string][]byte {
 		t.Helper()
 		dir := t.TempDir()
-		if r := run(t, "", append([]string{"gen", "--dir", dir}, args...)...); r.code != ExitOK {
+		if r := gen(getenv, append([]string{"--dir", dir}, args...)...); r.code != exitOK {
 			t.Fatalf("gen %v: exit %d: %s", args, r.code, r.errOut)
 		}
 		return readDir(t, filepath.Join(dir, "man"))
 	}
 	args := []string{"--man-date", "2024-03-05", "--man-version", "1.2.3"}
-	pages := gen(args...)
+	pages := pagesWith(home, args...)
 
 	var names []string
 	for n := range pages {
@@ -148,7 +182,7 @@ func TestGenManPages(t *testing.T) {
 		}
 	}
 
-	configDir := getEnv(t, "XDG_CONFIG_HOME")
+	configDir := home("XDG_CONFIG_HOME")
 	for n, p := range pages {
 		m := thLine.FindSubmatch(p)
 		if m == nil {
@@ -172,15 +206,13 @@ func TestGenManPages(t *testing.T) {
 		t.Errorf("exit-codes table not kept as it is:\n%s", exit)
 	}
 
-	setEnv(t, "XDG_CONFIG_HOME", t.TempDir())
-	setEnv(t, "HOME", t.TempDir())
-	for n, p := range gen(args...) {
+	for n, p := range pagesWith(env("HOME", "/elsewhere", "XDG_CONFIG_HOME", "/elsewhere/x"), args...) {
 		if !bytes.Equal(p, pages[n]) {
 			t.Errorf("%s differs when generated with another HOME: %s", n, firstDiff(p, pages[n]))
 		}
 	}
 
-	for n, z := range gen(append(args, "--man-gzip")...) {
+	for n, z := range pagesWith(home, append(args, "--man-gzip")...) {
 		zr, err := gzip.NewReader(bytes.NewReader(z))
 		if err != nil {
 			t.Fatalf("%s: %v", n, err)
@@ -192,12 +224,12 @@ func TestGenManPages(t *testing.T) {
 		}
 	}
 
-	setEnv(t, "SOURCE_DATE_EPOCH", "1709596800") // 2024-03-05
-	if p := gen("--man-version", "1.2.3")["bucketctl.1"]; !bytes.Equal(p, pages["bucketctl.1"]) {
+	epoch := env("HOME", "/home/gen", "XDG_CONFIG_HOME", "/home/gen/.cfg", "SOURCE_DATE_EPOCH", "1709596800") // 2024-03-05
+	if p := pagesWith(epoch, "--man-version", "1.2.3")["bucketctl.1"]; !bytes.Equal(p, pages["bucketctl.1"]) {
 		t.Errorf("SOURCE_DATE_EPOCH gives another page: %s", firstDiff(p, pages["bucketctl.1"]))
 	}
-	if p := gen()["bucketctl.1"]; !bytes.Contains(p, []byte(`"bucketctl test"`)) {
-		t.Errorf("--man-version does not default to the binary's version:\n%.200s", p)
+	if p := pagesWith(epoch)["bucketctl.1"]; !bytes.Contains(p, []byte(`"bucketctl dev"`)) {
+		t.Errorf("--man-version does not default to dev:\n%.200s", p)
 	}
 }
 
@@ -214,7 +246,7 @@ func TestGenRemovesStaleManPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r := run(t, "", "gen", "--dir", dir, "--man-date", "2024-03-05"); r.code != ExitOK {
+	if r := gen(env(), "--dir", dir, "--man-date", "2024-03-05"); r.code != exitOK {
 		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
 	}
 	files := readDir(t, man)
@@ -228,34 +260,30 @@ func TestGenRemovesStaleManPages(t *testing.T) {
 
 func TestGenFlags(t *testing.T) {
 	t.Parallel()
-	setEnv(t, "SOURCE_DATE_EPOCH", "")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"gen"}, "needs --dir"},
-		{[]string{"gen", "--dir", t.TempDir()}, "--man-date YYYY-MM-DD or set SOURCE_DATE_EPOCH"},
-		{[]string{"gen", "--dir", t.TempDir(), "--man-date", "5 March"}, `--man-date "5 March"`},
-		{[]string{"gen", "--dir", t.TempDir(), "--man=false", "extra"}, "takes no arguments"},
+		{nil, "needs --dir"},
+		{[]string{"--dir", t.TempDir()}, "--man-date YYYY-MM-DD or set SOURCE_DATE_EPOCH"},
+		{[]string{"--dir", t.TempDir(), "--man-date", "5 March"}, `--man-date "5 March"`},
+		{[]string{"--dir", t.TempDir(), "--man=false", "extra"}, "takes no arguments"},
+		{[]string{"--dri", "x"}, "flag provided but not defined: -dri"},
 	} {
-		if r := run(t, "", tc.args...); r.code != ExitUsage || !strings.Contains(r.errOut, tc.want) {
-			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.code, r.errOut, ExitUsage, tc.want)
+		if r := gen(env(), tc.args...); r.code != exitUsage || !strings.Contains(r.errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.code, r.errOut, exitUsage, tc.want)
 		}
 	}
-	setEnv(t, "SOURCE_DATE_EPOCH", "yesterday")
-	if r := run(t, "", "gen", "--dir", t.TempDir()); r.code != ExitUsage || !strings.Contains(r.errOut, "SOURCE_DATE_EPOCH") {
+	if r := gen(env("SOURCE_DATE_EPOCH", "yesterday"), "--dir", t.TempDir()); r.code != exitUsage || !strings.Contains(r.errOut, "SOURCE_DATE_EPOCH") {
 		t.Errorf("bad SOURCE_DATE_EPOCH: exit %d %q", r.code, r.errOut)
 	}
 
-	var got *GenOptions
-	f := newTestFactory(t, &IOStreams{Out: io.Discard, ErrOut: io.Discard}, VersionInfo{Version: "9.9.9"})
-	cmd := NewCmdGen(f, func(o *GenOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--dir", "out", "--man-date", "2024-03-05T23:30:00-02:00", "--man-gzip"})
-	if err := cmd.Execute(); err != nil {
+	got, err := parse([]string{"--dir", "out", "--man-date", "2024-03-05T23:30:00-02:00", "--man-gzip", "--man-version", "9.9.9"}, io.Discard, env())
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := time.Date(2024, 3, 6, 1, 30, 0, 0, time.UTC)
-	if got == nil || got.Dir != "out" || !got.Man || !got.ManGzip || !got.ManDate.Equal(want) || got.ManVersion != "9.9.9" {
+	if got.Dir != "out" || !got.Man || !got.ManGzip || !got.ManDate.Equal(want) || got.ManVersion != "9.9.9" || got.Root == nil {
 		t.Errorf("parsed %+v", got)
 	}
 }

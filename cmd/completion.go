@@ -1,0 +1,35 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+// NewCmdCompletion is cobra's default completion command (bash, zsh, fish and powershell
+// subcommands whose help says how to install each, and --no-descriptions) with examples.
+// It writes the same scripts as the committed completions/.
+func NewCmdCompletion(f *Factory) *cobra.Command {
+	// Let cobra build its default command on a stand-in root, then adopt it: the
+	// subcommands generate for whichever root they end up under (cmd.Root()).
+	standIn := &cobra.Command{Use: "bucketctl"}
+	standIn.SetOut(f.IO.Out)
+	standIn.AddCommand(&cobra.Command{Use: "stand-in", Run: func(*cobra.Command, []string) {}})
+	standIn.InitDefaultCompletionCmd()
+	var comp *cobra.Command
+	for _, c := range standIn.Commands() {
+		if c.Name() == "completion" {
+			comp = c
+		}
+	}
+	if comp == nil {
+		panic("gen: cobra made no completion command to copy") // a cobra upgrade changed it: a build-time tool, so fail loudly
+	}
+	standIn.RemoveCommand(comp)
+	comp.Example = `  # bash (needs the bash-completion package): this shell, then every new one
+  source <(bucketctl completion bash)
+  mkdir -p ~/.local/share/bash-completion/completions
+  bucketctl completion bash > ~/.local/share/bash-completion/completions/bucketctl
+
+  # zsh (with compinit), fish, PowerShell
+  bucketctl completion zsh > "${fpath[1]}/_bucketctl"
+  bucketctl completion fish > ~/.config/fish/completions/bucketctl.fish
+  bucketctl completion powershell | Out-String | Invoke-Expression`
+	return comp
+}
