@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -373,69 +371,6 @@ func TestClusterCommands(t *testing.T) {
 	testMovedSlot(t, cl, direct)
 }
 
-// testMovedSlot moves the empty slot of a fresh key from master 0 to master 1 behind the
-// back of a connected client, then consumes from it.
-func testMovedSlot(t *testing.T, cl *redistest.Cluster, direct []*redis.Client) {
-	ctx := context.Background()
-	c := connect(t, ConnOptions{Cluster: cl.Addrs()})
-	st := bucket.NewStore(c)
-	if _, err := st.Take(ctx, cl.KeyOnMaster(0, "warm:"), bucket.Spec{Capacity: 1, Rate: 1}, 1); err != nil {
-		t.Fatal(err)
-	}
-	key := cl.KeyOnMaster(0, "moved:")
-	slot := redistest.KeySlot(key)
-	if n, err := direct[0].ClusterCountKeysInSlot(ctx, slot).Result(); err != nil || n != 0 {
-		t.Fatalf("slot %d holds %d keys (%v): pick another key", slot, n, err)
-	}
-	ids := make([]string, len(direct))
-	for i, d := range direct {
-		id, err := d.ClusterMyID(ctx).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = id
-	}
-	// The resharding sequence of the Redis manual, for a slot without keys.
-	steps := []struct {
-		on   int
-		args []any
-	}{
-		{1, []any{"CLUSTER", "SETSLOT", slot, "IMPORTING", ids[0]}},
-		{0, []any{"CLUSTER", "SETSLOT", slot, "MIGRATING", ids[1]}},
-		{1, []any{"CLUSTER", "SETSLOT", slot, "NODE", ids[1]}},
-		{0, []any{"CLUSTER", "SETSLOT", slot, "NODE", ids[1]}},
-		{2, []any{"CLUSTER", "SETSLOT", slot, "NODE", ids[1]}},
-	}
-	for _, s := range steps {
-		if err := direct[s.on].Do(ctx, s.args...).Err(); err != nil {
-			t.Fatalf("%v on master %d: %v", s.args, s.on, err)
-		}
-	}
-	rejected := func() int {
-		info := direct[0].Info(ctx, "commandstats").Val()
-		var n int
-		if _, rest, ok := strings.Cut(info, "cmdstat_evalsha:"); ok {
-			if _, v, ok := strings.Cut(rest, "rejected_calls="); ok {
-				fmt.Sscanf(v, "%d", &n)
-			}
-		}
-		return n
-	}
-	before := rejected()
-	if _, err := st.Take(ctx, key, bucket.Spec{Capacity: 5, Rate: 0.01}, 1); err != nil {
-		t.Fatalf("consume after the slot moved: %v", err)
-	}
-	if got := hget(t, direct[1], key, "allowed"); got != "1" {
-		t.Fatalf("the new owner counts %q allowed, want 1", got)
-	}
-	if direct[0].Exists(ctx, key).Val() != 0 {
-		t.Fatal("the old owner holds the key")
-	}
-	if after := rejected(); after <= before {
-		t.Fatalf("the old owner rejected no EVALSHA (%d, then %d): the client was not redirected, the test proves nothing", before, after)
-	}
-}
-
 func lineOf(out, key string) string {
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, key+" ") {
@@ -443,116 +378,4 @@ func lineOf(out, key string) string {
 		}
 	}
 	return ""
-}
-
-// TestClusterMasterKilledDuringDecisions kills a master while goroutines take from buckets
-// on every master. Decisions fail during the outage and succeed after the replica's
-// promotion; no bucket grants more than capacity + rate × elapsed, and no decision is
-// applied more often than it was sent.
-func TestClusterMasterKilledDuringDecisions(t *testing.T) {
-	t.Parallel()
-	cl := redistest.StartCluster(t, 3, 1)
-	c := connect(t, ConnOptions{Cluster: cl.Addrs(), DialTimeout: time.Second, Timeout: time.Second})
-	st := bucket.NewStore(c)
-	spec := bucket.Spec{Capacity: 3, Rate: 2}
-
-	type tally struct {
-		allowed, denied, failed, uncertain int
-		lastOK                             time.Time
-	}
-	var (
-		mu    sync.Mutex
-		stats = map[string]*tally{}
-		keys  []string
-		share = map[string]int{} // the key's share of the slots: MasterAddrs()[share] serves it
-	)
-	for i := range 3 {
-		for j := range 2 {
-			k := cl.KeyOnMaster(i, fmt.Sprintf("kill:%d%d:", i, j))
-			keys = append(keys, k)
-			stats[k] = &tally{}
-			share[k] = i
-		}
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for g := range 3 {
-		wg.Go(func() {
-			for n := g; ctx.Err() == nil; n++ {
-				k := keys[n%len(keys)]
-				res, err := st.Take(ctx, k, spec, 1)
-				mu.Lock()
-				s := stats[k]
-				var ue *bucket.UncertainError
-				switch {
-				case err == nil && res.Allowed:
-					s.allowed++
-				case err == nil:
-					s.denied++
-				case ctx.Err() != nil:
-				case errors.As(err, &ue):
-					s.uncertain++
-				default:
-					s.failed++
-				}
-				if err == nil {
-					s.lastOK = time.Now()
-				}
-				mu.Unlock()
-				time.Sleep(2 * time.Millisecond)
-			}
-		})
-	}
-	time.Sleep(700 * time.Millisecond)
-	killed := cl.KillMaster(0)
-	killedAt := time.Now()
-	cl.WaitForFailover(t, killed)
-	promoted := time.Now()
-
-	// Decisions on the failed-over master's buckets succeed again.
-	deadline := promoted.Add(20 * time.Second)
-	for {
-		mu.Lock()
-		ok := true
-		for _, k := range keys {
-			ok = ok && stats[k].lastOK.After(promoted)
-		}
-		mu.Unlock()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("decisions on the failed-over master's buckets did not succeed within 20 s of the promotion")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)
-	stop()
-	wg.Wait()
-	elapsed := time.Since(start).Seconds()
-
-	direct := directClients(t, cl.MasterAddrs())
-	errors0 := 0
-	limit := spec.Capacity + spec.Rate*elapsed
-	for _, k := range keys {
-		s := stats[k]
-		if share[k] == 0 {
-			errors0 += s.failed + s.uncertain
-		}
-		if float64(s.allowed) > limit {
-			t.Errorf("%s: %d allowed in %.1fs, more than capacity + rate × elapsed = %.1f", k, s.allowed, elapsed, limit)
-		}
-		a, _ := strconv.Atoi(hget(t, direct[share[k]], k, "allowed"))
-		d, _ := strconv.Atoi(hget(t, direct[share[k]], k, "denied"))
-		if sent := s.allowed + s.denied + s.uncertain; a+d > sent {
-			t.Errorf("%s: the server counted %d decisions, more than the %d that got a reply or may have arrived: a decision was applied twice", k, a+d, sent)
-		}
-		t.Logf("%s (share %d): allowed %d denied %d failed %d uncertain %d; server %d+%d", k, share[k], s.allowed, s.denied, s.failed, s.uncertain, a, d)
-	}
-	if errors0 == 0 {
-		t.Error("no decision on the killed master's buckets failed: the kill went unnoticed")
-	}
-	t.Logf("run %.1fs, outage %v, bound %.1f allowed per bucket", elapsed, promoted.Sub(killedAt).Round(time.Millisecond), limit)
 }
