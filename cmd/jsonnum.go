@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/bucketctl/bucketctl/bucket/load"
 )
 
 // JSON and YAML numbers are rounded here, once, by kind, so runbooks read the same
@@ -14,9 +16,11 @@ import (
 //	        holds, the whole tokens always exact
 //	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution)
 //	ratios (fill)     3 decimals
-//	measured rates (*_per_s)  3 decimals
-//	spec values (capacity, rate, cost)  as configured, float noise dropped (9 significant
-//	        digits)
+//	measured rates (*_per_s, ops_per_sec, redis_calls_per_request, over_grant_pct)
+//	        3 decimals
+//	spec values (capacity, rate, cost, arrival_rate)  as configured, float noise dropped
+//	        (9 significant digits)
+//	durations in seconds (duration_s, burst_every_s)  6 decimals (microseconds)
 
 // jsonNoise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
 const jsonNoise = 1e-6
@@ -53,6 +57,29 @@ func jsonSpec(v float64) float64 {
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 9, 64), 64)
 	return r
+}
+
+// jsonReport rounds a load report for JSON and YAML.
+func jsonReport(r load.Report) load.Report {
+	r.ArrivalRate, r.Capacity, r.Rate, r.Cost = jsonSpec(r.ArrivalRate), jsonSpec(r.Capacity), jsonSpec(r.Rate), jsonSpec(r.Cost)
+	r.DurationS, r.BurstEveryS = jsonSeconds(r.DurationS), jsonSeconds(r.BurstEveryS)
+	r.RedisCallsPerRequest, r.OpsPerSec, r.OverGrantPct = round3(r.RedisCallsPerRequest), jsonRate(r.OpsPerSec), round3(r.OverGrantPct)
+	l := &r.LatencyMS
+	l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max = round3(l.Min), round3(l.Mean), round3(l.P50), round3(l.P90), round3(l.P99), round3(l.P999), round3(l.Max)
+	bands := make([]load.Band, len(r.Histogram))
+	for i, b := range r.Histogram {
+		bands[i] = load.Band{UpToMS: round3(b.UpToMS), Count: b.Count}
+	}
+	r.Histogram = bands
+	return r
+}
+
+// jsonSeconds rounds seconds to the microsecond.
+func jsonSeconds(v float64) float64 {
+	if !finite(v) || math.Abs(v) >= 1e9 {
+		return jsonFinite(v)
+	}
+	return math.Round(v*1e6) / 1e6
 }
 
 func round3(v float64) float64 {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,6 +48,26 @@ func TestLoadOneSecondJSON(t *testing.T) {
 	if p99 := raw["latency_ms"].(map[string]any)["p99_9"]; p99 == nil {
 		t.Errorf("latency_ms lacks p99_9: %v", raw["latency_ms"])
 	}
+	// Numbers are rounded as every command's are: seconds to the microsecond, the rest to
+	// 3 decimals (ops_per_sec used to carry 10).
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		case float64:
+			if most := map[bool]int{true: 6, false: 3}[strings.HasSuffix(path, "_s")]; decimals(v) > most {
+				t.Errorf("%s = %v: more than %d decimals", path, v, most)
+			}
+		}
+	}
+	walk("", raw)
 	// The run created its key and deleted it at the end.
 	if n := srv.Client(t).Exists(context.Background(), "bucketctl:load:api").Val(); n != 0 {
 		t.Fatalf("the run left its key behind")

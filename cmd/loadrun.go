@@ -252,10 +252,14 @@ func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) 
 		return nil
 	}
 	if opts.Output != FormatTable {
-		if opts.Compare {
-			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: reports})
+		rounded := make([]load.Report, len(reports))
+		for i, r := range reports {
+			rounded[i] = jsonReport(r)
 		}
-		return writeData(f.IO.Out, opts.Output, reports[0])
+		if opts.Compare {
+			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: rounded})
+		}
+		return writeData(f.IO.Out, opts.Output, rounded[0])
 	}
 	st := tuiStyles(f.IO)
 	var text string

@@ -31,20 +31,21 @@ func FormatLatency(msec float64) string {
 }
 
 // LoadProgressLine is one plain line of a run's progress, for a terminal-less stderr:
-// "3s/10s  allowed 39  denied 148374  errors 0  last second 10/s allowed, 52.9k/s denied  p99 3.18ms  tokens 0.42/10".
+// "3s/10s  allowed 39  denied 148,374  errors 0  last second 10/s allowed, 52,870/s denied  p99 3.18ms  tokens 0.42/10".
+// Counts are exact, grouped as the live view and the report write them.
 func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s", FormatDuration(s.Elapsed.Round(100*time.Millisecond)), FormatDuration(s.Duration))
 	if s.Requests > 0 {
-		fmt.Fprintf(&b, "  requests %d/%d", s.Decisions, s.Requests)
+		fmt.Fprintf(&b, "  requests %s/%s", groupDigits(int(s.Decisions)), groupDigits(int(s.Requests)))
 	}
-	fmt.Fprintf(&b, "  allowed %d  denied %d  errors %d", s.Allowed, s.Denied, s.Errors)
+	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", groupDigits(int(s.Allowed)), groupDigits(int(s.Denied)), groupDigits(int(s.Errors)))
 	if n := completeSeconds(s); n > 0 {
 		last := s.PerSecond[n-1]
 		fmt.Fprintf(&b, "  last second %s allowed, %s denied", FormatRate(float64(last.Allowed)), FormatRate(float64(last.Denied)))
 	}
 	if s.Retries > 0 {
-		fmt.Fprintf(&b, "  retries %d", s.Retries)
+		fmt.Fprintf(&b, "  retries %s", groupDigits(int(s.Retries)))
 	}
 	fmt.Fprintf(&b, "  p99 %s", FormatLatency(s.Latency.P99))
 	if s.HasTokens {

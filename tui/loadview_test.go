@@ -228,7 +228,7 @@ func TestLoadProgressLine(t *testing.T) {
 	s := loadSnap(3200*time.Millisecond, load.Watch)
 	s.Retries, s.Errors = 120, 7
 	got := LoadProgressLine(s)
-	want := "3.2s/10s  allowed 49  denied 198376  errors 7  last second 10/s allowed, 52,870/s denied  retries 120  p99 3.18ms  tokens 0.42/10"
+	want := "3.2s/10s  allowed 49  denied 198,376  errors 7  last second 10/s allowed, 52,870/s denied  retries 120  p99 3.18ms  tokens 0.42/10"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
