@@ -138,14 +138,12 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	if err == nil && found != root {
 		name = found.Name()
 	}
+	all := name == "" || name == "completion" // completion generates for the whole tree
 	root.ResetCommands()
 	for _, c := range commands {
-		if name == "" || name == c.name && name != "completion" {
+		if all || c.name == name {
 			root.AddCommand(c.build(f))
 		}
-	}
-	if len(root.Commands()) == 0 { // completion generates for the whole tree
-		return NewCmdRoot(f)
 	}
 	return root
 }
