@@ -66,9 +66,10 @@ func TestLuaGrantsExactlyTheTheoreticalMaximum(t *testing.T) {
 	}
 	// The bucket is drained all along and the decisions span the whole 3 s, so the script
 	// grants all it may, 10 + 10 × 3 = 40, and never more than the maximum over the
-	// measured span (41 at most: the span overshoots 3 s by about one round trip).
-	if r.Allowed < 40 || r.Allowed > r.TheoreticalMax || r.TheoreticalMax > 41 || r.OverGrantPct > 0 {
-		t.Fatalf("allowed %d, theoretical max %d over %.3fs (over-grant %.2f%%): want 40, at most 41",
+	// measured span (which overshoots 3 s by the answers in flight: 10 ms here, more on a
+	// busy machine; the run stops by itself well within 3.5 s).
+	if r.Allowed < 40 || r.Allowed > r.TheoreticalMax || r.OverGrantPct > 0 || r.DurationS > 3.5 {
+		t.Fatalf("allowed %d, theoretical max %d over %.3fs (over-grant %.2f%%): want at least 40, at most the maximum, within 3.5 s",
 			r.Allowed, r.TheoreticalMax, r.DurationS, r.OverGrantPct)
 	}
 	if r.RedisCallsPerRequest != 1 || r.Denied < 1000 {
