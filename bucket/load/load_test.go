@@ -156,17 +156,19 @@ func TestConstantArrivalsKeepTheirSchedule(t *testing.T) {
 	st, _ := newStore(t, 4)
 	r := run(t, st, load.Config{Key: "c", Spec: bucket.Spec{Capacity: 1000, Rate: 1000}, Cost: 1,
 		Concurrency: 4, Arrival: load.Constant, ArrivalRate: 100, Duration: time.Second})
-	if r.Requests != 100 || r.Unsent != 0 || r.Allowed != 100 {
-		t.Fatalf("requests %d, unsent %d, allowed %d: want 100 sent on schedule", r.Requests, r.Unsent, r.Allowed)
+	// Every one of the 100 arrivals due is either sent or reported unsent, never lost. A
+	// process stalled near the end (a loaded machine, the race detector's GC) may leave the
+	// last one or two unclaimed when the run ends: they are reported, and must stay few.
+	if r.Requests+r.Unsent != 100 || r.Unsent > 3 || r.Allowed != r.Requests {
+		t.Fatalf("requests %d, unsent %d, allowed %d: want 100 arrivals accounted for, nearly all sent and allowed",
+			r.Requests, r.Unsent, r.Allowed)
 	}
 	// The last arrival is due at 0.99 s: the run spans about that, not less.
 	if r.DurationS < 0.98 || r.DurationS > 1.5 {
 		t.Fatalf("measured %.3fs for arrivals from 0 to 0.99 s", r.DurationS)
 	}
-	for _, s := range r.PerSecond[:1] {
-		if s.Allowed < 95 {
-			t.Fatalf("per second %+v", r.PerSecond)
-		}
+	if s := r.PerSecond[0]; s.Allowed < 95 {
+		t.Fatalf("per second %+v", r.PerSecond)
 	}
 }
 
@@ -181,14 +183,25 @@ func TestOpenLoopLatencyCountsTheBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type result struct {
+		r   load.Report
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		_ = c.Do(context.Background(), "DEBUG", "SLEEP", "0.3").Err()
+		r, err := e.Run(context.Background())
+		done <- result{r, err}
 	}()
-	r, err := e.Run(context.Background())
-	if err != nil {
+	// Stall the server once the run is under way (50 decisions: about 0.1 s in).
+	redistest.WaitFor(t, 10*time.Second, "50 decisions", func() bool { return e.Snapshot().Decisions >= 50 })
+	if err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.3").Err(); err != nil {
 		t.Fatal(err)
 	}
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	r := res.r
 	var slow int64
 	for _, b := range r.Histogram {
 		if b.UpToMS > 50 {
