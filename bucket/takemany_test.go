@@ -128,18 +128,14 @@ func TestTakeManyNeverResendsAfterATimeout(t *testing.T) {
 	if _, _, err := st.LoadScript(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	slept := make(chan error, 1)
-	go func() { slept <- admin.Do(context.Background(), "DEBUG", "SLEEP", "0.6").Err() }()
-	time.Sleep(100 * time.Millisecond) // let DEBUG SLEEP block the server
+	awake := redistest.Stall(t, srv.Addr(), "0.6")
 	keys := []string{"k", "k", "k"}
 	out := make([]bucket.Result, len(keys))
 	err := st.TakeMany(ctxT(t), keys, spec(10, 1), 1, out)
 	if err == nil {
 		t.Fatal("TakeMany against a sleeping server returned no error")
 	}
-	if err := <-slept; err != nil {
-		t.Fatalf("DEBUG SLEEP: %v", err)
-	}
+	awake()
 	// The server runs the commands it read once it wakes, maybe after answering others:
 	// wait for them, then make sure no second copy follows.
 	deadline := time.Now().Add(2 * time.Second)

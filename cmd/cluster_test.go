@@ -63,36 +63,6 @@ func runConnected(t *testing.T, c bucket.Client, args ...string) result {
 	return result{code, out.String(), errOut.String()}
 }
 
-// stall puts the server at addr to sleep (DEBUG SLEEP seconds) and returns once it no
-// longer answers, with a function that waits until it is awake again.
-func stall(t *testing.T, addr, seconds string) (awake func()) {
-	t.Helper()
-	sleeper := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 5 * time.Second, MaxRetries: -1})
-	done := make(chan error, 1)
-	go func() { done <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", seconds).Err() }()
-	probe := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 50 * time.Millisecond, MaxRetries: -1, PoolSize: 1})
-	defer probe.Close()
-	deadline := time.Now().Add(3 * time.Second)
-	for probe.Ping(context.Background()).Err() == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still answers PING 3 s after DEBUG SLEEP %s", addr, seconds)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return func() {
-		t.Helper()
-		defer sleeper.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("DEBUG SLEEP on %s: %v", addr, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("DEBUG SLEEP %s on %s did not return within 10 s", seconds, addr)
-		}
-	}
-}
-
 func hget(t *testing.T, c *redis.Client, key, field string) string {
 	t.Helper()
 	v, err := c.HGet(context.Background(), key, field).Result()
@@ -354,7 +324,7 @@ func TestClusterCommands(t *testing.T) {
 	if _, err := bucket.NewStore(c).Take(ctx, k2, bucket.Spec{Capacity: 100, Rate: 0.01}, 1); err != nil {
 		t.Fatal(err)
 	}
-	awake := stall(t, masters[2], "0.7")
+	awake := redistest.Stall(t, masters[2], "0.7")
 	r = runConnected(t, c, "--cluster", seeds, "--timeout", "200ms", "consume", k2)
 	awake()
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, "no reply") || !strings.Contains(r.errOut, "not re-sent") {

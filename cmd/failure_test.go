@@ -70,7 +70,7 @@ func TestTimeoutHonoured(t *testing.T) {
 	if _, err := bucket.NewStore(c).Take(context.Background(), "slow", bucket.Spec{Capacity: 10, Rate: 0.01}, 1); err != nil {
 		t.Fatal(err)
 	}
-	awake := stall(t, srv.Addr(), "1")
+	awake := redistest.Stall(t, srv.Addr(), "1")
 	r := runConnected(t, c, "--url", srv.URL(), "--timeout", "200ms", "consume", "slow")
 	awake()
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, `no reply for "slow"`) || !strings.Contains(r.errOut, "timeout") ||
@@ -84,7 +84,7 @@ func TestTimeoutHonoured(t *testing.T) {
 	}
 
 	// Stalled before the connection check: nothing is sent, and the line says so.
-	awake = stall(t, srv.Addr(), "1")
+	awake = redistest.Stall(t, srv.Addr(), "1")
 	r = run(t, srv.URL(), "--timeout", "200ms", "consume", "slow")
 	awake()
 	if r.code != ExitUnreachable || !strings.Contains(r.errOut, srv.Addr()) || !strings.Contains(r.errOut, "--timeout") {

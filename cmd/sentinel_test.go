@@ -75,7 +75,11 @@ func TestSentinelFailover(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	})
-	time.Sleep(200 * time.Millisecond)
+	redistest.WaitFor(t, 10*time.Second, "decisions before the failover", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ok >= 20
+	})
 	s.Failover(t)
 	switchEnd = time.Now()
 	newMaster := s.MasterAddr(t)

@@ -66,10 +66,7 @@ func TestTimeoutAndAnonymous(t *testing.T) {
 	}
 
 	// A second connection blocks the server for a second.
-	admin := e.srv.Client(t)
-	slept := make(chan error, 1)
-	go func() { slept <- admin.Do(context.Background(), "DEBUG", "SLEEP", "1").Err() }()
-	time.Sleep(200 * time.Millisecond) // let DEBUG SLEEP reach the server first
+	awake := redistest.Stall(t, e.srv.Addr(), "1")
 	start := time.Now()
 	w := e.do("GET", "/", "frank")
 	took := time.Since(start)
@@ -80,9 +77,7 @@ func TestTimeoutAndAnonymous(t *testing.T) {
 	if took >= 900*time.Millisecond {
 		t.Fatalf("the request waited %v for a server blocked 1 s: Timeout not applied", took)
 	}
-	if err := <-slept; err != nil {
-		t.Fatal(err)
-	}
+	awake()
 	if n, _ := e.rec.counts(); n != 1 {
 		t.Fatalf("OnError called %d times, want 1", n)
 	}
