@@ -84,6 +84,8 @@ type scanNode struct {
 	cursor uint64
 	count  int64
 	done   bool
+	// held are keys SCAN returned that a page capped by NextWithin left for the next one.
+	held []string
 }
 
 // NewScanner prepares a scan of every master (nothing is read until Next).
@@ -110,34 +112,22 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 // Next reads the next page: SCAN on the next master whose scan has not ended, then one read
 // of the page's keys. It returns io.EOF when every master's scan has ended. A page may hold
 // no states (SCAN may return an empty page).
-func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
-	var n *scanNode
-	for i := 0; i < len(sc.nodes); i++ {
-		cand := sc.nodes[(sc.turn+i)%len(sc.nodes)]
-		if !cand.done {
-			n, sc.turn = cand, (sc.turn+i+1)%len(sc.nodes)
-			break
-		}
+func (sc *Scanner) Next(ctx context.Context) ([]State, error) { return sc.NextWithin(ctx, 0) }
+
+// NextWithin is Next reading at most most keys (0: no cap). COUNT is only a hint: SCAN
+// returns whole hash-table buckets and may pass it by a few keys. The keys past most are
+// held and read by the next call, before any new SCAN, so a caller with a command budget
+// never spends more than most reads, plus SCAN and TIME.
+func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]State, error) {
+	n, keys, err := sc.nextKeys(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if n == nil {
-		sc.stats.Done = true
-		return nil, io.EOF
+	if most > 0 && int64(len(keys)) > most {
+		n.held = append([]string(nil), keys[most:]...)
+		keys = keys[:most]
 	}
 	addr := n.c.Options().Addr
-	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
-	sc.stats.Commands++
-	sc.stats.RoundTrips++
-	sc.stats.PerMaster[addr]++
-	if err != nil {
-		sc.s.networkErr(err)
-		return nil, fmt.Errorf("scan %s: %w", addr, err)
-	}
-	n.cursor, n.done = next, next == 0
-	if int64(len(keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
-		n.count = min(2*n.count, sc.o.MaxCount)
-	}
-	sc.stats.Pages++
-	sc.stats.Keys += int64(len(keys))
 	before := sc.s.ReadCost()
 	o := sc.read
 	states, err := sc.s.readKeys(ctx, n.c, keys, o)
@@ -166,9 +156,49 @@ func (sc *Scanner) Next(ctx context.Context) ([]State, error) {
 	return states, nil
 }
 
+// nextKeys returns the keys of the next page: those a capped page held back, or else a SCAN
+// page of the next master whose scan has not ended (io.EOF: none is left).
+func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
+	for _, n := range sc.nodes {
+		if len(n.held) > 0 {
+			keys := n.held
+			n.held = nil
+			return n, keys, nil
+		}
+	}
+	var n *scanNode
+	for i := 0; i < len(sc.nodes); i++ {
+		cand := sc.nodes[(sc.turn+i)%len(sc.nodes)]
+		if !cand.done {
+			n, sc.turn = cand, (sc.turn+i+1)%len(sc.nodes)
+			break
+		}
+	}
+	if n == nil {
+		sc.stats.Done = true
+		return nil, nil, io.EOF
+	}
+	addr := n.c.Options().Addr
+	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
+	sc.stats.Commands++
+	sc.stats.RoundTrips++
+	sc.stats.PerMaster[addr]++
+	if err != nil {
+		sc.s.networkErr(err)
+		return nil, nil, fmt.Errorf("scan %s: %w", addr, err)
+	}
+	n.cursor, n.done = next, next == 0
+	if int64(len(keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
+		n.count = min(2*n.count, sc.o.MaxCount)
+	}
+	sc.stats.Pages++
+	sc.stats.Keys += int64(len(keys))
+	return n, keys, nil
+}
+
 func (sc *Scanner) allDone() bool {
 	for _, n := range sc.nodes {
-		if !n.done {
+		if !n.done || len(n.held) > 0 {
 			return false
 		}
 	}
@@ -188,7 +218,7 @@ func (sc *Scanner) Stats() ScanStats {
 // Restart begins a new pass over the keyspace (the counts go on).
 func (sc *Scanner) Restart() {
 	for _, n := range sc.nodes {
-		n.cursor, n.done = 0, false
+		n.cursor, n.done, n.held = 0, false, nil
 	}
 	sc.stats.Done = false
 }

@@ -33,7 +33,7 @@ type Watchlist struct {
 type WatchOptions struct {
 	ScanOptions
 	// Keep is how many buckets are kept per ordering (emptiest, most denied, by name):
-	// at most 3 × Keep in all (default 200).
+	// at most 3 × Keep in all (default 200, and at most what half the budget re-reads).
 	Keep int
 	// Budget is the most commands one Refresh sends (default 10,000).
 	Budget int64
@@ -66,6 +66,9 @@ func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, e
 	if o.Count <= 0 || o.Count > o.Budget/4 {
 		o.Count = min(200, max(10, o.Budget/4))
 	}
+	// Re-reading the kept buckets (3 × Keep, the pinned one and TIME) takes at most half
+	// the budget, so that every refresh also scans on.
+	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3)))
 	sc, err := s.NewScanner(ctx, o.ScanOptions)
 	if err != nil {
 		return nil, err
@@ -112,13 +115,15 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		}
 		spent += int64(len(keys)) + 1
 	}
-	for spent+w.sc.o.Count+2 <= w.budget {
+	// A page costs SCAN, TIME and a read per key: one is begun while a whole page fits, and
+	// reads no more keys than the budget has left.
+	for room := w.budget - spent - 2; room >= w.sc.o.Count; room = w.budget - spent - 2 {
 		var page []State
 		var err error
 		if w.limit > 0 && w.passBuckets >= w.limit {
 			err = io.EOF // the pass ends at the limit
 		} else {
-			page, err = w.sc.Next(ctx)
+			page, err = w.sc.NextWithin(ctx, room)
 		}
 		if errors.Is(err, io.EOF) {
 			w.sc.Restart()
@@ -134,7 +139,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		}
 		st := w.sc.Stats()
 		w.passKeys = st.Keys - before.Keys + w.passKeys
-		spent += 2 + int64(len(page))
+		spent += st.Commands - before.Commands
 		for _, s := range page {
 			if s.Problem == "" && (w.limit == 0 || w.passBuckets < w.limit) {
 				w.kept[s.Key] = s

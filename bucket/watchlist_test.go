@@ -2,7 +2,9 @@ package bucket_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -106,5 +108,114 @@ func TestWatchlistLimit(t *testing.T) {
 	}
 	if res.Passes != 1 || len(res.States) != 100 || res.Scanned >= 2000 {
 		t.Fatalf("passes %d, %d states, %d keys scanned: want one pass over the first 100 buckets", res.Passes, len(res.States), res.Scanned)
+	}
+}
+
+// TestWatchlistNeverPassesItsBudget: SCAN's COUNT is a hint, and a page often holds a few
+// keys more (SCAN returns whole hash-table buckets). Over a whole pass of 10,000 buckets with
+// a budget of 100 commands and pages of 10, no refresh sends more than 100 commands (the
+// server's own count), and every bucket is still scanned once.
+func TestWatchlistNeverPassesItsBudget(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	const n = 10000
+	for start := 0; start < n; start += 1000 {
+		pipe := c.Pipeline()
+		for i := start; i < start+1000; i++ {
+			pipe.HSet(ctx, fmt.Sprintf("nb:%05d", i), "tokens", "3", "ts", "1700000000000000", "capacity", "10", "rate", "1")
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := bucket.NewStore(c)
+	if _, err := st.Inspect(ctx, []string{"nb:00000"}, nil); err != nil { // loads the read script
+		t.Fatal(err)
+	}
+	wl, err := st.NewWatchlist(ctx, bucket.WatchOptions{Budget: 100, ScanOptions: bucket.ScanOptions{Match: "nb:*", Count: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res bucket.WatchResult
+	over := 0
+	for i := 0; res.Passes == 0; i++ {
+		if i == 2000 {
+			t.Fatal("no whole pass in 2000 refreshes")
+		}
+		before := redistest.CommandCalls(t, c)
+		if res, err = wl.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		after := redistest.CommandCalls(t, c)
+		served := 0
+		for _, name := range []string{"scan", "evalsha_ro", "time", "dbsize"} {
+			served += after[name] - before[name]
+		}
+		if served != int(res.Commands) {
+			t.Fatalf("refresh %d: counted %d commands, the server ran %d", i, res.Commands, served)
+		}
+		if served > 100 {
+			over++
+			t.Errorf("refresh %d: %d commands, over the budget of 100", i, served)
+		}
+		if len(res.States) > 3*16+1 {
+			t.Fatalf("refresh %d: %d kept: half the budget re-reads at most 3 × 16", i, len(res.States))
+		}
+		if over > 5 {
+			t.FailNow()
+		}
+	}
+	if res.Scanned != n && res.Scanned != 0 {
+		t.Fatalf("a whole pass scanned %d keys of %d", res.Scanned, n)
+	}
+}
+
+// TestScannerNextWithinHoldsTheRest: a page capped below what SCAN returned hands the rest
+// on to the next calls, which read it without another SCAN.
+func TestScannerNextWithinHoldsTheRest(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := 0; i < 250; i++ {
+		pipe.HSet(ctx, fmt.Sprintf("h:%03d", i), "tokens", "3", "ts", "1700000000000000", "capacity", "10", "rate", "1")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := bucket.NewStore(c)
+	if _, err := st.Inspect(ctx, []string{"h:000"}, nil); err != nil { // loads the read script
+		t.Fatal(err)
+	}
+	sc, err := st.NewScanner(ctx, bucket.ScanOptions{Match: "h:*", Count: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var sizes []int
+	for {
+		page, err := sc.NextWithin(ctx, 100)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(page))
+		for _, s := range page {
+			if seen[s.Key] {
+				t.Fatalf("%s read twice", s.Key)
+			}
+			seen[s.Key] = true
+		}
+	}
+	stats := sc.Stats()
+	if fmt.Sprint(sizes) != "[100 100 50]" || len(seen) != 250 || stats.Pages != 1 || stats.Keys != 250 || stats.Buckets != 250 {
+		t.Fatalf("pages of %v, %d buckets seen, stats %+v: want one SCAN read as 100, 100 and 50", sizes, len(seen), stats)
+	}
+	// One SCAN, and per capped page its reads and TIME.
+	if stats.Commands != 1+250+3 {
+		t.Fatalf("%d commands, want 254", stats.Commands)
 	}
 }

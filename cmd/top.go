@@ -49,8 +49,9 @@ Its Redis cost is bounded by --budget (commands per second, default 10,000) what
 keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined
 round trip), then goes on scanning where the last refresh stopped (SCAN, COUNT --page-size,
 and one read command per key) until the refresh's share of the budget is spent. It keeps the
-200 emptiest, the 200 most denied and the first 200 by name of all it has seen, and the
-header says how much of the keyspace it has covered ("scanned 340k of ~1.3M keys"); after a
+200 emptiest, the 200 most denied and the first 200 by name of all it has seen (fewer when a
+refresh's budget is under about 1,200 commands: re-reading them takes at most half of it),
+and the header says how much of the keyspace it has covered ("scanned 340k of ~1.3M keys"); after a
 whole pass it starts another. A refresh never starts while the last
 one is in flight; when one takes longer than --interval the header says so. When Redis is
 unreachable a banner names the address and the cause, the last data stays on screen, and

@@ -35,28 +35,6 @@ func fillBuckets(tb testing.TB, c *redis.Client, prefix string, n int) {
 	}
 }
 
-// commandCalls reads INFO commandstats: calls per command.
-func commandCalls(tb testing.TB, c *redis.Client) map[string]int {
-	tb.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	calls := map[string]int{}
-	for _, l := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(v)
-			}
-		}
-	}
-	return calls
-}
-
 // TestTopRefreshCost10k measures one top refresh over 10,000 buckets on a real server and
 // checks the count against the server's own command statistics: round trips are the SCAN
 // TestTopRefreshWithinBudget: on 10,000 buckets with a budget of 2,000 commands a second,
@@ -81,13 +59,13 @@ func TestTopRefreshWithinBudget(t *testing.T) {
 	src := NewTopSource(st, TopParams{Match: "tb:*", Budget: 2000, Interval: time.Second})
 	var snap tui.TopSnapshot
 	for i := 0; i < 20; i++ {
-		before := commandCalls(t, c)
+		before := redistest.CommandCalls(t, c)
 		var err error
 		snap, err = src.Fetch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := commandCalls(t, c)
+		after := redistest.CommandCalls(t, c)
 		served := 0
 		for _, name := range []string{"scan", "evalsha_ro", "time", "dbsize"} {
 			served += after[name] - before[name]
