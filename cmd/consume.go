@@ -41,18 +41,8 @@ Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
   bucketctl consume rate:user:42 --cost 3 -o json
   bucketctl consume rate:user:42 || echo "throttled, exit $?"
   bucketctl consume rate:user:42 --headers     # RateLimit, X-RateLimit-*, Retry-After`,
-		Args:              exactKey,
-		ValidArgsFunction: completeKeys(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Key = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return decideRun(cmd, f, opts)
-		},
 	}
-	opts.register(cmd, f)
-	return cmd
+	return decideCommand(cmd, f, opts, runF)
 }
 
 // NewCmdCheck builds `check`: the decision consume would make, without writing.
@@ -76,15 +66,21 @@ Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
 		Example: `  bucketctl check rate:user:42
   bucketctl check rate:user:42 --cost 5 -o json
   bucketctl check rate:ip:10.0.0.7 --layout express --capacity 100 --rate 10`,
-		Args:              exactKey,
-		ValidArgsFunction: completeKeys(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Key = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return decideRun(cmd, f, opts)
-		},
+	}
+	return decideCommand(cmd, f, opts, runF)
+}
+
+// decideCommand completes consume's and check's command: one KEY, completed from the
+// server, and the decision flags.
+func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF func(*DecideOptions) error) *cobra.Command {
+	cmd.Args = exactKey
+	cmd.ValidArgsFunction = completeKeys(f)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		opts.Key = args[0]
+		if runF != nil {
+			return runF(opts)
+		}
+		return decideRun(cmd, f, opts)
 	}
 	opts.register(cmd, f)
 	return cmd

@@ -103,21 +103,7 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 	}
 	out := newRecordStream(f.IO, opts.Output, withNode(node, inspectHeader...)...)
 	var notes inspectNotes
-	emit := func(page []bucket.State) error {
-		for _, s := range page {
-			notes.see(s)
-			var err error
-			if out.isTable() {
-				err = out.add(nil, inspectRow(s, node)...)
-			} else {
-				err = out.add(stateViewNode(s, node))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return out.flush()
-	}
+	emit := stateWriter(out, node, inspectRow, notes.see)
 	if opts.Match == "" {
 		cfg, err := f.Config()
 		if err != nil {

@@ -88,23 +88,11 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	run.limit, run.all = opts.Limit, opts.All
 	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
-	err = run.run(ctx, func(page []bucket.State) error {
-		for _, s := range page {
-			if s.Exists && s.Problem == "" && s.TTL == -1 {
-				noTTL++
-			}
-			var err error
-			if out.isTable() {
-				err = out.add(nil, listRow(s, node)...)
-			} else {
-				err = out.add(stateViewNode(s, node))
-			}
-			if err != nil {
-				return err
-			}
+	err = run.run(ctx, stateWriter(out, node, listRow, func(s bucket.State) {
+		if s.Exists && s.Problem == "" && s.TTL == -1 {
+			noTTL++
 		}
-		return out.flush()
-	})
+	}))
 	if cerr := out.close(); err == nil {
 		err = cerr
 	}
@@ -124,6 +112,27 @@ func withNode(node func(string) string, header ...string) []string {
 		return append(header, "NODE")
 	}
 	return header
+}
+
+// stateWriter writes pages of states to out: a row of row's cells each in a table, a
+// StateView each otherwise; see is shown every state first.
+func stateWriter(out *recordStream, node func(string) string, row func(bucket.State, func(string) string) []string,
+	see func(bucket.State)) func([]bucket.State) error {
+	return func(page []bucket.State) error {
+		for _, s := range page {
+			see(s)
+			var err error
+			if out.isTable() {
+				err = out.add(nil, row(s, node)...)
+			} else {
+				err = out.add(stateViewNode(s, node))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return out.flush()
+	}
 }
 
 func stateViewNode(s bucket.State, node func(string) string) StateView {
