@@ -56,6 +56,9 @@ func (o *ConnOptions) Addr() string {
 		if u.Scheme == "unix" {
 			return u.Path
 		}
+		if u.Port() == "" && u.Host != "" {
+			return net.JoinHostPort(strings.Trim(u.Host, "[]"), "6379") // go-redis's default port
+		}
 		return u.Host
 	}
 	return redactURL(o.URL)

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
 )
 
 // Exit codes, documented in `bucketctl help exit-codes` and the README.
@@ -173,5 +174,7 @@ func errorLine(err error) string {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")
-	return "bucketctl: " + msg
+	// An error may quote what the user typed or what the server said: no escape sequence
+	// in it reaches the terminal.
+	return "bucketctl: " + tui.SafeText(msg)
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,126 +66,6 @@ func (f *Factory) Config() (*Config, error) {
 	return cfg, nil
 }
 
-// Conn resolves the connection options.
-func (f *Factory) Conn() (*ConnOptions, error) {
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.conn != nil {
-		return f.conn, nil
-	}
-	cc, name, err := cfg.contextFor(f.V.GetString("context"))
-	if err != nil {
-		return nil, err
-	}
-	v := f.V
-	explicit := func(key string) bool {
-		fl := f.Flags.Lookup(key)
-		return (fl != nil && fl.Changed) || f.getenv(envName(key)) != ""
-	}
-	str := func(key, fromCtx string) string {
-		if fromCtx == "" || explicit(key) {
-			return v.GetString(key)
-		}
-		return fromCtx
-	}
-	list := func(key string, fromCtx []string) []string {
-		if len(fromCtx) == 0 || explicit(key) {
-			return splitList(v.GetStringSlice(key))
-		}
-		return fromCtx
-	}
-	o := &ConnOptions{
-		Context:        name,
-		URL:            str("url", cc.URL),
-		Cluster:        list("cluster", cc.Cluster),
-		SentinelMaster: str("sentinel-master", cc.SentinelMaster),
-		SentinelAddrs:  list("sentinel-addrs", cc.SentinelAddrs),
-		SentinelUser:   str("sentinel-user", cc.SentinelUser),
-		User:           str("user", cc.User),
-		TLSCA:          str("tls-ca", cc.TLSCA),
-		TLSCert:        str("tls-cert", cc.TLSCert),
-		TLSKey:         str("tls-key", cc.TLSKey),
-		DialTimeout:    v.GetDuration("dial-timeout"),
-		Timeout:        v.GetDuration("timeout"),
-	}
-	o.InsecureSkipVerify = v.GetBool("insecure-skip-verify") || cc.InsecureSkipVerify
-	if err := f.passwords(o, cc, name); err != nil {
-		return nil, err
-	}
-	if o.URL == "" {
-		o.URL = "redis://127.0.0.1:6379"
-	}
-	o.URL = normalizeURL(o.URL)
-	if fl := f.Flags.Lookup("url"); fl != nil && fl.Changed {
-		if _, ok := urlPassword(o.URL); ok {
-			return nil, usagef("--url %s holds a password, which the command line would show to every user of this machine (ps, shell history): "+
-				"put it in REDISCLI_AUTH or BUCKETCTL_PASSWORD, or in the config file's context (password-env)", redactURL(o.URL))
-		}
-	}
-	if o.SentinelMaster != "" && len(o.SentinelAddrs) == 0 {
-		return nil, usagef("--sentinel-master %q needs --sentinel-addrs host:port[,host:port]", o.SentinelMaster)
-	}
-	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return nil, usagef("--tls-cert and --tls-key go together")
-	}
-	f.conn = o
-	return o, nil
-}
-
-// passwords sets the data nodes' and the sentinels' passwords. They never come from argv:
-// the environment first, then the context (its password-env, else its password). A
-// password-env naming an unset variable is a usage error, not a silent "no password".
-func (f *Factory) passwords(o *ConnOptions, cc ContextConfig, ctxName string) error {
-	fromEnv := func(field, name string) (string, error) {
-		if v := f.getenv(name); v != "" {
-			return v, nil
-		}
-		return "", usagef("context %q: %s names the environment variable %s, which is not set (export it, or remove %s)", ctxName, field, name, field)
-	}
-	var err error
-	switch {
-	case f.getenv("BUCKETCTL_PASSWORD") != "":
-		o.password = f.getenv("BUCKETCTL_PASSWORD")
-	case f.getenv("REDISCLI_AUTH") != "":
-		o.password = f.getenv("REDISCLI_AUTH")
-	case cc.PasswordEnv != "":
-		if o.password, err = fromEnv("password-env", cc.PasswordEnv); err != nil {
-			return err
-		}
-	case cc.Password != "":
-		o.password = cc.Password
-	}
-	switch {
-	case f.getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
-		o.sentinelPassword = f.getenv("BUCKETCTL_SENTINEL_PASSWORD")
-	case cc.SentinelPasswordEnv != "":
-		if o.sentinelPassword, err = fromEnv("sentinel-password-env", cc.SentinelPasswordEnv); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func envName(key string) string {
-	return "BUCKETCTL_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
-}
-
-func splitList(in []string) []string {
-	var out []string
-	for _, s := range in {
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 // ping checks the server answers. It goes through the connection pool the command will
 // use: go-redis keeps pipelines in a pool of their own, so a command that reads only by
 // pipelines (PipelinedReads) pings by one and opens one connection, as redis-cli would,
@@ -234,6 +113,9 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 		case errors.As(err, &pe):
 			// The server answered: it is reachable, the user may not PING.
 			return nil, err
+		}
+		if refused := f.serverRefusal(o, err); refused != err {
+			return nil, refused
 		}
 		if plain := o.plainTextPort(err); plain != nil {
 			err = plain
@@ -298,19 +180,4 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	}
 	addr := o.Addr()
 	return func(string) string { return addr }, nil
-}
-
-// bindEnv gives each persistent flag not set on the command line the value of its
-// BUCKETCTL_<FLAG> variable (dashes as underscores) from the Factory's environment, when
-// that is set and not empty: flags win over the environment, the environment over the
-// config file (whose contexts only fill what neither gave; see Conn).
-func (f *Factory) bindEnv(flags *pflag.FlagSet) {
-	flags.VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed {
-			return
-		}
-		if v := f.getenv(envName(fl.Name)); v != "" {
-			f.V.Set(fl.Name, v)
-		}
-	})
 }

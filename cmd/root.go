@@ -34,7 +34,7 @@ bucket and the buckets other applications write (see 'bucketctl inspect --help' 
 Connect with --url, --cluster or Sentinel flags, or a named context in the config file
 (` + f.DefaultConfigPath() + `). The password is read from REDISCLI_AUTH or
 BUCKETCTL_PASSWORD (or the context's password-env), never from the command line.
-Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
+Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
 		Example: `  go run . demo                                    # sandbox Redis with live traffic
   bucketctl consume rate:user:42 --capacity 10 --rate 5
   bucketctl inspect rate:user:42 -o json
@@ -46,7 +46,9 @@ Every flag can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags wi
 			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
 				return err
 			}
-			f.bindEnv(cmd.Root().PersistentFlags())
+			if err := f.bindEnv(cmd.Root().PersistentFlags()); err != nil {
+				return err
+			}
 			// inspect and watch of given keys read by pipelines only (see Factory.ping).
 			switch cmd.Name() {
 			case "inspect", "watch":

@@ -108,7 +108,7 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
-		f.bindEnv(cmd.Root().PersistentFlags())
+		_ = f.bindEnv(cmd.Root().PersistentFlags())
 		cfg, err := f.Config()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -126,7 +126,7 @@ func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]strin
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		names := bucket.PresetNames()
 		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
-		f.bindEnv(cmd.Root().PersistentFlags())
+		_ = f.bindEnv(cmd.Root().PersistentFlags())
 		if cfg, err := f.Config(); err == nil {
 			for n := range cfg.Layouts {
 				names = append(names, n)

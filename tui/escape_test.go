@@ -33,3 +33,17 @@ func TestSafeKey(t *testing.T) {
 		}
 	}
 }
+
+func TestSafeText(t *testing.T) {
+	for in, want := range map[string]string{
+		`unknown flag: --x "y"`:      `unknown flag: --x "y"`,
+		"unknown flag: --x\x1b[2J":   `unknown flag: --x\x1b[2J`,
+		"ERR \x1b]52;c;aGk=\x07 ünï": `ERR \x1b]52;c;aGk=\a ünï`,
+		"tab\there \xff\xfe end":     `tab\there \xff\xfe end`,
+		"zero\u200bwidth \"quoted\"": `zero\u200bwidth "quoted"`,
+	} {
+		if got := SafeText(in); got != want {
+			t.Errorf("SafeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
