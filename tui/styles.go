@@ -10,6 +10,9 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	// Before bubbletea's init: no terminal background query at start-up (see its doc).
+	_ "github.com/bucketctl/bucketctl/tui/nobgquery"
 )
 
 // Palette colours give their 16-colour fallback explicitly, so a basic terminal gets the
