@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,9 +48,14 @@ func checkFormat(f string, allowed ...string) error {
 // writeData writes v as JSON (one document, indented) or YAML.
 func writeData(w io.Writer, format string, v any) error {
 	if format == FormatYAML {
+		var n yaml.Node
+		if err := n.Encode(v); err != nil {
+			return err
+		}
+		plainFloats(&n)
 		enc := yaml.NewEncoder(w)
 		enc.SetIndent(2)
-		if err := enc.Encode(v); err != nil {
+		if err := enc.Encode(&n); err != nil {
 			return err
 		}
 		return enc.Close()
@@ -56,6 +63,22 @@ func writeData(w io.Writer, format string, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// plainFloats writes YAML's floats as JSON writes them, without an exponent: an age of
+// 95442068183.225 ms, not 9.5442068183225e+10.
+func plainFloats(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && strings.ContainsAny(n.Value, "eE") {
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && !math.IsInf(f, 0) {
+			n.Value = strconv.FormatFloat(f, 'f', -1, 64)
+			if !strings.Contains(n.Value, ".") {
+				n.Tag = "!!int" // a whole number reads as one, as in JSON (no "!!float" tag shown)
+			}
+		}
+	}
+	for _, c := range n.Content {
+		plainFloats(c)
+	}
 }
 
 // table is a table printed at once: the stream table's layout (display width, so colour

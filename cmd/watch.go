@@ -30,13 +30,13 @@ type WatchOptions struct {
 // WatchView is one line of watch's JSON stream: the bucket as inspect shows it, plus the
 // read's server time and the activity since the previous read (null on the first line).
 type WatchView struct {
-	Time string `json:"time"`
-	StateView
-	IntervalMS   *float64 `json:"interval_ms"`
-	AllowedPerS  *float64 `json:"allowed_per_s"`
-	DeniedPerS   *float64 `json:"denied_per_s"`
-	ConsumedPerS *float64 `json:"consumed_per_s"`
-	RetryAfterMS *float64 `json:"retry_after_ms"`
+	Time         string `json:"time" yaml:"time"`
+	StateView    `yaml:",inline"`
+	IntervalMS   *float64 `json:"interval_ms" yaml:"interval_ms"`
+	AllowedPerS  *float64 `json:"allowed_per_s" yaml:"allowed_per_s"`
+	DeniedPerS   *float64 `json:"denied_per_s" yaml:"denied_per_s"`
+	ConsumedPerS *float64 `json:"consumed_per_s" yaml:"consumed_per_s"`
+	RetryAfterMS *float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
 }
 
 // NewCmdWatch builds `watch`.
@@ -56,8 +56,9 @@ server (and context). A key that does not exist shows as missing, never as 0 tok
 the chart keeps its history while it is gone (a Redis restart). Keys: r refreshes now,
 ? shows the help and the Redis cost, q quits.
 
-When stdout is not a terminal, with -o json, or with --count, it prints one line per refresh
-instead, for logs and runbooks: logfmt-style key=value pairs, or one JSON object per line with
+When stdout is not a terminal, with -o json or yaml, or with --count, it prints one record
+per refresh instead, for logs and runbooks: logfmt-style key=value pairs, one YAML document
+(after "---") with -o yaml, or one JSON object per line with
 the fields of 'inspect -o json' plus time, interval_ms, allowed_per_s, denied_per_s,
 consumed_per_s and retry_after_ms (the rates are null on the first line). A missing key
 prints exists=false (JSON "exists": false, tokens null unless the capacity is known: a
@@ -70,6 +71,7 @@ that of the last read when it failed (3: Redis unreachable).`,
   bucketctl watch rate:user:42 --interval 250ms --window 1m
   bucketctl watch api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
   bucketctl watch rate:user:42 --count 60 -o json >> bucket.log
+  bucketctl watch rate:user:42 --count 3 -o yaml
   bucketctl watch rate:user:42 --duration 5m | grep denied`,
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,7 +92,7 @@ that of the last read when it failed (3: Redis unreachable).`,
 			case opts.Window < opts.Interval:
 				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
 			}
-			if err := checkFormat(opts.Output, FormatTable, FormatJSON); err != nil {
+			if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -105,7 +107,7 @@ that of the last read when it failed (3: Redis unreachable).`,
 	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (0 = until stopped)")
 	fl.DurationVar(&opts.Window, "window", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
-	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON)
+	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML)
 	return cmd
 }
 
@@ -129,7 +131,7 @@ func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
 		return fmt.Errorf("%s: %s: watch shows buckets", safe(opts.Key), safe(first.Problem))
 	}
 	cost := d.resolve(opts.Key).Cost
-	if !f.IO.StdoutTTY || opts.Output == FormatJSON || opts.Count > 0 {
+	if !f.IO.StdoutTTY || opts.Output != FormatTable || opts.Count > 0 {
 		return endedByDuration(ctx, watchStream(ctx, f.IO, opts, cost, d.addr, read))
 	}
 	styles := tuiStyles(f.IO)
@@ -249,9 +251,14 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 				act = &a
 			}
 		}
-		if opts.Output == FormatJSON {
+		switch opts.Output {
+		case FormatJSON:
 			err = writeJSONLine(ios.Out, watchView(s, act, cost))
-		} else {
+		case FormatYAML:
+			if _, err = io.WriteString(ios.Out, "---\n"); err == nil {
+				err = writeData(ios.Out, FormatYAML, watchView(s, act, cost))
+			}
+		default:
 			_, err = fmt.Fprintln(ios.Out, watchLine(s, act, cost))
 		}
 		if err != nil {

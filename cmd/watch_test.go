@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
@@ -167,7 +169,7 @@ func TestWatchFlags(t *testing.T) {
 		{"watch", "a", "b"},
 		{"watch", "a", "--interval", "1ms"},
 		{"watch", "a", "--count", "-1"},
-		{"watch", "a", "-o", "yaml"},
+		{"watch", "a", "-o", "wide"},
 		{"watch", "a", "--window", "1s", "--interval", "2s"},
 		{"watch", "a", "--capacity", "10"},
 	} {
@@ -228,5 +230,43 @@ func TestWatchEscapesKeyNames(t *testing.T) {
 	r := run(t, srv.URL(), "watch", "w:\x1b[2J", "--count", "1", "--capacity", "5", "--rate", "1")
 	if strings.Contains(r.out, "\x1b") || !strings.Contains(r.out, `w:\x1b[2J`) {
 		t.Errorf("key not escaped: %q", r.out)
+	}
+}
+
+// TestWatchYAMLStreamsDocuments: -o yaml prints one YAML document per refresh, each with
+// the JSON line's fields and plain numbers (an age in ms has no exponent).
+func TestWatchYAMLStreamsDocuments(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	srv.Client(t).HSet(context.Background(), "w:y", "tokens", "3", "ts", "1700000000000000", "capacity", "10", "rate", "1")
+	r := run(t, srv.URL(), "watch", "w:y", "-o", "yaml", "--count", "2", "--interval", "100ms")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(r.out))
+	var docs []map[string]any
+	for {
+		var v map[string]any
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		docs = append(docs, v)
+	}
+	if len(docs) != 2 || strings.Count(r.out, "---\n") != 2 {
+		t.Fatalf("%d documents, want 2 each after ---:\n%s", len(docs), r.out)
+	}
+	for i, d := range docs {
+		if d["key"] != "w:y" || d["capacity"] != 10 || d["time"] == nil {
+			t.Fatalf("document %d: %v", i, d)
+		}
+		if _, ok := d["allowed_per_s"]; !ok {
+			t.Fatalf("document %d lacks allowed_per_s: %v", i, d)
+		}
+	}
+	if docs[1]["interval_ms"] == nil {
+		t.Fatalf("second document has no interval: %v", docs[1])
+	}
+	if strings.Contains(r.out, "e+") {
+		t.Fatalf("a number with an exponent:\n%s", r.out)
 	}
 }
