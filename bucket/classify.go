@@ -194,9 +194,14 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return withLevel(st, tokens, *pv)
 	}
 	if t.Layout != nil && t.Layout.Type == GCRA {
-		fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now))
-		if fit == NotGCRA {
-			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, why)
+		// A rule names the layout; the value must still be one the library wrote: its
+		// number, with the TTL the library always sets for it (GCRAShape).
+		if _, err := t.Layout.ParseTAT(v); err != nil {
+			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, err)
+			return st
+		}
+		if fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == NotGCRA {
+			st.Problem = notBucket("%s", why)
 			return st
 		}
 		return classifyGCRA(st, *t.Layout, t, v, false)

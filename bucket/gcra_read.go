@@ -10,14 +10,14 @@ import (
 type GCRAFit int
 
 const (
-	// NotGCRA: the value cannot be a bucket of the layout (not a number in the library's
-	// form, or out of its range). It is never written or deleted as one.
+	// NotGCRA: the value cannot be a bucket of the layout: not a number in the library's
+	// form or range, no TTL, or a TTL the library could not have set for that TAT (see
+	// GCRAShape). It is never written or deleted as one, also under a rule or --layout.
 	NotGCRA GCRAFit = iota
-	// MaybeGCRA: a number of the right form and magnitude, but the key or its TTL is not
-	// what the library leaves (outside the library's key prefix, no TTL, or a TTL that does
-	// not match the TAT). A plain number is ambiguous: a counter or a timestamp of another
-	// application can look like a TAT, so such a key is a bucket only through a rule or
-	// --layout.
+	// MaybeGCRA: a TAT of the right form with a TTL the library could have set, but the key
+	// is outside the library's key prefix, or its TTL outlasts the TAT by more than the
+	// library's own rounding (by at most gcraRuleSlack). Such a key is a bucket only through
+	// a rule or --layout.
 	MaybeGCRA
 	// SureGCRA: the right form and magnitude, the library's key prefix, and a TTL that
 	// matches the TAT the way the library sets it. Detected without a rule.
@@ -38,13 +38,32 @@ func (f GCRAFit) String() string {
 // replies of one pipeline.
 const gcraTTLSlack = 100 * time.Millisecond
 
+// gcraRuleSlack is how much longer than the library's own TTL a bucket's TTL may be under a
+// rule: throttled computes the TTL from the TIME it read before its compare-and-swap, so a
+// slow client leaves a key that outlives its TAT by up to 1 s plus that delay. Far more is
+// a value with a TTL of its own (a timestamp of a session that expires in an hour).
+const gcraRuleSlack = time.Second
+
+// gcraTTLBounds says which TATs a key with a TTL can hold as a bucket of this gcra layout:
+// TAT − now must lie in (PTTL − below, PTTL + above]. The libraries tie the TTL to the TAT
+// when they write it, and both then count down together: redis_rate sets EX ceil(TAT − now),
+// so TAT − now lies in (PTTL − 1 s, PTTL]; throttled sets floor(TAT − now) s, at least 1 s,
+// so it lies in (PTTL − 1 s, PTTL + 1 s). below adds gcraRuleSlack to that (a rule accepts
+// what detection calls MaybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the
+// same bounds, passed from here.
+func (l Layout) gcraTTLBounds() (below, above time.Duration) {
+	below, above = time.Second+gcraTTLSlack+gcraRuleSlack, gcraTTLSlack
+	if l.Library == LibThrottled {
+		above += time.Second
+	}
+	return below, above
+}
+
 // GCRAShape checks whether the string value at key, with its PTTL (-1: none), can be a
-// bucket of this gcra layout at now (the server's time), and says why not.
-//
-// The libraries tie the TTL to the TAT: redis_rate sets EX ceil(TAT − now), so
-// TAT − now lies in (PTTL − 1 s, PTTL]; throttled sets floor(TAT − now) s, at least 1 s,
-// so TAT − now lies in (PTTL − 1 s, PTTL + 1 s). Both keep this as time passes. A value
-// that also meets this (and carries the library's key prefix) is SureGCRA.
+// bucket of this gcra layout at now (the server's time), and says why not. The libraries
+// always set a TTL tied to the TAT (gcraTTLBounds), so a value without a TTL, or with one
+// the library could not have set for it, is NotGCRA whatever a rule says: a counter, a
+// flag or a timestamp of another application is often a number of the library's form.
 func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) (GCRAFit, string) {
 	if l.Type != GCRA {
 		return NotGCRA, fmt.Sprintf("layout %s does not store GCRA buckets", l.Name)
@@ -53,22 +72,36 @@ func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) 
 	if err != nil {
 		return NotGCRA, err.Error()
 	}
+	if pttl < 0 {
+		return NotGCRA, fmt.Sprintf("a %s bucket always has a TTL; this string has none (a counter?)", l.Name)
+	}
+	ahead := time.Duration(t.Unix - nowNanos(now))
+	below, above := l.gcraTTLBounds()
+	if ahead > pttl+above {
+		return NotGCRA, fmt.Sprintf("%s, beyond the key's TTL of %s; %s sets the TTL to the time until full (a timestamp?)",
+			tatFromNow(t, ahead), pttl, l.Library)
+	}
+	if ahead <= pttl-below {
+		return NotGCRA, fmt.Sprintf("%s, but the key's TTL is %s; %s sets the TTL to the time until full (a value with a TTL of its own?)",
+			tatFromNow(t, ahead), pttl, l.Library)
+	}
 	if l.KeyPrefix != "" && !strings.HasPrefix(key, l.KeyPrefix) {
 		return MaybeGCRA, fmt.Sprintf("the key does not start with %s's prefix %q", l.Library, l.KeyPrefix)
 	}
-	if pttl < 0 {
-		return MaybeGCRA, fmt.Sprintf("the key has no TTL, and %s always sets one", l.Library)
-	}
-	ahead := time.Duration(t.Unix - nowNanos(now))
-	lo, hi := pttl-time.Second-gcraTTLSlack, pttl+gcraTTLSlack
-	if l.Library == LibThrottled {
-		hi += time.Second
-	}
-	if ahead <= lo || ahead > hi {
-		return MaybeGCRA, fmt.Sprintf("the TAT is %s from now but the TTL is %s, and %s sets the TTL to the time until full",
-			ahead.Round(time.Millisecond), pttl, l.Library)
+	if ahead <= pttl-time.Second-gcraTTLSlack {
+		return MaybeGCRA, fmt.Sprintf("%s, and the key's TTL of %s outlasts it by more than %s leaves",
+			tatFromNow(t, ahead), pttl, l.Library)
 	}
 	return SureGCRA, ""
+}
+
+// tatFromNow says where a TAT lies: "the TAT is 4.2s from now", or its date when it is far
+// off (the number is not a TAT at all, most likely).
+func tatFromNow(t TAT, ahead time.Duration) string {
+	if ahead > -24*time.Hour && ahead < 24*time.Hour {
+		return fmt.Sprintf("the TAT is %s from now", ahead.Round(time.Millisecond))
+	}
+	return "the TAT is " + t.Time().UTC().Format(time.RFC3339)
 }
 
 // GCRALayouts are the gcra presets, in the order detection tries them.

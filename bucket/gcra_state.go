@@ -119,9 +119,11 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 }
 
 // gcraResetArgs are the reset script's arguments for a GCRA bucket: the library whose
-// number form the script re-checks, and for a level the value and TTL GCRAReset gives (a
-// full bucket is a delete: neither library stores one).
-func gcraResetArgs(op ResetOp, now time.Time) ([]string, []interface{}, error) {
+// number form and TTL the script re-checks (with the layout's epoch and gcraTTLBounds),
+// and for a level the value and TTL GCRAReset gives (a full bucket is a delete: neither
+// library stores one). clientNow is now in microseconds for the script's check when the
+// Store keeps a client clock, "" for the server's TIME.
+func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {
 		w, err := op.Layout.GCRAReset(op.Spec, op.To.Tokens, now)
@@ -132,6 +134,9 @@ func gcraResetArgs(op ResetOp, now time.Time) ([]string, []interface{}, error) {
 			mode, value, ttl = "set", w.Value, strconv.FormatInt(w.TTL.Milliseconds(), 10)
 		}
 	}
-	args := []interface{}{mode, string(GCRA), op.Layout.Library, "", "", "", value, "", "", ttl, ""}
+	below, above := op.Layout.gcraTTLBounds()
+	args := []interface{}{mode, string(GCRA), op.Layout.Library, strconv.FormatInt(op.Layout.Epoch, 10),
+		strconv.FormatInt(below.Microseconds(), 10), strconv.FormatInt(above.Microseconds(), 10),
+		value, "", "", ttl, clientNow}
 	return []string{op.Key}, args, nil
 }

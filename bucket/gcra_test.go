@@ -279,18 +279,26 @@ func TestGCRAShapeAndDetect(t *testing.T) {
 	}{
 		{"rate:u1", rr(9*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-rate", bucket.SureGCRA},
 		{"rate:u1", rr(10 * time.Second), 10 * time.Second, "redis-rate", bucket.SureGCRA},
-		{"rate:u1", rr(10*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
-		{"rate:u1", rr(time.Hour), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
-		{"rate:u1", rr(time.Second), -1, "redis-rate", bucket.MaybeGCRA},
+		// A TTL up to gcraRuleSlack longer than the library's: a bucket under a rule only.
+		{"rate:u1", rr(8*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
 		{"api:u1", rr(9 * time.Second), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
+		// No TTL, or one the library could not have set for the TAT: never a bucket.
+		{"rate:u1", rr(10*time.Second + 500*time.Millisecond), 10 * time.Second, "", bucket.NotGCRA},
+		{"rate:u1", rr(time.Hour), 10 * time.Second, "", bucket.NotGCRA},
+		{"rate:u1", rr(5 * time.Second), 10 * time.Second, "", bucket.NotGCRA},
+		{"rate:u1", rr(time.Second), -1, "", bucket.NotGCRA},
+		{"api:u1", rr(time.Second), -1, "", bucket.NotGCRA},
 		// A fixed-window counter under rate: is a number, but not a TAT with its TTL.
-		{"rate:u1", "42", 60 * time.Second, "redis-rate", bucket.MaybeGCRA},
+		{"rate:u1", "42", 60 * time.Second, "", bucket.NotGCRA},
+		{"rate:u1", "1500", -1, "", bucket.NotGCRA},
 		// Unix seconds of now would be a TAT decades ahead.
-		{"rate:u1", strconv.FormatInt(gcraNow.Unix(), 10), -1, "redis-rate", bucket.MaybeGCRA},
+		{"rate:u1", strconv.FormatInt(gcraNow.Unix(), 10), -1, "", bucket.NotGCRA},
 		{"throttle:u1", th(10*time.Second + 700*time.Millisecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		{"u1", th(300 * time.Millisecond), time.Second, "throttled", bucket.SureGCRA},
-		{"u1", th(time.Minute), time.Second, "throttled", bucket.MaybeGCRA},
-		{"u1", th(time.Minute), -1, "throttled", bucket.MaybeGCRA},
+		{"u1", th(8*time.Second + 500*time.Millisecond), 10 * time.Second, "throttled", bucket.MaybeGCRA},
+		{"u1", th(time.Minute), time.Second, "", bucket.NotGCRA},
+		{"u1", th(time.Minute), -1, "", bucket.NotGCRA},
+		{"u1", th(0), 30 * time.Minute, "", bucket.NotGCRA}, // a timestamp with a TTL of its own
 		{"rate:u1", "hello", 10 * time.Second, "", bucket.NotGCRA},
 		{"rate:u1", strconv.FormatInt(gcraNow.UnixMilli(), 10), 10 * time.Second, "", bucket.NotGCRA},
 		{"u1", "1.7954262151234568e+18", 10 * time.Second, "", bucket.NotGCRA},
@@ -301,6 +309,13 @@ func TestGCRAShapeAndDetect(t *testing.T) {
 		}
 		if fit != bucket.SureGCRA && why == "" {
 			t.Errorf("%s = %q: no reason given for %s", c.key, c.value, fit)
+		}
+	}
+	for _, l := range bucket.GCRALayouts() {
+		v := map[string]string{"redis-rate": "1500", "throttled": th(0)}[l.Name]
+		want := "a " + l.Name + " bucket always has a TTL; this string has none (a counter?)"
+		if fit, why := l.GCRAShape("rl:signups:total", v, -1, gcraNow); fit != bucket.NotGCRA || why != want {
+			t.Errorf("%s: %q without a TTL: %s (%s), want %s (%s)", l.Name, v, fit, why, bucket.NotGCRA, want)
 		}
 	}
 	if fit, _ := bucket.Presets["express"].GCRAShape("k", "1", 1, gcraNow); fit != bucket.NotGCRA {

@@ -196,7 +196,15 @@ func resetErr(op ResetOp, err error) error {
 func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {
 	l := op.Layout
 	if l.Type == GCRA {
-		return gcraResetArgs(op, gcraNow)
+		clientNow := ""
+		if s.now != nil {
+			at := gcraNow
+			if at.IsZero() { // deletes only: gcraResetNow took no time
+				at = s.now()
+			}
+			clientNow = strconv.FormatInt(at.UnixMicro(), 10)
+		}
+		return gcraResetArgs(op, gcraNow, clientNow)
 	}
 	mode := "set"
 	if op.To.Delete {

@@ -44,7 +44,9 @@ and their age are shown and the output says what is missing.
 
 A key with no rule is recognised by its whole shape (its fields, or a numeric string with a
 numeric time key beside it), and the output names the layout assumed. A key that does not
-have a bucket's whole shape is "not a bucket", whatever --layout or a rule says.
+have a bucket's whole shape is "not a bucket", whatever --layout or a rule says. A redis-rate
+or throttled bucket is one number in its library's form with the TTL the library always sets
+for it: a counter or a flag without a TTL is not one.
 
 With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its --limit,
 --all and progress); -o json streams one array and -o jsonl one object per line.

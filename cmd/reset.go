@@ -52,8 +52,10 @@ layout reads a missing bucket as full, so this is exact for every application. -
 atomically (both keys of a two-key layout together), so the owning application reads exactly N.
 
 Nothing but a bucket is ever changed. A key is a bucket only if it has a layout's whole shape
-(exactly its fields, each a number; or a number with a numeric time key beside it); anything
-else is left untouched, also when --layout or a rule names a layout. Every delete and write
+(exactly its fields, each a number; or a number with a numeric time key beside it; or, for
+redis-rate and throttled, a number in the library's form with the TTL the library sets for
+it); anything else, such as a counter without a TTL, is left untouched, also when --layout or
+a rule names a layout. Every delete and write
 re-checks that shape inside the same script that changes the key, so a key that became
 application data since it was listed is skipped and reported ("changed"), never touched.
 --match selects keys whose own name matches; a two-key bucket's time key is never selected

@@ -15,9 +15,13 @@
 -- ARGV[10] TTL in milliseconds to set, or "" to keep the key's TTL
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12..] field/value pairs to write when the bucket is created (the native spec)
--- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[7] the TAT to SET,
---       ARGV[10] its TTL in milliseconds; the key must still be a string holding one
---       number in that library's form (bucket/gcra.go ParseTAT), or it is left untouched
+-- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[4] the layout's epoch in
+--       Unix seconds (redis_rate counts from it), ARGV[5] and ARGV[6] the TTL bounds below
+--       and above in microseconds, ARGV[7] the TAT to SET, ARGV[10] its TTL in
+--       milliseconds, ARGV[11] now as above. The key must still be a string holding one
+--       number in that library's form (bucket/gcra.go ParseTAT) with a TTL the library could
+--       have set for it: TAT − now in (PTTL − ARGV[5], PTTL + ARGV[6]] (bucket/gcra_read.go
+--       gcraTTLBounds). Anything else, a counter without a TTL above all, is left untouched.
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
 --        -1 not a bucket of that layout (left untouched)
 
@@ -50,14 +54,38 @@ local function gcra_tat(lib, v)
   return n ~= nil and n >= 0 and n < 4294967296
 end
 
+-- Whether the TAT v (in the library's form) fits the key's TTL the way the library sets it:
+-- the libraries always set a TTL, and tie it to the TAT.
+local function gcra_ttl_fits(lib, v)
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl < 0 then return false end
+  local tat
+  if lib == 'throttled' then
+    tat = tonumber(v) / 1000
+  else
+    tat = (tonumber(ARGV[4]) + tonumber(v)) * 1000000
+  end
+  local now
+  if ARGV[11] ~= '' then
+    now = tonumber(ARGV[11])
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  local ahead, ttl = tat - now, pttl * 1000
+  return ahead > ttl - tonumber(ARGV[5]) and ahead <= ttl + tonumber(ARGV[6])
+end
+
 if ARGV[2] == 'gcra' then
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a gcra bucket is one key') end
   local t = redis.call('TYPE', KEYS[1])['ok']
   if t == 'none' then
     if ARGV[1] == 'delete' then return 0 end
-  elseif t ~= 'string' or redis.call('STRLEN', KEYS[1]) > 64
-      or not gcra_tat(ARGV[3], redis.call('GET', KEYS[1])) then
+  elseif t ~= 'string' or redis.call('STRLEN', KEYS[1]) > 64 then
     return -1
+  else
+    local v = redis.call('GET', KEYS[1])
+    if not gcra_tat(ARGV[3], v) or not gcra_ttl_fits(ARGV[3], v) then return -1 end
   end
   if ARGV[1] == 'delete' then
     redis.call('DEL', KEYS[1])
