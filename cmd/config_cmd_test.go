@@ -129,8 +129,15 @@ func TestConfigUseAndSetContext(t *testing.T) {
 	if r.code != ExitUsage || strings.Contains(r.errOut, "ArgvSecret") || !strings.Contains(r.errOut, "--password-env") || readFile(t, path) != before {
 		t.Fatalf("set-context with a password in --url: %d %q", r.code, r.errOut)
 	}
-	if r := run(t, "", "config", "set-context", "a", "--current"); r.code != ExitUsage {
-		t.Fatalf("set-context NAME --current: %d %q", r.code, r.errOut)
+	for args, want := range map[string]string{
+		"a --current": "not both",
+		"":            "needs a context name, or --current",
+		"a b":         "takes one context name, got 2",
+	} {
+		r := run(t, "", append([]string{"config", "set-context"}, strings.Fields(args)...)...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, want) || readFile(t, path) != before {
+			t.Fatalf("set-context %s: %d %q, want %q", args, r.code, r.errOut, want)
+		}
 	}
 }
 

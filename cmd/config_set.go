@@ -37,7 +37,12 @@ refused.`,
   bucketctl config set-context prod --unset tls-ca`,
 		ValidArgsFunction: completeContextArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 || (len(args) == 1) == current {
+			switch {
+			case len(args) > 1:
+				return usagef("set-context takes one context name, got %d (see '%s --help')", len(args), cmd.CommandPath())
+			case len(args) == 0 && !current:
+				return usagef("set-context needs a context name, or --current for the current one (see '%s --help')", cmd.CommandPath())
+			case len(args) == 1 && current:
 				return usagef("set-context needs a context name or --current, not both (see '%s --help')", cmd.CommandPath())
 			}
 			for _, u := range unset {
