@@ -120,7 +120,7 @@ func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
 		if err != nil {
 			return err
 		}
-		run.limit = opts.Limit
+		run.limit, run.listsOthers = opts.Limit, listCommand(opts.Match)
 		return r.matchRun(ctx, run)
 	}
 	cfg, err := f.Config()
