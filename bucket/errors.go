@@ -177,6 +177,10 @@ var ErrForeign = errors.New("not a native bucket")
 // ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
 var ErrNoSpec = errors.New("no capacity/rate known for this bucket")
 
+// ErrNoKey is wrapped beside ErrNoSpec when the bucket has no spec because its key does not
+// exist (a misspelt key?).
+var ErrNoKey = errors.New("no such key")
+
 func scriptErr(key string, err error) error {
 	msg := err.Error()
 	switch {
@@ -184,6 +188,8 @@ func scriptErr(key string, err error) error {
 		return fmt.Errorf("%w: %q is not a bucket", ErrWrongType, key)
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
+	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
+		return fmt.Errorf("%w: %q does not exist (%w): pass --capacity and --rate", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):
 		return fmt.Errorf("%w: %q: pass --capacity and --rate", ErrNoSpec, key)
 	case strings.Contains(msg, "ERR bucketctl:"):
