@@ -198,6 +198,47 @@ func scriptErr(key string, err error) error {
 	return err
 }
 
+var (
+	scriptTrailer = lazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
+	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
+)
+
+// ReplyText is an error's text as a person reads it: a reply raised inside a script without
+// the script's SHA1 and line that Redis 7 appends ("NOREPLICAS Not enough good replicas to
+// write", not "… to write. script: c513d6…, on @user_script:119.").
+func ReplyText(err error) string {
+	return scriptTrailer().ReplaceAllString(err.Error(), "")
+}
+
+// Refusal names the reason a server refuses every write alike, whatever the key: NOREPLICAS
+// (fewer replicas than min-replicas-to-write), READONLY (a replica), OOM (maxmemory reached
+// under a policy that refuses writes), MISCONF (the last RDB save failed and
+// stop-writes-on-bgsave-error is on) or NOPERM (the ACL); "" for any other error. Retrying
+// other keys cannot succeed until the server's state changes.
+func Refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	switch _, denied := Denied(err); {
+	case denied || redis.IsPermissionError(err):
+		return "NOPERM"
+	case redis.IsNoReplicasError(err):
+		return "NOREPLICAS"
+	case redis.IsReadOnlyError(err):
+		return "READONLY"
+	case redis.IsOOMError(err):
+		return "OOM"
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	if m := refusalCode().FindStringSubmatch(re.Error()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 func isUnknownCommand(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
 }

@@ -123,6 +123,7 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		d, layout, err = decideRead(ctx, st, opts.Key, t, opts.peek)
 	} else {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
+		err = writeFailure(f, "consume "+quoteKey(opts.Key), "", err)
 	}
 	if err != nil {
 		switch {

@@ -227,11 +227,18 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		return err
 	}
 	out, err := r.st.ResetMany(ctx, ops)
+	what := "reset " + quoteKey(ops[0].Key)
+	if len(ops) > 1 {
+		what = fmt.Sprintf("reset of %s buckets", fmtCount(len(ops)))
+	}
 	if out == nil {
+		if hasReply(err) {
+			return writeFailure(f, what, "(nothing changed)", err)
+		}
 		return fmt.Errorf("reset: %w (nothing changed)", err)
 	}
 	if err != nil && !anyDone(out) {
-		return err
+		return writeFailure(f, what, "", err)
 	}
 	byKey := map[string]bucket.ResetOutcome{}
 	for i, op := range ops {
@@ -248,7 +255,10 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		return perr
 	}
 	r.tally.report(f.IO)
-	return err
+	if err != nil {
+		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.done+r.tally.created), fmtCount(len(ops))), err)
+	}
+	return nil
 }
 
 // notBuckets says why a reset of named keys wrote nothing: n of them are not buckets.
