@@ -177,6 +177,10 @@ var ErrForeign = errors.New("not a native bucket")
 // ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
 var ErrNoSpec = errors.New("no capacity/rate known for this bucket")
 
+// ErrNoKey is wrapped beside ErrNoSpec when the bucket has no spec because its key does not
+// exist (a misspelt key?).
+var ErrNoKey = errors.New("no such key")
+
 func scriptErr(key string, err error) error {
 	msg := err.Error()
 	switch {
@@ -184,12 +188,55 @@ func scriptErr(key string, err error) error {
 		return fmt.Errorf("%w: %q is not a bucket", ErrWrongType, key)
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
+	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
+		return fmt.Errorf("%w: %q does not exist (%w): pass --capacity and --rate", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):
 		return fmt.Errorf("%w: %q: pass --capacity and --rate", ErrNoSpec, key)
 	case strings.Contains(msg, "ERR bucketctl:"):
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(msg[strings.Index(msg, "bucketctl:"):], "bucketctl: "))
 	}
 	return err
+}
+
+var (
+	scriptTrailer = lazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
+	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
+)
+
+// ReplyText is an error's text as a person reads it: a reply raised inside a script without
+// the script's SHA1 and line that Redis 7 appends ("NOREPLICAS Not enough good replicas to
+// write", not "… to write. script: c513d6…, on @user_script:119.").
+func ReplyText(err error) string {
+	return scriptTrailer().ReplaceAllString(err.Error(), "")
+}
+
+// Refusal names the reason a server refuses every write alike, whatever the key: NOREPLICAS
+// (fewer replicas than min-replicas-to-write), READONLY (a replica), OOM (maxmemory reached
+// under a policy that refuses writes), MISCONF (the last RDB save failed and
+// stop-writes-on-bgsave-error is on) or NOPERM (the ACL); "" for any other error. Retrying
+// other keys cannot succeed until the server's state changes.
+func Refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	switch _, denied := Denied(err); {
+	case denied || redis.IsPermissionError(err):
+		return "NOPERM"
+	case redis.IsNoReplicasError(err):
+		return "NOREPLICAS"
+	case redis.IsReadOnlyError(err):
+		return "READONLY"
+	case redis.IsOOMError(err):
+		return "OOM"
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	if m := refusalCode().FindStringSubmatch(re.Error()); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func isUnknownCommand(err error) bool {

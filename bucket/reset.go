@@ -104,8 +104,8 @@ func (op ResetOp) Validate() error {
 // script, which re-checks the bucket's whole shape before it deletes or writes anything
 // (compare-and-delete, compare-and-set). A key changed into anything but a bucket of its
 // layout since it was read is left as it is (ResetChanged). Errors of single ops are
-// returned joined, with their outcome ResetFailed; a failure of the round trip itself
-// returns (nil, err).
+// returned joined, each a *KeyError, with their outcome ResetFailed; a failure of the round
+// trip itself returns (nil, err).
 func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, error) {
 	for _, op := range ops {
 		if err := op.Validate(); err != nil {
@@ -184,13 +184,25 @@ func scriptOutcome(n int64) ResetOutcome {
 	return ResetFailed
 }
 
+// KeyError is the error of one key's op in a batch (ResetMany), joined with the others':
+// Key says which key it is. Its text is Err's, which names the key when it is one of this
+// package's errors (ErrWrongType, ErrChanged…) and not when it is a reply of the server's
+// (NOREPLICAS, OOM…), the same for every key.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
+
 func resetErr(op ResetOp, err error) error {
 	keys := op.Layout.Keys(op.Key)
 	if len(keys) == 2 && strings.HasPrefix(err.Error(), "CROSSSLOT") {
-		return fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
-			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], op.Layout.TimeSuffix, err)
+		return &KeyError{op.Key, fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
+			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], op.Layout.TimeSuffix, err)}
 	}
-	return scriptErr(op.Key, err)
+	return &KeyError{op.Key, scriptErr(op.Key, err)}
 }
 
 func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {

@@ -249,6 +249,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"negative cost", "new", spec(10, 5), -1, bucket.ErrInvalid},
 		{"cost above capacity", "new", spec(10, 5), 11, bucket.ErrInvalid},
 		{"no spec, no bucket", "new", bucket.Spec{}, 1, bucket.ErrNoSpec},
+		{"no spec, no key", "new", bucket.Spec{}, 1, bucket.ErrNoKey},
 		{"string key", "str", spec(10, 5), 1, bucket.ErrWrongType},
 		{"other hash", "user:1", spec(10, 5), 1, bucket.ErrWrongType},
 		{"foreign bucket", "foreign", spec(10, 5), 1, bucket.ErrForeign},

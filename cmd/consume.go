@@ -31,7 +31,8 @@ func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 		Short: "Take tokens from a bucket (exit 4 when denied)",
 		Long: `Take --cost tokens from the bucket at KEY if it holds them, in one atomic script call
 with Redis server time. A missing bucket starts full. Capacity and rate come from the flags, a
-config rule, or the bucket itself (native buckets store them). A cost above capacity is denied
+config rule, or the bucket itself (native buckets store them); without them, a KEY that does
+not exist is refused (exit 2: a misspelt key?). A cost above capacity is denied
 ("never: cost exceeds capacity") and the bucket left untouched, as the script does.
 
 ` + decisionJSONHelp + `
@@ -122,10 +123,14 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		d, layout, err = decideRead(ctx, st, opts.Key, t, opts.peek)
 	} else {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
+		err = writeFailure(f, "consume "+quoteKey(opts.Key), "", err)
 	}
 	if err != nil {
-		if errors.Is(err, bucket.ErrNoSpec) {
-			return usagef("%q has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", opts.Key)
+		switch {
+		case errors.Is(err, bucket.ErrNoKey):
+			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", safe(fmt.Sprintf("%q", opts.Key)))
+		case errors.Is(err, bucket.ErrNoSpec):
+			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", safe(fmt.Sprintf("%q", opts.Key)))
 		}
 		return err
 	}

@@ -28,8 +28,9 @@ const (
 const exitCodesHelp = `bucketctl exits with:
 
   0    success; for check and consume: the request is (or would be) allowed
-  1    error: Redis answered with an error, a key is not a bucket, a write was refused,
-       the user's ACL does not allow a command (NOPERM)
+  1    error: Redis answered with an error, a key is not a bucket, a write was refused
+       (NOREPLICAS, READONLY, OOM, MISCONF: the line names the key, the server and the
+       fix), the user's ACL does not allow a command (NOPERM)
   2    usage: a bad flag, argument or command, a password in --url, a config file with an
        unknown field, a missing context, a password-env naming an unset variable; nothing
        was sent to Redis
@@ -136,6 +137,7 @@ func ExitCode(err error) int {
 		de *DeniedError
 		se *SilentError
 		pe *PermissionError
+		we *WriteError
 	)
 	switch {
 	case err == nil:
@@ -144,6 +146,10 @@ func ExitCode(err error) int {
 		return se.Code
 	case errors.As(err, &de):
 		return ExitDenied
+	case errors.As(err, &we):
+		// The server answered, and refused: not "unreachable", and not a usage error
+		// (the request reached Redis).
+		return ExitError
 	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid):
 		return ExitUsage
 	case errors.As(err, &pe), redis.IsPermissionError(err):

@@ -52,11 +52,15 @@ With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its
 --all and progress); -o json streams one array and -o jsonl one object per line.
 
 ` + layoutsHelp + "\n\n" + layoutTable() + `
+A KEY that does not exist is shown as full (every layout reads a missing bucket as full),
+with a note on stderr saying there is no such key, in case it is misspelt.
+
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
-capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: none), updated_at,
-age_ms, ahead_ms (the stored time is this far ahead of the server's: a fast client clock),
-allowed, denied, node (the master serving the key). One KEY prints an object; several keys
-or --match print an array (-o jsonl: one object per line). -o wide adds a NODE column.`,
+capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: no TTL, -2: no
+such key), updated_at, age_ms, ahead_ms (the stored time is this far ahead of the server's:
+a fast client clock), allowed, denied, node (the master serving the key). One KEY prints an
+object; several keys or --match print an array (-o jsonl: one object per line). -o wide
+adds a NODE column.`,
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
   bucketctl inspect --match 'rate:user:*' -o yaml
@@ -129,6 +133,7 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 			}
 		}
 		notes.print(f.IO, opts.Output)
+		missingNotes(f.IO, opts.Output, states)
 		return problemsErr(f, states)
 	}
 	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
@@ -238,6 +243,20 @@ func (n *inspectNotes) print(io *IOStreams, format string) {
 	}
 	if n.moreAhead > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", tui.FormatCount(int64(n.moreAhead)))
+	}
+}
+
+// missingNotes notes each key named on the command line that does not exist: its row shows
+// it full, as every layout reads it, which a misspelt key must not pass for. (A --match scan
+// sees only keys that exist.)
+func missingNotes(io *IOStreams, format string, states []bucket.State) {
+	if format != FormatTable && format != FormatWide {
+		return
+	}
+	for _, s := range states {
+		if !s.Exists && s.Problem == "" {
+			fmt.Fprintf(io.ErrOut, "note: %s: no such key (a missing bucket is full; check the key's spelling)\n", safe(s.Key))
+		}
 	}
 }
 

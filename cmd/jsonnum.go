@@ -36,9 +36,13 @@ func jsonTokens(v float64) float64 {
 // ms writes a duration in milliseconds for JSON, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// ttlMS writes a TTL for JSON: -1 for no TTL (and no key), milliseconds otherwise.
+// ttlMS writes a TTL for JSON as Redis's PTTL does: -1 for no TTL, -2 for no such key,
+// milliseconds otherwise.
 func ttlMS(d time.Duration) float64 {
-	if d < 0 {
+	switch {
+	case d == -2:
+		return -2
+	case d < 0:
 		return -1
 	}
 	return ms(d)

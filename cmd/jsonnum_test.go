@@ -30,7 +30,7 @@ func TestJSONRounding(t *testing.T) {
 		{"ms", ms(1234567 * time.Nanosecond), 1.234},
 		{"ms 200", ms(200 * time.Millisecond), 200},
 		{"ttl none", ttlMS(-1), -1},
-		{"ttl no key", ttlMS(-2), -1},
+		{"ttl no key", ttlMS(-2), -2}, // as PTTL says: -1 would read as "no TTL"
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)

@@ -149,8 +149,8 @@ func resultView(key string, r bucket.Result, cost float64, layout string) Result
 }
 
 // StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
-// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL. Numbers are rounded by
-// kind (jsonnum.go).
+// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
+// Numbers are rounded by kind (jsonnum.go).
 type StateView struct {
 	Key            string   `json:"key" yaml:"key"`
 	Type           string   `json:"type" yaml:"type"`

@@ -58,8 +58,10 @@ it); anything else, such as a counter without a TTL, is left untouched, also whe
 a rule names a layout. Every delete and write
 re-checks that shape inside the same script that changes the key, so a key that became
 application data since it was listed is skipped and reported ("changed"), never touched.
---match selects keys whose own name matches; a two-key bucket's time key is never selected
-on its own.
+--match selects keys whose own name matches and skips those that are not buckets; a two-key
+bucket's time key is never selected on its own. Keys named on the command line are reset all
+together or not at all: when one of them is not a bucket, nothing is written (--dry-run says
+the same) and the exit status is 1; leave it out and run again. A missing key is already full.
 
 --tokens N needs the capacity and rate (flags, a rule, or the native bucket itself): the
 write sets the TTL the owning application would set (or one that covers the refill), and
@@ -122,7 +124,7 @@ func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
 		if err != nil {
 			return err
 		}
-		run.limit = opts.Limit
+		run.limit, run.listsOthers = opts.Limit, listCommand(opts.Match)
 		return r.matchRun(ctx, run)
 	}
 	cfg, err := f.Config()
@@ -185,12 +187,14 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	f, opts := r.f, r.opts
 	var plan []ResetView
 	var ops []bucket.ResetOp
+	problems := 0
 	for _, s := range states {
 		op, v, ok, err := r.op(s)
 		if err != nil {
 			return err
 		}
 		if s.Problem != "" {
+			problems++
 			continue
 		}
 		plan = append(plan, v)
@@ -198,33 +202,45 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 			ops = append(ops, op)
 		}
 	}
-	if len(ops) == 0 {
-		if len(plan) == 0 {
-			// Only keys that are not buckets: each reported once, on its own line.
-			return problemsErr(f, states)
+	if problems > 0 {
+		// All or nothing: a key that is not a bucket stops the whole request, so the buckets
+		// named beside it are not reset behind the operator's back (dry run alike).
+		err := problemsErr(f, states)
+		if problems < len(states) {
+			fmt.Fprintf(f.IO.ErrOut, "bucketctl: nothing reset: %s\n", notBuckets(problems, len(states)))
 		}
+		return err
+	}
+	if len(ops) == 0 {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
 		fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
-		return problemsErr(f, states)
+		return nil
 	}
 	if opts.DryRun {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
-		return problemsErr(f, states)
+		return nil
 	}
 	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
 		return err
 	}
 	out, err := r.st.ResetMany(ctx, ops)
+	what := "reset " + quoteKey(ops[0].Key)
+	if len(ops) > 1 {
+		what = fmt.Sprintf("reset of %s buckets", fmtCount(len(ops)))
+	}
 	if out == nil {
+		if hasReply(err) {
+			return writeFailure(f, what, "(nothing changed)", err)
+		}
 		return fmt.Errorf("reset: %w (nothing changed)", err)
 	}
 	if err != nil && !anyDone(out) {
-		return err
+		return writeFailure(f, what, "", err)
 	}
 	byKey := map[string]bucket.ResetOutcome{}
 	for i, op := range ops {
@@ -242,9 +258,17 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	}
 	r.tally.report(f.IO)
 	if err != nil {
-		return err
+		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.done+r.tally.created), fmtCount(len(ops))), err)
 	}
-	return problemsErr(f, states)
+	return nil
+}
+
+// notBuckets says why a reset of named keys wrote nothing: n of them are not buckets.
+func notBuckets(n, of int) string {
+	if n == 1 {
+		return fmt.Sprintf("1 of %s keys is not a bucket; leave it out and run again", fmtCount(of))
+	}
+	return fmt.Sprintf("%s of %s keys are not buckets; leave them out and run again", fmtCount(n), fmtCount(of))
 }
 
 // confirm asks on a terminal, or needs --yes.

@@ -14,6 +14,9 @@ import (
 // resetBatch is the most buckets one pipelined round trip resets.
 const resetBatch = 500
 
+// errRefused stops a bulk reset when the server refuses writes (see bucket.Refusal).
+var errRefused = errors.New("the server refuses writes")
+
 // planSummary is a bulk reset's plan as a person reads it: counts per layout and the first
 // keys, not a line per key.
 type planSummary struct {
@@ -56,10 +59,10 @@ func (p *planSummary) String() string {
 
 // resetTally counts what a reset did.
 type resetTally struct {
-	done, created, missing, changed int
-	byLayout                        map[string]int
-	changedKeys                     []string
-	errs                            []error
+	done, created, missing, changed, failed int
+	byLayout                                map[string]int
+	changedKeys                             []string
+	errs                                    []error
 }
 
 func (t *resetTally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
@@ -75,6 +78,8 @@ func (t *resetTally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
 		t.byLayout[op.Layout.Name]++
 	case bucket.ResetMissing:
 		t.missing++
+	case bucket.ResetFailed:
+		t.failed++
 	case bucket.ResetChanged:
 		t.changed++
 		if len(t.changedKeys) < 5 {
@@ -181,7 +186,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 	out := newRecordStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	prog := newProgress(f.IO)
 	start := time.Now()
-	interrupted := false
+	interrupted, refused := false, false
 	err := run.run(ctx, func(page []bucket.State) error {
 		var ops []bucket.ResetOp
 		var views []ResetView
@@ -212,6 +217,9 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			}
 			if err != nil {
 				r.tally.errs = append(r.tally.errs, err)
+				// A server that refuses one write (NOREPLICAS, READONLY, OOM…) refuses
+				// the next batch's too: stop here.
+				refused = refused || bucket.Refusal(err) != ""
 			}
 			if stream {
 				if err := out.flush(); err != nil {
@@ -223,6 +231,9 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			if ctx.Err() != nil {
 				interrupted = true
 				return ctx.Err()
+			}
+			if refused {
+				return errRefused
 			}
 		}
 		return nil
@@ -239,10 +250,18 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			fmtCount(r.tally.done+r.tally.created))
 		return &SilentError{Code: ExitInterrupted}
 	}
-	if err != nil {
-		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, fmtCount(r.tally.done+r.tally.created))
-	}
-	if len(r.tally.errs) > 0 {
+	what, n := "reset --match "+quoteKey(r.opts.Match), fmtCount(r.tally.done+r.tally.created)
+	stopped := fmt.Sprintf("stopped after %s bucket(s) were reset", n)
+	switch {
+	case refused:
+		return writeFailure(f, what, stopped, errors.Join(r.tally.errs...))
+	case hasReply(err):
+		return writeFailure(f, what, stopped, err)
+	case err != nil:
+		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, n)
+	case hasReply(errors.Join(r.tally.errs...)):
+		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", n, fmtCount(r.tally.failed)), errors.Join(r.tally.errs...))
+	case len(r.tally.errs) > 0:
 		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
 	}
 	run.notes(r.opts.Match)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,9 @@ type scanRun struct {
 	opts  bucket.ScanOptions
 	limit int
 	all   bool
+	// listsOthers is what lists the keys left out, for the note on them; "" for the
+	// commands that have --all.
+	listsOthers string
 
 	truncated bool
 	stats     bucket.ScanStats
@@ -128,10 +132,20 @@ func (r *scanRun) notes(match string) {
 		fmt.Fprintf(r.io.ErrOut, "note: stopped at --limit %d buckets; narrow --match or raise --limit (0 = no limit)\n", r.limit)
 	}
 	if r.stats.Other > 0 && !r.all {
-		fmt.Fprintf(r.io.ErrOut, "note: %s keys matching %s are not buckets and were left out (--all lists them)\n",
-			tui.FormatCount(r.stats.Other), safe(fmt.Sprintf("%q", match)))
+		lists := r.listsOthers
+		if lists == "" {
+			lists = "--all"
+		}
+		fmt.Fprintf(r.io.ErrOut, "note: %s keys matching %s are not buckets and were left out (%s lists them)\n",
+			tui.FormatCount(r.stats.Other), safe(fmt.Sprintf("%q", match)), lists)
 	}
 	if r.stats.Buckets == 0 && (r.stats.Other == 0 || !r.all) {
 		fmt.Fprintf(r.io.ErrOut, "no buckets match %s\n", safe(fmt.Sprintf("%q", match)))
 	}
+}
+
+// listCommand is the list command that shows every key matching pattern, buckets or not,
+// for commands without --all of their own. The pattern is quoted for a POSIX shell.
+func listCommand(pattern string) string {
+	return "bucketctl list --match '" + safe(strings.ReplaceAll(pattern, "'", `'\''`)) + "' --all"
 }

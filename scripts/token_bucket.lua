@@ -45,6 +45,9 @@ local cap_s, rate_s = ARGV[1], ARGV[2]
 if cap_s == nil or cap_s == '' then cap_s = st[3] end
 if rate_s == nil or rate_s == '' then rate_s = st[4] end
 if not cap_s or not rate_s then
+  if not st[1] then
+    return redis.error_reply('ERR bucketctl: no capacity/rate given and no such key')
+  end
   return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
 end
 local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[3])

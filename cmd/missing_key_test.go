@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestInspectMissingKeyNote: a key named on the command line that does not exist keeps its
+// "full (no key)" row and exit 0 (a missing bucket is full), with one note per such key on
+// stderr, so a misspelt key does not pass for a full bucket. A --match scan sees only keys
+// that exist: no such note.
+func TestInspectMissingKeyNote(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	url := srv.URL()
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	r := run(t, url, "inspect", "rate:user:nokey")
+	if r.code != ExitOK || !strings.Contains(r.out, "full (no key)") {
+		t.Fatalf("inspect of a missing key: exit %d out %q", r.code, r.out)
+	}
+	note := "note: rate:user:nokey: no such key (a missing bucket is full; check the key's spelling)\n"
+	if !strings.Contains(r.errOut, note) {
+		t.Fatalf("stderr %q, want %q", r.errOut, note)
+	}
+	r = run(t, url, "inspect", "rate:user:1", "rate:user:nokey", "rate:user:nokey2", "--capacity", "10", "--rate", "1")
+	if r.code != ExitOK || strings.Count(r.errOut, "no such key") != 2 || !strings.Contains(r.errOut, "note: rate:user:nokey2: no such key") {
+		t.Fatalf("inspect of a bucket and two missing keys: exit %d stderr %q", r.code, r.errOut)
+	}
+	if strings.Contains(r.errOut, "rate:user:1:") {
+		t.Fatalf("a note on the key that exists: %q", r.errOut)
+	}
+	r = run(t, url, "inspect", "--match", "rate:user:*")
+	if r.code != ExitOK || strings.Contains(r.errOut, "no such key") {
+		t.Fatalf("inspect --match: exit %d stderr %q", r.code, r.errOut)
+	}
+}
+
+// TestMissingKeyTTLInJSON: ttl_ms is -2 for a key that does not exist (Redis's PTTL) and -1
+// for a key without a TTL, in inspect's and watch's JSON alike.
+func TestMissingKeyTTLInJSON(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := srv.URL()
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	if err := c.Persist(context.Background(), "rate:user:1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ttl := func(args ...string) float64 {
+		t.Helper()
+		r := run(t, url, args...)
+		var v struct {
+			TTLMS  *float64 `json:"ttl_ms"`
+			Exists bool     `json:"exists"`
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(r.out, "\n{", 2)[0]), &v); r.code != ExitOK || err != nil || v.TTLMS == nil {
+			t.Fatalf("%v: exit %d %v %q %q", args, r.code, err, r.out, r.errOut)
+		}
+		return *v.TTLMS
+	}
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"inspect", "rate:user:nokey", "-o", "json"}, -2},
+		{[]string{"inspect", "rate:user:1", "-o", "json"}, -1},
+		{[]string{"watch", "rate:user:nokey", "-o", "json", "--count", "1"}, -2},
+		{[]string{"watch", "rate:user:1", "-o", "json", "--count", "1"}, -1},
+	} {
+		if got := ttl(tc.args...); got != tc.want {
+			t.Errorf("%v: ttl_ms %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	r := run(t, url, "inspect", "rate:user:nokey", "-o", "yaml")
+	if !strings.Contains(r.out, "ttl_ms: -2\n") {
+		t.Errorf("inspect -o yaml of a missing key: %q", r.out)
+	}
+}
+
+// TestDecideMissingKeyWithoutSpec: check and consume of a key that does not exist, with no
+// capacity and rate from flags or a rule, say first that the key does not exist (a
+// misspelling?), then what to pass; exit 2 and nothing written. A bucket that exists
+// without a stored spec keeps its message.
+func TestDecideMissingKeyWithoutSpec(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := srv.URL()
+	want := `bucketctl: "rate:user:nokey" does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)` + "\n"
+	for _, verb := range []string{"check", "consume"} {
+		r := run(t, url, verb, "rate:user:nokey")
+		if r.code != ExitUsage || r.errOut != want {
+			t.Errorf("%s of a missing key: exit %d stderr %q, want exit 2 and %q", verb, r.code, r.errOut, want)
+		}
+	}
+	if n := c.Exists(context.Background(), "rate:user:nokey").Val(); n != 0 {
+		t.Fatal("the key was created")
+	}
+	c.HSet(context.Background(), "ex:1", "tokens", "3", "last_refill", "1700000000.5")
+	r := run(t, url, "check", "ex:1")
+	if r.code != ExitUsage || strings.Contains(r.errOut, "does not exist") || !strings.Contains(r.errOut, "has no stored capacity/rate") {
+		t.Errorf("check of an express bucket without a spec: exit %d %q", r.code, r.errOut)
+	}
+}

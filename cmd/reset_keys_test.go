@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestResetKeysAllOrNothing: keys named on the command line are reset all together or not
+// at all. When one is not a bucket, nothing is written (not even the buckets named beside
+// it), each such key gets its line and a last line says why nothing was reset: exit 1, with
+// --dry-run and -o json alike. A missing key is no problem: it is already full.
+func TestResetKeysAllOrNothing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := srv.URL()
+	ctx := context.Background()
+	if r := run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1"); r.code != ExitOK {
+		t.Fatalf("consume: %+v", r)
+	}
+	if err := c.Set(ctx, "rate:user:str", "hello", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(ctx, "rate:user:str2", "world", 0)
+	bucketBefore := dumpKey(t, c, "rate:user:1")
+	for _, args := range [][]string{
+		{"reset", "rate:user:1", "rate:user:str", "--yes"},
+		{"reset", "rate:user:str", "rate:user:1", "--yes", "-o", "json"},
+		{"reset", "rate:user:1", "rate:user:str", "--dry-run"},
+		{"reset", "rate:user:1", "rate:user:str", "--tokens", "3", "--yes"},
+		{"reset", "rate:user:1", "rate:user:nokey", "rate:user:str", "--yes"},
+	} {
+		r := run(t, url, args...)
+		if r.code != ExitError {
+			t.Errorf("%v: exit %d, want 1: %+v", args, r.code, r)
+		}
+		if got := dumpKey(t, c, "rate:user:1"); got != bucketBefore {
+			t.Fatalf("%v: rate:user:1 was written beside a key that is not a bucket", args)
+		}
+		lines := strings.Split(strings.TrimRight(r.errOut, "\n"), "\n")
+		of := "2"
+		if len(args) > 4 && args[2] == "rate:user:nokey" {
+			of = "3"
+		}
+		want := []string{"bucketctl: rate:user:str: ", "bucketctl: nothing reset: 1 of " + of + " keys is not a bucket; leave it out and run again"}
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], want[0]) || lines[1] != want[1] {
+			t.Errorf("%v: stderr %q, want the key's line, then %q", args, r.errOut, want[1])
+		}
+		if r.out != "" {
+			t.Errorf("%v: a refused reset printed a plan: %q", args, r.out)
+		}
+	}
+	r := run(t, url, "reset", "rate:user:1", "rate:user:str", "rate:user:str2", "--yes")
+	if r.code != ExitError || !strings.Contains(r.errOut, "nothing reset: 2 of 3 keys are not buckets; leave them out and run again") {
+		t.Errorf("two keys that are not buckets: exit %d %q", r.code, r.errOut)
+	}
+	// Only keys that are not buckets: one line each, as before.
+	r = run(t, url, "reset", "rate:user:str", "--yes")
+	if r.code != ExitError {
+		t.Errorf("reset of a string: exit %d %q", r.code, r.errOut)
+	}
+	oneLine(t, r)
+	if dumpKey(t, c, "rate:user:1") != bucketBefore {
+		t.Fatal("rate:user:1 changed")
+	}
+	// A missing key beside a bucket is no problem: the bucket is reset.
+	r = run(t, url, "reset", "rate:user:1", "rate:user:nokey", "--yes")
+	if r.code != ExitOK || c.Exists(ctx, "rate:user:1").Val() != 0 {
+		t.Fatalf("reset of a bucket and a missing key: exit %d %q", r.code, r.errOut)
+	}
+	// --match still skips keys that are not buckets and resets the rest.
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	r = run(t, url, "reset", "--match", "rate:user:*", "--yes")
+	if r.code != ExitOK || c.Exists(ctx, "rate:user:1").Val() != 0 || c.Exists(ctx, "rate:user:str").Val() != 1 {
+		t.Fatalf("reset --match: exit %d %q", r.code, r.errOut)
+	}
+}
+
+// TestResetMatchLeftOutNote: the note on keys that are not buckets suggests a command that
+// exists (reset has no --all), and that command lists them.
+func TestResetMatchLeftOutNote(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	url := srv.URL()
+	ctx := context.Background()
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	c.Set(ctx, "rate:user:str", "hello", 0)
+	c.Set(ctx, "rate:user:it's", "hello", 0)
+	r := run(t, url, "reset", "--match", "rate:user:*", "--yes")
+	if r.code != ExitOK {
+		t.Fatalf("reset --match: exit %d %q", r.code, r.errOut)
+	}
+	want := `note: 2 keys matching "rate:user:*" are not buckets and were left out (bucketctl list --match 'rate:user:*' --all lists them)`
+	if !strings.Contains(r.errOut, want+"\n") {
+		t.Fatalf("stderr %q, want %q", r.errOut, want)
+	}
+	r = run(t, url, "list", "--match", "rate:user:*", "--all")
+	if r.code != ExitOK || !strings.Contains(r.out, "rate:user:str") || !strings.Contains(r.out, "rate:user:it's") {
+		t.Fatalf("the suggested list: exit %d %q %q", r.code, r.out, r.errOut)
+	}
+	// list and inspect have --all themselves.
+	r = run(t, url, "list", "--match", "rate:user:*")
+	if !strings.Contains(r.errOut, "were left out (--all lists them)") {
+		t.Fatalf("list's note: %q", r.errOut)
+	}
+	// A pattern holding a quote is quoted for the shell.
+	r = run(t, url, "reset", "--match", "rate:user:it'*", "--yes")
+	if want := `(bucketctl list --match 'rate:user:it'\''*' --all lists them)`; !strings.Contains(r.errOut, want) {
+		t.Fatalf("stderr %q, want %q", r.errOut, want)
+	}
+}
