@@ -169,7 +169,18 @@ func commandAt(src, n string) string {
 }
 
 // ErrWrongType is returned for a key that holds something other than a bucket.
-var ErrWrongType = errors.New("key holds another Redis type")
+var ErrWrongType = errors.New("not a bucket")
+
+// NotBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
+// or without its "not a bucket" start): `"k": not a bucket: a hash with fields a, b (left
+// untouched)`.
+func NotBucketError(key, why string) error {
+	why = strings.TrimPrefix(strings.TrimPrefix(why, ErrWrongType.Error()), ": ")
+	if why == "" {
+		return fmt.Errorf("%q: %w (left untouched)", key, ErrWrongType)
+	}
+	return fmt.Errorf("%q: %w: %s (left untouched)", key, ErrWrongType, why)
+}
 
 // ErrForeign is returned when the native script meets a bucket of another layout.
 var ErrForeign = errors.New("not a native bucket")
@@ -185,7 +196,7 @@ func scriptErr(key string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "WRONGTYPE"):
-		return fmt.Errorf("%w: %q is not a bucket", ErrWrongType, key)
+		return NotBucketError(key, "it holds another Redis type")
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):

@@ -93,7 +93,7 @@ func (s State) Peek(cost float64) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %q: pass --capacity and --rate or add a rule", ErrNoSpec, s.Key)
 	}
 	if s.Problem != "" {
-		return Result{}, fmt.Errorf("%w: %q %s", ErrWrongType, s.Key, s.Problem)
+		return Result{}, NotBucketError(s.Key, s.Problem)
 	}
 	return s.decide(cost).Result, nil
 }

@@ -125,6 +125,13 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
 		err = writeFailure(f, "consume "+quoteKey(opts.Key), "", err)
 	}
+	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
+		// The script saw a key it will not touch; a read says what it is (a user record, a
+		// counter, another application's bucket) instead of the script's bare refusal.
+		if _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !bucket.IsUnreachable(rerr) {
+			err = rerr
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, bucket.ErrNoKey):
@@ -153,10 +160,10 @@ func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Targ
 	}
 	s := states[0]
 	if s.Problem != "" {
-		return bucket.Decision{}, "", fmt.Errorf("%w: %q %s", bucket.ErrWrongType, key, s.Problem)
+		return bucket.Decision{}, "", bucket.NotBucketError(key, s.Problem)
 	}
 	if !peek && !s.Layout.Native {
-		return bucket.Decision{}, "", fmt.Errorf("%w: %q is a %s bucket: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+		return bucket.Decision{}, "", fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
 	}
 	if _, err := s.Peek(t.Cost); err != nil {
 		return bucket.Decision{}, "", err

@@ -1,0 +1,45 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestNotABucketSaysWhatItIs: consume and check on a key that is not a bucket say what the
+// key is (the read's reason), in one line, exit 1, and leave it as it was. A user record is
+// not "another application's bucket", nor a hash "another Redis type".
+func TestNotABucketSaysWhatItIs(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	c.HSet(ctx, "rate:user:rec", "name", "alice", "email", "a@example.com")
+	c.Set(ctx, "rate:user:str", "hello", 0)
+	c.HSet(ctx, "rate:ip:1", "tokens", "3", "last_refill", "1700000000.5") // an express bucket
+	before := map[string]string{}
+	for _, k := range []string{"rate:user:rec", "rate:user:str", "rate:ip:1"} {
+		before[k] = c.Dump(ctx, k).Val()
+	}
+	for _, tc := range []struct{ cmd, key, want string }{
+		{"consume", "rate:user:rec", `"rate:user:rec": not a bucket: a hash with fields email, name (left untouched)`},
+		{"check", "rate:user:rec", `"rate:user:rec": not a bucket: a hash with fields email, name (left untouched)`},
+		{"consume", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
+		{"check", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
+		{"consume", "rate:ip:1", `"rate:ip:1" is a bucket of layout express: consume works on native buckets only`},
+	} {
+		r := run(t, srv.URL(), tc.cmd, tc.key, "--capacity", "5", "--rate", "1")
+		if r.code != ExitError || !strings.Contains(r.errOut, tc.want) {
+			t.Errorf("%s %s: exit %d %q, want %d and %q", tc.cmd, tc.key, r.code, r.errOut, ExitError, tc.want)
+			continue
+		}
+		oneLine(t, r)
+	}
+	for k, d := range before {
+		if got := c.Dump(ctx, k).Val(); got != d {
+			t.Errorf("%s changed", k)
+		}
+	}
+}
