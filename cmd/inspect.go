@@ -218,7 +218,7 @@ func (n *inspectNotes) see(s bucket.State) {
 		return
 	}
 	n.guessed = n.guessed || guessedLayout(s)
-	n.noSpec = n.noSpec || !s.HasSpec()
+	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
 	if s.Ahead > 0 {
 		if len(n.ahead) < 5 {
 			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), aheadNote(s.Ahead)))

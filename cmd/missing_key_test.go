@@ -23,8 +23,8 @@ func TestInspectMissingKeyNote(t *testing.T) {
 		t.Fatalf("inspect of a missing key: exit %d out %q", r.code, r.out)
 	}
 	note := "note: rate:user:nokey: no such key (a missing bucket is full; check the key's spelling)\n"
-	if !strings.Contains(r.errOut, note) {
-		t.Fatalf("stderr %q, want %q", r.errOut, note)
+	if r.errOut != note {
+		t.Fatalf("stderr %q, want only %q (a missing key has no stored capacity/rate to miss)", r.errOut, note)
 	}
 	r = run(t, url, "inspect", "rate:user:1", "rate:user:nokey", "rate:user:nokey2", "--capacity", "10", "--rate", "1")
 	if r.code != ExitOK || strings.Count(r.errOut, "no such key") != 2 || !strings.Contains(r.errOut, "note: rate:user:nokey2: no such key") {
