@@ -166,6 +166,7 @@ type TopSource struct {
 	opts bucket.WatchOptions
 	wl   *bucket.Watchlist
 	keep string
+	addr string // the server, for a refused reset's message
 }
 
 // NewTopSource returns the source of the top dashboard over st.
@@ -181,7 +182,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	}
 	countCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
-	return &TopSource{st: st, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
+	return &TopSource{st: st, addr: p.Addr, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
 		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
@@ -234,8 +235,14 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 // bucket's keys, and every layout reads a missing bucket as full.
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	if b.Problem != "" {
-		return fmt.Errorf("%s %s: left untouched", b.Key, b.Problem)
+		return bucket.NotBucketError(b.Key, b.Problem)
 	}
 	_, err := s.st.Reset(ctx, b.Key, b.Layout, b.Spec, bucket.ResetTo{Delete: true})
-	return err
+	if !hasReply(err) {
+		return err
+	}
+	// The server answered with an error (NOREPLICAS, READONLY, OOM): said as reset says it.
+	e := &WriteError{What: "reset " + quoteKey(b.Key), Server: s.addr}
+	e.causes.add(err)
+	return e
 }

@@ -160,7 +160,7 @@ func TestTopResetDeletesTheBucket(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	fillBuckets(t, c, "rs:", 2)
-	src := NewTopSource(bucket.NewStore(c), TopParams{Match: "rs:*"})
+	src := NewTopSource(bucket.NewStore(c), TopParams{Match: "rs:*", Addr: srv.Addr()})
 	snap, err := src.Fetch(context.Background())
 	if err != nil || len(snap.States) != 2 {
 		t.Fatalf("%v %d", err, len(snap.States))
@@ -174,6 +174,17 @@ func TestTopResetDeletesTheBucket(t *testing.T) {
 	bad := bucket.State{Key: "rs:list", Problem: "holds a list, not a bucket"}
 	if err := src.Reset(context.Background(), bad); err == nil {
 		t.Error("reset of a key that is not a bucket succeeded")
+	}
+	// A server that refuses writes: the message names the key, the server and the fix,
+	// without the script's SHA1 and line, as 'bucketctl reset' says it.
+	if err := c.ConfigSet(context.Background(), "min-replicas-to-write", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	err = src.Reset(context.Background(), snap.States[1])
+	want := fmt.Sprintf("reset %q on %s", snap.States[1].Key, srv.Addr())
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "min-replicas-to-write") ||
+		strings.Contains(err.Error(), "script:") {
+		t.Fatalf("reset on a server refusing writes: %v, want %q and the fix", err, want)
 	}
 }
 
