@@ -90,11 +90,16 @@ func TestResetMatchLeftOutNote(t *testing.T) {
 	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
 	c.Set(ctx, "rate:user:str", "hello", 0)
 	c.Set(ctx, "rate:user:it's", "hello", 0)
-	r := run(t, url, "reset", "--match", "rate:user:*", "--yes")
+	want := `note: 2 keys matching "rate:user:*" are not buckets and were left out (bucketctl list --match 'rate:user:*' --all lists them)`
+	// The dry run says it too: the preview leaves out what the reset would.
+	r := run(t, url, "reset", "--match", "rate:user:*", "--dry-run")
+	if r.code != ExitOK || !strings.Contains(r.errOut, want+"\n") {
+		t.Fatalf("reset --match --dry-run: exit %d %q, want %q", r.code, r.errOut, want)
+	}
+	r = run(t, url, "reset", "--match", "rate:user:*", "--yes")
 	if r.code != ExitOK {
 		t.Fatalf("reset --match: exit %d %q", r.code, r.errOut)
 	}
-	want := `note: 2 keys matching "rate:user:*" are not buckets and were left out (bucketctl list --match 'rate:user:*' --all lists them)`
 	if !strings.Contains(r.errOut, want+"\n") {
 		t.Fatalf("stderr %q, want %q", r.errOut, want)
 	}

@@ -134,6 +134,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 				fmt.Fprint(f.IO.Out, sum.String())
 			}
 			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverOf(f))
+			run.notes(opts.Match)
 			return nil
 		}
 		if err := r.confirm(sum.total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
