@@ -32,6 +32,13 @@ local function num(v)
   return n
 end
 
+-- now in microseconds: ARGV[11] (a client clock) or Redis TIME.
+local function now_us()
+  if ARGV[11] ~= '' then return tonumber(ARGV[11]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 local function split(s)
   local out = {}
   for f in string.gmatch(s, '[^,]+') do out[#out + 1] = f end
@@ -65,14 +72,7 @@ local function gcra_ttl_fits(lib, v)
   else
     tat = (tonumber(ARGV[4]) + tonumber(v)) * 1000000
   end
-  local now
-  if ARGV[11] ~= '' then
-    now = tonumber(ARGV[11])
-  else
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  local ahead, ttl = tat - now, pttl * 1000
+  local ahead, ttl = tat - now_us(), pttl * 1000
   return ahead > ttl - tonumber(ARGV[5]) and ahead <= ttl + tonumber(ARGV[6])
 end
 
@@ -148,13 +148,7 @@ if ARGV[1] == 'delete' then
   return 1
 end
 
-local now
-if ARGV[11] ~= '' then
-  now = tonumber(ARGV[11])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local now = now_us()
 local per = { s = 1000000, ms = 1000, us = 1 }
 local div = per[ARGV[8]]
 if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
