@@ -2,6 +2,7 @@ package tui
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,18 +48,38 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 		y := math.Max(0, math.Min(top, s.tokens))
 		return g.GridPoint(canvas.Float64Point{X: float64(s.at-now) / 1e6, Y: y})
 	}
-	prev := point(hist[0])
+	// Reads that are further apart than a few refreshes (Redis down, the key missing with no
+	// known capacity) are not joined: the chart shows the gap, not a made-up ramp across it.
+	gap := gapLimit(hist)
+	prev, prevAt := point(hist[0]), hist[0].at
+	g.Set(prev)
 	for _, s := range hist[1:] {
 		p := point(s)
-		for _, q := range graph.GetLinePoints(prev, p) {
-			g.Set(q)
+		if s.at-prevAt > gap {
+			g.Set(p)
+		} else {
+			for _, q := range graph.GetLinePoints(prev, p) {
+				g.Set(q)
+			}
 		}
-		prev = p
+		prev, prevAt = p, s.at
 	}
 	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), st.Good)
 	lines := strings.Split(lc.View(), "\n")
 	lines[len(lines)-1] = st.Subtle.Render(xAxisLabels(span, lc.Origin().X+1, lc.GraphWidth(), w))
 	return strings.Join(lines, "\n")
+}
+
+// gapLimit is the time between two reads (µs) beyond which the chart leaves a gap: three
+// times the usual time between reads (their median), so one read lost to a busy server
+// still joins its neighbours.
+func gapLimit(hist []sample) int64 {
+	d := make([]int64, 0, len(hist)-1)
+	for i := 1; i < len(hist); i++ {
+		d = append(d, hist[i].at-hist[i-1].at)
+	}
+	slices.Sort(d)
+	return 3 * d[len(d)/2]
 }
 
 // labelSteps are the round steps the X axis is labelled in.
