@@ -127,12 +127,12 @@ func checkSize(t *testing.T, screen string, w, h int) {
 	}
 }
 
-// stepClock is a wall clock that moves one step forward each time it is read, so screens
-// that show ages stay deterministic.
-func stepClock(step time.Duration) func() time.Time {
-	var n atomic.Int64
-	return func() time.Time { return t0.Add(time.Duration(n.Add(1)) * step) }
-}
+// manualClock is a wall clock that moves only when the test moves it, so screens that
+// show ages stay deterministic however often they read it.
+type manualClock struct{ ns atomic.Int64 }
+
+func (c *manualClock) now() time.Time          { return t0.Add(time.Duration(c.ns.Load())) }
+func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // liveOpts poll every 10 ms with the pinned styles and clock; a read never times out.
 func liveOpts() LiveOptions {

@@ -221,6 +221,9 @@ type poller struct {
 	err    error
 	errAt  time.Time
 	lastOK time.Time
+	// hungAt is when a refresh last found a read in flight after a failure: the banner's
+	// age goes on growing while Redis hangs, instead of stopping at the last failure.
+	hungAt time.Time
 }
 
 func newPoller(interval, timeout time.Duration, now func() time.Time) poller {
@@ -231,6 +234,14 @@ func newPoller(interval, timeout time.Duration, now func() time.Time) poller {
 // tick re-arms the refresh ticker: msg arrives after one interval.
 func (p *poller) tick(msg tea.Msg) tea.Cmd {
 	return tea.Tick(p.interval, func(time.Time) tea.Msg { return msg })
+}
+
+// ticked notes a refresh tick: while a read is in flight after a failure, the data shown
+// is getting older with no new failure to say so.
+func (p *poller) ticked() {
+	if *p.inflight && p.err != nil {
+		p.hungAt = p.now()
+	}
 }
 
 // fetch runs read (bounded by the timeout) unless a read is in flight; the screen calls
@@ -262,7 +273,11 @@ func (p *poller) stop() { p.cancel() }
 
 // banner is the failed-read banner: address, cause, age of the data still shown.
 func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
-	return problemBanner(st, w, addr, p.err, p.errAt.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
+	end := p.errAt
+	if p.hungAt.After(end) {
+		end = p.hungAt
+	}
+	return problemBanner(st, w, addr, p.err, end.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
 }
 
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data

@@ -188,6 +188,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.key(msg)
 	case topTickMsg:
+		m.poll.ticked()
 		if m.paused {
 			return m, m.poll.tick(msg)
 		}

@@ -259,7 +259,8 @@ func TestTopResetNeedsConfirmation(t *testing.T) {
 func TestTopUnreachableThenRecovers(t *testing.T) {
 	src := newFakeTop()
 	opts := topOpts()
-	opts.Now = stepClock(time.Second)
+	var clk manualClock
+	opts.Now = clk.now
 	tm, p := run(t, NewTop(src, opts), 80, 24)
 	src.feed <- topRead{err: refused()}
 	screen := waitView(t, tm, p, contains("Redis unreachable at 127.0.0.1:6379"))
@@ -268,6 +269,8 @@ func TestTopUnreachableThenRecovers(t *testing.T) {
 	}
 	src.feed <- topRead{snap: fleet(0)}
 	src.feed <- topRead{snap: fleet(1)}
+	waitView(t, tm, p, contains("rate:user:19"))
+	clk.advance(time.Second)
 	src.feed <- topRead{err: refused()}
 	screen = waitView(t, tm, p, contains("showing data from 1s ago", "rate:user:19"))
 	checkSize(t, screen, 80, 24)

@@ -89,6 +89,7 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.fetch()
 		}
 	case watchTickMsg:
+		m.poll.ticked()
 		return m, tea.Batch(m.poll.tick(msg), m.fetch())
 	case watchReadMsg:
 		m.poll.finish(msg.err)
