@@ -115,8 +115,14 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	for _, k := range keys {
 		a, d, e = a+k.Allowed.Load(), d+k.Denied.Load(), e+k.Errors.Load()
 	}
-	fmt.Fprintf(f.IO.ErrOut, "demo over: %d allowed, %d denied, %d errors; sandbox stopped\n", a, d, e)
+	fmt.Fprintln(f.IO.ErrOut, demoSummary(a, d, e))
 	return nil
+}
+
+// demoSummary is the demo's closing line, its counts written as every count is.
+func demoSummary(allowed, denied, errs int64) string {
+	return fmt.Sprintf("demo over: %s allowed, %s denied, %s errors; sandbox stopped",
+		tui.FormatCount(allowed), tui.FormatCount(denied), tui.FormatCount(errs))
 }
 
 // demoTry is the command the demo suggests, to look at its sandbox from another terminal.

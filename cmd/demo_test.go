@@ -99,3 +99,11 @@ func TestDemoTrafficReachesEveryBucket(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoSummaryGroupsDigits(t *testing.T) {
+	got := demoSummary(99155, 23283, 1002)
+	want := "demo over: 99,155 allowed, 23,283 denied, 1,002 errors; sandbox stopped"
+	if got != want {
+		t.Errorf("demoSummary = %q, want %q", got, want)
+	}
+}

@@ -215,31 +215,47 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns
 	return w, nil
 }
 
-// loadPlain runs execute with one progress line a second on stderr.
+// loadPlain runs execute with one progress line a second on stderr, each just after a
+// whole second of the run: its "last second" is then the one that has just ended. (A
+// free-running ticker, started before the run's clock, fired a little before each whole
+// second and so repeated the second before.)
 func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		execute()
 	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	timer := time.NewTimer(plainWait(runs.snapshot()))
+	defer timer.Stop()
+	var last load.Strategy
+	lastSec := 0
 	for {
 		select {
 		case <-done:
 			return
-		case <-tick.C:
-			s := runs.snapshot()
-			if !s.Running {
-				continue
-			}
+		case <-timer.C:
+		}
+		s := runs.snapshot()
+		if sec := int(s.Elapsed / time.Second); s.Running && sec > 0 && (sec != lastSec || s.Strategy != last) {
+			last, lastSec = s.Strategy, sec
 			line := tui.LoadProgressLine(s)
 			if opts.Compare {
 				line = "[" + string(s.Strategy) + "] " + line
 			}
 			fmt.Fprintln(f.IO.ErrOut, line)
 		}
+		timer.Reset(plainWait(runs.snapshot()))
 	}
+}
+
+// plainWait is how long until just after the running run's next whole second; before a
+// run's clock starts, a short wait to look again.
+func plainWait(s load.Snapshot) time.Duration {
+	const margin = 10 * time.Millisecond // the answers of the second's last moments are recorded
+	if !s.Running {
+		return 20 * time.Millisecond
+	}
+	return s.Elapsed.Truncate(time.Second) + time.Second + margin - s.Elapsed
 }
 
 // reportWidth is the width of the printed report: piped, and on a terminal at least as wide.

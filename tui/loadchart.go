@@ -24,7 +24,11 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	for _, p := range s.PerSecond[:n] {
 		top = math.Max(top, math.Ceil(logv(max(p.Allowed, p.Denied))))
 	}
+	// The axis spans a duration-bounded run (and what it overran); else 10 s at least.
 	span := math.Max(10, float64(n))
+	if s.Duration > 0 {
+		span = math.Max(math.Ceil(s.Duration.Seconds()), float64(n))
+	}
 	var rowH float64 // the Y value of one row, set once the graph's height is known
 	yLabel := func(_ int, v float64) string {
 		d := math.Round(v)
@@ -36,15 +40,24 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 		}
 		return FormatAxis(math.Pow(10, d))
 	}
-	xLabel := func(_ int, v float64) string {
-		return FormatDuration(time.Duration(math.Round(v)) * time.Second)
+	// X labels at round steps, each on the column nearest its time; the formatter is asked
+	// for every column (step 1) and names only those.
+	var step, colW float64 // seconds between labels; seconds per column
+	xLabel := func(i int, _ float64) string {
+		t := math.Round(float64(i)*colW/step) * step
+		if t > span || int(math.Round(t/colW)) != i {
+			return ""
+		}
+		return FormatDuration(time.Duration(t) * time.Second)
 	}
 	lc := linechart.New(w, h, 0, span, 0, top,
-		linechart.WithXYSteps(max(6, w/6), 1),
+		linechart.WithXYSteps(1, 1),
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),
 		linechart.WithXLabelFormatter(xLabel),
 		linechart.WithYLabelFormatter(yLabel))
 	rowH = top / float64(max(1, lc.GraphHeight()))
+	colW = span / float64(max(1, lc.GraphWidth()))
+	step = timeStep(span, lc.GraphWidth())
 	lc.DrawXYAxisAndLabel()
 
 	// x of second i is its end; a lone first second is drawn as a point.
@@ -70,3 +83,28 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 }
 
 // FormatLatency writes a latency in milliseconds with three significant digits at most:
+
+// timeStep is the round step in seconds (1, 2, 5, 10, 15, 30, 60…) between the time
+// labels of an axis of span seconds over cols columns: the smallest that leaves each of
+// its labels room, three cells to spare.
+func timeStep(span float64, cols int) float64 {
+	fits := func(s float64) bool {
+		room := s * float64(cols) / span
+		for t := 0.0; t <= span; t += s {
+			if float64(len(FormatDuration(time.Duration(t)*time.Second))+3) > room {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600} {
+		if fits(s) {
+			return s
+		}
+	}
+	s := 7200.0
+	for !fits(s) {
+		s *= 2
+	}
+	return s
+}

@@ -60,7 +60,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	w = max(w, 40)
 	var lines []string
 	add := func(s ...string) { lines = append(lines, s...) }
-	add(trunc(st.Title.Render("bucketctl load")+" "+st.Value.Render(SafeKey(r.Key)), w))
+	add(wrapLine(st.Title.Render("bucketctl load")+" "+st.Value.Render(SafeKey(r.Key)), "  ", w)...)
 	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + Plural(r.Concurrency, "worker")
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
@@ -81,41 +81,50 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	if r.Errors > 0 {
 		errs = st.Bad.Render(groupDigits(int(r.Errors)))
 	}
-	add(kv("requests", st.Value.Render(groupDigits(int(r.Requests)))) + "   " +
-		kv("throughput", st.Value.Render(FormatRate(r.OpsPerSec))) + "   " +
+	// A line that does not fit breaks between its fields, the rest indented: never cut.
+	fields := func(f ...string) { add(wrapFields(f, "   ", "  ", w)...) }
+	fields(kv("requests", st.Value.Render(groupDigits(int(r.Requests)))),
+		kv("throughput", st.Value.Render(FormatRate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64))))
-	counts := kv("allowed", st.Good.Render(groupDigits(int(r.Allowed)))) + "   " +
-		kv("denied", st.Value.Render(groupDigits(int(r.Denied)))) + "   " + kv("errors", errs)
+	counts := []string{kv("allowed", st.Good.Render(groupDigits(int(r.Allowed)))),
+		kv("denied", st.Value.Render(groupDigits(int(r.Denied)))), kv("errors", errs)}
 	if r.Retries > 0 {
-		counts += "   " + kv("retries", st.Warn.Render(groupDigits(int(r.Retries))))
+		counts = append(counts, kv("retries", st.Warn.Render(groupDigits(int(r.Retries)))))
 	}
 	if r.Unsent > 0 {
-		counts += "   " + kv("unsent", st.Warn.Render(groupDigits(int(r.Unsent))))
+		counts = append(counts, kv("unsent", st.Warn.Render(groupDigits(int(r.Unsent)))))
 	}
-	add(counts)
-	add(kv("theoretical max", st.Value.Render(groupDigits(int(r.TheoreticalMax)))) +
-		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", trimFloat(r.DurationS, 2))) + "   " +
+	fields(counts...)
+	fields(kv("theoretical max", st.Value.Render(groupDigits(int(r.TheoreticalMax))))+
+		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", trimFloat(r.DurationS, 2))),
 		kv("over-grant", overGrant(st, r.OverGrantPct)))
 	for i, e := range r.ErrorSamples {
 		if i == 3 {
 			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
 			break
 		}
-		add(trunc(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+SafeKey(oneLine(e.Message)), w))
+		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+SafeKey(oneLine(e.Message)), "    ", w)...)
 	}
 	if r.Unsent > 0 {
-		add(st.Subtle.Render(trunc("  unsent: due arrivals no worker was free to send; raise --concurrency", w)))
+		// Broken between words only: a flag is never split at its hyphens.
+		words := strings.Fields("unsent: due arrivals no worker was free to send; raise --concurrency")
+		for i, wd := range words {
+			words[i] = st.Subtle.Render(wd)
+		}
+		words[0] = "  " + words[0]
+		add(wrapFields(words, " ", "    ", w)...)
 	}
 	add("")
 	l := r.LatencyMS
-	add(kv("latency", fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
-		st.Value.Render(FormatLatency(l.P50)), st.Value.Render(FormatLatency(l.P90)), st.Value.Render(FormatLatency(l.P99)),
-		st.Value.Render(FormatLatency(l.P999)), st.Value.Render(FormatLatency(l.Max)))))
+	pct := func(name string, v float64) string { return name + " " + st.Value.Render(FormatLatency(v)) }
+	add(wrapFields([]string{kv("latency", pct("p50", l.P50)), pct("p90", l.P90), pct("p99", l.P99),
+		pct("p99.9", l.P999), pct("max", l.Max)}, "  ", "  ", w)...)
 	add(histogramLines(st, r.Histogram, w)...)
-	for i, s := range lines {
-		lines[i] = trunc(s, w)
+	var out []string
+	for _, s := range lines {
+		out = append(out, wrapLine(s, "  ", w)...)
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 func specText(r load.Report) string {
@@ -208,8 +217,8 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	}
 	r0 := rs[0]
 	var lines []string
-	lines = append(lines, trunc(st.Title.Render("bucketctl load --compare")+" "+
-		st.Value.Render(SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), w))
+	lines = append(lines, wrapLine(st.Title.Render("bucketctl load --compare")+" "+
+		st.Value.Render(SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), "  ", w)...)
 	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), Plural(r0.Concurrency, "worker"),
 		FormatDuration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
 	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
@@ -226,6 +235,25 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 		for i, c := range row {
 			widths[i] = max(widths[i], lipgloss.Width(c))
 		}
+	}
+	tableW := 2 * (len(cols) - 1)
+	for _, c := range widths {
+		tableW += c
+	}
+	if tableW > w {
+		// Too narrow for the table: each run as its fields, wrapped, never cut.
+		for ri, row := range rows[1:] {
+			f := []string{st.Value.Render(row[0])}
+			for i := 1; i < len(row); i++ {
+				v := row[i]
+				if i == 5 && rs[ri].OverGrantPct > 0 {
+					v = st.Bad.Render(v)
+				}
+				f = append(f, st.Label.Render(cols[i])+" "+v)
+			}
+			lines = append(lines, wrapFields(f, "  ", "  ", w)...)
+		}
+		rows = rows[:0]
 	}
 	for ri, row := range rows {
 		var b strings.Builder
@@ -253,7 +281,8 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	}
 	lines = append(lines, "")
 	for _, r := range rs {
-		lines = append(lines, trunc("  "+st.Value.Render(fmt.Sprintf("%-*s", widths[0], r.Strategy))+"  "+verdict(st, r), w))
+		lines = append(lines, wrapLine("  "+st.Value.Render(fmt.Sprintf("%-*s", widths[0], r.Strategy))+"  "+verdict(st, r),
+			strings.Repeat(" ", widths[0]+4), w)...)
 	}
 	if rs[0].Interrupted || rs[len(rs)-1].Interrupted {
 		lines = append(lines, "", st.Warn.Render("interrupted: the runs so far"))
