@@ -34,7 +34,7 @@ func TestLoadProgressLastSecondIsTheOneThatEnded(t *testing.T) {
 		}
 		at, _ := strconv.ParseFloat(m[1], 64)
 		got, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
-		sec := int(at+0.5) - 1 // the second that ended at the tick
+		sec := int(at) - 1 // the last whole second by the tick (the time shown is truncated, never rounded up)
 		if sec < 0 || sec >= len(rep.PerSecond) {
 			t.Errorf("line %q: no second %d in per_second %v", l, sec, rep.PerSecond)
 			continue

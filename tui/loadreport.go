@@ -35,7 +35,7 @@ func FormatLatency(msec float64) string {
 // Counts are exact, grouped as the live view and the report write them.
 func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s", FormatDuration(s.Elapsed.Round(100*time.Millisecond)), FormatDuration(s.Duration))
+	fmt.Fprintf(&b, "%s/%s", FormatDuration(s.Elapsed.Truncate(100*time.Millisecond)), FormatDuration(s.Duration))
 	if s.Requests > 0 {
 		fmt.Fprintf(&b, "  requests %s/%s", groupDigits(int(s.Decisions)), groupDigits(int(s.Requests)))
 	}
