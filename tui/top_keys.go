@@ -82,7 +82,7 @@ func helpItem(k, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
 }
 
-func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 	k := m.keys
 	if msg.String() == "ctrl+c" {
 		m.poll.stop()
@@ -183,7 +183,7 @@ func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // askReset opens the reset dialog for the bucket in the detail pane or under the cursor;
 // a bucket already gone needs no reset.
-func (m Top) askReset() (tea.Model, tea.Cmd) {
+func (m Top) askReset() (Top, tea.Cmd) {
 	r := m.selected()
 	switch {
 	case m.detail && m.detailGone, !m.detail && r != nil && r.gone:

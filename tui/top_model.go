@@ -186,7 +186,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.scroll()
 	case tea.KeyMsg:
-		return m.key(msg)
+		return eachKey(m, msg, func(m Top) bool { return m.filtering }, Top.key)
 	case topTickMsg:
 		if m.paused {
 			return m, m.poll.tick(msg)
