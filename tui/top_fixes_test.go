@@ -1,0 +1,45 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Two buckets showing the same fill keep their order (by key) across refreshes although
+// their raw fills, read microseconds apart, swap; the cursor stays on its bucket.
+func TestTopEqualFillsKeepOrder(t *testing.T) {
+	snap := func(round int, a, b float64) TopSnapshot {
+		now := at(0) + int64(round)*1_000_000
+		return TopSnapshot{States: []bucket.State{
+			native("rate:b", now+3, b, 50, 5, 0, 0),
+			native("rate:a", now+7, a, 50, 5, 0, 0),
+			native("rate:c", now, 40, 50, 5, 0, 0),
+		}}
+	}
+	src := newFakeTop()
+	tm, p := run(t, NewTop(src, topOpts()), 80, 24)
+	want := []string{"rate:a", "rate:b", "rate:c"}
+	for i := 0; i < 4; i++ {
+		a, b := 25.00002, 25.00001 // a reads fuller by a hair, then b does
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		src.feed <- topRead{snap: snap(i, a, b)}
+		// The next read begins only once this one is on screen.
+		screen := waitView(t, tm, p, func(string) bool { return src.calls.Load() > int32(i+1) })
+		keys, sel := rowKeys(screen)
+		wantSel := "rate:b"
+		if i == 0 {
+			wantSel = "rate:a"
+		}
+		if strings.Join(keys, " ") != strings.Join(want, " ") || sel != wantSel {
+			t.Errorf("read %d: rows %v (selected %q), want %v with %s selected", i+1, keys, sel, want, wantSel)
+		}
+		if i == 0 {
+			tm.Send(press("j"))
+			waitView(t, tm, p, func(s string) bool { _, sel := rowKeys(s); return sel != "" && sel != keys[0] })
+		}
+	}
+}
