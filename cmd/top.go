@@ -43,7 +43,7 @@ Keys: ↑/↓ (j/k), pgup/pgdn, G move, g back to the top; s cycles the order, S
 space pauses (rows and values freeze, no reads); / filters by part of the key (esc clears);
 enter opens the bucket's detail (the watch view), esc goes back; r resets the selected
 bucket (deletes its keys, so it reads as full) after a y/n confirmation naming the server;
-? shows every key and the Redis cost of a refresh; q quits.
+? shows every key and the Redis cost of a refresh (? or esc closes it); q quits.
 
 Its Redis cost is bounded by --budget (commands per second, default 10,000) whatever the
 keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined

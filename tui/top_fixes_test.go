@@ -43,3 +43,39 @@ func TestTopEqualFillsKeepOrder(t *testing.T) {
 		}
 	}
 }
+
+// Esc closes the ? help, in the table and in the detail pane; the help opened in one does
+// not show in the other.
+func TestTopEscClosesHelp(t *testing.T) {
+	src := newFakeTop()
+	tm, p := run(t, NewTop(src, topOpts()), 80, 24)
+	src.feed <- topRead{snap: fleet(0)}
+	waitView(t, tm, p, contains("33 buckets"))
+	const helpShown = "Redis cost per refresh"
+	tm.Send(press("?"))
+	waitView(t, tm, p, contains(helpShown))
+	tm.Send(press("esc"))
+	waitView(t, tm, p, func(s string) bool { return !strings.Contains(s, helpShown) })
+
+	tm.Send(press("?"))
+	waitView(t, tm, p, contains(helpShown))
+	tm.Send(press("enter"))
+	screen := waitView(t, tm, p, contains("detail rate:"))
+	if strings.Contains(screen, helpShown) {
+		t.Errorf("the table's help shows in the detail pane:\n%s", screen)
+	}
+	tm.Send(press("?"))
+	waitView(t, tm, p, contains(helpShown))
+	tm.Send(press("esc")) // closes the help, stays in the detail pane
+	screen = waitView(t, tm, p, func(s string) bool { return !strings.Contains(s, helpShown) })
+	if !strings.Contains(screen, "detail rate:") {
+		t.Errorf("esc with the help open left the detail pane:\n%s", screen)
+	}
+	tm.Send(press("?"))
+	waitView(t, tm, p, contains(helpShown))
+	tm.Send(press("enter")) // back to the table, without the detail's help
+	screen = waitView(t, tm, p, func(s string) bool { return !strings.Contains(s, "detail rate:") })
+	if strings.Contains(screen, "Redis cost") {
+		t.Errorf("the detail pane's help shows in the table:\n%s", screen)
+	}
+}
