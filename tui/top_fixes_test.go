@@ -79,3 +79,31 @@ func TestTopEscClosesHelp(t *testing.T) {
 		t.Errorf("the detail pane's help shows in the table:\n%s", screen)
 	}
 }
+
+// When top keeps part of a large keyspace, the filter says it searched the buckets kept,
+// not every key, and the header keeps the coverage in view at 80 columns.
+func TestTopFilterSaysWhatItSearched(t *testing.T) {
+	src := newFakeTop()
+	tm, p := run(t, NewTop(src, topOpts()), 80, 24)
+	snap := fleet(0)
+	snap.Coverage, snap.Keyspace = "scanned 12,000 of ~20k keys", 20_000
+	src.feed <- topRead{snap: snap}
+	screen := waitView(t, tm, p, contains("33 kept of ~20,000 keys"))
+	checkSize(t, screen, 80, 24)
+	tm.Send(press("3"))
+	screen = waitView(t, tm, p, contains("sort name"))
+	if !strings.Contains(screen, "of 33 kept") {
+		t.Errorf("the name sort's footer does not say the rows are the kept buckets:\n%s", screen)
+	}
+	tm.Send(press("/"))
+	waitView(t, tm, p, contains("part of the key (filters the 33 buckets kept)"))
+	tm.Send(press("user:15000"))
+	screen = waitView(t, tm, p, contains(`none of the 33 buckets kept contains "user:15000"; try 'bucketctl inspect KEY'`))
+	checkSize(t, screen, 80, 24)
+	if strings.Contains(screen, "no bucket key contains") {
+		t.Errorf("the filter claims no key contains the text:\n%s", screen)
+	}
+	tm.Send(press("enter"))
+	screen = waitView(t, tm, p, contains(`filter "user:15000" of the 33 kept`))
+	checkSize(t, screen, 80, 24)
+}

@@ -30,6 +30,9 @@ type TopSnapshot struct {
 	// Coverage says how much of the keyspace the rows come from, when they are a bounded
 	// part of it ("scanned 340k of ~1.3M keys"); "" when they are every match.
 	Coverage string
+	// Keyspace is about how many keys there are (DBSIZE), shown with the rows kept when
+	// Coverage is set; 0 when unknown.
+	Keyspace int64
 }
 
 // Cost is the Redis cost of one refresh.
