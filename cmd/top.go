@@ -40,10 +40,11 @@ the top of the order until you move it; then it stays on its bucket, also after 
 
 Keys: ↑/↓ (j/k), pgup/pgdn, G move, g back to the top; s cycles the order, S reverses it,
 1 by fill (emptiest first), 2 by denials per second, 3 by name, 4 by decisions per second;
-space pauses (rows and values freeze, no reads); / filters by part of the key (esc clears);
-enter opens the bucket's detail (the watch view), esc goes back; r resets the selected
-bucket (deletes its keys, so it reads as full) after a y/n confirmation naming the server;
-? shows every key and the Redis cost of a refresh; q quits.
+space pauses (rows and values freeze, no reads); / filters the buckets kept by part of
+the key (esc clears); enter opens the bucket's detail (the watch view), esc goes back;
+r resets the selected bucket (deletes its keys, so it reads as full) after a y/n
+confirmation naming the server; ? shows every key and the Redis cost of a refresh (? or
+esc closes it); q quits.
 
 Its Redis cost is bounded by --budget (commands per second, default 10,000) whatever the
 keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined
@@ -224,7 +225,8 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
 	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
-	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover}
+	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover,
+		Keyspace: max(0, res.DBSize)}
 	if res.Whole {
 		snap.Coverage = "" // the rows are every bucket there is
 	}

@@ -43,14 +43,41 @@ func FormatTokens(v float64) string {
 	if s, ok := special(v); ok {
 		return s
 	}
-	a := math.Abs(v)
-	switch {
+	t := tokensShown(v)
+	switch a := math.Abs(v); {
 	case a >= 100:
-		return countOf(math.Floor(v + noise))
+		return countOf(t)
 	case a >= 10:
-		return trimFloat(floorTo(v, 1), 1)
+		return trimFloat(t, 1)
 	}
-	return trimFloat(floorTo(v, 2), 2)
+	return trimFloat(t, 2)
+}
+
+// tokensShown is v at the precision FormatTokens shows it, so levels read microseconds
+// apart that show the same compare equal.
+func tokensShown(v float64) float64 {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return v
+	case a >= 100:
+		return math.Floor(v + noise)
+	case a >= 10:
+		return floorTo(v, 1)
+	}
+	return floorTo(v, 2)
+}
+
+// rateShown is v at the precision FormatPerSecond shows it (whole from 100/s up), so
+// rates read microseconds apart that show the same compare equal.
+func rateShown(v float64) float64 {
+	if math.Abs(v) >= 99.95 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.Round(v)
+	}
+	r, err := strconv.ParseFloat(FormatPerSecond(v), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // FormatRate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s"; a rate

@@ -123,3 +123,20 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+func TestShownValuesCompareEqual(t *testing.T) {
+	for _, c := range [][3]float64{{25.00001, 25.00002, 25}, {3.4567, 3.4561, 3.45}, {150.2, 150.9, 150}} {
+		if a, b := tokensShown(c[0]), tokensShown(c[1]); a != b || a != c[2] {
+			t.Errorf("tokensShown: %v and %v, want both %v", a, b, c[2])
+		}
+		if got, want := FormatTokens(c[0]), FormatTokens(c[2]); got != want {
+			t.Errorf("FormatTokens(%v) = %q, want %q", c[0], got, want)
+		}
+	}
+	if a, b := rateShown(3.3333334), rateShown(3.3333331); a != b || a != 3.33 {
+		t.Errorf("rateShown: %v and %v, want both 3.33", a, b)
+	}
+	if a, b := rateShown(1500.2), rateShown(1499.9); a != b || rateShown(-1) != -1 {
+		t.Errorf("rateShown: %v and %v, want both 1500; -1 stays -1", a, b)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -91,4 +92,29 @@ func wrapText(sty lipgloss.Style, text string, w int) []string {
 		lines[i] = sty.Render(strings.TrimRight(l, " "))
 	}
 	return lines
+}
+
+// eachKey hands msg to handle key by key. Keys typed quickly arrive from one read as one
+// KeyRunes message with several runes ("jjj"), which no binding matches, so such a message
+// (not a paste, no alt) is handled as that many one-rune messages, in order. Once typing(m) says a
+// text input has the keyboard (it may open on one of those keys), the runes left go to it
+// as one message, as typed. typing may be nil.
+func eachKey[M any](m M, msg tea.KeyMsg, typing func(M) bool, handle func(M, tea.KeyMsg) (M, tea.Cmd)) (M, tea.Cmd) {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || msg.Alt {
+		return handle(m, msg)
+	}
+	var cmds []tea.Cmd
+	for i, r := range msg.Runes {
+		one := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}
+		if typing != nil && typing(m) {
+			one.Runes = msg.Runes[i:]
+		}
+		var cmd tea.Cmd
+		m, cmd = handle(m, one)
+		cmds = append(cmds, cmd)
+		if len(one.Runes) > 1 {
+			break
+		}
+	}
+	return m, tea.Batch(cmds...)
 }

@@ -109,19 +109,7 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.sized = true
 	case tea.KeyMsg:
-		switch {
-		case key.Matches(msg, m.keys.Quit):
-			if m.done || m.stopping {
-				m.quitting = true
-				return m, tea.Quit
-			}
-			m.stopping = true
-			if m.opts.Stop != nil {
-				m.opts.Stop()
-			}
-		case key.Matches(msg, m.keys.Help):
-			m.showHelp = !m.showHelp
-		}
+		return eachKey(m, msg, nil, Load.key)
 	case loadTickMsg:
 		if !m.done {
 			return m, tea.Batch(m.tick(), m.read())
@@ -133,6 +121,23 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case LoadDoneMsg:
 		m.done = true
 		return m, tea.Quit
+	}
+	return m, nil
+}
+
+func (m Load) key(msg tea.KeyMsg) (Load, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		if m.done || m.stopping {
+			m.quitting = true
+			return m, tea.Quit
+		}
+		m.stopping = true
+		if m.opts.Stop != nil {
+			m.opts.Stop()
+		}
+	case key.Matches(msg, m.keys.Help):
+		m.showHelp = !m.showHelp
 	}
 	return m, nil
 }

@@ -82,7 +82,7 @@ func helpItem(k, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
 }
 
-func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 	k := m.keys
 	if msg.String() == "ctrl+c" {
 		m.poll.stop()
@@ -139,9 +139,14 @@ func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.fetch()
 	case key.Matches(msg, k.Reset):
 		return m.askReset()
+	case m.showHelp && msg.Type == tea.KeyEsc:
+		m.showHelp = false
+		m.scroll()
 	case m.detail:
 		if key.Matches(msg, k.Detail, k.Back) {
-			m.detail = false
+			// The detail pane's help does not stay open over the table.
+			m.detail, m.showHelp = false, false
+			m.scroll()
 		}
 	case key.Matches(msg, k.Back):
 		if m.filter.Value() != "" {
@@ -183,7 +188,7 @@ func (m Top) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // askReset opens the reset dialog for the bucket in the detail pane or under the cursor;
 // a bucket already gone needs no reset.
-func (m Top) askReset() (tea.Model, tea.Cmd) {
+func (m Top) askReset() (Top, tea.Cmd) {
 	r := m.selected()
 	switch {
 	case m.detail && m.detailGone, !m.detail && r != nil && r.gone:
@@ -208,7 +213,8 @@ func (m *Top) openDetail() {
 		return
 	}
 	m.pinned = true
-	m.detail, m.detailGone = true, r.gone
+	// The table's help does not stay open over the detail pane.
+	m.detail, m.detailGone, m.showHelp = true, r.gone, false
 	cost := m.opts.Cost
 	if m.opts.CostOf != nil {
 		cost = m.opts.CostOf(r.state.Key)

@@ -30,6 +30,9 @@ type TopSnapshot struct {
 	// Coverage says how much of the keyspace the rows come from, when they are a bounded
 	// part of it ("scanned 340k of ~1.3M keys"); "" when they are every match.
 	Coverage string
+	// Keyspace is about how many keys there are (DBSIZE), shown with the rows kept when
+	// Coverage is set; 0 when unknown.
+	Keyspace int64
 }
 
 // Cost is the Redis cost of one refresh.
@@ -186,7 +189,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.scroll()
 	case tea.KeyMsg:
-		return m.key(msg)
+		return eachKey(m, msg, func(m Top) bool { return m.filtering }, Top.key)
 	case topTickMsg:
 		m.poll.ticked()
 		if m.paused {

@@ -77,6 +77,16 @@ func (r *topRow) unknownFill() bool {
 	return r.state.Problem != "" || !r.state.HasSpec()
 }
 
+// fillShown is the fill of the tokens as the table shows them: raw fills read
+// microseconds apart differ in their last digits, and rows that look the same must keep
+// their order (by key) from one refresh to the next.
+func (r *topRow) fillShown() float64 {
+	if r.unknownFill() {
+		return 0
+	}
+	return tokensShown(r.state.Tokens) / r.state.Spec.Capacity
+}
+
 func (m *Top) setSort(s SortBy) {
 	m.sortBy = s
 	m.refilter()
@@ -88,8 +98,8 @@ func (m *Top) sortRows() {
 	})
 }
 
-// less orders two rows: by the sort's measure (reversed when asked), rows without a fill
-// after the others either way, then by key.
+// less orders two rows: by the sort's measure as shown (reversed when asked), rows without a fill
+// after the others either way, then by the fill as shown, then by key.
 func (m *Top) less(a, b *topRow) bool {
 	if m.sortBy == SortName {
 		if m.reverse {
@@ -100,9 +110,9 @@ func (m *Top) less(a, b *topRow) bool {
 	c := 0
 	switch m.sortBy {
 	case SortDeny:
-		c = cmp.Compare(b.denyRate(), a.denyRate())
+		c = cmp.Compare(rateShown(b.denyRate()), rateShown(a.denyRate()))
 	case SortBusy:
-		c = cmp.Compare(b.busyRate(), a.busyRate())
+		c = cmp.Compare(rateShown(b.busyRate()), rateShown(a.busyRate()))
 	}
 	if m.reverse {
 		c = -c
@@ -113,7 +123,7 @@ func (m *Top) less(a, b *topRow) bool {
 	if ua, ub := a.unknownFill(), b.unknownFill(); ua != ub {
 		return ub
 	}
-	if c = cmp.Compare(a.state.Fill(), b.state.Fill()); m.reverse {
+	if c = cmp.Compare(a.fillShown(), b.fillShown()); m.reverse {
 		c = -c
 	}
 	if c != 0 {

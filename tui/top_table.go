@@ -128,8 +128,24 @@ func (m *Top) table(n int) string {
 	return b.String()
 }
 
+// partial says the rows are the buckets top keeps of a larger keyspace, not every match.
+func (m *Top) partial() bool { return m.haveSnap && m.snap.Coverage != "" }
+
 func (m *Top) emptyText() string {
 	switch {
+	case m.filter.Value() != "" && m.partial():
+		// The filter searched the rows kept: the key may well exist. The longest that fits.
+		head := "none of the " + Plural(len(m.snap.States), "bucket") + " kept contains " + strconv.Quote(m.filter.Value())
+		for _, s := range []string{
+			" (top keeps the emptiest, most denied and first by name; look a key up with 'bucketctl inspect KEY' or narrow --match)",
+			"; look it up with 'bucketctl inspect KEY' or narrow --match",
+			"; try 'bucketctl inspect KEY'",
+		} {
+			if len([]rune(head+s)) <= m.w {
+				return head + s
+			}
+		}
+		return trunc(head, m.w)
 	case m.filter.Value() != "":
 		return "no bucket key contains " + strconv.Quote(m.filter.Value()) + " (esc clears the filter)"
 	case m.opts.Match != "":
@@ -143,13 +159,21 @@ func (m *Top) emptyText() string {
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {
-		parts = append(parts, fmt.Sprintf("%s–%s of %s", groupDigits(m.offset+1), groupDigits(end), groupDigits(len(m.visible))))
+		of := groupDigits(len(m.visible))
+		if m.partial() && m.filter.Value() == "" {
+			of += " kept" // not every bucket there is
+		}
+		parts = append(parts, fmt.Sprintf("%s–%s of %s", groupDigits(m.offset+1), groupDigits(end), of))
 	}
 	if rest := len(m.visible) - end; rest > 0 {
 		parts = append(parts, "+"+groupDigits(rest)+" more below")
 	}
 	if f := m.filter.Value(); f != "" {
-		parts = append(parts, "filter "+strconv.Quote(f)+" ("+groupDigits(len(m.rows)-len(m.visible))+" hidden)")
+		hidden := " (" + groupDigits(len(m.rows)-len(m.visible)) + " hidden)"
+		if m.partial() {
+			hidden = " of the " + groupDigits(len(m.snap.States)) + " kept" + hidden
+		}
+		parts = append(parts, "filter "+strconv.Quote(f)+hidden)
 	}
 	parts = append(parts, "sort "+m.sortBy.label(m.reverse))
 	return strings.Join(parts, " · ")

@@ -28,9 +28,14 @@ func (m Top) View() string {
 func (m *Top) topLines() []string {
 	var extra []string
 	if m.haveSnap {
-		if m.snap.Coverage != "" {
+		switch {
+		case m.partial() && m.snap.Keyspace > 0:
+			// First, so it stays when the header narrows and drops the coverage.
+			extra = append(extra, groupDigits(len(m.snap.States))+" kept of ~"+FormatCount(m.snap.Keyspace)+" keys",
+				m.snap.Coverage)
+		case m.partial():
 			extra = append(extra, Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
-		} else {
+		default:
 			extra = append(extra, Plural(len(m.snap.States), "bucket"))
 		}
 	}
@@ -84,7 +89,11 @@ func (m *Top) keyMap() help.KeyMap {
 func (m *Top) bottomLines() []string {
 	var lines []string
 	if m.filtering {
-		lines = append(lines, m.filter.view(m.st, m.w))
+		in := m.filter
+		if m.partial() {
+			in.placeholder = "part of the key (filters the " + Plural(len(m.snap.States), "bucket") + " kept)"
+		}
+		lines = append(lines, in.view(m.st, m.w))
 	}
 	if !m.showHelp || m.confirm != nil || m.filtering {
 		return append(lines, shortHelpLines(m.st, m.keyMap().ShortHelp(), m.w)...)

@@ -79,15 +79,7 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg)
 	case tea.KeyMsg:
-		switch {
-		case key.Matches(msg, m.keys.Quit):
-			m.poll.stop()
-			return m, tea.Quit
-		case key.Matches(msg, m.keys.Help):
-			m.showHelp = !m.showHelp
-		case key.Matches(msg, m.keys.Refresh):
-			return m, m.fetch()
-		}
+		return eachKey(m, msg, nil, Watch.key)
 	case watchTickMsg:
 		m.poll.ticked()
 		return m, tea.Batch(m.poll.tick(msg), m.fetch())
@@ -96,6 +88,19 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err == nil {
 			m.body.observe(msg.state)
 		}
+	}
+	return m, nil
+}
+
+func (m Watch) key(msg tea.KeyMsg) (Watch, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		m.poll.stop()
+		return m, tea.Quit
+	case key.Matches(msg, m.keys.Help):
+		m.showHelp = !m.showHelp
+	case key.Matches(msg, m.keys.Refresh):
+		return m, m.fetch()
 	}
 	return m, nil
 }
