@@ -98,13 +98,19 @@ func wrapText(sty lipgloss.Style, text string, w int) []string {
 // KeyRunes message with several runes ("jjj"), which no binding matches, so such a message
 // (not a paste, no alt) is handled as that many one-rune messages, in order. Once typing(m) says a
 // text input has the keyboard (it may open on one of those keys), the runes left go to it
-// as one message, as typed. typing may be nil.
-func eachKey[M any](m M, msg tea.KeyMsg, typing func(M) bool, handle func(M, tea.KeyMsg) (M, tea.Cmd)) (M, tea.Cmd) {
+// as one message, as typed. Once asking(m) says a confirmation opened (on one of those
+// keys), the runes left are dropped: a "y" must be typed at the question, not arrive in
+// the same burst as the key that asked it. typing and asking may be nil.
+func eachKey[M any](m M, msg tea.KeyMsg, typing, asking func(M) bool, handle func(M, tea.KeyMsg) (M, tea.Cmd)) (M, tea.Cmd) {
 	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || msg.Alt {
 		return handle(m, msg)
 	}
 	var cmds []tea.Cmd
+	asked := asking != nil && asking(m)
 	for i, r := range msg.Runes {
+		if !asked && asking != nil && asking(m) {
+			break
+		}
 		one := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}
 		if typing != nil && typing(m) {
 			one.Runes = msg.Runes[i:]

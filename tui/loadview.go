@@ -109,7 +109,7 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.sized = true
 	case tea.KeyMsg:
-		return eachKey(m, msg, nil, Load.key)
+		return eachKey(m, msg, nil, nil, Load.key)
 	case loadTickMsg:
 		if !m.done {
 			return m, tea.Batch(m.tick(), m.read())

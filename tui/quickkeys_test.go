@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -37,7 +38,18 @@ func TestTopQuickKeys(t *testing.T) {
 	if keys, sel := rowKeys(screen); sel != keys[len(keys)-1] {
 		t.Errorf(`"G?" selected %q, want the last row %q`, sel, keys[len(keys)-1])
 	}
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?q")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	waitView(t, tm, p, func(s string) bool { return !strings.Contains(s, "Redis cost per refresh") })
+	// "ry" in one read opens the reset question and drops the "y": an answer is typed at
+	// the question, never taken from the burst that asked it.
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ry")})
+	waitView(t, tm, p, contains("Reset "))
+	tm.Send(press("n"))
+	waitView(t, tm, p, contains("reset cancelled"))
+	if got := src.resetKeys(); len(got) != 0 {
+		t.Fatalf(`"ry" in one message reset %v`, got)
+	}
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t)
 }
 

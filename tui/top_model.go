@@ -189,7 +189,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.scroll()
 	case tea.KeyMsg:
-		return eachKey(m, msg, func(m Top) bool { return m.filtering }, Top.key)
+		return eachKey(m, msg, func(m Top) bool { return m.filtering }, func(m Top) bool { return m.confirm != nil }, Top.key)
 	case topTickMsg:
 		m.poll.ticked()
 		if m.paused {

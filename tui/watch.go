@@ -79,7 +79,7 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg)
 	case tea.KeyMsg:
-		return eachKey(m, msg, nil, Watch.key)
+		return eachKey(m, msg, nil, nil, Watch.key)
 	case watchTickMsg:
 		m.poll.ticked()
 		return m, tea.Batch(m.poll.tick(msg), m.fetch())
