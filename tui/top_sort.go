@@ -35,6 +35,19 @@ func (s SortBy) String() string {
 	return "fill ↑"
 }
 
+// column is the title of the table column that shows the order's measure ("" for name).
+func (s SortBy) column() string {
+	switch s {
+	case SortDeny:
+		return "DENY/s"
+	case SortBusy:
+		return "ALLOW/s"
+	case SortName:
+		return ""
+	}
+	return "FILL"
+}
+
 // label names the order as the footer shows it, reversed or not.
 func (s SortBy) label(reverse bool) string {
 	if !reverse {

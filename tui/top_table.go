@@ -62,20 +62,30 @@ func rateCell(known bool, v float64) string {
 
 // columns picks the columns that fit in width w, in display order, with their widths, and
 // the key column's width. The key column takes the width there is: the essential columns
-// come first, then the key gets up to keyWant (its widest key), then the other columns
-// by priority in what is left; what remains widens the fill bar, then the key column.
-func columns(w, keyWant int) (cols []column, keyW int) {
+// come first, then the key gets up to keyWant (its widest key) but no more than two
+// fifths of the width, then the other columns by priority in what is left; what remains
+// widens the fill bar, then the key column. So one long key is cut in the middle rather
+// than pushing CAP and RATE off an 80-column screen.
+// The column the rows are sorted by (sorted, "" for none) is kept first, so the order
+// the footer names is one the screen shows.
+func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	avail := w - gutter
 	kmin := min(keyMin, max(8, avail/2))
+	keyCap := max(kmin, avail*2/5)
 	byPrio := make([]column, len(topColumns))
 	copy(byPrio, topColumns)
+	for i := range byPrio {
+		if byPrio[i].title == sorted {
+			byPrio[i].prio = 0
+		}
+	}
 	sort.SliceStable(byPrio, func(i, j int) bool { return byPrio[i].prio < byPrio[j].prio })
 	used := 0
 	keep := map[string]bool{}
 	keyW = kmin
 	for _, c := range byPrio {
 		if c.prio > essential && keyW == kmin {
-			keyW = max(kmin, min(keyWant, avail-used))
+			keyW = max(kmin, min(keyWant, keyCap, avail-used))
 		}
 		if keyW+used+1+c.width > avail {
 			break
@@ -101,7 +111,7 @@ func columns(w, keyWant int) (cols []column, keyW int) {
 
 // table renders the table header and n rows.
 func (m *Top) table(n int) string {
-	cols, keyW := columns(m.w, m.keyWant)
+	cols, keyW := columns(m.w, m.keyWant, m.sortBy.column())
 	var b strings.Builder
 	hdr := strings.Repeat(" ", gutter) + fit("KEY", keyW)
 	for _, c := range cols {
