@@ -20,6 +20,20 @@ func dotColumns(chart string) map[int]bool {
 	return cols
 }
 
+// dotSpan is the first and last of w columns holding a dot (-1, -1: none).
+func dotSpan(cols map[int]bool, w int) (first, last int) {
+	first, last = -1, -1
+	for c := 0; c < w; c++ {
+		if cols[c] {
+			if first < 0 {
+				first = c
+			}
+			last = c
+		}
+	}
+	return first, last
+}
+
 // TestLevelChartLeavesGaps: reads 8 s apart, amid reads 1 s apart (Redis was down, or the
 // key gone with no known capacity), are not joined by a line: the chart shows a gap, not a
 // refill ramp that never happened. A read missed now and then is still joined.
@@ -32,15 +46,8 @@ func TestLevelChartLeavesGaps(t *testing.T) {
 		hist = append(hist, sample{at: int64(s) * 1e6, tokens: 9})
 	}
 	cols := dotColumns(levelChart(NewStylesFor(termenv.Ascii), hist, 0, 60, 10, 10))
-	first, last, run, longest := -1, -1, 0, 0
-	for c := 0; c < 60; c++ {
-		if cols[c] {
-			if first < 0 {
-				first = c
-			}
-			last = c
-		}
-	}
+	first, last := dotSpan(cols, 60)
+	run, longest := 0, 0
 	for c := first; c <= last; c++ {
 		if cols[c] {
 			run = 0
@@ -61,15 +68,7 @@ func TestLevelChartLeavesGaps(t *testing.T) {
 		}
 	}
 	cols = dotColumns(levelChart(NewStylesFor(termenv.Ascii), hist, 0, 60, 10, 20))
-	first, last = -1, -1
-	for c := 0; c < 60; c++ {
-		if cols[c] {
-			if first < 0 {
-				first = c
-			}
-			last = c
-		}
-	}
+	first, last = dotSpan(cols, 60)
 	for c := first; c <= last; c++ {
 		if !cols[c] {
 			t.Fatalf("column %d empty between %d and %d: a missed read broke the line", c, first, last)
