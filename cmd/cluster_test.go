@@ -300,6 +300,23 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatalf("the refused reset wrote %s = %q", untagged, v)
 	}
 
+	// A master that refuses writes (more replicas asked for than it has) is named in the
+	// error line, not just the seeds: the operator knows which node to look at.
+	refusing := keys[6] // on master 2
+	if err := direct[2].ConfigSet(ctx, "min-replicas-to-write", "2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"consume", refusing, "--capacity", "5", "--rate", "1"}, {"reset", refusing, "--capacity", "5", "--rate", "1", "--tokens", "2", "--yes"}} {
+		r := cli(args...)
+		if r.code != ExitError || !strings.Contains(r.errOut, "NOREPLICAS") || !strings.Contains(r.errOut, "(master "+masters[2]+")") {
+			t.Fatalf("%v on a master refusing writes: exit %d %q, want NOREPLICAS naming master %s", args, r.code, r.errOut, masters[2])
+		}
+		oneLine(t, r)
+	}
+	if err := direct[2].ConfigSet(ctx, "min-replicas-to-write", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+
 	// load: the decision path under concurrency, one decision per call and pipelined.
 	for _, pipeline := range []string{"1", "8"} {
 		r := cli("load", "api", "--capacity", "10", "--rate", "10", "-c", "4", "--pipeline", pipeline, "-d", "1s", "-o", "json")

@@ -123,7 +123,9 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		d, layout, err = decideRead(ctx, st, opts.Key, t, opts.peek)
 	} else {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
-		err = writeFailure(f, "consume "+quoteKey(opts.Key), "", err)
+		if err != nil {
+			err = writeFailure(f, "consume "+quoteKey(opts.Key), "", &bucket.KeyError{Key: opts.Key, Err: err})
+		}
 	}
 	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
 		// The script saw a key it will not touch; a read says what it is (a user record, a

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -162,9 +164,32 @@ func writeFailure(f *Factory, what, outcome string, err error) error {
 	if !hasReply(err) {
 		return err
 	}
-	e := &WriteError{What: what, Server: serverOf(f), Outcome: outcome}
+	e := &WriteError{What: what, Server: serverOf(f) + refusingMaster(f, err), Outcome: outcome}
 	e.causes.add(err)
 	return e
+}
+
+// refusingMaster names, on a Cluster, the master that refused one key's write (" (master
+// 10.0.0.2:6379)"): the seeds alone do not say which node to look at. "" elsewhere, and
+// when the error names no key or several.
+func refusingMaster(f *Factory, err error) string {
+	var ke *bucket.KeyError
+	if o, cerr := f.Conn(); cerr != nil || len(o.Cluster) == 0 || !errors.As(err, &ke) {
+		return ""
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 1 {
+		return "" // several keys, maybe on several masters: each cause names its key
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	node, nerr := f.nodeOf(ctx)
+	if nerr != nil {
+		return ""
+	}
+	if m := node(ke.Key); m != "?" {
+		return " (master " + m + ")"
+	}
+	return ""
 }
 
 // quoteKey writes a key for a message: quoted, control characters escaped.
