@@ -27,6 +27,8 @@ type bucketView struct {
 	hist   []sample
 	// spec is the last known spec, which keeps the chart's scale while the key is missing.
 	spec bucket.Spec
+	// seen is the server time (µs) of the last read that found the key, 0 before any.
+	seen int64
 }
 
 func newBucketView(st Styles, cost float64, window time.Duration) bucketView {
@@ -52,6 +54,9 @@ func (v *bucketView) observe(s bucket.State) {
 		}
 	}
 	v.cur, v.has = s, true
+	if s.Exists {
+		v.seen = s.Now
+	}
 	if s.HasSpec() {
 		v.spec = s.Spec
 	}
@@ -169,6 +174,10 @@ func (v bucketView) stats() []string {
 	}
 	items = append(items, item("TTL", FormatTTL(s.TTL)))
 	switch {
+	case !s.Exists && v.seen > 0:
+		// This view saw the key: it was deleted or expired since, however long ago.
+		gone := time.Duration(s.Now-v.seen) * time.Microsecond
+		items = append(items, item("updated", "gone for "+FormatDuration(gone)+" (deleted or expired)"))
 	case !s.Exists:
 		items = append(items, item("updated", "never (no such key)"))
 	case s.Ahead > 0:
