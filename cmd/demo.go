@@ -89,8 +89,8 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if err := demo.Seed(ctx, st, keys); err != nil {
 		return fmt.Errorf("sandbox %s: seeding buckets: %w", sb.Addr(), err)
 	}
-	try := demoTry(sb.URL(), keys[0].Key)
-	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s (or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
+	try := demoTry(sb.Addr(), keys[0].Key)
+	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
 	ctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
 	traffic := make(chan struct{})
@@ -125,9 +125,10 @@ func demoSummary(allowed, denied, errs int64) string {
 		tui.FormatCount(allowed), tui.FormatCount(denied), tui.FormatCount(errs))
 }
 
-// demoTry is the command the demo suggests, to look at its sandbox from another terminal.
-func demoTry(url, key string) string {
-	return "try this: bucketctl --url " + url + " inspect " + key
+// demoTry is the command the demo suggests, to look at its sandbox from another terminal:
+// on a line of its own, short enough for 80 columns, so it is copied whole.
+func demoTry(addr, key string) string {
+	return "try this in another terminal:\n  bucketctl --url " + addr + " inspect " + key
 }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -25,8 +26,12 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	screen := ansi.Strip(out.String())
-	for _, want := range []string{"bucketctl top", "(demo sandbox)", "try this: bucketctl --url redis://127.0.0.1:",
-		"inspect demo:api:scraper:203.0.113.9"} {
+	// The command is on a line of its own, whole, at 80 columns.
+	cmdLine := regexp.MustCompile(`(?m)^\s*bucketctl --url 127\.0\.0\.1:\d+ inspect demo:api:scraper:203\.0\.113\.9\s*$`)
+	if !cmdLine.MatchString(screen) {
+		t.Errorf("the live demo never showed the command to try on a line of its own:\n%s", screen)
+	}
+	for _, want := range []string{"bucketctl top", "(demo sandbox)", "try this in another terminal:"} {
 		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
 			t.Errorf("the live demo never showed %q:\n%s", want, screen)
 		}
