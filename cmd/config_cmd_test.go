@@ -129,7 +129,27 @@ func TestConfigUseAndSetContext(t *testing.T) {
 	if r.code != ExitUsage || strings.Contains(r.errOut, "ArgvSecret") || !strings.Contains(r.errOut, "--password-env") || readFile(t, path) != before {
 		t.Fatalf("set-context with a password in --url: %d %q", r.code, r.errOut)
 	}
+	// Naming the server in another form replaces the old one: the context names one server.
+	if r := run(t, "", "config", "set-context", "sandbox", "--cluster", "127.0.0.1:7000"); r.code != ExitOK {
+		t.Fatalf("set-context --cluster on a url context: %d %q", r.code, r.errOut)
+	}
+	server := func() string {
+		r := run(t, "", "config", "get-contexts", "sandbox", "-o", "json")
+		var ctxs []struct{ Server string }
+		if err := json.Unmarshal([]byte(r.out), &ctxs); err != nil || len(ctxs) != 1 {
+			t.Fatalf("get-contexts sandbox: %v %q %q", err, r.out, r.errOut)
+		}
+		return ctxs[0].Server
+	}
+	if got := server(); got != "cluster 127.0.0.1:7000" {
+		t.Fatalf("after set-context --cluster on a url context the server is %q\n%s", got, readFile(t, path))
+	}
+	if r := run(t, "", "config", "set-context", "sandbox", "--url", srv.Addr()); r.code != ExitOK || server() != "redis://"+srv.Addr() {
+		t.Fatalf("set-context --url on a cluster context: %d %q, server %q", r.code, r.errOut, server())
+	}
+	before = readFile(t, path)
 	for args, want := range map[string]string{
+		"sandbox --url 127.0.0.1:1 --cluster 127.0.0.1:2": "--url and --cluster both name the server",
 		"a --current": "not both",
 		"":            "needs a context name, or --current",
 		"a b":         "takes one context name, got 2",

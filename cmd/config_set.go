@@ -88,6 +88,10 @@ refused.`,
 				ctx, verb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, "created"
 				setNode(contexts, name, ctx)
 			}
+			// A context names one server: a new one in another form replaces the old.
+			if err := replaceServer(ctx, values); err != nil {
+				return err
+			}
 			for _, k := range contextFlagOrder(values) {
 				setNode(ctx, k, values[k])
 			}
@@ -107,6 +111,39 @@ refused.`,
 	fl.StringVar(&sentinelPasswordEnv, "sentinel-password-env", "", "environment variable holding the sentinels' password")
 	fl.StringSliceVar(&unset, "unset", nil, "remove these fields from the context (e.g. tls-ca,user)")
 	return cmd
+}
+
+// serverForms are a context's ways to name its server, each with its fields.
+var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
+
+// replaceServer removes from ctx the server forms that values does not name, when values
+// names one: set-context --cluster on a url context makes it a Cluster context, not one
+// that names two servers (which every command would then refuse). Two forms in values
+// are a usage error.
+func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
+	named := -1
+	for i, form := range serverForms {
+		for _, k := range form[:min(2, len(form))] {
+			if _, ok := values[k]; ok {
+				if named >= 0 && named != i {
+					return usagef("--%s and --%s both name the server: a context names one (give one of --url, --cluster, or --sentinel-master with --sentinel-addrs)",
+						serverForms[named][0], k)
+				}
+				named = i
+			}
+		}
+	}
+	if named < 0 {
+		return nil
+	}
+	for i, form := range serverForms {
+		if i != named {
+			for _, k := range form {
+				removeKey(ctx, k)
+			}
+		}
+	}
+	return nil
 }
 
 // changedContextFlags returns the connection flags given on the command line, as YAML

@@ -26,8 +26,10 @@ func TestOneServerIsNamed(t *testing.T) {
 		{"url and cluster", nil, []string{"--url", srv.URL(), "--cluster", srv.Addr()}, []string{"--url and --cluster both name the server"}},
 		{"url and sentinel", nil, []string{"--url", srv.URL(), "--sentinel-master", "m", "--sentinel-addrs", srv.Addr()},
 			[]string{"--url and --sentinel-master both name the server"}},
-		{"variable and flag", map[string]string{"BUCKETCTL_CLUSTER": srv.Addr()}, []string{"--url", srv.URL()},
-			[]string{"--url and BUCKETCTL_CLUSTER both name the server"}},
+		{"two variables", map[string]string{"BUCKETCTL_CLUSTER": srv.Addr(), "BUCKETCTL_URL": srv.URL()}, nil,
+			[]string{"BUCKETCTL_URL and BUCKETCTL_CLUSTER both name the server"}},
+		{"user in the url without a password", nil, []string{"--url", "redis://ops@" + srv.Addr()},
+			[]string{`--url names the user "ops" but no password`}},
 		{"sentinel addrs alone", nil, []string{"--sentinel-addrs", srv.Addr()}, []string{"--sentinel-addrs needs --sentinel-master"}},
 		{"user without password", nil, []string{"--url", srv.URL(), "--user", "ops"}, []string{`--user "ops" has no password`, "REDISCLI_AUTH"}},
 		{"user from the environment", map[string]string{"BUCKETCTL_USER": "ops"}, []string{"--url", srv.URL()}, []string{`BUCKETCTL_USER "ops" has no password`}},
@@ -64,6 +66,21 @@ func TestOneServerIsNamed(t *testing.T) {
 	if n := c.DBSize(context.Background()).Val(); n != 0 {
 		t.Fatalf("%d keys written by refused commands", n)
 	}
+
+	// A flag beats a variable naming another form of server (an exported BUCKETCTL_CLUSTER
+	// in the operator's shell), as flags beat variables everywhere.
+	if r := runEnv(t, map[string]string{"BUCKETCTL_CLUSTER": "127.0.0.1:1"}, srv.URL(), consume...); r.code != ExitOK {
+		t.Fatalf("--url over BUCKETCTL_CLUSTER: exit %d %q", r.code, r.errOut)
+	}
+	setEnv(t, "BUCKETCTL_CLUSTER", "")
+	// A password in BUCKETCTL_URL serves --user (go-redis reads it from the URL).
+	if err := c.Do(context.Background(), "ACL", "SETUSER", "ops", "on", ">opsPW1", "~*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := runEnv(t, map[string]string{"BUCKETCTL_URL": "redis://:opsPW1@" + srv.Addr()}, "", append([]string{"--user", "ops"}, consume...)...); r.code != ExitOK {
+		t.Fatalf("--user with the password in BUCKETCTL_URL: exit %d %q", r.code, r.errOut)
+	}
+	setEnv(t, "BUCKETCTL_URL", "")
 
 	// A flag's server replaces the context's, whatever its form: --url over a context's
 	// cluster is that URL, not an error.

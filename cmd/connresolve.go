@@ -25,7 +25,8 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 	}
 	v := f.V
 	explicit := func(key string) bool { return f.givenAs(key) != "" }
-	if cc, err = f.oneServer(cc, name); err != nil {
+	cc, chosen, err := f.oneServer(cc, name)
+	if err != nil {
 		return nil, err
 	}
 	str := func(key, fromCtx string) string {
@@ -40,8 +41,12 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 		}
 		return fromCtx
 	}
+	serverCtx := name // the context that names the server, "" when a flag or variable does
+	if chosen != "" {
+		serverCtx = ""
+	}
 	o := &ConnOptions{
-		Context:        name,
+		Context:        serverCtx,
 		URL:            str("url", cc.URL),
 		Cluster:        list("cluster", cc.Cluster),
 		SentinelMaster: str("sentinel-master", cc.SentinelMaster),
@@ -53,6 +58,17 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 		TLSKey:         str("tls-key", cc.TLSKey),
 		DialTimeout:    v.GetDuration("dial-timeout"),
 		Timeout:        v.GetDuration("timeout"),
+	}
+	// The server named by a flag (or else a variable) is the only one: the other forms'
+	// values, from variables or the context, are dropped.
+	if chosen != "" && chosen != "url" {
+		o.URL = ""
+	}
+	if chosen != "" && chosen != "cluster" {
+		o.Cluster = nil
+	}
+	if chosen != "" && chosen != "sentinel" {
+		o.SentinelMaster, o.SentinelAddrs = "", nil
 	}
 	o.InsecureSkipVerify = v.GetBool("insecure-skip-verify") || cc.InsecureSkipVerify
 	if err := f.passwords(o, cc, name); err != nil {
@@ -79,7 +95,22 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 	}
 	// go-redis sends no AUTH without a password: the user would be dropped silently and
 	// the commands run as the default user, whatever its rights.
-	if o.User != "" && o.password == "" {
+	// A URL's user (redis://ops@host) is held to the same rule as --user, and a password in
+	// BUCKETCTL_URL or the context's url serves either (go-redis reads both from the URL).
+	user, hasPassword := o.User, o.password != ""
+	if standalone := len(o.Cluster) == 0 && o.SentinelMaster == ""; standalone {
+		if u := urlUser(o.URL); user == "" && u != "" {
+			user = u
+		}
+		if pw, ok := urlPassword(o.URL); ok && pw != "" {
+			hasPassword = true
+		}
+	}
+	if user != "" && !hasPassword {
+		if o.User == "" {
+			return nil, usagef("%s names the user %q but no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user); "+
+				"without one Redis would run the commands as the default user", f.source("url", name), safe(user))
+		}
 		return nil, usagef("%s %q has no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user), "+
 			"or the context's password-env; without one Redis would run the commands as the default user", f.source("user", name), safe(o.User))
 	}
@@ -103,15 +134,7 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 
 // givenAs names how key was given by flag or environment ("--url", "BUCKETCTL_URL"), or ""
 // when neither gave it.
-func (f *Factory) givenAs(key string) string {
-	if fl := f.Flags.Lookup(key); fl != nil && fl.Changed {
-		return "--" + key
-	}
-	if f.getenv(envName(key)) != "" {
-		return envName(key)
-	}
-	return ""
-}
+func (f *Factory) givenAs(key string) string { return firstOf(f.flagGiven(key), f.envGiven(key)) }
 
 // source names where key's value came from, for a message: the flag, its variable, or the
 // context.
@@ -126,25 +149,34 @@ func (f *Factory) source(key, ctxName string) string {
 }
 
 // oneServer makes sure one server is named: by --url, --cluster, or --sentinel-master with
-// --sentinel-addrs (flags and their variables), else by the context. Two of them given
-// together is a usage error, not a silent choice; one given replaces the context's server
-// whatever form the context names it in.
-func (f *Factory) oneServer(cc ContextConfig, ctxName string) (ContextConfig, error) {
-	modes := []struct{ name, by string }{
-		{"url", f.givenAs("url")},
-		{"cluster", f.givenAs("cluster")},
-		{"sentinel", firstOf(f.givenAs("sentinel-master"), f.givenAs("sentinel-addrs"))},
-	}
-	var given []string
-	chosen := ""
-	for _, m := range modes {
-		if m.by != "" {
-			given, chosen = append(given, m.by), m.name
-		}
+// --sentinel-addrs; else by their variables (BUCKETCTL_URL...); else by the context. Two
+// forms given at the same level are a usage error, not a silent choice; a flag wins over
+// a variable, and either replaces the context's server whatever form the context names it
+// in. chosen is the form given by a flag or variable, "" when the context decides.
+func (f *Factory) oneServer(cc ContextConfig, ctxName string) (_ ContextConfig, chosen string, _ error) {
+	forms := []struct{ name, flag, env string }{
+		{"url", f.flagGiven("url"), f.envGiven("url")},
+		{"cluster", f.flagGiven("cluster"), f.envGiven("cluster")},
+		{"sentinel", firstOf(f.flagGiven("sentinel-master"), f.flagGiven("sentinel-addrs")),
+			firstOf(f.envGiven("sentinel-master"), f.envGiven("sentinel-addrs"))},
 	}
 	const fix = "give one of --url, --cluster, or --sentinel-master with --sentinel-addrs"
-	if len(given) > 1 {
-		return cc, usagef("%s and %s both name the server: %s", given[0], given[1], fix)
+	for _, level := range []func(i int) string{
+		func(i int) string { return forms[i].flag },
+		func(i int) string { return forms[i].env },
+	} {
+		var given []string
+		for i := range forms {
+			if by := level(i); by != "" {
+				given, chosen = append(given, by), forms[i].name
+			}
+		}
+		if len(given) > 1 {
+			return cc, "", usagef("%s and %s both name the server: %s", given[0], given[1], fix)
+		}
+		if chosen != "" {
+			break
+		}
 	}
 	if chosen == "" {
 		n := 0
@@ -154,9 +186,9 @@ func (f *Factory) oneServer(cc ContextConfig, ctxName string) (ContextConfig, er
 			}
 		}
 		if n > 1 {
-			return cc, usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", ctxName)
+			return cc, "", usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", ctxName)
 		}
-		return cc, nil
+		return cc, "", nil
 	}
 	if chosen != "url" {
 		cc.URL = ""
@@ -166,8 +198,25 @@ func (f *Factory) oneServer(cc ContextConfig, ctxName string) (ContextConfig, er
 	}
 	if chosen != "sentinel" {
 		cc.SentinelMaster, cc.SentinelAddrs = "", nil
+		cc.SentinelUser, cc.SentinelPasswordEnv = "", "" // no Sentinel: its credentials are not needed
 	}
-	return cc, nil
+	return cc, chosen, nil
+}
+
+// flagGiven is "--key" when the flag was given on the command line, else "".
+func (f *Factory) flagGiven(key string) string {
+	if fl := f.Flags.Lookup(key); fl != nil && fl.Changed {
+		return "--" + key
+	}
+	return ""
+}
+
+// envGiven is the name of key's variable when it is set, else "".
+func (f *Factory) envGiven(key string) string {
+	if f.getenv(envName(key)) != "" {
+		return envName(key)
+	}
+	return ""
 }
 
 func firstOf(a, b string) string {
@@ -243,7 +292,7 @@ func (f *Factory) bindEnv(flags *pflag.FlagSet) error {
 			return
 		}
 		if serr := fl.Value.Set(v); serr != nil {
-			err = usagef("%s=%q: not a valid --%s (%s)", envName(fl.Name), safe(v), fl.Name, fl.Usage)
+			err = usagef("%s=%q: not a valid --%s (%s)", envName(fl.Name), v, fl.Name, fl.Usage)
 			return
 		}
 		f.V.Set(fl.Name, v)

@@ -206,7 +206,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		// All or nothing: a key that is not a bucket stops the whole request, so the buckets
 		// named beside it are not reset behind the operator's back (dry run alike).
 		err := problemsErr(f, states)
-		if problems < len(states) {
+		if len(states) > 1 { // one key: its own line says it all
 			fmt.Fprintf(f.IO.ErrOut, "bucketctl: nothing reset: %s\n", notBuckets(problems, len(states)))
 		}
 		return err
@@ -265,6 +265,9 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 
 // notBuckets says why a reset of named keys wrote nothing: n of them are not buckets.
 func notBuckets(n, of int) string {
+	if n == of {
+		return fmt.Sprintf("none of the %s keys is a bucket", fmtCount(of))
+	}
 	if n == 1 {
 		return fmt.Sprintf("1 of %s keys is not a bucket; leave it out and run again", fmtCount(of))
 	}

@@ -57,6 +57,12 @@ func TestResetKeysAllOrNothing(t *testing.T) {
 	if r.code != ExitError || !strings.Contains(r.errOut, "nothing reset: 2 of 3 keys are not buckets; leave them out and run again") {
 		t.Errorf("two keys that are not buckets: exit %d %q", r.code, r.errOut)
 	}
+	// Several keys, none a bucket: a line each, then the summary.
+	r = run(t, url, "reset", "rate:user:str", "rate:user:str", "--yes")
+	if lines := strings.Split(strings.TrimSpace(r.errOut), "\n"); r.code != ExitError || len(lines) != 3 ||
+		lines[2] != "bucketctl: nothing reset: none of the 2 keys is a bucket" {
+		t.Errorf("two keys, neither a bucket: exit %d %q", r.code, r.errOut)
+	}
 	// Only keys that are not buckets: one line each, as before.
 	r = run(t, url, "reset", "rate:user:str", "--yes")
 	if r.code != ExitError {

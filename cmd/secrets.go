@@ -25,6 +25,20 @@ func urlPassword(s string) (string, bool) {
 	return userinfo[i+1:], true
 }
 
+// urlUser returns the user a URL-like string names in its user info ("scheme://user@host",
+// "scheme://user:password@host"), unescaped; "" when it names none.
+func urlUser(s string) string {
+	_, userinfo, _, ok := splitUserinfo(s)
+	if !ok {
+		return ""
+	}
+	user, _, _ := strings.Cut(userinfo, ":")
+	if u, err := url.PathUnescape(user); err == nil {
+		return u
+	}
+	return user
+}
+
 // splitUserinfo cuts s into what comes before its user info, the user info and the rest
 // (from the '@'). It does not need s to parse: the user info runs from after "://" to the
 // last '@', so a password holding '/', '@' or '%' is still found whole.
