@@ -88,6 +88,11 @@ func TestOneServerIsNamed(t *testing.T) {
 	if r := run(t, srv.URL(), consume...); r.code != ExitOK {
 		t.Fatalf("--url over a context's cluster: exit %d %q", r.code, r.errOut)
 	}
+	// Nor does it need the replaced Sentinel's credentials (an unset sentinel-password-env).
+	writeConfig(t, "current-context: s\ncontexts:\n  s: {sentinel-master: m, sentinel-addrs: [\"127.0.0.1:1\"], sentinel-user: sv, sentinel-password-env: BUCKETCTL_TEST_UNSET}\n")
+	if r := run(t, srv.URL(), consume...); r.code != ExitOK {
+		t.Fatalf("--url over a Sentinel context: exit %d %q", r.code, r.errOut)
+	}
 	writeConfig(t, "current-context: two\ncontexts:\n  two: {url: \"redis://127.0.0.1:1\", cluster: [\"127.0.0.1:2\"]}\n")
 	if r := run(t, "", consume...); r.code != ExitUsage || !strings.Contains(r.errOut, `context "two" names more than one server`) {
 		t.Fatalf("a context with a url and a cluster: exit %d %q", r.code, r.errOut)

@@ -25,7 +25,7 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 	}
 	v := f.V
 	explicit := func(key string) bool { return f.givenAs(key) != "" }
-	cc, chosen, err := f.oneServer(cc, name)
+	chosen, err := f.oneServer(cc, name)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,9 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 	if chosen != "" && chosen != "sentinel" {
 		o.SentinelMaster, o.SentinelAddrs = "", nil
 	}
+	if o.SentinelMaster == "" {
+		o.SentinelUser = "" // no Sentinel: its credentials are not needed
+	}
 	o.InsecureSkipVerify = v.GetBool("insecure-skip-verify") || cc.InsecureSkipVerify
 	if err := f.passwords(o, cc, name); err != nil {
 		return nil, err
@@ -98,7 +101,7 @@ func (f *Factory) Conn() (*ConnOptions, error) {
 	// A URL's user (redis://ops@host) is held to the same rule as --user, and a password in
 	// BUCKETCTL_URL or the context's url serves either (go-redis reads both from the URL).
 	user, hasPassword := o.User, o.password != ""
-	if standalone := len(o.Cluster) == 0 && o.SentinelMaster == ""; standalone {
+	if len(o.Cluster) == 0 && o.SentinelMaster == "" {
 		if u := urlUser(o.URL); user == "" && u != "" {
 			user = u
 		}
@@ -153,7 +156,7 @@ func (f *Factory) source(key, ctxName string) string {
 // forms given at the same level are a usage error, not a silent choice; a flag wins over
 // a variable, and either replaces the context's server whatever form the context names it
 // in. chosen is the form given by a flag or variable, "" when the context decides.
-func (f *Factory) oneServer(cc ContextConfig, ctxName string) (_ ContextConfig, chosen string, _ error) {
+func (f *Factory) oneServer(cc ContextConfig, ctxName string) (chosen string, _ error) {
 	forms := []struct{ name, flag, env string }{
 		{"url", f.flagGiven("url"), f.envGiven("url")},
 		{"cluster", f.flagGiven("cluster"), f.envGiven("cluster")},
@@ -172,7 +175,7 @@ func (f *Factory) oneServer(cc ContextConfig, ctxName string) (_ ContextConfig, 
 			}
 		}
 		if len(given) > 1 {
-			return cc, "", usagef("%s and %s both name the server: %s", given[0], given[1], fix)
+			return "", usagef("%s and %s both name the server: %s", given[0], given[1], fix)
 		}
 		if chosen != "" {
 			break
@@ -186,21 +189,10 @@ func (f *Factory) oneServer(cc ContextConfig, ctxName string) (_ ContextConfig, 
 			}
 		}
 		if n > 1 {
-			return cc, "", usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", ctxName)
+			return "", usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", ctxName)
 		}
-		return cc, "", nil
 	}
-	if chosen != "url" {
-		cc.URL = ""
-	}
-	if chosen != "cluster" {
-		cc.Cluster = nil
-	}
-	if chosen != "sentinel" {
-		cc.SentinelMaster, cc.SentinelAddrs = "", nil
-		cc.SentinelUser, cc.SentinelPasswordEnv = "", "" // no Sentinel: its credentials are not needed
-	}
-	return cc, chosen, nil
+	return chosen, nil
 }
 
 // flagGiven is "--key" when the flag was given on the command line, else "".
@@ -250,6 +242,8 @@ func (f *Factory) passwords(o *ConnOptions, cc ContextConfig, ctxName string) er
 		o.password = cc.Password
 	}
 	switch {
+	case o.SentinelMaster == "":
+		// No Sentinel: no sentinel password is looked for.
 	case f.getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
 		o.sentinelPassword = f.getenv("BUCKETCTL_SENTINEL_PASSWORD")
 	case cc.SentinelPasswordEnv != "":

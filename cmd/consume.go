@@ -137,9 +137,9 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	if err != nil {
 		switch {
 		case errors.Is(err, bucket.ErrNoKey):
-			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", safe(fmt.Sprintf("%q", opts.Key)))
+			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", quoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
-			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", safe(fmt.Sprintf("%q", opts.Key)))
+			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", quoteKey(opts.Key))
 		}
 		return err
 	}

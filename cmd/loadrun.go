@@ -244,7 +244,7 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
 			}
 			fmt.Fprintln(f.IO.ErrOut, line)
 		}
-		timer.Reset(plainWait(runs.snapshot()))
+		timer.Reset(plainWait(s)) // s is microseconds old: the wait still ends just after the second
 	}
 }
 

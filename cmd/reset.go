@@ -167,7 +167,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		}
 		if err := op.Validate(); err != nil {
 			if errors.Is(err, bucket.ErrNoSpec) {
-				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", safe(fmt.Sprintf("%q", s.Key)))
+				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", quoteKey(s.Key))
 			}
 			return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
 		}

@@ -244,7 +244,5 @@ func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 		return err
 	}
 	// The server answered with an error (NOREPLICAS, READONLY, OOM): said as reset says it.
-	e := &WriteError{What: "reset " + quoteKey(b.Key), Server: s.addr}
-	e.causes.add(err)
-	return e
+	return newWriteError("reset "+quoteKey(b.Key), s.addr, "", err)
 }

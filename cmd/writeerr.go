@@ -164,7 +164,12 @@ func writeFailure(f *Factory, what, outcome string, err error) error {
 	if !hasReply(err) {
 		return err
 	}
-	e := &WriteError{What: what, Server: serverOf(f) + refusingMaster(f, err), Outcome: outcome}
+	return newWriteError(what, serverOf(f)+refusingMaster(f, err), outcome, err)
+}
+
+// newWriteError is the WriteError of err, a server's error reply (or a join of them).
+func newWriteError(what, server, outcome string, err error) *WriteError {
+	e := &WriteError{What: what, Server: server, Outcome: outcome}
 	e.causes.add(err)
 	return e
 }

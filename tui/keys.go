@@ -50,7 +50,7 @@ func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
 			items = append(items, st.Help.ShortKey.Render(b.Help().Key)+" "+st.Help.ShortDesc.Render(b.Help().Desc))
 		}
 	}
-	return wrapJoin(items, st.Help.ShortSeparator.Render(" • "), w)
+	return wrapJoin(items, st.Help.ShortSeparator.Render(" • "), "", w)
 }
 
 // fullHelpLines lays the groups out as columns, as many side by side as fit in w, the

@@ -299,7 +299,7 @@ func problemBanner(st Styles, width int, addr string, err error, age time.Durati
 	}
 	parts = append(parts, "retrying every "+FormatDuration(interval))
 	var lines []string
-	for _, l := range wrapJoin(parts, " · ", width) {
+	for _, l := range wrapJoin(parts, " · ", "", width) {
 		lines = append(lines, st.Banner.Render(fit(l, width)))
 	}
 	cause := strings.Split(ansi.Wrap(oneLine(err.Error()), max(1, width-2), " "), "\n")
@@ -310,32 +310,4 @@ func problemBanner(st Styles, width int, addr string, err error, age time.Durati
 		lines = append(lines, st.Bad.Render("  "+c))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// wrapJoin joins parts with sep into lines of at most w cells, breaking between parts; a
-// part wider than w is wrapped on its own.
-func wrapJoin(parts []string, sep string, w int) []string {
-	var lines []string
-	line, lw := "", 0
-	sw := lipgloss.Width(sep)
-	for _, p := range parts {
-		pw := lipgloss.Width(p)
-		if lw > 0 && lw+sw+pw <= w {
-			line, lw = line+sep+p, lw+sw+pw
-			continue
-		}
-		if lw > 0 {
-			lines = append(lines, line)
-		}
-		if pw > w {
-			wrapped := strings.Split(ansi.Wrap(p, max(1, w), " "), "\n")
-			lines = append(lines, wrapped[:len(wrapped)-1]...)
-			p = wrapped[len(wrapped)-1]
-		}
-		line, lw = p, lipgloss.Width(p)
-	}
-	if lw > 0 {
-		lines = append(lines, line)
-	}
-	return lines
 }

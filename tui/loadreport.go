@@ -82,7 +82,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 		errs = st.Bad.Render(groupDigits(int(r.Errors)))
 	}
 	// A line that does not fit breaks between its fields, the rest indented: never cut.
-	fields := func(f ...string) { add(wrapFields(f, "   ", "  ", w)...) }
+	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
 	fields(kv("requests", st.Value.Render(groupDigits(int(r.Requests)))),
 		kv("throughput", st.Value.Render(FormatRate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64))))
@@ -112,12 +112,12 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 			words[i] = st.Subtle.Render(wd)
 		}
 		words[0] = "  " + words[0]
-		add(wrapFields(words, " ", "    ", w)...)
+		add(wrapJoin(words, " ", "    ", w)...)
 	}
 	add("")
 	l := r.LatencyMS
 	pct := func(name string, v float64) string { return name + " " + st.Value.Render(FormatLatency(v)) }
-	add(wrapFields([]string{kv("latency", pct("p50", l.P50)), pct("p90", l.P90), pct("p99", l.P99),
+	add(wrapJoin([]string{kv("latency", pct("p50", l.P50)), pct("p90", l.P90), pct("p99", l.P99),
 		pct("p99.9", l.P999), pct("max", l.Max)}, "  ", "  ", w)...)
 	add(histogramLines(st, r.Histogram, w)...)
 	var out []string
@@ -251,7 +251,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 				}
 				f = append(f, st.Label.Render(cols[i])+" "+v)
 			}
-			lines = append(lines, wrapFields(f, "  ", "  ", w)...)
+			lines = append(lines, wrapJoin(f, "  ", "  ", w)...)
 		}
 		rows = rows[:0]
 	}

@@ -67,7 +67,7 @@ func (m *Top) topLines() []string {
 		status = append(status, sty.Render(m.notice))
 	}
 	for _, s := range status {
-		lines = append(lines, wrapJoin([]string{s}, "", m.w)...)
+		lines = append(lines, wrapLine(s, "", m.w)...)
 	}
 	return lines
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// wrapFields lays fields (which may hold escape codes) out on lines of at most w cells,
-// sep between them. A field that does not fit on the line starts the next, after indent;
-// one wider than a line by itself is wrapped within (wrapLine). Nothing is dropped: the
-// report says the same at any width.
-func wrapFields(fields []string, sep, indent string, w int) []string {
+// wrapJoin lays parts (which may hold escape codes) out on lines of at most w cells, sep
+// between them. A part that does not fit on the line starts the next, after indent; one
+// wider than a line by itself is wrapped within (wrapLine). Nothing is dropped: a
+// report, a banner or a help line says the same at any width.
+func wrapJoin(fields []string, sep, indent string, w int) []string {
 	var lines []string
 	cur := ""
 	for _, f := range fields {
