@@ -25,26 +25,6 @@ const (
 	ExitInterrupted = 130
 )
 
-const exitCodesHelp = `bucketctl exits with:
-
-  0    success; for check and consume: the request is (or would be) allowed
-  1    error: Redis answered with an error, a key is not a bucket, a write was refused
-       (NOREPLICAS, READONLY, OOM, MISCONF: the line names the key, the server and the
-       fix), the user's ACL does not allow a command (NOPERM)
-  2    usage: a bad flag, argument or command, a password in --url, a config file with an
-       unknown field, a missing context, a password-env naming an unset variable; nothing
-       was sent to Redis
-  3    Redis unreachable: cannot connect, resolve, authenticate or complete the TLS handshake,
-       or no reply within --timeout (a consume that timed out may or may not have been
-       applied; it is never re-sent)
-  4    denied: check or consume found too few tokens (the request is rate-limited)
-  5    findings: audit --fail-on warning|error found a problem at or above that severity
-  130  interrupted (Ctrl-C)
-
-Scripts can branch on 4 without parsing output:
-
-  if bucketctl consume rate:user:42 --capacity 10 --rate 5; then work; else [ $? -eq 4 ] && backoff; fi`
-
 // UsageError is a problem with flags, arguments or config: exit 2, and nothing touched Redis.
 type UsageError struct{ Err error }
 
@@ -85,7 +65,7 @@ func (e *PermissionError) Error() string {
 		}
 		what += ", called by " + script + " (ACLs apply inside scripts),"
 	}
-	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see README)", e.User, what)
+	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')", e.User, what)
 }
 func (e *PermissionError) Unwrap() error { return e.Err }
 

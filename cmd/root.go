@@ -86,6 +86,7 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 	_ = root.RegisterFlagCompletionFunc("clock", fixedCompletions("server", "client"))
 
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(topicUsage(root.UsageTemplate()))
 	return root
 }
 
@@ -100,10 +101,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 
 // commands are the root's subcommands, by name, in the order help lists them. Each is
 // built only when needed: see newCmdRootFor.
-var commands = []struct {
-	name  string
-	build func(*Factory) *cobra.Command
-}{
+var commands = append([]subcommand{
 	{"script", NewCmdScript},
 	{"config", NewCmdConfig},
 	{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
@@ -118,10 +116,22 @@ var commands = []struct {
 	{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
 	{"version", NewCmdVersion},
 	{"completion", NewCmdCompletion},
-	// A help topic: 'bucketctl exit-codes' (and 'bucketctl help exit-codes') prints it.
-	{"exit-codes", func(*Factory) *cobra.Command {
-		return &cobra.Command{Use: "exit-codes", Short: "Exit codes of every command", Long: exitCodesHelp}
-	}},
+}, topicCommands()...)
+
+// subcommand is one of the root's subcommands: its name and how to build it.
+type subcommand struct {
+	name  string
+	build func(*Factory) *cobra.Command
+}
+
+// topicCommands are the help topics as commands: 'bucketctl help exit-codes' (and
+// 'bucketctl exit-codes') prints one.
+func topicCommands() []subcommand {
+	cs := make([]subcommand, 0, len(helpTopics))
+	for _, t := range helpTopics {
+		cs = append(cs, subcommand{t.name, func(*Factory) *cobra.Command { return newCmdTopic(t.name, t.short) }})
+	}
+	return cs
 }
 
 // newCmdRootFor builds the tree args need: the root and the one command they name, or the

@@ -82,7 +82,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 		{[]string{"script", "load"}, "script|load"},
 	} {
 		r := as("ops-ro", "ro-pass", tc.args...)
-		want := "user ops-ro may not run " + tc.command + " on this server (NOPERM): grant it, or use a user with the runbook ACL (see README)"
+		want := "user ops-ro may not run " + tc.command + " on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')"
 		if r.code != ExitError || !strings.Contains(r.errOut, want) {
 			t.Errorf("ops-ro %v: exit %d %q, want exit 1 and %q", tc.args, r.code, r.errOut, want)
 			continue

@@ -53,7 +53,7 @@ over the last --window, allowed and denied per second (from the native layout's 
 tokens consumed per second (for every layout with a known rate: what the refill would have
 added minus what is left), retry-after, TTL, last update and layout; the header names the
 server (and context). A key that does not exist shows as missing, never as 0 tokens, and
-the chart keeps its history while it is gone (a Redis restart). Keys: r refreshes now,
+the chart keeps its history while it is gone (a Redis restart). Keys: ctrl+r refreshes now,
 ? shows the help and the Redis cost, q quits.
 
 When stdout is not a terminal, with -o json or yaml, or with --count, it prints one record

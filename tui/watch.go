@@ -48,7 +48,7 @@ func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	return Watch{
 		live: l, src: src, opts: opts,
 		keys: watchKeys{GlobalKeys: NewGlobalKeys(),
-			Refresh: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh now"))},
+			Refresh: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh now"))},
 		body: newBucketView(l.st, opts.Cost, opts.Window),
 	}
 }

@@ -287,3 +287,49 @@ func TestGenFlags(t *testing.T) {
 		t.Errorf("parsed %+v", got)
 	}
 }
+
+// TestManPagesHaveEveryHelpTopic: each topic 'bucketctl help' lists is a man page of its
+// own, holding the topic's text.
+func TestManPagesHaveEveryHelpTopic(t *testing.T) {
+	dir := t.TempDir()
+	if r := gen(env("HOME", "/nonexistent"), "--dir", dir, "--man-date", "2024-03-05"); r.code != exitOK {
+		t.Fatalf("gen: exit %d: %s", r.code, r.errOut)
+	}
+	pages := readDir(t, filepath.Join(dir, "man"))
+	out, code := bucketctl("help")
+	_, list, ok := strings.Cut(out, "Additional help topics:\n")
+	if code != 0 || !ok {
+		t.Fatalf("bucketctl help (exit %d) lists no topics:\n%s", code, out)
+	}
+	var topics []string
+	for _, l := range strings.Split(list, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "bucketctl" {
+			break
+		}
+		topics = append(topics, f[1])
+	}
+	if len(topics) < 8 || !slices.Contains(topics, "exit-codes") || !slices.Contains(topics, "environment") {
+		t.Fatalf("topics listed: %v", topics)
+	}
+	word := regexp.MustCompile(`[A-Za-z]{5,}`)
+	for _, topic := range topics {
+		text, code := bucketctl("help", topic)
+		page, ok := pages["bucketctl-"+topic+".1"]
+		if code != 0 || !ok {
+			t.Errorf("topic %s: help exit %d, man page present %v", topic, code, ok)
+			continue
+		}
+		// The topic's words, in order, in the page (the renderer escapes punctuation).
+		words := word.FindAllString(text, -1)
+		rest := string(page)
+		for _, w := range words {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("man page of %s lacks %q (of its topic's %d words)", topic, w, len(words))
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// The reference texts behind 'bucketctl help TOPIC', one plain-text file each in topics/.
+// They are also man pages (scripts/gen renders every help topic) and the README links to
+// the files themselves.
+//
+//go:embed topics/*.txt
+var topicFiles embed.FS
+
+// helpTopics are the topics, in the order 'bucketctl help' lists them.
+var helpTopics = []struct{ name, short string }{
+	{"environment", "Connecting: URLs, Cluster, Sentinel, passwords, BUCKETCTL_* variables"},
+	{"config-file", "The config file: contexts, layouts and rules"},
+	{"formats", "Output formats, how numbers are written and parsed, JSON fields"},
+	{"exit-codes", "Exit codes of every command"},
+	{"safety", "What bucketctl will change, and what it never touches"},
+	{"layouts", "Other applications' buckets: layouts, GCRA, fidelity"},
+	{"commands", "Each command in detail: costs, findings, views, load's safety"},
+	{"cluster", "Redis Cluster, Sentinel, TLS and least-privilege ACLs"},
+	{"library", "The bucket package as a Go library, and its HTTP middleware"},
+	{"performance", "Measured figures and the commands that produce them"},
+	{"design", "Design choices, and why"},
+}
+
+// topicText is the text of a help topic (without its trailing newline).
+func topicText(name string) string {
+	b, err := topicFiles.ReadFile("topics/" + name + ".txt")
+	if err != nil {
+		panic("help topic " + name + " is not embedded") // a build mistake, caught by tests
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
+// newCmdTopic builds a help topic: a command with no Run, which cobra lists under
+// "Additional help topics"; 'bucketctl help NAME' and 'bucketctl NAME' print it.
+func newCmdTopic(name, short string) *cobra.Command {
+	return &cobra.Command{Use: name, Short: short, Long: topicText(name)}
+}
+
+// topicUsage is cobra's usage template with the help topics aligned under one another and a
+// line saying how to read one.
+func topicUsage(tmpl string) string {
+	tmpl = strings.Replace(tmpl, "{{rpad .CommandPath .CommandPathPadding}}", "{{rpad .CommandPath 22}}", 1)
+	return strings.Replace(tmpl, `Use "{{.CommandPath}} [command] --help" for more information about a command.`,
+		`Use "{{.CommandPath}} [command] --help" for more information about a command.{{if .HasHelpSubCommands}}
+Use "bucketctl help <topic>" to read a help topic.{{end}}`, 1)
+}
