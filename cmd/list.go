@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,9 @@ type ListOptions struct {
 	All    bool
 	Spec   SpecFlags
 	Output string
+	// Hot lists the buckets being written now instead (For: how long to observe).
+	Hot bool
+	For time.Duration
 }
 
 // NewCmdList builds `list`.
@@ -41,21 +45,43 @@ it) and, with --all, why a key is not a bucket.
 
 On a terminal, --limit defaults to 1000 and progress shows on stderr; piped output is
 complete unless --limit says otherwise. -o json streams one array, -o jsonl one object per
-line.`,
+line.
+
+--hot lists the buckets being written now instead, busiest first: decisions per second
+(from the native counters, with denials per second; for other layouts, writes seen per
+second), layout and level, after observing for --for (default 1.5s). It follows writes
+with client tracking in broadcast mode (Redis 6+): on every master one connection
+subscribes to __redis__:invalidate and another runs CLIENT TRACKING on REDIRECT ... BCAST,
+with PREFIX the literal start of --match. Nothing in the server's configuration changes
+and MONITOR is not used; both connections close at the end, which ends the tracking.
+Redis cost: the server sends one message per event-loop iteration that writes keys under
+the prefix, and the busiest keys are read twice (one pipelined round trip each). Keys that
+are not buckets are left out; a two-key bucket's time key counts for its bucket.`,
 		Example: `  bucketctl list
+  bucketctl list --hot                       # the buckets being hammered now
+  bucketctl list --hot --for 10s --match 'rate:*' -o json
   bucketctl list --match 'rate:user:*' --limit 50
   bucketctl list --match 'rate:*' -o jsonl > buckets.jsonl
   bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json
   bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkHotFlags(cmd, opts); err != nil {
+				return err
+			}
 			limit, err := resolveLimit(cmd, f.IO, opts.Limit)
 			if err != nil {
 				return err
 			}
 			opts.Limit = limit
+			if opts.Hot && !cmd.Flags().Changed("limit") {
+				opts.Limit = defaultHotLimit
+			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Hot {
+				return listHotRun(cmd, f, opts)
 			}
 			return listRun(cmd, f, opts)
 		},
@@ -63,6 +89,8 @@ line.`,
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to list")
 	addLimitFlag(cmd, &opts.Limit, "buckets")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "list keys that are not buckets too (with a dash)")
+	cmd.Flags().BoolVar(&opts.Hot, "hot", false, "list the buckets being written now, busiest first (client tracking, Redis 6+)")
+	cmd.Flags().DurationVar(&opts.For, "for", defaultHotFor, "with --hot: how long to observe")
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, stateFormats...)
 	return cmd

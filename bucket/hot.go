@@ -1,0 +1,350 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hot keys without configuring the server: server-assisted client tracking in broadcast
+// mode (Redis 6+). On every master, one connection subscribes to __redis__:invalidate (RESP2)
+// and a second one turns on `CLIENT TRACKING on REDIRECT <first> BCAST [PREFIX p ...]`: the
+// server then sends the names of the keys written under the prefixes to the first
+// connection, batched once per event-loop iteration. Nothing in the server's configuration
+// changes (no CONFIG SET, no keyspace notifications, no eviction policy), MONITOR is not
+// used, and both connections end with the tracker, which ends the tracking.
+//
+// A key written several times within one event-loop iteration is named once, so the counts
+// are writes seen, a lower bound of writes made: they rank keys; the native counters give
+// the decisions per second (see HotBuckets).
+
+// HotSourceTracking names the ranking's source: client tracking's invalidations.
+const HotSourceTracking = "client-tracking"
+
+// invalidateChannel is the channel a RESP2 redirect target receives invalidations on.
+const invalidateChannel = "__redis__:invalidate"
+
+// HotUnsupportedError says the server cannot report written keys: a Redis older than 6
+// (no client tracking) or a user whose ACL refuses CLIENT or SUBSCRIBE.
+type HotUnsupportedError struct {
+	Addr string
+	// NoPerm: the ACL refused a command (else the server has no client tracking).
+	NoPerm bool
+	Err    error
+}
+
+func (e *HotUnsupportedError) Error() string {
+	if e.NoPerm {
+		return fmt.Sprintf("the user may not follow writes on %s (%s): grant it +client|id +client|tracking +subscribe and &%s, or use 'bucketctl top' (it scans)",
+			e.Addr, firstLine(e.Err), invalidateChannel)
+	}
+	return fmt.Sprintf("%s has no client tracking (Redis 6 or later is needed: %s): use 'bucketctl top' (it scans) instead",
+		e.Addr, firstLine(e.Err))
+}
+
+func (e *HotUnsupportedError) Unwrap() error { return e.Err }
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// HotOptions say what a HotTracker follows.
+type HotOptions struct {
+	// Prefixes limit tracking to keys starting with one of them (BCAST PREFIX); none: every
+	// key. The server's cost grows with the keys written under them, not with the keyspace.
+	Prefixes []string
+	// Custom are the config file's layouts: their time keys count for their buckets.
+	Custom []Layout
+	// MaxKeys bounds the distinct keys counted (default 100,000): past it, the keys seen
+	// least are dropped, so memory is bounded whatever the write traffic.
+	MaxKeys int
+}
+
+// HotTracker counts the writes each key receives, on every master, from its start until
+// Close. It is safe for concurrent use.
+type HotTracker struct {
+	nodes    []*hotNode
+	suffixes []string
+	maxKeys  int
+	start    time.Time
+
+	mu       sync.Mutex
+	counts   map[string]int64
+	floor    int64 // counts at or under it were dropped to bound memory
+	err      error
+	messages atomic.Int64
+	keys     atomic.Int64
+	wg       sync.WaitGroup
+	closed   atomic.Bool
+}
+
+type hotNode struct {
+	addr string
+	sub  *redis.Client
+	ps   *redis.PubSub
+	trk  *redis.Client
+	conn *redis.Conn
+}
+
+// HotCount is a key and the writes seen to it.
+type HotCount struct {
+	Key    string
+	Writes int64
+}
+
+// TrackHot starts following writes on every master. Close it when done.
+func (s *Store) TrackHot(ctx context.Context, o HotOptions) (*HotTracker, error) {
+	if o.MaxKeys <= 0 {
+		o.MaxKeys = 100000
+	}
+	t := &HotTracker{maxKeys: o.MaxKeys, counts: map[string]int64{}, start: time.Now()}
+	for _, l := range TwoKeyLayouts(o.Custom) {
+		t.suffixes = append(t.suffixes, l.TimeSuffix)
+	}
+	err := s.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		n, err := startHotNode(ctx, m, o.Prefixes)
+		if n != nil {
+			t.nodes = append(t.nodes, n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	for _, n := range t.nodes {
+		t.wg.Add(1)
+		go t.receive(n)
+	}
+	return t, nil
+}
+
+// startHotNode opens the pair of connections on master m.
+func startHotNode(ctx context.Context, m *redis.Client, prefixes []string) (*hotNode, error) {
+	base := m.Options()
+	n := &hotNode{addr: base.Addr}
+	var id atomic.Int64
+	subOpt := hotOptions(base)
+	prev := subOpt.OnConnect
+	subOpt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		if prev != nil {
+			if err := prev(ctx, cn); err != nil {
+				return err
+			}
+		}
+		v, err := cn.ClientID(ctx).Result()
+		id.Store(v)
+		return err
+	}
+	n.sub = redis.NewClient(subOpt)
+	n.ps = n.sub.Subscribe(ctx, invalidateChannel)
+	if _, err := n.ps.Receive(ctx); err != nil {
+		n.close()
+		return nil, hotErr(n.addr, err)
+	}
+	n.trk = redis.NewClient(hotOptions(base))
+	n.conn = n.trk.Conn()
+	args := []interface{}{"CLIENT", "TRACKING", "on", "REDIRECT", id.Load(), "BCAST"}
+	for _, p := range prefixes {
+		args = append(args, "PREFIX", p)
+	}
+	if err := n.conn.Do(ctx, args...).Err(); err != nil {
+		n.close()
+		return nil, hotErr(n.addr, err)
+	}
+	return n, nil
+}
+
+// hotOptions are a master's connection options for one dedicated connection in RESP2 (a
+// RESP3 redirect target would get pushes, not messages).
+func hotOptions(base *redis.Options) *redis.Options {
+	o := &redis.Options{
+		Network: base.Network, Addr: base.Addr, Dialer: base.Dialer, OnConnect: base.OnConnect,
+		Username: base.Username, Password: base.Password, CredentialsProvider: base.CredentialsProvider,
+		CredentialsProviderContext: base.CredentialsProviderContext, DB: base.DB, TLSConfig: base.TLSConfig,
+		DialTimeout: base.DialTimeout, ReadTimeout: base.ReadTimeout, WriteTimeout: base.WriteTimeout,
+		ContextTimeoutEnabled: base.ContextTimeoutEnabled, ClientName: base.ClientName,
+		Protocol: 2, PoolSize: 1, MaxRetries: -1, DisableIdentity: true,
+	}
+	return o
+}
+
+// hotErr names what the server refused.
+func hotErr(addr string, err error) error {
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := err.Error()
+		switch {
+		case strings.HasPrefix(msg, "NOPERM"):
+			return &HotUnsupportedError{Addr: addr, NoPerm: true, Err: err}
+		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command"):
+			return &HotUnsupportedError{Addr: addr, Err: err}
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return err
+	}
+	return fmt.Errorf("follow writes on %s: %w", addr, err)
+}
+
+func (n *hotNode) close() {
+	if n.conn != nil {
+		_ = n.conn.Close()
+	}
+	if n.trk != nil {
+		_ = n.trk.Close()
+	}
+	if n.ps != nil {
+		_ = n.ps.Close()
+	}
+	if n.sub != nil {
+		_ = n.sub.Close()
+	}
+}
+
+// receive counts n's invalidations until Close.
+func (t *HotTracker) receive(n *hotNode) {
+	defer t.wg.Done()
+	ctx := context.Background()
+	seen := map[string]bool{}
+	for !t.closed.Load() {
+		msg, err := n.ps.Receive(ctx)
+		if t.closed.Load() {
+			return
+		}
+		if err != nil {
+			var re redis.Error
+			if errors.As(err, &re) || strings.Contains(err.Error(), "unsupported pubsub message payload") {
+				continue // a flush names no keys; nothing to count
+			}
+			t.mu.Lock()
+			if t.err == nil {
+				t.err = fmt.Errorf("following writes on %s: %w", n.addr, err)
+			}
+			t.mu.Unlock()
+			return
+		}
+		m, ok := msg.(*redis.Message)
+		if !ok || m.Channel != invalidateChannel {
+			continue
+		}
+		t.messages.Add(1)
+		keys := m.PayloadSlice
+		if keys == nil && m.Payload != "" {
+			keys = []string{m.Payload}
+		}
+		clear(seen)
+		t.mu.Lock()
+		for _, k := range keys {
+			// A two-key bucket's keys are written together: one write of its bucket.
+			k = t.fold(k)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			t.counts[k]++
+		}
+		if len(t.counts) > t.maxKeys {
+			t.shrink()
+		}
+		t.keys.Store(int64(len(t.counts)))
+		t.mu.Unlock()
+	}
+}
+
+// fold maps a two-key bucket's time key to its bucket.
+func (t *HotTracker) fold(k string) string {
+	for _, sfx := range t.suffixes {
+		if len(k) > len(sfx) && strings.HasSuffix(k, sfx) {
+			return k[:len(k)-len(sfx)]
+		}
+	}
+	return k
+}
+
+// shrink drops the keys seen least until at most half of MaxKeys are left (t.mu held).
+func (t *HotTracker) shrink() {
+	for len(t.counts) > t.maxKeys/2 {
+		t.floor++
+		for k, c := range t.counts {
+			if c <= t.floor {
+				delete(t.counts, k)
+			}
+		}
+	}
+}
+
+// Top returns the n keys written most since the start (or the last Reset), most first,
+// leaving out the keys skip says to.
+func (t *HotTracker) Top(n int, skip func(string) bool) []HotCount {
+	t.mu.Lock()
+	out := make([]HotCount, 0, len(t.counts))
+	for k, c := range t.counts {
+		if skip == nil || !skip(k) {
+			out = append(out, HotCount{Key: k, Writes: c})
+		}
+	}
+	t.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Writes != out[j].Writes {
+			return out[i].Writes > out[j].Writes
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out[:min(n, len(out))]
+}
+
+// Reset starts counting afresh and returns how long the counts it drops covered.
+func (t *HotTracker) Reset() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := time.Since(t.start)
+	t.counts, t.floor, t.start = map[string]int64{}, 0, time.Now()
+	t.keys.Store(0)
+	return d
+}
+
+// Since is how long the current counts cover.
+func (t *HotTracker) Since() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return time.Since(t.start)
+}
+
+// Err is the error that stopped following a master, if any: its counts are incomplete.
+func (t *HotTracker) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// Masters is how many masters are followed; Messages the invalidation messages received.
+func (t *HotTracker) Masters() int      { return len(t.nodes) }
+func (t *HotTracker) Messages() int64   { return t.messages.Load() }
+func (t *HotTracker) Keys() int64       { return t.keys.Load() }
+func (t *HotTracker) Approximate() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.floor > 0 }
+
+// Close ends the tracking (closing the connections ends it on the server) and waits for the
+// receivers.
+func (t *HotTracker) Close() {
+	if t == nil || t.closed.Swap(true) {
+		return
+	}
+	for _, n := range t.nodes {
+		n.close()
+	}
+	t.wg.Wait()
+}

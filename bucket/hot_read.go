@@ -1,0 +1,141 @@
+package bucket
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// HotBucket is a bucket written during an observation, with how busy it was.
+type HotBucket struct {
+	State State
+	// Writes is the writes seen to the bucket (client tracking names a key once per
+	// event-loop iteration, so a lower bound of the writes made).
+	Writes int64
+	// PerSecond is decisions per second: from the native counters when the bucket was read
+	// twice (Counted), else writes seen per second.
+	PerSecond float64
+	// DeniedPerSecond is denials per second (Counted only).
+	DeniedPerSecond float64
+	Counted         bool
+}
+
+// HotReport is what an observation found.
+type HotReport struct {
+	Buckets []HotBucket
+	// Source names what ranked the keys (HotSourceTracking).
+	Source string
+	// Observed is how long writes were followed; Masters how many masters.
+	Observed time.Duration
+	Masters  int
+	// Keys is the distinct keys written; NotBuckets how many of the busiest read were not
+	// buckets (left out); Messages the invalidation messages received.
+	Keys, NotBuckets, Messages int64
+	// Reads is the read commands sent to identify the candidates.
+	Reads int64
+}
+
+// HotQuery says what to observe.
+type HotQuery struct {
+	HotOptions
+	// For is how long to observe (default 1.5 s).
+	For time.Duration
+	// Limit is the most buckets returned (default 20).
+	Limit int
+	// Resolve gives each key's layout and spec (nil: detect).
+	Resolve Resolver
+}
+
+// HotBuckets follows writes for q.For and returns the buckets written most, busiest first.
+// A quarter into the observation (at most 1 s in) the busiest keys so far are read once, so
+// that native buckets' decisions and denials per second come from their counters; at the end
+// the busiest keys are read again, and keys that are not buckets are left out.
+func (s *Store) HotBuckets(ctx context.Context, q HotQuery) (HotReport, error) {
+	if q.For <= 0 {
+		q.For = 1500 * time.Millisecond
+	}
+	if q.Limit <= 0 {
+		q.Limit = 20
+	}
+	rep := HotReport{Source: HotSourceTracking}
+	t, err := s.TrackHot(ctx, q.HotOptions)
+	if err != nil {
+		return rep, err
+	}
+	defer t.Close()
+	rep.Masters = t.Masters()
+	candidates := min(3*q.Limit, 300)
+	notBucket := map[string]bool{}
+	skip := func(k string) bool { return notBucket[k] }
+	read := func(keys []HotCount) (map[string]State, error) {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.Key
+		}
+		states, err := s.InspectWith(ctx, names, q.Resolve, q.Custom)
+		rep.Reads += int64(len(names))
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]State, len(states))
+		for _, st := range states {
+			if st.Exists && st.Problem == "" {
+				out[st.Key] = st
+			} else {
+				notBucket[st.Key] = true
+			}
+		}
+		return out, nil
+	}
+	wait := func(d time.Duration) error {
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tm.C:
+			return nil
+		}
+	}
+	start := time.Now()
+	if err := wait(min(q.For/4, time.Second)); err != nil {
+		return rep, err
+	}
+	first, err := read(t.Top(candidates, nil))
+	if err != nil {
+		return rep, err
+	}
+	if err := wait(q.For - time.Since(start)); err != nil {
+		return rep, err
+	}
+	top := t.Top(candidates, skip)
+	rep.Observed, rep.Keys, rep.Messages = t.Since(), t.Keys(), t.Messages()
+	if err := t.Err(); err != nil {
+		return rep, err
+	}
+	t.Close()
+	last, err := read(top)
+	if err != nil {
+		return rep, err
+	}
+	rep.NotBuckets = int64(len(notBucket))
+	secs := rep.Observed.Seconds()
+	for _, c := range top {
+		st, ok := last[c.Key]
+		if !ok {
+			continue
+		}
+		b := HotBucket{State: st, Writes: c.Writes, PerSecond: float64(c.Writes) / secs}
+		if p, ok := first[c.Key]; ok && st.Layout.Native && st.Now > p.Now &&
+			st.Allowed+st.Denied >= p.Allowed+p.Denied {
+			dt := float64(st.Now-p.Now) / 1e6
+			b.PerSecond = float64(st.Allowed+st.Denied-p.Allowed-p.Denied) / dt
+			b.DeniedPerSecond = float64(st.Denied-p.Denied) / dt
+			b.Counted = true
+		}
+		rep.Buckets = append(rep.Buckets, b)
+	}
+	sort.SliceStable(rep.Buckets, func(i, j int) bool { return rep.Buckets[i].PerSecond > rep.Buckets[j].PerSecond })
+	rep.Buckets = rep.Buckets[:min(len(rep.Buckets), q.Limit)]
+	return rep, nil
+}

@@ -1,0 +1,153 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui"
+)
+
+// list --hot: the buckets being written now (bucket.HotBuckets), busiest first.
+
+const (
+	defaultHotFor   = 1500 * time.Millisecond
+	defaultHotLimit = 20
+	maxHotFor       = time.Hour
+)
+
+// HotView is one bucket of list --hot in JSON and YAML: the bucket as list shows it, and how
+// busy it was. DecisionsPerSec comes from the native counters (RateFrom "counters", with
+// DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
+// names what ranked the keys.
+type HotView struct {
+	StateView       `yaml:",inline"`
+	DecisionsPerSec float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
+	DeniedPerSec    *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
+	WritesSeen      int64    `json:"writes_seen" yaml:"writes_seen"`
+	RateFrom        string   `json:"rate_from" yaml:"rate_from"`
+	RankedBy        string   `json:"ranked_by" yaml:"ranked_by"`
+	ObservedMS      float64  `json:"observed_ms" yaml:"observed_ms"`
+}
+
+func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
+	if !opts.Hot {
+		if cmd.Flags().Changed("for") {
+			return usagef("--for works with --hot only (bucketctl list --hot --for %s)", opts.For)
+		}
+		return nil
+	}
+	switch {
+	case opts.All:
+		return usagef("--all and --hot do not go together: --hot lists buckets only")
+	case opts.For < 100*time.Millisecond || opts.For > maxHotFor:
+		return usagef("--for %s: must be between 100ms and 1h", opts.For)
+	}
+	return nil
+}
+
+// globPrefix is the literal start of a Redis glob: every key it matches starts with it.
+func globPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
+}
+
+func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
+	if err := checkFormat(opts.Output, stateFormats...); err != nil {
+		return err
+	}
+	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	node, err := stateNodes(ctx, f, opts.Output)
+	if err != nil {
+		return err
+	}
+	q := bucket.HotQuery{For: opts.For, Limit: opts.Limit, Resolve: resolve,
+		HotOptions: bucket.HotOptions{Custom: cfg.CustomLayouts()}}
+	if q.Limit == 0 {
+		q.Limit = 1000
+	}
+	if p := globPrefix(opts.Match); p != "" {
+		q.Prefixes = []string{p}
+	}
+	prog := newProgress(f.IO)
+	prog.show("following writes for %s (client tracking)...", fmtDur(opts.For))
+	rep, err := st.HotBuckets(ctx, q)
+	prog.clear()
+	if err != nil {
+		return err
+	}
+	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
+	shown := 0
+	for _, b := range rep.Buckets {
+		if opts.Match != "*" && !bucket.GlobMatch(opts.Match, b.State.Key) {
+			continue
+		}
+		shown++
+		if out.isTable() {
+			err = out.add(nil, hotRow(b, node)...)
+		} else {
+			err = out.add(hotView(b, rep, node))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := out.close(); err != nil {
+		return err
+	}
+	masters := tui.Plural(rep.Masters, "master")
+	fmt.Fprintf(f.IO.ErrOut, "hot: ranked by %s over %s on %s: %s written, %s of the busiest not buckets (left out), %s\n",
+		rep.Source, fmtDur(rep.Observed), masters, tui.Plural(int(rep.Keys), "key"), tui.FormatCount(rep.NotBuckets),
+		tui.Plural(shown, "bucket")+" listed")
+	return nil
+}
+
+func hotRate(v float64) string { return tui.FormatPerSecond(v) }
+
+func hotRow(b bucket.HotBucket, node func(string) string) []string {
+	s := b.State
+	rate, denied := hotRate(b.PerSecond), "-"
+	if b.Counted {
+		denied = hotRate(b.DeniedPerSecond)
+	} else {
+		rate += " (writes)"
+	}
+	tokens, capacity, fill := tui.FormatTokens(displayTokens(s)), "?", "?"
+	if s.HasSpec() {
+		capacity, fill = tui.FormatTokens(s.Spec.Capacity), tui.FormatPercent(s.Fill())
+	} else {
+		tokens += " (stored)"
+	}
+	ttl := tui.FormatTTL(s.TTL)
+	if s.Exists && s.TTL == -1 {
+		ttl = "none!"
+	}
+	cells := []string{safe(s.Key), layoutLabel(s), rate, denied, tokens, capacity, fill, ttl}
+	if node != nil {
+		cells = append(cells, node(s.Key))
+	}
+	return cells
+}
+
+func hotView(b bucket.HotBucket, rep bucket.HotReport, node func(string) string) HotView {
+	v := HotView{StateView: stateViewNode(b.State, node), DecisionsPerSec: jsonRate(b.PerSecond),
+		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: ms(rep.Observed)}
+	if b.Counted {
+		d := jsonRate(b.DeniedPerSecond)
+		v.DeniedPerSec, v.RateFrom = &d, "counters"
+	}
+	return v
+}
