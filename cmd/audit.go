@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // AuditOptions are the options of audit.
@@ -193,7 +193,7 @@ func auditView(r bucket.AuditReport, s bucket.ScanStats, truncated bool) AuditVi
 		fv := FindingView{Kind: string(fd.Kind), Severity: string(fd.Severity), Count: fd.Count,
 			Examples: fd.Examples, MemoryBytes: fd.Memory, Detail: fd.Detail, Meaning: fd.Meaning, Fix: fd.Fix}
 		if fd.Kind == bucket.FindingClockAhead {
-			a := ms(fd.MaxAhead)
+			a := format.JSONMS(fd.MaxAhead)
 			fv.MaxAheadMS = &a
 		}
 		v.Findings = append(v.Findings, fv)
@@ -210,8 +210,8 @@ const auditFamilyRows = 20
 
 func printAudit(io *IOStreams, v AuditView) error {
 	w := io.Out
-	fmt.Fprintf(w, "scanned %s: %s, %s; memory from %s\n\n", tui.Plural(int(v.KeysScanned), "key"),
-		tui.Plural(int(v.Buckets), "bucket"), tui.Plural(int(v.OtherKeys), "other key"), tui.Plural(v.MemorySamples, "sampled key"))
+	fmt.Fprintf(w, "scanned %s: %s, %s; memory from %s\n\n", format.Plural(int(v.KeysScanned), "key"),
+		format.Plural(int(v.Buckets), "bucket"), format.Plural(int(v.OtherKeys), "other key"), format.Plural(v.MemorySamples, "sampled key"))
 	if len(v.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 	} else {
@@ -221,7 +221,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 			for i, k := range fd.Examples {
 				ex[i] = safe(k)
 			}
-			t.add(fd.Severity, fd.Kind, tui.FormatCount(fd.Count), fmtBytes(fd.MemoryBytes), strings.Join(ex, " "))
+			t.add(fd.Severity, fd.Kind, format.Count(fd.Count), format.Bytes(fd.MemoryBytes), strings.Join(ex, " "))
 		}
 		if err := t.render(); err != nil {
 			return err
@@ -230,7 +230,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 		for _, fd := range v.Findings {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
 			if fd.MaxAheadMS != nil {
-				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", tui.FormatDuration(durMS(*fd.MaxAheadMS)))
+				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", format.Duration(durMS(*fd.MaxAheadMS)))
 			}
 			if fd.Detail != "" {
 				fmt.Fprintf(w, "  %s\n", safe(fd.Detail))
@@ -252,7 +252,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 		if p == "" {
 			p = "(no prefix)"
 		}
-		t.add(safe(p), tui.FormatCount(fm.Keys), tui.FormatCount(fm.Buckets), layoutList(fm.Layouts), fmtBytes(fm.MemoryBytes))
+		t.add(safe(p), format.Count(fm.Keys), format.Count(fm.Buckets), layoutList(fm.Layouts), format.Bytes(fm.MemoryBytes))
 	}
 	return t.render()
 }
@@ -270,22 +270,6 @@ func layoutList(m map[string]int64) string {
 		return "-"
 	}
 	return strings.Join(names, ", ")
-}
-
-// fmtBytes is an estimated size: "~1.2 MiB", "-" when nothing was measured.
-func fmtBytes(n int64) string {
-	if n <= 0 {
-		return "-"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(n), 0
-	for v >= 1024 && i < len(units)-1 {
-		v, i = v/1024, i+1
-	}
-	if i == 0 {
-		return fmt.Sprintf("~%d B", n)
-	}
-	return fmt.Sprintf("~%.1f %s", v, units[i])
 }
 
 func durMS(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

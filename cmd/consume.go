@@ -10,7 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // DecideOptions are the options of consume and check.
@@ -124,7 +124,7 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	} else {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
 		if err != nil {
-			err = writeFailure(f, "consume "+quoteKey(opts.Key), "", &bucket.KeyError{Key: opts.Key, Err: err})
+			err = writeFailure(f, "consume "+format.QuoteKey(opts.Key), "", &bucket.KeyError{Key: opts.Key, Err: err})
 		}
 	}
 	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
@@ -137,9 +137,9 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	if err != nil {
 		switch {
 		case errors.Is(err, bucket.ErrNoKey):
-			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", quoteKey(opts.Key))
+			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
-			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", quoteKey(opts.Key))
+			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", format.QuoteKey(opts.Key))
 		}
 		return err
 	}
@@ -188,9 +188,9 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		v.Note = neverNote
 	}
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
-		app := ms(d.AppRetryAfter)
+		app := format.JSONMS(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
-		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, tui.FormatDuration(d.AppRetryAfter), tui.FormatRetryAfter(res.RetryAfter)))
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Duration(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
 	}
 	if d.Ahead > 0 {
 		notes = append(notes, aheadNote(d.Ahead))
@@ -217,12 +217,12 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if f.IO.Color() {
 		verdict = colorVerdict(f.IO, res.Allowed, verdict)
 	}
-	retry := tui.FormatRetryAfter(res.RetryAfter)
+	retry := format.RetryAfter(res.RetryAfter)
 	if res.RetryAfter < 0 {
 		retry = neverNote
 	}
 	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
-		tui.FormatTokens(res.Remaining), tui.FormatTokens(res.Spec.Capacity), retry, tui.FormatDuration(res.ResetAfter))
+		format.Tokens(res.Remaining), format.Tokens(res.Spec.Capacity), retry, format.Duration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -255,7 +255,7 @@ const neverNote = "never: cost exceeds capacity"
 
 // aheadNote says a bucket's stored time is ahead of the server's clock.
 func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", tui.FormatDuration(d))
+	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
 }
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.

@@ -13,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/demo"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
 	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // DemoOptions are the options of demo.
@@ -122,7 +123,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 // demoSummary is the demo's closing line, its counts written as every count is.
 func demoSummary(allowed, denied, errs int64) string {
 	return fmt.Sprintf("demo over: %s allowed, %s denied, %s errors; sandbox stopped",
-		tui.FormatCount(allowed), tui.FormatCount(denied), tui.FormatCount(errs))
+		format.Count(allowed), format.Count(denied), format.Count(errs))
 }
 
 // demoTry is the command the demo suggests, to look at its sandbox from another terminal:
@@ -157,8 +158,8 @@ func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demo.K
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			a, d := k.Allowed.Load(), k.Denied.Load()
-			parts[i] = fmt.Sprintf("%s %s/%s +%d -%d", strings.TrimPrefix(k.Key, "demo:"), fmtNum(states[i].Tokens),
-				fmtNum(k.Spec.Capacity), a-prevA[i], d-prevD[i])
+			parts[i] = fmt.Sprintf("%s %s/%s +%d -%d", strings.TrimPrefix(k.Key, "demo:"), format.Tokens(states[i].Tokens),
+				format.Tokens(k.Spec.Capacity), a-prevA[i], d-prevD[i])
 			prevA[i], prevD[i] = a, d
 		}
 		fmt.Fprintf(f.IO.Out, "%3ds  %s\n", int(time.Since(start).Seconds()), strings.Join(parts, " | "))

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Exit codes, documented in `bucketctl help exit-codes` and the README.
@@ -162,5 +162,5 @@ func errorLine(err error) string {
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	// An error may quote what the user typed or what the server said: no escape sequence
 	// in it reaches the terminal.
-	return "bucketctl: " + tui.SafeText(msg)
+	return "bucketctl: " + format.SafeText(msg)
 }

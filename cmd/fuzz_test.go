@@ -10,8 +10,8 @@ import (
 
 // FuzzStoredValues feeds arbitrary stored values through the read path (the verdict on a
 // hash or a two-key bucket, refilled to now) and the JSON and table output: no panic, valid
-// JSON, never negative or non-finite tokens, and a Problem for anything that is not a
-// bucket's finite numbers. The seed corpus runs in every `go test`; explore with
+// JSON, never non-finite tokens nor negative ones outside Webman's model, and a Problem for
+// anything that is not a bucket's finite numbers. The seed corpus runs in every `go test`; explore with
 // go test ./cmd -run '^$' -fuzz FuzzStoredValues -fuzztime 60s
 func FuzzStoredValues(f *testing.F) {
 	seeds := [][6]string{
@@ -55,7 +55,9 @@ func FuzzStoredValues(f *testing.F) {
 			if !json.Valid(b) {
 				t.Fatalf("invalid JSON %s", b)
 			}
-			if v.Tokens != nil && (*v.Tokens < 0 || math.IsNaN(*v.Tokens) || math.IsInf(*v.Tokens, 0)) {
+			// Tokens are shown as the application reads them: finite, and below zero only
+			// for Webman, which refills negatively from a time ahead of its clock.
+			if v.Tokens != nil && (math.IsNaN(*v.Tokens) || math.IsInf(*v.Tokens, 0) || *v.Tokens < 0 && s.Layout.Name != "webman") {
 				t.Fatalf("tokens %v shown for %+v", *v.Tokens, s)
 			}
 			if s.Problem == "" && s.Exists {

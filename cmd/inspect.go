@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // InspectOptions are the options of inspect.
@@ -175,12 +175,12 @@ var inspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FIL
 func inspectRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", tui.FormatTTL(s.TTL), "-", "-", "-"}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-"}
 	} else {
-		tokens, capacity, rate, fill, full := tui.FormatTokens(displayTokens(s)), "?", "?", "?", "?"
+		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
-			capacity, rate = tui.FormatTokens(s.Spec.Capacity), tui.FormatRate(s.Spec.Rate)
-			fill, full = tui.FormatPercent(s.Fill()), tui.FormatDuration(s.TimeToFull())
+			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
+			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
 		}
 		updated := "-"
 		switch {
@@ -194,10 +194,10 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 			tokens += " (stored)"
 		}
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
-			updated = tui.FormatDuration(s.Age()) + " ago"
+			updated = format.Duration(s.Age()) + " ago"
 		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, tui.FormatTTL(s.TTL), updated,
-			tui.FormatCount(s.Allowed), tui.FormatCount(s.Denied)}
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
+			format.Count(s.Allowed), format.Count(s.Denied)}
 	}
 	if node != nil {
 		cells = append(cells, node(s.Key))
@@ -228,8 +228,8 @@ func (n *inspectNotes) see(s bucket.State) {
 	}
 }
 
-func (n *inspectNotes) print(io *IOStreams, format string) {
-	if format != FormatTable && format != FormatWide {
+func (n *inspectNotes) print(io *IOStreams, outFormat string) {
+	if outFormat != FormatTable && outFormat != FormatWide {
 		return
 	}
 	if n.guessed {
@@ -242,15 +242,15 @@ func (n *inspectNotes) print(io *IOStreams, format string) {
 		fmt.Fprintln(io.ErrOut, "note: "+a)
 	}
 	if n.moreAhead > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", tui.FormatCount(int64(n.moreAhead)))
+		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", format.Count(int64(n.moreAhead)))
 	}
 }
 
 // missingNotes notes each key named on the command line that does not exist: its row shows
 // it full, as every layout reads it, which a misspelt key must not pass for. (A --match scan
 // sees only keys that exist.)
-func missingNotes(io *IOStreams, format string, states []bucket.State) {
-	if format != FormatTable && format != FormatWide {
+func missingNotes(io *IOStreams, outFormat string, states []bucket.State) {
+	if outFormat != FormatTable && outFormat != FormatWide {
 		return
 	}
 	for _, s := range states {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // ListOptions are the options of list.
@@ -129,7 +129,7 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	}
 	run.notes(opts.Match)
 	if noTTL > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", tui.FormatCount(int64(noTTL)))
+		fmt.Fprintf(f.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", format.Count(int64(noTTL)))
 	}
 	return nil
 }
@@ -175,21 +175,21 @@ func stateViewNode(s bucket.State, node func(string) string) StateView {
 func listRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", tui.FormatTTL(s.TTL), safe(s.Problem)}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", format.TTL(s.TTL), safe(s.Problem)}
 	} else {
-		tokens, capacity, fill, full := tui.FormatTokens(displayTokens(s)), "?", "?", "?"
+		tokens, capacity, fill, full := format.Tokens(s.Tokens), "?", "?", "?"
 		if s.HasSpec() {
-			capacity, fill, full = tui.FormatTokens(s.Spec.Capacity), tui.FormatPercent(s.Fill()), tui.FormatDuration(s.TimeToFull())
+			capacity, fill, full = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill()), format.Duration(s.TimeToFull())
 		} else {
 			tokens += " (stored)"
 		}
-		ttl := tui.FormatTTL(s.TTL)
+		ttl := format.TTL(s.TTL)
 		if s.Exists && s.TTL == -1 {
 			ttl = "none!"
 		}
 		note := ""
 		if s.Ahead > 0 {
-			note = "ahead " + tui.FormatDuration(s.Ahead) + " (clock skew?)"
+			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
 		}
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl, note}
 	}
@@ -198,7 +198,3 @@ func listRow(s bucket.State, node func(string) string) []string {
 	}
 	return cells
 }
-
-// displayTokens is the level shown: never below zero (a layout that does not clamp a clock
-// running backwards can compute less; it still decides "empty").
-func displayTokens(s bucket.State) float64 { return max(0, s.Tokens) }

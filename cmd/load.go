@@ -9,7 +9,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // LoadOptions are the options of load.
@@ -250,9 +250,9 @@ func (o *LoadOptions) describe() string {
 	case load.Closed:
 		s += " · closed loop"
 	default:
-		s += fmt.Sprintf(" · %s %s", c.Arrival, tui.FormatRate(c.ArrivalRate))
+		s += fmt.Sprintf(" · %s %s", c.Arrival, format.Rate(c.ArrivalRate))
 	}
-	s += " · " + tui.Plural(c.Concurrency, "worker")
+	s += " · " + format.Plural(c.Concurrency, "worker")
 	if c.Pipeline > 1 {
 		s += fmt.Sprintf(" · pipeline %d", c.Pipeline)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // loadPlans examines the run's keys and plans each: a missing key is created with the
@@ -37,7 +37,7 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 				return plans, &UsageError{flagNames(err)}
 			}
 			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
-				tui.SafeKey(t.Key), flagNames(err), tui.FormatTokens(p.Spec.Capacity), tui.FormatRate(p.Spec.Rate))
+				format.SafeKey(t.Key), flagNames(err), format.Tokens(p.Spec.Capacity), format.Rate(p.Spec.Rate))
 		}
 	}
 	return plans, refused
@@ -64,7 +64,7 @@ func existingBuckets(plans []load.Plan) []string {
 	var out []string
 	for _, p := range plans {
 		if p.Target.Exists() {
-			out = append(out, tui.SafeKey(p.Target.Key))
+			out = append(out, format.SafeKey(p.Target.Key))
 		}
 	}
 	return out
@@ -91,7 +91,7 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	if err := renderLoadPlan(f, opts, plans, true); err != nil {
 		return err
 	}
-	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", tui.FormatCount(int64(len(existing)))))
+	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", format.Count(int64(len(existing)))))
 	if err != nil {
 		return err
 	}
@@ -127,16 +127,16 @@ func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool
 		}
 		spec, changes := "–", "nothing"
 		if !tg.Exists() || tg.IsBucket() {
-			spec = tui.FormatTokens(p.Spec.Capacity) + " / " + tui.FormatRate(p.Spec.Rate)
+			spec = format.Tokens(p.Spec.Capacity) + " / " + format.Rate(p.Spec.Rate)
 			switch {
 			case p.StoredSpec:
 				spec += " (stored)"
 			case tg.Exists():
-				spec += " (was " + tui.FormatTokens(tg.Stored.Spec.Capacity) + " / " + tui.FormatRate(tg.Stored.Spec.Rate) + ")"
+				spec += " (was " + format.Tokens(tg.Stored.Spec.Capacity) + " / " + format.Rate(tg.Stored.Spec.Rate) + ")"
 			}
 			changes = strings.Join(p.Changes, ", ")
 		}
-		t.add(tui.SafeKey(tg.Key), holds, spec, action, changes)
+		t.add(format.SafeKey(tg.Key), holds, spec, action, changes)
 	}
 	return t.render()
 }
@@ -148,14 +148,14 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 		return err
 	}
 	c := opts.Config
-	bound := tui.FormatDuration(c.Duration)
+	bound := format.Duration(c.Duration)
 	switch {
 	case c.Requests > 0 && c.Duration == 0:
-		bound = fmt.Sprintf("%s (at most %s)", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(load.MaxDuration))
+		bound = fmt.Sprintf("%s (at most %s)", format.Plural(int(c.Requests), "request"), format.Duration(load.MaxDuration))
 	case c.Requests > 0:
-		bound = fmt.Sprintf("%s or %s, whichever comes first", tui.Plural(int(c.Requests), "request"), tui.FormatDuration(c.Duration))
+		bound = fmt.Sprintf("%s or %s, whichever comes first", format.Plural(int(c.Requests), "request"), format.Duration(c.Duration))
 	}
-	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), tui.FormatTokens(c.Cost), bound)
+	fmt.Fprintf(f.IO.ErrOut, "dry run: %s · cost %s · %s; nothing sent\n", opts.describe(), format.Tokens(c.Cost), bound)
 	return refused
 }
 
@@ -169,7 +169,7 @@ func loadCleanup(rdb bucket.Client, created []string) error {
 	var first error
 	for _, k := range created {
 		if err := load.Cleanup(ctx, rdb, k); err != nil {
-			left = append(left, tui.SafeKey(k))
+			left = append(left, format.SafeKey(k))
 			first = cmp(first, err)
 		}
 	}

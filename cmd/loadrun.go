@@ -13,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // loadComparison is the JSON/YAML shape of --compare.
@@ -148,7 +149,7 @@ func failedCount(reports []load.Report) string {
 		failed += r.Errors
 		total += r.Requests
 	}
-	return fmt.Sprintf("%s of %s requests failed", tui.FormatCount(failed), tui.FormatCount(total))
+	return fmt.Sprintf("%s of %s requests failed", format.Count(failed), format.Count(total))
 }
 
 // loadRuns is the state of the runs shared between the runner and the views.
@@ -286,4 +287,19 @@ func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) 
 	}
 	_, err := fmt.Fprintln(f.IO.Out, text)
 	return err
+}
+
+// jsonReport rounds a load report for JSON and YAML.
+func jsonReport(r load.Report) load.Report {
+	r.ArrivalRate, r.Capacity, r.Rate, r.Cost = format.JSONSpec(r.ArrivalRate), format.JSONSpec(r.Capacity), format.JSONSpec(r.Rate), format.JSONSpec(r.Cost)
+	r.DurationS, r.BurstEveryS = format.JSONSeconds(r.DurationS), format.JSONSeconds(r.BurstEveryS)
+	r.RedisCallsPerRequest, r.OpsPerSec, r.OverGrantPct = format.Round3(r.RedisCallsPerRequest), format.JSONRate(r.OpsPerSec), format.Round3(r.OverGrantPct)
+	l := &r.LatencyMS
+	l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max = format.Round3(l.Min), format.Round3(l.Mean), format.Round3(l.P50), format.Round3(l.P90), format.Round3(l.P99), format.Round3(l.P999), format.Round3(l.Max)
+	bands := make([]load.Band, len(r.Histogram))
+	for i, b := range r.Histogram {
+		bands[i] = load.Band{UpToMS: format.Round3(b.UpToMS), Count: b.Count}
+	}
+	r.Histogram = bands
+	return r
 }

@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Output formats.
@@ -138,9 +138,9 @@ type ResultView struct {
 }
 
 func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
-	tokens, full := jsonTokens(r.Remaining), ms(r.ResetAfter)
-	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: jsonSpec(r.Spec.Capacity),
-		Rate: jsonSpec(r.Spec.Rate), Cost: jsonSpec(cost), RetryAfterMS: ms(r.RetryAfter), TimeToFullMS: full,
+	tokens, full := format.JSONTokens(r.Remaining), format.JSONMS(r.ResetAfter)
+	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: format.JSONSpec(r.Spec.Capacity),
+		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONMS(r.RetryAfter), TimeToFullMS: full,
 		ResetAfterMS: full, Layout: layout}
 	if r.RetryAfter < 0 {
 		v.RetryAfterMS = -1
@@ -177,8 +177,8 @@ type StateView struct {
 
 func stateView(s bucket.State) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
-		LayoutDetected: s.Detected, StoredTokens: jsonTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
-		AgeMS: ms(s.Age()), AheadMS: ms(s.Ahead), TTLMS: ttlMS(s.TTL)}
+		LayoutDetected: s.Detected, StoredTokens: format.JSONTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
+		AgeMS: format.JSONMS(s.Age()), AheadMS: format.JSONMS(s.Ahead), TTLMS: format.JSONTTL(s.TTL)}
 	if s.Problem != "" {
 		return v
 	}
@@ -187,8 +187,8 @@ func stateView(s bucket.State) StateView {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}
 	if s.HasSpec() {
-		tokens, c, r := jsonTokens(displayTokens(s)), jsonSpec(s.Spec.Capacity), jsonSpec(s.Spec.Rate)
-		fill, ttf := jsonRatio(s.Fill()), ms(s.TimeToFull())
+		tokens, c, r := format.JSONTokens(s.Tokens), format.JSONSpec(s.Spec.Capacity), format.JSONSpec(s.Spec.Rate)
+		fill, ttf := format.JSONRatio(s.Fill()), format.JSONMS(s.TimeToFull())
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
 	} else {
@@ -218,14 +218,6 @@ func stateNodes(ctx context.Context, f *Factory, format string) (func(string) st
 	}
 	return f.nodeOf(ctx)
 }
-
-// Values for people are formatted by tui's formatting layer (tui/format.go), the same in
-// every table, line and view. These short names are that layer's, for cmd's callers.
-var (
-	fmtNum = tui.FormatTokens   // tokens, capacities, costs
-	fmtDur = tui.FormatDuration // durations
-	fmtTTL = tui.FormatTTL      // a key's TTL
-)
 
 func colorVerdict(io *IOStreams, ok bool, s string) string {
 	c := lipgloss.Color("1")

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // ResetOptions are the options of reset.
@@ -154,20 +154,20 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return bucket.ResetOp{}, v, false, nil
 	}
 	if s.HasSpec() || s.Exists {
-		before := jsonTokens(displayTokens(s))
+		before := format.JSONTokens(s.Tokens)
 		v.TokensBefore = &before
 	}
 	after := s.Spec.Capacity
 	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}, Read: &s}
 	if r.setTokens {
 		after = r.opts.Tokens
-		v.Action = fmt.Sprintf("set %s tokens", tui.FormatTokens(after))
+		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(after))
 		if !s.Exists {
-			v.Action = fmt.Sprintf("create with %s tokens", tui.FormatTokens(after))
+			v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(after))
 		}
 		if err := op.Validate(); err != nil {
 			if errors.Is(err, bucket.ErrNoSpec) {
-				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", quoteKey(s.Key))
+				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", format.QuoteKey(s.Key))
 			}
 			return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
 		}
@@ -176,7 +176,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return op, v, false, nil
 	}
 	if r.setTokens || s.HasSpec() {
-		after = jsonTokens(after)
+		after = format.JSONTokens(after)
 		v.TokensAfter = &after
 	}
 	return op, v, true, nil
@@ -229,7 +229,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		return err
 	}
 	out, err := r.st.ResetMany(ctx, ops)
-	what := "reset " + quoteKey(ops[0].Key)
+	what := "reset " + format.QuoteKey(ops[0].Key)
 	if len(ops) > 1 {
 		what = fmt.Sprintf("reset of %s buckets", fmtCount(len(ops)))
 	}
@@ -324,7 +324,7 @@ func resetRow(v ResetView) []string {
 		if p == nil {
 			return "?"
 		}
-		return tui.FormatTokens(*p)
+		return format.Tokens(*p)
 	}
 	action := v.Action
 	switch {
@@ -368,4 +368,4 @@ func serverOf(f *Factory) string {
 	return serverName(o)
 }
 
-func fmtCount(n int) string { return tui.FormatCount(int64(n)) }
+func fmtCount(n int) string { return format.Count(int64(n)) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // resetBatch is the most buckets one pipelined round trip resets.
@@ -251,7 +252,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			fmtCount(r.tally.done+r.tally.created))
 		return &SilentError{Code: ExitInterrupted}
 	}
-	what, n := "reset --match "+quoteKey(r.opts.Match), fmtCount(r.tally.done+r.tally.created)
+	what, n := "reset --match "+format.QuoteKey(r.opts.Match), fmtCount(r.tally.done+r.tally.created)
 	stopped := fmt.Sprintf("stopped after %s bucket(s) were reset", n)
 	switch {
 	case refused:

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // terminalLimit is the default --limit of list and inspect when stdout is a terminal: a
@@ -119,11 +119,11 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 func scanProgress(s bucket.ScanStats, dbsize int64, took time.Duration) string {
 	share := ""
 	if dbsize > 0 {
-		share = fmt.Sprintf(" of ~%s (%s)", tui.FormatCount(dbsize), tui.FormatPercent(min(1, float64(s.Keys)/float64(dbsize))))
+		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))
 	}
 	rate := float64(s.Keys) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("scanned %s keys%s · %s buckets · %s keys/s", tui.FormatCount(s.Keys), share,
-		tui.FormatCount(s.Buckets), tui.FormatCount(int64(rate)))
+	return fmt.Sprintf("scanned %s keys%s · %s buckets · %s keys/s", format.Count(s.Keys), share,
+		format.Count(s.Buckets), format.Count(int64(rate)))
 }
 
 // notes reports on stderr what the scan left out or cut, after the output.
@@ -137,7 +137,7 @@ func (r *scanRun) notes(match string) {
 			lists = "--all"
 		}
 		fmt.Fprintf(r.io.ErrOut, "note: %s keys matching %s are not buckets and were left out (%s lists them)\n",
-			tui.FormatCount(r.stats.Other), safe(fmt.Sprintf("%q", match)), lists)
+			format.Count(r.stats.Other), safe(fmt.Sprintf("%q", match)), lists)
 	}
 	if r.stats.Buckets == 0 && (r.stats.Other == 0 || !r.all) {
 		fmt.Fprintf(r.io.ErrOut, "no buckets match %s\n", safe(fmt.Sprintf("%q", match)))

@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // FormatJSONL is one JSON object per line, for streams of records.
@@ -179,7 +179,7 @@ func (t *streamTable) line(cells []string) string {
 	var b strings.Builder
 	for i, c := range cells {
 		if i == 0 && t.width > 0 {
-			c = tui.TruncMiddle(c, t.widths[0])
+			c = format.TruncMiddle(c, t.widths[0])
 		}
 		b.WriteString(c)
 		if i < len(cells)-1 {
@@ -218,4 +218,4 @@ func (p *progress) clear() {
 }
 
 // safe escapes a key name or a message holding one for a person's terminal.
-func safe(s string) string { return tui.SafeKey(s) }
+func safe(s string) string { return format.SafeKey(s) }

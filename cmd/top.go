@@ -11,6 +11,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // TopOptions are the options of top.
@@ -217,14 +218,14 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	cost := c.cost()
-	cover := fmt.Sprintf("scanned %s keys", tui.FormatCount(res.Scanned))
+	cover := fmt.Sprintf("scanned %s keys", format.Count(res.Scanned))
 	if res.DBSize > 0 {
-		cover = fmt.Sprintf("scanned %s of ~%s keys", tui.FormatCount(res.Scanned), tui.FormatCount(res.DBSize))
+		cover = fmt.Sprintf("scanned %s of ~%s keys", format.Count(res.Scanned), format.Count(res.DBSize))
 	}
 	if res.Passes > 0 {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
-	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, tui.Plural(int(res.Pages), "SCAN page"), tui.Plural(len(res.States), "bucket"))
+	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
 	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover,
 		Keyspace: max(0, res.DBSize)}
 	if res.Whole {
@@ -244,5 +245,5 @@ func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 		return err
 	}
 	// The server answered with an error (NOREPLICAS, READONLY, OOM): said as reset says it.
-	return newWriteError("reset "+quoteKey(b.Key), s.addr, "", err)
+	return newWriteError("reset "+format.QuoteKey(b.Key), s.addr, "", err)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // WatchOptions are the options of watch.
@@ -242,7 +243,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		}
 		lastErr = nil
 		if !s.Exists && s.Problem == "" && !saidMissing {
-			fmt.Fprintf(ios.ErrOut, "bucketctl: %s: no such key (a missing bucket reads as full; check the key's spelling)\n", tui.SafeKey(opts.Key))
+			fmt.Fprintf(ios.ErrOut, "bucketctl: %s: no such key (a missing bucket reads as full; check the key's spelling)\n", format.SafeKey(opts.Key))
 		}
 		saidMissing = !s.Exists
 		var act *bucket.Activity
@@ -277,16 +278,16 @@ func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
 	v := WatchView{Time: time.UnixMicro(s.Now).UTC().Format(time.RFC3339Nano), StateView: stateView(s)}
 	f := func(x float64) *float64 { return &x }
 	if act != nil {
-		v.IntervalMS = f(ms(act.Interval))
+		v.IntervalMS = f(format.JSONMS(act.Interval))
 		if act.Counted {
-			v.AllowedPerS, v.DeniedPerS = f(jsonRate(act.Allowed)), f(jsonRate(act.Denied))
+			v.AllowedPerS, v.DeniedPerS = f(format.JSONRate(act.Allowed)), f(format.JSONRate(act.Denied))
 		}
 		if act.ConsumedKnown {
-			v.ConsumedPerS = f(jsonRate(act.Consumed))
+			v.ConsumedPerS = f(format.JSONRate(act.Consumed))
 		}
 	}
 	if r, err := s.Peek(cost); err == nil {
-		v.RetryAfterMS = f(ms(r.RetryAfter))
+		v.RetryAfterMS = f(format.JSONMS(r.RetryAfter))
 		if r.RetryAfter < 0 {
 			v.RetryAfterMS = f(-1)
 		}
@@ -307,7 +308,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 		b.WriteString(k + "=" + v)
 	}
 	kv("time", time.UnixMicro(s.Now).UTC().Format("2006-01-02T15:04:05.000Z"))
-	kv("key", tui.SafeKey(s.Key))
+	kv("key", format.SafeKey(s.Key))
 	if s.Problem != "" {
 		kv("problem", s.Problem)
 		return b.String()
@@ -317,15 +318,15 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 		kv("exists", "false")
 		if !s.HasSpec() {
 			kv("missing", "no such key")
-			kv("ttl", fmtTTL(s.TTL))
+			kv("ttl", format.TTL(s.TTL))
 			return b.String()
 		}
 	}
-	kv("tokens", fmtNum(displayTokens(s)))
+	kv("tokens", format.Tokens(s.Tokens))
 	if s.HasSpec() {
-		kv("capacity", fmtNum(s.Spec.Capacity))
-		kv("fill", tui.FormatPercent(s.Fill()))
-		kv("rate", tui.FormatPerSecond(s.Spec.Rate))
+		kv("capacity", format.Tokens(s.Spec.Capacity))
+		kv("fill", format.Percent(s.Fill()))
+		kv("rate", format.PerSecond(s.Spec.Rate))
 	} else {
 		kv("spec", "unknown")
 	}
@@ -338,7 +339,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 			kv(k, "-")
 			return
 		}
-		kv(k, tui.FormatPerSecond(v))
+		kv(k, format.PerSecond(v))
 	}
 	if s.Layout.Native {
 		rate("allowed_per_s", a.Counted, a.Allowed)
@@ -347,12 +348,12 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	if s.HasSpec() {
 		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
 		if r, err := s.Peek(cost); err == nil {
-			kv("retry_after", tui.FormatRetryAfter(r.RetryAfter))
+			kv("retry_after", format.RetryAfter(r.RetryAfter))
 		}
 	}
-	kv("ttl", fmtTTL(s.TTL))
+	kv("ttl", format.TTL(s.TTL))
 	if s.Exists {
-		kv("updated", fmtDur(s.Age())+" ago")
+		kv("updated", format.Duration(s.Age())+" ago")
 	} else {
 		kv("updated", "never")
 	}

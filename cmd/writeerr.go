@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // WriteError is a write (reset, consume) that the server answered with an error reply, as
@@ -104,7 +105,7 @@ func (w *writeCauses) String() string {
 		s := safe(c.text)
 		switch {
 		case c.keys > 1 && c.first != "":
-			s += fmt.Sprintf(" (%s keys, the first %s)", fmtCount(c.keys), quoteKey(c.first))
+			s += fmt.Sprintf(" (%s keys, the first %s)", fmtCount(c.keys), format.QuoteKey(c.first))
 		case c.keys > 1:
 			s += fmt.Sprintf(" (%s times)", fmtCount(c.keys))
 		}
@@ -196,6 +197,3 @@ func refusingMaster(f *Factory, err error) string {
 	}
 	return ""
 }
-
-// quoteKey writes a key for a message: quoted, control characters escaped.
-func quoteKey(key string) string { return safe(fmt.Sprintf("%q", key)) }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // maxSamples bounds the chart's history whatever the window and interval.
@@ -90,8 +91,8 @@ func (v bucketView) view(w, h int, stale bool) string {
 	s := v.cur
 	var lines []string
 	if s.Problem != "" {
-		lines = append(lines, v.st.Bad.Render(trunc("✖ "+SafeKey(s.Key)+" "+s.Problem, w)))
-		lines = append(lines, v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+FormatTTL(s.TTL), w)))
+		lines = append(lines, v.st.Bad.Render(trunc("✖ "+format.SafeKey(s.Key)+" "+s.Problem, w)))
+		lines = append(lines, v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+format.TTL(s.TTL), w)))
 		return strings.Join(lines, "\n")
 	}
 	lines = append(lines, v.gauge(w))
@@ -109,7 +110,7 @@ func (v bucketView) view(w, h int, stale bool) string {
 		}
 		chart := levelChart(v.st, v.hist, s.Now, w, rest, top)
 		if chart == "" {
-			chart = v.st.Subtle.Render("token level chart: collecting (needs " + FormatDuration(minChartSpan) + " of history)…")
+			chart = v.st.Subtle.Render("token level chart: collecting (needs " + format.Duration(minChartSpan) + " of history)…")
 		}
 		out += "\n\n" + chart
 	}
@@ -126,14 +127,14 @@ func (v bucketView) gauge(w int) string {
 		// Not 0 tokens: a typo must not look like a drained bucket.
 		text := v.st.Notice.Bold(true).Render("missing: no such key")
 		if s.HasSpec() {
-			return text + v.st.Subtle.Render(" · reads as full: "+FormatTokens(s.Tokens)+" / "+FormatTokens(s.Spec.Capacity)+" tokens")
+			return text + v.st.Subtle.Render(" · reads as full: "+format.Tokens(s.Tokens)+" / "+format.Tokens(s.Spec.Capacity)+" tokens")
 		}
 		return text + v.st.Subtle.Render(" · check the key; a bucket appears with its first request")
 	}
 	if !s.HasSpec() {
-		return label + v.st.Value.Render(FormatTokens(s.Tokens))
+		return label + v.st.Value.Render(format.Tokens(s.Tokens))
 	}
-	nums := " " + FormatTokens(s.Tokens) + " / " + FormatTokens(s.Spec.Capacity) + "  " + FormatPercent(s.Fill())
+	nums := " " + format.Tokens(s.Tokens) + " / " + format.Tokens(s.Spec.Capacity) + "  " + format.Percent(s.Fill())
 	bar := w - lipgloss.Width(label) - lipgloss.Width(nums)
 	return label + v.st.Bar(bar, s.Fill()) + v.st.FillStyle(s.Fill()).Bold(true).Render(nums)
 }
@@ -149,10 +150,10 @@ func (v bucketView) stats() []string {
 	if s.Layout.Native && s.Exists {
 		allowed, denied := pending, pending
 		if v.hasAct {
-			allowed = FormatRate(v.act.Allowed)
-			denied = FormatRate(v.act.Denied)
+			allowed = format.Rate(v.act.Allowed)
+			denied = format.Rate(v.act.Denied)
 			if v.act.Allowed+v.act.Denied > 0 {
-				denied += " (" + FormatPercent(v.act.DenyRatio()) + ")"
+				denied += " (" + format.Percent(v.act.DenyRatio()) + ")"
 			}
 		}
 		items = append(items, item("allowed", allowed), item("denied", denied))
@@ -160,31 +161,31 @@ func (v bucketView) stats() []string {
 	if s.HasSpec() && s.Exists {
 		consumed := pending
 		if v.hasAct && v.act.ConsumedKnown {
-			consumed = FormatRate(v.act.Consumed)
+			consumed = format.Rate(v.act.Consumed)
 		}
 		items = append(items, item("consumed", consumed))
 	}
 	if s.HasSpec() {
-		items = append(items, item("refill", FormatRate(s.Spec.Rate)))
+		items = append(items, item("refill", format.Rate(s.Spec.Rate)))
 		retry := "never (cost > capacity)"
 		if r, err := s.Peek(v.cost); err == nil && r.RetryAfter >= 0 {
-			retry = FormatDuration(r.RetryAfter)
+			retry = format.Duration(r.RetryAfter)
 		}
-		items = append(items, item("retry-after", retry), item("full in", FormatDuration(s.TimeToFull())))
+		items = append(items, item("retry-after", retry), item("full in", format.Duration(s.TimeToFull())))
 	}
-	items = append(items, item("TTL", FormatTTL(s.TTL)))
+	items = append(items, item("TTL", format.TTL(s.TTL)))
 	switch {
 	case !s.Exists && v.seen > 0:
 		// This view saw the key: it was deleted or expired since, however long ago.
 		gone := time.Duration(s.Now-v.seen) * time.Microsecond
-		items = append(items, item("updated", "gone for "+FormatDuration(gone)+" (deleted or expired)"))
+		items = append(items, item("updated", "gone for "+format.Duration(gone)+" (deleted or expired)"))
 	case !s.Exists:
 		items = append(items, item("updated", "never (no such key)"))
 	case s.Ahead > 0:
 		// A stored time ahead of the server's: written by a client whose clock runs fast.
-		items = append(items, item("updated", v.st.Warn.Render("written "+FormatDuration(s.Ahead)+" ahead of server time: client clock skew?")))
+		items = append(items, item("updated", v.st.Warn.Render("written "+format.Duration(s.Ahead)+" ahead of server time: client clock skew?")))
 	default:
-		items = append(items, item("updated", FormatDuration(s.Age())+" ago"))
+		items = append(items, item("updated", format.Duration(s.Age())+" ago"))
 	}
 	layout := s.Layout.Name
 	if s.Detected {

@@ -9,6 +9,8 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/NimbleMarkets/ntcharts/linechart"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // sample is one read of a bucket's level, at Redis server time (microseconds).
@@ -36,7 +38,7 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 	if top <= 0 || math.IsNaN(top) {
 		top = 1
 	}
-	yLabel := func(_ int, v float64) string { return FormatAxis(v) }
+	yLabel := func(_ int, v float64) string { return format.Axis(v) }
 	lc := linechart.New(w, h, -span, 0, 0, top,
 		linechart.WithXYSteps(1, h-2), // Y labels: 0 and the top only; X labels drawn below
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),
@@ -114,7 +116,7 @@ func xAxisLabels(span float64, x0, graphW, w int) string {
 	put(nowAt, "now")
 	free := nowAt - 1 // labels go right to left, each ending before this column
 	for k := 1; step.Seconds()*float64(k) <= span; k++ {
-		label := "-" + FormatDuration(step*time.Duration(k))
+		label := "-" + format.Duration(step*time.Duration(k))
 		n := len([]rune(label))
 		// centre the label on its tick, within the row
 		c := max(x0, col(step.Seconds()*float64(k))-n/2)

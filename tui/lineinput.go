@@ -1,6 +1,10 @@
 package tui
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/bucketctl/bucketctl/tui/format"
+)
 
 // lineInput is a one-line text input: printable keys append, backspace deletes, ctrl+u
 // clears. (bubbles/textinput would do, but drags in a clipboard dependency for nothing.)
@@ -32,7 +36,7 @@ func (l *lineInput) update(msg tea.KeyMsg) bool {
 }
 
 func (l *lineInput) view(st Styles, w int) string {
-	text := st.Value.Render(SafeKey(string(l.value))) + st.Selected.Render(" ")
+	text := st.Value.Render(format.SafeKey(string(l.value))) + st.Selected.Render(" ")
 	if len(l.value) == 0 {
 		text = st.Selected.Render(" ") + st.Subtle.Render(l.placeholder)
 	}

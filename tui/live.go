@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // LiveOptions are what every polling screen takes. Zero values take the defaults.
@@ -97,7 +98,7 @@ func (o *LiveOptions) server() string {
 // on a very narrow terminal); then the banner of a failed read.
 func (l *live) headerLines(name, label, subject string, extra []string, o *LiveOptions, hasData bool) []string {
 	right := append([]string(nil), extra...)
-	right = append(right, "every "+FormatDuration(o.Interval))
+	right = append(right, "every "+format.Duration(o.Interval))
 	if !l.poll.lastOK.IsZero() {
 		right = append(right, "read "+l.poll.lastOK.Format("15:04:05"))
 	}
@@ -116,7 +117,7 @@ func (f *frame) titleLines(name, label, subject, server string, right []string) 
 			s += " " + f.st.Label.Render(label)
 		}
 		if subject != "" {
-			s += " " + f.st.Value.Render(TruncMiddle(subject, subjectW))
+			s += " " + f.st.Value.Render(format.TruncMiddle(subject, subjectW))
 		}
 		return s
 	}
@@ -295,9 +296,9 @@ func problemBanner(st Styles, width int, addr string, err error, age time.Durati
 	}
 	parts := []string{"✖ " + what}
 	if hasData {
-		parts = append(parts, "showing data from "+FormatDuration(age)+" ago")
+		parts = append(parts, "showing data from "+format.Duration(age)+" ago")
 	}
-	parts = append(parts, "retrying every "+FormatDuration(interval))
+	parts = append(parts, "retrying every "+format.Duration(interval))
 	var lines []string
 	for _, l := range wrapJoin(parts, " · ", "", width) {
 		lines = append(lines, st.Banner.Render(fit(l, width)))

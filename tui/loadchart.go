@@ -10,6 +10,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/linechart"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // ratesChart draws allowed/s (a line) and denied/s (braille) per complete second on a log
@@ -38,7 +39,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 		if d == 0 {
 			return "0"
 		}
-		return FormatAxis(math.Pow(10, d))
+		return format.Axis(math.Pow(10, d))
 	}
 	// X labels at round steps, each on the column nearest its time; the formatter is asked
 	// for every column (step 1) and names only those.
@@ -48,7 +49,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 		if t > span || int(math.Round(t/colW)) != i {
 			return ""
 		}
-		return FormatDuration(time.Duration(t) * time.Second)
+		return format.Duration(time.Duration(t) * time.Second)
 	}
 	lc := linechart.New(w, h, 0, span, 0, top,
 		linechart.WithXYSteps(1, 1),
@@ -82,8 +83,6 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	return lc.View()
 }
 
-// FormatLatency writes a latency in milliseconds with three significant digits at most:
-
 // timeStep is the round step in seconds (1, 2, 5, 10, 15, 30, 60…) between the time
 // labels of an axis of span seconds over cols columns: the smallest that leaves each of
 // its labels room, three cells to spare.
@@ -91,7 +90,7 @@ func timeStep(span float64, cols int) float64 {
 	fits := func(s float64) bool {
 		room := s * float64(cols) / span
 		for t := 0.0; t <= span; t += s {
-			if float64(len(FormatDuration(time.Duration(t)*time.Second))+3) > room {
+			if float64(len(format.Duration(time.Duration(t)*time.Second))+3) > room {
 				return false
 			}
 		}

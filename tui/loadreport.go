@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,45 +10,29 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
-
-// 412µs, 1.23ms, 12.3ms, 123ms, 1.2s.
-func FormatLatency(msec float64) string {
-	switch {
-	case msec <= 0 || math.IsNaN(msec):
-		return "–"
-	case msec < 1:
-		return strconv.FormatFloat(math.Round(msec*1000), 'f', 0, 64) + "µs"
-	case msec < 10:
-		return trimFloat(msec, 2) + "ms"
-	case msec < 100:
-		return trimFloat(msec, 1) + "ms"
-	case msec < 1000:
-		return strconv.FormatFloat(math.Round(msec), 'f', 0, 64) + "ms"
-	}
-	return FormatDuration(time.Duration(msec * float64(time.Millisecond)))
-}
 
 // LoadProgressLine is one plain line of a run's progress, for a terminal-less stderr:
 // "3s/10s  allowed 39  denied 148,374  errors 0  last second 10/s allowed, 52,870/s denied  p99 3.18ms  tokens 0.42/10".
 // Counts are exact, grouped as the live view and the report write them.
 func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s", FormatDuration(s.Elapsed.Truncate(100*time.Millisecond)), FormatDuration(s.Duration))
+	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed.Truncate(100*time.Millisecond)), format.Duration(s.Duration))
 	if s.Requests > 0 {
-		fmt.Fprintf(&b, "  requests %s/%s", groupDigits(int(s.Decisions)), groupDigits(int(s.Requests)))
+		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(int(s.Decisions)), format.GroupDigits(int(s.Requests)))
 	}
-	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", groupDigits(int(s.Allowed)), groupDigits(int(s.Denied)), groupDigits(int(s.Errors)))
+	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", format.GroupDigits(int(s.Allowed)), format.GroupDigits(int(s.Denied)), format.GroupDigits(int(s.Errors)))
 	if n := completeSeconds(s); n > 0 {
 		last := s.PerSecond[n-1]
-		fmt.Fprintf(&b, "  last second %s allowed, %s denied", FormatRate(float64(last.Allowed)), FormatRate(float64(last.Denied)))
+		fmt.Fprintf(&b, "  last second %s allowed, %s denied", format.Rate(float64(last.Allowed)), format.Rate(float64(last.Denied)))
 	}
 	if s.Retries > 0 {
-		fmt.Fprintf(&b, "  retries %s", groupDigits(int(s.Retries)))
+		fmt.Fprintf(&b, "  retries %s", format.GroupDigits(int(s.Retries)))
 	}
-	fmt.Fprintf(&b, "  p99 %s", FormatLatency(s.Latency.P99))
+	fmt.Fprintf(&b, "  p99 %s", format.Latency(s.Latency.P99))
 	if s.HasTokens {
-		fmt.Fprintf(&b, "  tokens %s/%s", FormatTokens(s.Tokens), FormatTokens(s.Spec.Capacity))
+		fmt.Fprintf(&b, "  tokens %s/%s", format.Tokens(s.Tokens), format.Tokens(s.Spec.Capacity))
 	}
 	return b.String()
 }
@@ -60,12 +43,12 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	w = max(w, 40)
 	var lines []string
 	add := func(s ...string) { lines = append(lines, s...) }
-	add(wrapLine(st.Title.Render("bucketctl load")+" "+st.Value.Render(SafeKey(r.Key)), "  ", w)...)
-	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + Plural(r.Concurrency, "worker")
+	add(wrapLine(st.Title.Render("bucketctl load")+" "+st.Value.Render(format.SafeKey(r.Key)), "  ", w)...)
+	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + format.Plural(r.Concurrency, "worker")
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
-	how += " · measured " + trimFloat(r.DurationS, 3) + "s"
+	how += " · measured " + format.Decimal(r.DurationS, 3) + "s"
 	spec := specText(r)
 	if r.Server != "" {
 		spec += onServer(r.Server)
@@ -77,33 +60,33 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	add("")
 
 	kv := func(label, value string) string { return st.Label.Render(label+" ") + value }
-	errs := st.Value.Render(groupDigits(int(r.Errors)))
+	errs := st.Value.Render(format.GroupDigits(int(r.Errors)))
 	if r.Errors > 0 {
-		errs = st.Bad.Render(groupDigits(int(r.Errors)))
+		errs = st.Bad.Render(format.GroupDigits(int(r.Errors)))
 	}
 	// A line that does not fit breaks between its fields, the rest indented: never cut.
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
-	fields(kv("requests", st.Value.Render(groupDigits(int(r.Requests)))),
-		kv("throughput", st.Value.Render(FormatRate(r.OpsPerSec))),
+	fields(kv("requests", st.Value.Render(format.GroupDigits(int(r.Requests)))),
+		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64))))
-	counts := []string{kv("allowed", st.Good.Render(groupDigits(int(r.Allowed)))),
-		kv("denied", st.Value.Render(groupDigits(int(r.Denied)))), kv("errors", errs)}
+	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(int(r.Allowed)))),
+		kv("denied", st.Value.Render(format.GroupDigits(int(r.Denied)))), kv("errors", errs)}
 	if r.Retries > 0 {
-		counts = append(counts, kv("retries", st.Warn.Render(groupDigits(int(r.Retries)))))
+		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(int(r.Retries)))))
 	}
 	if r.Unsent > 0 {
-		counts = append(counts, kv("unsent", st.Warn.Render(groupDigits(int(r.Unsent)))))
+		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(int(r.Unsent)))))
 	}
 	fields(counts...)
-	fields(kv("theoretical max", st.Value.Render(groupDigits(int(r.TheoreticalMax))))+
-		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", trimFloat(r.DurationS, 2))),
+	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(int(r.TheoreticalMax))))+
+		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", format.Decimal(r.DurationS, 2))),
 		kv("over-grant", overGrant(st, r.OverGrantPct)))
 	for i, e := range r.ErrorSamples {
 		if i == 3 {
 			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
 			break
 		}
-		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(groupDigits(int(e.Count))+"× ")+SafeKey(oneLine(e.Message)), "    ", w)...)
+		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(int(e.Count))+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
 	}
 	if r.Unsent > 0 {
 		// Broken between words only: a flag is never split at its hyphens.
@@ -116,7 +99,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	}
 	add("")
 	l := r.LatencyMS
-	pct := func(name string, v float64) string { return name + " " + st.Value.Render(FormatLatency(v)) }
+	pct := func(name string, v float64) string { return name + " " + st.Value.Render(format.Latency(v)) }
 	add(wrapJoin([]string{kv("latency", pct("p50", l.P50)), pct("p90", l.P90), pct("p99", l.P99),
 		pct("p99.9", l.P999), pct("max", l.Max)}, "  ", "  ", w)...)
 	add(histogramLines(st, r.Histogram, w)...)
@@ -128,7 +111,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 }
 
 func specText(r load.Report) string {
-	return fmt.Sprintf("capacity %s · rate %s · cost %s", FormatTokens(r.Capacity), FormatRate(r.Rate), FormatTokens(r.Cost))
+	return fmt.Sprintf("capacity %s · rate %s · cost %s", format.Tokens(r.Capacity), format.Rate(r.Rate), format.Tokens(r.Cost))
 }
 
 // subtleWrapped word-wraps text to w cells, each line in the subtle style.
@@ -143,11 +126,11 @@ func subtleWrapped(st Styles, text string, w int) []string {
 func arrivalText(r load.Report) string {
 	switch r.Arrival {
 	case load.Constant:
-		return "constant " + FormatRate(r.ArrivalRate)
+		return "constant " + format.Rate(r.ArrivalRate)
 	case load.Poisson:
-		s := "poisson " + FormatRate(r.ArrivalRate)
+		s := "poisson " + format.Rate(r.ArrivalRate)
 		if r.BurstSize > 0 {
-			s += fmt.Sprintf(" + %d every %s", r.BurstSize, FormatDuration(time.Duration(r.BurstEveryS*float64(time.Second))))
+			s += fmt.Sprintf(" + %d every %s", r.BurstSize, format.Duration(time.Duration(r.BurstEveryS*float64(time.Second))))
 		}
 		return s
 	}
@@ -186,18 +169,18 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 		total += b.Count
 		top = max(top, b.Count)
 	}
-	labelW, countW := 9, max(6, len(groupDigits(int(top)))+1)
+	labelW, countW := 9, max(6, len(format.GroupDigits(int(top)))+1)
 	barW := max(8, min(40, w-labelW-countW-8))
 	lines := make([]string, 0, len(bands))
 	for _, b := range bands {
-		label := "≤ " + FormatLatency(b.UpToMS)
+		label := "≤ " + format.Latency(b.UpToMS)
 		if b.UpToMS >= 3_600_000 {
 			label = "> 5m"
 		}
 		share := float64(b.Count) / float64(max(1, total))
 		lines = append(lines, "  "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+
 			hbar(st, barW, float64(b.Count)/float64(max(1, top)))+
-			padLeft(groupDigits(int(b.Count)), countW)+st.Subtle.Render(padLeft(FormatPercent(share), 5)))
+			padLeft(format.GroupDigits(int(b.Count)), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
 	}
 	return lines
 }
@@ -218,17 +201,17 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	r0 := rs[0]
 	var lines []string
 	lines = append(lines, wrapLine(st.Title.Render("bucketctl load --compare")+" "+
-		st.Value.Render(SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), "  ", w)...)
-	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), Plural(r0.Concurrency, "worker"),
-		FormatDuration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
+		st.Value.Render(format.SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), "  ", w)...)
+	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), format.Plural(r0.Concurrency, "worker"),
+		format.Duration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
 	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
 	cols := []string{"strategy", "ops/s", "calls/req", "allowed", "max", "over-grant", "errors", "retries", "p99"}
 	rows := [][]string{cols}
 	for _, r := range rs {
-		rows = append(rows, []string{string(r.Strategy), FormatTokens(r.OpsPerSec),
-			strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64), groupDigits(int(r.Allowed)),
-			groupDigits(int(r.TheoreticalMax)), strconv.FormatFloat(r.OverGrantPct, 'f', 2, 64) + "%",
-			groupDigits(int(r.Errors)), groupDigits(int(r.Retries)), FormatLatency(r.LatencyMS.P99)})
+		rows = append(rows, []string{string(r.Strategy), format.Tokens(r.OpsPerSec),
+			strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64), format.GroupDigits(int(r.Allowed)),
+			format.GroupDigits(int(r.TheoreticalMax)), strconv.FormatFloat(r.OverGrantPct, 'f', 2, 64) + "%",
+			format.GroupDigits(int(r.Errors)), format.GroupDigits(int(r.Retries)), format.Latency(r.LatencyMS.P99)})
 	}
 	widths := make([]int, len(cols))
 	for _, row := range rows {
@@ -302,12 +285,12 @@ func verdict(st Styles, r load.Report) string {
 	switch {
 	case r.OverGrantPct > 0:
 		return st.Bad.Render(fmt.Sprintf("over-granted: %s allowed where at most %s could be",
-			groupDigits(int(r.Allowed)), groupDigits(int(r.TheoreticalMax))))
+			format.GroupDigits(int(r.Allowed)), format.GroupDigits(int(r.TheoreticalMax))))
 	case r.Errors > 0 && r.Retries > 0:
 		return st.Warn.Render(fmt.Sprintf("no over-grant, but %s retries and %s failed requests",
-			groupDigits(int(r.Retries)), groupDigits(int(r.Errors))))
+			format.GroupDigits(int(r.Retries)), format.GroupDigits(int(r.Errors))))
 	case r.Errors > 0:
-		return st.Warn.Render(fmt.Sprintf("%s requests failed", groupDigits(int(r.Errors))))
+		return st.Warn.Render(fmt.Sprintf("%s requests failed", format.GroupDigits(int(r.Errors))))
 	}
-	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", groupDigits(int(r.Allowed))))
+	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", format.GroupDigits(int(r.Allowed))))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // LoadSource returns the load run so far. load.Engine.Snapshot is one: it reads the
@@ -154,7 +155,7 @@ func (m Load) View() string {
 	s := m.snap
 	title := m.st.Title.Render("bucketctl load")
 	if m.has {
-		title += " " + m.st.Value.Render(SafeKey(s.Key))
+		title += " " + m.st.Value.Render(format.SafeKey(s.Key))
 	}
 	right := m.opts.Title
 	if n := len(m.opts.Runs); n > 1 && m.has {
@@ -179,10 +180,10 @@ func (m Load) progressLine() string {
 	s := m.snap
 	what := "starting…"
 	if m.has {
-		what = FormatDuration(s.Elapsed.Truncate(100*time.Millisecond)) + " of " + FormatDuration(s.Duration)
+		what = format.Duration(s.Elapsed.Truncate(100*time.Millisecond)) + " of " + format.Duration(s.Duration)
 		if s.Requests > 0 {
-			what = groupDigits(int(s.Decisions)) + " of " + groupDigits(int(s.Requests)) + " requests · " +
-				FormatDuration(s.Elapsed.Truncate(100*time.Millisecond))
+			what = format.GroupDigits(int(s.Decisions)) + " of " + format.GroupDigits(int(s.Requests)) + " requests · " +
+				format.Duration(s.Elapsed.Truncate(100*time.Millisecond))
 		}
 	}
 	p := s.Progress()
@@ -230,20 +231,20 @@ func (m Load) countsLine() string {
 	s := m.snap
 	st := m.st
 	parts := []string{
-		st.Label.Render("allowed ") + st.Good.Render(groupDigits(int(s.Allowed))),
-		st.Label.Render("denied ") + st.Value.Render(groupDigits(int(s.Denied))),
+		st.Label.Render("allowed ") + st.Good.Render(format.GroupDigits(int(s.Allowed))),
+		st.Label.Render("denied ") + st.Value.Render(format.GroupDigits(int(s.Denied))),
 	}
 	errs := st.Value.Render("0")
 	if s.Errors > 0 {
-		errs = st.Bad.Render(groupDigits(int(s.Errors)))
+		errs = st.Bad.Render(format.GroupDigits(int(s.Errors)))
 	}
 	parts = append(parts, st.Label.Render("errors ")+errs)
 	if s.Retries > 0 {
-		parts = append(parts, st.Label.Render("retries ")+st.Warn.Render(groupDigits(int(s.Retries))))
+		parts = append(parts, st.Label.Render("retries ")+st.Warn.Render(format.GroupDigits(int(s.Retries))))
 	}
 	if s.Elapsed > 0 {
 		ops := float64(s.Allowed+s.Denied) / s.Elapsed.Seconds()
-		parts = append(parts, st.Value.Render(FormatTokens(ops))+st.Label.Render(" ops/s"))
+		parts = append(parts, st.Value.Render(format.Tokens(ops))+st.Label.Render(" ops/s"))
 	}
 	return strings.Join(parts, st.Subtle.Render(" · "))
 }
@@ -256,15 +257,15 @@ func (m Load) lastSecondLine() string {
 		return m.st.Subtle.Render("last second: collecting…")
 	}
 	p := s.PerSecond[n-1]
-	return m.st.Label.Render("last second: allowed ") + m.st.Good.Render(FormatRate(float64(p.Allowed))) +
-		m.st.Label.Render(" · denied ") + m.st.Bad.Render(FormatRate(float64(p.Denied))) +
-		m.st.Subtle.Render(fmt.Sprintf(" · bucket refills %s", FormatRate(s.Spec.Rate)))
+	return m.st.Label.Render("last second: allowed ") + m.st.Good.Render(format.Rate(float64(p.Allowed))) +
+		m.st.Label.Render(" · denied ") + m.st.Bad.Render(format.Rate(float64(p.Denied))) +
+		m.st.Subtle.Render(fmt.Sprintf(" · bucket refills %s", format.Rate(s.Spec.Rate)))
 }
 
 func (m Load) latencyLine() string {
 	l := m.snap.Latency
 	return m.st.Label.Render("latency ") + fmt.Sprintf("p50 %s  p90 %s  p99 %s  max %s",
-		FormatLatency(l.P50), FormatLatency(l.P90), FormatLatency(l.P99), FormatLatency(l.Max))
+		format.Latency(l.P50), format.Latency(l.P90), format.Latency(l.P99), format.Latency(l.Max))
 }
 
 func (m Load) tokensLine(w int) string {
@@ -272,8 +273,8 @@ func (m Load) tokensLine(w int) string {
 	if !s.HasTokens {
 		return m.st.Label.Render("tokens ") + m.st.Subtle.Render("–")
 	}
-	text := m.st.Label.Render("tokens ") + m.st.Value.Render(FormatTokens(s.Tokens)) +
-		m.st.Subtle.Render(" / "+FormatTokens(s.Spec.Capacity)) + " "
+	text := m.st.Label.Render("tokens ") + m.st.Value.Render(format.Tokens(s.Tokens)) +
+		m.st.Subtle.Render(" / "+format.Tokens(s.Spec.Capacity)) + " "
 	return text + m.st.Bar(max(0, min(30, w-lipgloss.Width(text))), s.Tokens/s.Spec.Capacity)
 }
 
@@ -282,7 +283,7 @@ func (m Load) sidePanel() string {
 	s := m.snap
 	st := m.st
 	row := func(label string, v float64) string {
-		return "  " + st.Label.Render(fmt.Sprintf("%-7s", label)) + padLeft(FormatLatency(v), 8)
+		return "  " + st.Label.Render(fmt.Sprintf("%-7s", label)) + padLeft(format.Latency(v), 8)
 	}
 	l := s.Latency
 	lines := []string{st.Header.Render("latency so far"),
@@ -290,7 +291,7 @@ func (m Load) sidePanel() string {
 		"", st.Header.Render("bucket level")}
 	if s.HasTokens {
 		lines = append(lines,
-			"  "+st.Value.Render(FormatTokens(s.Tokens))+st.Subtle.Render(" / "+FormatTokens(s.Spec.Capacity)+" tokens"),
+			"  "+st.Value.Render(format.Tokens(s.Tokens))+st.Subtle.Render(" / "+format.Tokens(s.Spec.Capacity)+" tokens"),
 			"  "+st.Bar(sidePanelW-4, s.Tokens/s.Spec.Capacity))
 	} else {
 		lines = append(lines, "  "+st.Subtle.Render("no decision yet"))

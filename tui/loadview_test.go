@@ -13,6 +13,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/tui/format"
 	"github.com/bucketctl/bucketctl/tui/termtest"
 )
 
@@ -237,8 +238,8 @@ func TestLoadProgressLine(t *testing.T) {
 func TestFormatLatency(t *testing.T) {
 	for in, want := range map[float64]string{0: "–", 0.4123: "412µs", 1.234: "1.23ms", 12.34: "12.3ms",
 		123.4: "123ms", 1500: "1.5s"} {
-		if got := FormatLatency(in); got != want {
-			t.Errorf("FormatLatency(%v) = %q, want %q", in, got, want)
+		if got := format.Latency(in); got != want {
+			t.Errorf("format.Latency(%v) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 type topKeys struct {
@@ -196,7 +198,7 @@ func (m Top) askReset() (Top, tea.Cmd) {
 		if m.detail {
 			k = m.detailView.cur.Key
 		}
-		return m, m.say(SafeKey(k)+" is gone already: it reads as full", false)
+		return m, m.say(format.SafeKey(k)+" is gone already: it reads as full", false)
 	case m.detail:
 		st := m.detailView.cur
 		m.confirm = &st

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // TopSource reads every matching bucket and resets one. Fetch is called again only after
@@ -43,7 +44,7 @@ type Cost struct {
 }
 
 func (c Cost) String() string {
-	s := Plural(c.RoundTrips, "round trip") + ", " + Plural(c.Commands, "command")
+	s := format.Plural(c.RoundTrips, "round trip") + ", " + format.Plural(c.Commands, "command")
 	if c.Detail != "" {
 		s += " (" + c.Detail + ")"
 	}
@@ -211,9 +212,9 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			return m, m.say("reset "+SafeKey(msg.key)+" failed: "+oneLine(msg.err.Error()), true)
+			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+oneLine(msg.err.Error()), true)
 		}
-		say := m.say("reset "+SafeKey(msg.key)+": it reads as full now", false)
+		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", false)
 		if m.paused {
 			return m, say
 		}
@@ -284,7 +285,7 @@ func (m *Top) refilter() {
 	for i := range m.rows {
 		if f == "" || strings.Contains(strings.ToLower(m.rows[i].state.Key), f) {
 			m.visible = append(m.visible, i)
-			m.keyWant = max(m.keyWant, ansi.StringWidth(SafeKey(m.rows[i].state.Key)))
+			m.keyWant = max(m.keyWant, ansi.StringWidth(format.SafeKey(m.rows[i].state.Key)))
 		}
 	}
 	m.sortRows()

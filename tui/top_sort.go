@@ -3,6 +3,8 @@ package tui
 import (
 	"cmp"
 	"sort"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // SortBy is the dashboard's row order.
@@ -97,7 +99,7 @@ func (r *topRow) fillShown() float64 {
 	if r.unknownFill() {
 		return 0
 	}
-	return tokensShown(r.state.Tokens) / r.state.Spec.Capacity
+	return format.TokensShown(r.state.Tokens) / r.state.Spec.Capacity
 }
 
 func (m *Top) setSort(s SortBy) {
@@ -123,9 +125,9 @@ func (m *Top) less(a, b *topRow) bool {
 	c := 0
 	switch m.sortBy {
 	case SortDeny:
-		c = cmp.Compare(rateShown(b.denyRate()), rateShown(a.denyRate()))
+		c = cmp.Compare(format.RateShown(b.denyRate()), format.RateShown(a.denyRate()))
 	case SortBusy:
-		c = cmp.Compare(rateShown(b.busyRate()), rateShown(a.busyRate()))
+		c = cmp.Compare(format.RateShown(b.busyRate()), format.RateShown(a.busyRate()))
 	}
 	if m.reverse {
 		c = -c

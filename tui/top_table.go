@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // column is one column of the table. The key column takes the width left over.
@@ -27,9 +29,9 @@ const (
 
 var topColumns = []column{
 	{"FILL", 10, 1, func(m *Top, r *topRow, w int) string { return m.st.Bar(w, r.state.Fill()) }},
-	{"TOKENS", 8, 2, func(m *Top, r *topRow, w int) string { return padLeft(FormatTokens(r.state.Tokens), w) }},
-	{"CAP", 7, 4, func(m *Top, r *topRow, w int) string { return padLeft(FormatTokens(r.state.Spec.Capacity), w) }},
-	{"RATE", 8, 5, func(m *Top, r *topRow, w int) string { return padLeft(FormatRate(r.state.Spec.Rate), w) }},
+	{"TOKENS", 8, 2, func(m *Top, r *topRow, w int) string { return padLeft(format.Tokens(r.state.Tokens), w) }},
+	{"CAP", 7, 4, func(m *Top, r *topRow, w int) string { return padLeft(format.Tokens(r.state.Spec.Capacity), w) }},
+	{"RATE", 8, 5, func(m *Top, r *topRow, w int) string { return padLeft(format.Rate(r.state.Spec.Rate), w) }},
 	{"ALLOW/s", 8, 7, func(m *Top, r *topRow, w int) string {
 		return padLeft(rateCell(r.hasAct && r.act.Counted, r.act.Allowed), w)
 	}},
@@ -43,12 +45,12 @@ var topColumns = []column{
 	{"USE/s", 8, 8, func(m *Top, r *topRow, w int) string {
 		return padLeft(rateCell(r.hasAct && r.act.ConsumedKnown, r.act.Consumed), w)
 	}},
-	{"TTL", 7, 6, func(m *Top, r *topRow, w int) string { return padLeft(FormatTTL(r.state.TTL), w) }},
+	{"TTL", 7, 6, func(m *Top, r *topRow, w int) string { return padLeft(format.TTL(r.state.TTL), w) }},
 	{"UPDATED", 8, 9, func(m *Top, r *topRow, w int) string {
 		if !r.state.Exists {
 			return padLeft("never", w)
 		}
-		return padLeft(FormatDuration(r.state.Age()), w)
+		return padLeft(format.Duration(r.state.Age()), w)
 	}},
 	{"LAYOUT", 10, 10, func(m *Top, r *topRow, w int) string { return trunc(r.state.Layout.Name, w) }},
 }
@@ -57,7 +59,7 @@ func rateCell(known bool, v float64) string {
 	if !known {
 		return "–"
 	}
-	return FormatPerSecond(v)
+	return format.PerSecond(v)
 }
 
 // columns picks the columns that fit in width w, in display order, with their widths, and
@@ -145,7 +147,7 @@ func (m *Top) emptyText() string {
 	switch {
 	case m.filter.Value() != "" && m.partial():
 		// The filter searched the rows kept: the key may well exist. The longest that fits.
-		head := "none of the " + Plural(len(m.snap.States), "bucket") + " kept contains " + strconv.Quote(m.filter.Value())
+		head := "none of the " + format.Plural(len(m.snap.States), "bucket") + " kept contains " + strconv.Quote(m.filter.Value())
 		for _, s := range []string{
 			" (top keeps the emptiest, most denied and first by name; look a key up with 'bucketctl inspect KEY' or narrow --match)",
 			"; look it up with 'bucketctl inspect KEY' or narrow --match",
@@ -169,19 +171,19 @@ func (m *Top) emptyText() string {
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {
-		of := groupDigits(len(m.visible))
+		of := format.GroupDigits(len(m.visible))
 		if m.partial() && m.filter.Value() == "" {
 			of += " kept" // not every bucket there is
 		}
-		parts = append(parts, fmt.Sprintf("%s–%s of %s", groupDigits(m.offset+1), groupDigits(end), of))
+		parts = append(parts, fmt.Sprintf("%s–%s of %s", format.GroupDigits(m.offset+1), format.GroupDigits(end), of))
 	}
 	if rest := len(m.visible) - end; rest > 0 {
-		parts = append(parts, "+"+groupDigits(rest)+" more below")
+		parts = append(parts, "+"+format.GroupDigits(rest)+" more below")
 	}
 	if f := m.filter.Value(); f != "" {
-		hidden := " (" + groupDigits(len(m.rows)-len(m.visible)) + " hidden)"
+		hidden := " (" + format.GroupDigits(len(m.rows)-len(m.visible)) + " hidden)"
 		if m.partial() {
-			hidden = " of the " + groupDigits(len(m.snap.States)) + " kept" + hidden
+			hidden = " of the " + format.GroupDigits(len(m.snap.States)) + " kept" + hidden
 		}
 		parts = append(parts, "filter "+strconv.Quote(f)+hidden)
 	}
@@ -194,7 +196,7 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 	if selected {
 		mark = "▸ "
 	}
-	keyCell := fit(TruncMiddle(SafeKey(r.state.Key), keyW), keyW)
+	keyCell := fit(format.TruncMiddle(format.SafeKey(r.state.Key), keyW), keyW)
 	var line string
 	if r.gone || r.state.Problem != "" || !r.state.HasSpec() {
 		msg := r.state.Problem
@@ -202,7 +204,7 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 		case r.gone:
 			msg = "gone: not in the last scan (reset, expired or deleted); it reads as full"
 		case msg == "":
-			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", FormatTokens(r.state.Tokens), r.state.Layout.Name)
+			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", format.Tokens(r.state.Tokens), r.state.Layout.Name)
 		}
 		rest := m.w - gutter - keyW - 1
 		sty := m.st.Subtle

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 type topRead struct {
@@ -298,7 +299,7 @@ func TestTopTenThousandBuckets(t *testing.T) {
 	if len(keys) == 0 || keys[0] != "rate:tenant:00000" {
 		t.Fatalf("first row %v, want the empty bucket rate:tenant:00000", keys)
 	}
-	for _, want := range []string{fmt.Sprintf("1–%d of 10,000", len(keys)), fmt.Sprintf("+%s more below", groupDigits(10000-len(keys))),
+	for _, want := range []string{fmt.Sprintf("1–%d of 10,000", len(keys)), fmt.Sprintf("+%s more below", format.GroupDigits(10000-len(keys))),
 		"refresh took 2.5s (interval 10ms)"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q:\n%s", want, screen)

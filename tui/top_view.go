@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // View renders the screen.
@@ -31,12 +33,12 @@ func (m *Top) topLines() []string {
 		switch {
 		case m.partial() && m.snap.Keyspace > 0:
 			// First, so it stays when the header narrows and drops the coverage.
-			extra = append(extra, groupDigits(len(m.snap.States))+" kept of ~"+FormatCount(m.snap.Keyspace)+" keys",
+			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Count(m.snap.Keyspace)+" keys",
 				m.snap.Coverage)
 		case m.partial():
-			extra = append(extra, Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
+			extra = append(extra, format.Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
 		default:
-			extra = append(extra, Plural(len(m.snap.States), "bucket"))
+			extra = append(extra, format.Plural(len(m.snap.States), "bucket"))
 		}
 	}
 	label := ""
@@ -56,8 +58,8 @@ func (m *Top) topLines() []string {
 		status = append(status, m.st.Notice.Render(text))
 	}
 	if m.haveSnap && m.snap.Took > m.opts.Interval {
-		status = append(status, m.st.Warn.Render("⚠ refresh took "+FormatDuration(m.snap.Took)+
-			" (interval "+FormatDuration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
+		status = append(status, m.st.Warn.Render("⚠ refresh took "+format.Duration(m.snap.Took)+
+			" (interval "+format.Duration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
 	}
 	if m.notice != "" {
 		sty := m.st.Good
@@ -91,7 +93,7 @@ func (m *Top) bottomLines() []string {
 	if m.filtering {
 		in := m.filter
 		if m.partial() {
-			in.placeholder = "part of the key (filters the " + Plural(len(m.snap.States), "bucket") + " kept)"
+			in.placeholder = "part of the key (filters the " + format.Plural(len(m.snap.States), "bucket") + " kept)"
 		}
 		lines = append(lines, in.view(m.st, m.w))
 	}
@@ -101,8 +103,8 @@ func (m *Top) bottomLines() []string {
 	lines = append(lines, fullHelpLines(m.st, m.keyMap().FullHelp(), m.w)...)
 	cost := "Redis cost per refresh: not measured yet"
 	if m.haveSnap {
-		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + FormatDuration(m.snap.Took) +
-			", every " + FormatDuration(m.opts.Interval)
+		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + format.Duration(m.snap.Took) +
+			", every " + format.Duration(m.opts.Interval)
 	}
 	lines = append(lines, "")
 	for _, p := range []string{cost, "Reads only: SCAN on every master, then the buckets' TYPE, PTTL and fields in pipelines; a reset writes one bucket, after y."} {
@@ -113,7 +115,7 @@ func (m *Top) bottomLines() []string {
 
 func (m *Top) detailBody(h int) string {
 	label := m.st.Label.Render("detail ")
-	key := TruncMiddle(SafeKey(m.detailView.cur.Key), max(8, m.w-lipgloss.Width(label)))
+	key := format.TruncMiddle(format.SafeKey(m.detailView.cur.Key), max(8, m.w-lipgloss.Width(label)))
 	lines := []string{label + m.st.Value.Render(key)}
 	if m.detailGone {
 		lines = append(lines, wrapText(m.st.Notice, "not in the last scan: the bucket was reset, expired or was deleted (it reads as full)", m.w)...)
@@ -126,9 +128,9 @@ func (m *Top) dialog(h int) string {
 	s := m.confirm
 	what := s.Layout.Name + " bucket"
 	if s.HasSpec() {
-		what += " · " + FormatTokens(s.Tokens) + " / " + FormatTokens(s.Spec.Capacity) + " tokens"
+		what += " · " + format.Tokens(s.Tokens) + " / " + format.Tokens(s.Spec.Capacity) + " tokens"
 	}
-	lines := []string{m.st.Bad.Render("Reset " + SafeKey(s.Key) + "?")}
+	lines := []string{m.st.Bad.Render("Reset " + format.SafeKey(s.Key) + "?")}
 	if srv := m.opts.server(); srv != "" {
 		lines = append(lines, m.st.Label.Render("on ")+m.st.Value.Render(srv))
 	}

@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // WatchSource reads the watched bucket once. bucket.Store.Inspect of one key is one
@@ -111,7 +112,7 @@ func (m Watch) View() string {
 	if m.body.has {
 		keyName = m.body.cur.Key
 	}
-	top := m.headerLines("bucketctl watch", "", SafeKey(keyName), nil, &m.opts.LiveOptions, m.body.has)
+	top := m.headerLines("bucketctl watch", "", format.SafeKey(keyName), nil, &m.opts.LiveOptions, m.body.has)
 	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
 		"1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
 	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1

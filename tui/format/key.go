@@ -1,6 +1,8 @@
-package tui
+package format
 
 import (
+	"github.com/charmbracelet/x/ansi"
+
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -52,4 +54,27 @@ func SafeText(s string) string {
 		i += size
 	}
 	return string(b)
+}
+
+// QuoteKey writes a key in double quotes, as Go quotes a string, safe for a terminal:
+// "rate:user:42", "a\x1bb".
+func QuoteKey(key string) string { return SafeKey(strconv.Quote(key)) }
+
+// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so
+// both the start and the end of a key stay: keys of one family differ in their tail
+// (rl:{tenant-4711}:r…/orders, rl:{tenant-4711}:r…/users). s is plain text (pass a key
+// through SafeKey first); the tail keeps the larger half.
+func TruncMiddle(s string, width int) string {
+	w := ansi.StringWidth(s)
+	switch {
+	case w <= width:
+		return s
+	case width <= 0:
+		return ""
+	case width == 1:
+		return "…"
+	}
+	head := (width - 1) / 2
+	tail := width - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, w-tail, "")
 }

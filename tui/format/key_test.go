@@ -1,4 +1,4 @@
-package tui
+package format
 
 import (
 	"strings"
@@ -44,6 +44,19 @@ func TestSafeText(t *testing.T) {
 	} {
 		if got := SafeText(in); got != want {
 			t.Errorf("SafeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestQuoteKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"rate:user:42": `"rate:user:42"`,
+		"a\x1b[2Jb":    `"a\x1b[2Jb"`,
+		`say "hi"`:     `"say \"hi\""`,
+		"bad\xff":      `"bad\xff"`,
+	} {
+		if got := QuoteKey(in); got != want {
+			t.Errorf("QuoteKey(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

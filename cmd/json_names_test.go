@@ -2,50 +2,12 @@ package cmd
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
-
-func TestJSONRounding(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"tokens noise of 2.7", jsonTokens(10 - 7.3), 2.7},
-		{"tokens noise of 10", jsonTokens(9.999999999999998), 10},
-		{"tokens floored, never a token more", jsonTokens(0.99999), 0.999},
-		{"tokens thousandth", jsonTokens(7.0916), 7.091},
-		{"tokens whole", jsonTokens(16000), 16000},
-		{"fill", jsonRatio(0.061016765949999996), 0.061},
-		{"fill full", jsonRatio(0.9999999999999999), 1},
-		{"rate measured", jsonRate(9.98765), 9.988},
-		{"spec noise", jsonSpec(0.1 + 0.2), 0.3},
-		{"spec slow rate kept", jsonSpec(0.0001), 0.0001},
-		{"spec third", jsonSpec(1.0 / 3), 0.333333333},
-		{"ms", ms(1234567 * time.Nanosecond), 1.234},
-		{"ms 200", ms(200 * time.Millisecond), 200},
-		{"ttl none", ttlMS(-1), -1},
-		{"ttl no key", ttlMS(-2), -2}, // as PTTL says: -1 would read as "no TTL"
-	} {
-		if c.got != c.want {
-			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
-		}
-	}
-	// JSON never fails: what encoding/json refuses becomes a finite number.
-	for _, v := range []float64{jsonTokens(math.Inf(1)), jsonTokens(math.NaN()), round3(math.Inf(-1)), jsonSpec(math.NaN()), jsonTokens(1e307)} {
-		if _, err := json.Marshal(v); err != nil {
-			t.Errorf("%v: %v", v, err)
-		}
-	}
-	if v := jsonTokens(1e307); v != 1e307 {
-		t.Errorf("jsonTokens(1e307) = %v: a large value must not be scaled", v)
-	}
-}
 
 // decimals is the number of decimals v is written with in JSON.
 func decimals(v float64) int {

@@ -1,33 +1,33 @@
-package tui
+package format
 
 import (
 	"math"
 	"strconv"
 )
 
-// countOf formats a float count through FormatCount, and one too large for an int64 (a
+// countOf formats a float count through Count, and one too large for an int64 (a
 // corrupt or absurd value) as a float with an exponent, never by wrapping around.
 func countOf(v float64) string {
 	if math.Abs(v) >= 1e15 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return FormatCount(int64(v))
+	return Count(int64(v))
 }
 
-// FormatCount writes a count of things (keys, buckets, requests) the same way everywhere:
+// Count writes a count of things (keys, buckets, requests) the same way everywhere:
 // exact with thousands separators below 100,000 (5,003), compact above (340k, 1.3M).
-func FormatCount(n int64) string {
+func Count(n int64) string {
 	if n < 0 {
 		if n == math.MinInt64 {
 			return "-9.2E18" // -n would overflow
 		}
-		return "-" + FormatCount(-n)
+		return "-" + Count(-n)
 	}
 	switch {
 	case n >= 1e9:
-		return trimFloat(float64(n)/1e9, 1) + "G"
+		return Decimal(float64(n)/1e9, 1) + "G"
 	case n >= 1e6:
-		return trimFloat(float64(n)/1e6, 1) + "M"
+		return Decimal(float64(n)/1e6, 1) + "M"
 	case n >= 1e5:
 		return strconv.FormatInt((n+500)/1000, 10) + "k"
 	}

@@ -1,0 +1,81 @@
+package format
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		return "-" + Duration(-d)
+	}
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Microsecond:
+		return "<1µs"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < 10*time.Second:
+		return Decimal(d.Seconds(), 1) + "s"
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d < time.Hour:
+		return compound(d, time.Minute, "m", time.Second, "s")
+	case d < 24*time.Hour:
+		return compound(d, time.Hour, "h", time.Minute, "m")
+	}
+	return compound(d, 24*time.Hour, "d", time.Hour, "h")
+}
+
+func compound(d, big time.Duration, bigU string, small time.Duration, smallU string) string {
+	s := strconv.FormatInt(int64(d/big), 10) + bigU
+	if r := (d % big) / small; r > 0 {
+		s += strconv.FormatInt(int64(r), 10) + smallU
+	}
+	return s
+}
+
+// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-").
+func TTL(d time.Duration) string {
+	switch {
+	case d == -1:
+		return "none"
+	case d == -2:
+		return "-"
+	case d < 0:
+		return "?"
+	}
+	return Duration(d)
+}
+
+// RetryAfter writes how long until a request can pass; negative is never (its cost
+// is above capacity).
+func RetryAfter(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return Duration(d)
+}
+
+// Latency writes a latency in milliseconds with three significant digits at most: 412µs,
+// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured.
+func Latency(msec float64) string {
+	switch {
+	case msec <= 0 || math.IsNaN(msec):
+		return "–"
+	case msec < 1:
+		return strconv.FormatFloat(math.Round(msec*1000), 'f', 0, 64) + "µs"
+	case msec < 10:
+		return Decimal(msec, 2) + "ms"
+	case msec < 100:
+		return Decimal(msec, 1) + "ms"
+	case msec < 1000:
+		return strconv.FormatFloat(math.Round(msec), 'f', 0, 64) + "ms"
+	}
+	return Duration(time.Duration(msec * float64(time.Millisecond)))
+}

@@ -1,0 +1,26 @@
+package format
+
+import (
+	"math"
+	"testing"
+)
+
+func TestLatencyAndBytes(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Latency(0.412), "412µs"},
+		{Latency(1.234), "1.23ms"},
+		{Latency(12.34), "12.3ms"},
+		{Latency(123.4), "123ms"},
+		{Latency(1234), "1.2s"},
+		{Latency(0), "–"},
+		{Latency(math.NaN()), "–"},
+		{Bytes(0), "-"},
+		{Bytes(512), "~512 B"},
+		{Bytes(1536), "~1.5 KiB"},
+		{Bytes(5 << 20), "~5.0 MiB"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package format
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// noise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
+const noise = 1e-6
+
+// floorTo cuts v to dec decimals toward zero: a level is floored (never a token more than
+// the bucket holds), a debt keeps its whole size (-2.2 stays -2.2 when float arithmetic
+// makes it -2.20000002). Never -0.
+func floorTo(v float64, dec int) float64 {
+	p := math.Pow10(dec)
+	if v < 0 {
+		return -math.Floor(-v*p+noise)/p + 0
+	}
+	return math.Floor(v*p+noise) / p
+}
+
+// Tokens writes a number of tokens: cut toward zero to 2 decimals below 10, 1 below 100,
+// whole with thousands separators below 100,000, compact above (as Count).
+func Tokens(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	t := TokensShown(v)
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return countOf(t)
+	case a >= 10:
+		return Decimal(t, 1)
+	}
+	return Decimal(t, 2)
+}
+
+// TokensShown is v at the precision Tokens shows it, so levels read microseconds
+// apart that show the same compare equal.
+func TokensShown(v float64) float64 {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return v
+	case a >= 100:
+		return floorTo(v, 0)
+	case a >= 10:
+		return floorTo(v, 1)
+	}
+	return floorTo(v, 2)
+}
+
+// RateShown is v at the precision PerSecond shows it (whole from 100/s up), so
+// rates read microseconds apart that show the same compare equal.
+func RateShown(v float64) float64 {
+	if math.Abs(v) >= 99.95 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.Round(v)
+	}
+	r, err := strconv.ParseFloat(PerSecond(v), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// Rate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s"; a rate
+// below 0.01/s per hour, where it reads better and fits a column: "0.4/h" (0.00011/s).
+func Rate(v float64) string {
+	if a := math.Abs(v); a > 0 && a < 0.01 {
+		return PerSecond(v*3600) + "/h"
+	}
+	return PerSecond(v) + "/s"
+}
+
+// PerSecond writes the number of a per-second rate, for columns and fields that
+// name the unit themselves: rounded, 2 decimals below 10, 1 below 100, then whole as a
+// count; below 1 two significant digits, so a slow refill (0.0017) never reads as 0.
+func PerSecond(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 99.95:
+		return countOf(math.Round(v))
+	case a >= 10:
+		return Decimal(v, 1)
+	case a >= 1:
+		return Decimal(v, 2)
+	}
+	return Decimal(v, 1-int(math.Floor(math.Log10(a))))
+}
+
+// Percent writes a ratio in [0,1] as a whole percentage, floored: a bucket is shown
+// 100% full only when it is; a share above 0 and below 1% is "<1%", never 0%.
+func Percent(r float64) string {
+	if s, ok := special(r); ok {
+		return s
+	}
+	if r > 0 && r < 0.01-noise/100 {
+		return "<1%"
+	}
+	return strconv.FormatFloat(floorTo(r*100, 0), 'f', 0, 64) + "%"
+}
+
+// Axis writes a chart axis tick compactly, where width is scarce: 0.5, 20, 500, 2.5k,
+// 10k, 1.5M.
+func Axis(v float64) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return Decimal(v/1e9, 1) + "G"
+	case a >= 1e6:
+		return Decimal(v/1e6, 1) + "M"
+	case a >= 1e3:
+		return Decimal(v/1e3, 1) + "k"
+	case a >= 100:
+		return Decimal(v, 0)
+	case a >= 10:
+		return Decimal(v, 1)
+	}
+	return Decimal(v, 2)
+}
+
+// special writes the values that are not finite numbers.
+func special(v float64) (string, bool) {
+	switch {
+	case math.IsNaN(v):
+		return "?", true
+	case math.IsInf(v, 1):
+		return "∞", true
+	case math.IsInf(v, -1):
+		return "-∞", true
+	}
+	return "", false
+}
+
+func Decimal(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// Plural writes n (as Count) and what, with an s unless n is 1.
+func Plural(n int, what string) string {
+	s := Count(int64(n)) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// GroupDigits writes n with thousands separators: 10,000.
+func GroupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// Bytes writes an estimated size: "~1.2 MiB", "-" when nothing was measured.
+func Bytes(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	if i == 0 {
+		return "~" + strconv.FormatInt(n, 10) + " B"
+	}
+	return "~" + strconv.FormatFloat(v, 'f', 1, 64) + " " + units[i]
+}
