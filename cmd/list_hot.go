@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // list --hot: the buckets being written now (bucket.HotBuckets), busiest first.
@@ -83,7 +83,7 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 		q.Prefixes = []string{p}
 	}
 	prog := newProgress(f.IO)
-	prog.show("following writes for %s (client tracking)...", fmtDur(opts.For))
+	prog.show("following writes for %s (client tracking)...", format.Duration(opts.For))
 	rep, err := st.HotBuckets(ctx, q)
 	prog.clear()
 	if err != nil {
@@ -108,14 +108,14 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	if err := out.close(); err != nil {
 		return err
 	}
-	masters := tui.Plural(rep.Masters, "master")
+	masters := format.Plural(rep.Masters, "master")
 	fmt.Fprintf(f.IO.ErrOut, "hot: ranked by %s over %s on %s: %s written, %s of the busiest not buckets (left out), %s\n",
-		rep.Source, fmtDur(rep.Observed), masters, tui.Plural(int(rep.Keys), "key"), tui.FormatCount(rep.NotBuckets),
-		tui.Plural(shown, "bucket")+" listed")
+		rep.Source, format.Duration(rep.Observed), masters, format.Plural(int(rep.Keys), "key"), format.Count(rep.NotBuckets),
+		format.Plural(shown, "bucket")+" listed")
 	return nil
 }
 
-func hotRate(v float64) string { return tui.FormatPerSecond(v) }
+func hotRate(v float64) string { return format.PerSecond(v) }
 
 func hotRow(b bucket.HotBucket, node func(string) string) []string {
 	s := b.State
@@ -125,13 +125,13 @@ func hotRow(b bucket.HotBucket, node func(string) string) []string {
 	} else {
 		rate += " (writes)"
 	}
-	tokens, capacity, fill := tui.FormatTokens(displayTokens(s)), "?", "?"
+	tokens, capacity, fill := format.Tokens(s.Tokens), "?", "?"
 	if s.HasSpec() {
-		capacity, fill = tui.FormatTokens(s.Spec.Capacity), tui.FormatPercent(s.Fill())
+		capacity, fill = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill())
 	} else {
 		tokens += " (stored)"
 	}
-	ttl := tui.FormatTTL(s.TTL)
+	ttl := format.TTL(s.TTL)
 	if s.Exists && s.TTL == -1 {
 		ttl = "none!"
 	}
@@ -143,10 +143,10 @@ func hotRow(b bucket.HotBucket, node func(string) string) []string {
 }
 
 func hotView(b bucket.HotBucket, rep bucket.HotReport, node func(string) string) HotView {
-	v := HotView{StateView: stateViewNode(b.State, node), DecisionsPerSec: jsonRate(b.PerSecond),
-		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: ms(rep.Observed)}
+	v := HotView{StateView: stateViewNode(b.State, node), DecisionsPerSec: format.JSONRate(b.PerSecond),
+		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: format.JSONMS(rep.Observed)}
 	if b.Counted {
-		d := jsonRate(b.DeniedPerSecond)
+		d := format.JSONRate(b.DeniedPerSecond)
 		v.DeniedPerSec, v.RateFrom = &d, "counters"
 	}
 	return v
