@@ -20,6 +20,8 @@ type Watchlist struct {
 	budget int64
 	kept   map[string]State
 	pinned string
+	// hot are keys being written now (see Hot): read every refresh, kept while hot.
+	hot []string
 
 	pass, passKeys, lastPass int64
 	limit, passBuckets       int64
@@ -53,6 +55,8 @@ type WatchResult struct {
 	Commands, RoundTrips, Pages int64
 	// Whole says the States are every bucket there is: a whole pass kept them all.
 	Whole bool
+	// NotBuckets are the hot keys (see Hot) that read as no bucket: gone, or not one.
+	NotBuckets []string
 }
 
 // NewWatchlist prepares a Watchlist (nothing is read until Refresh).
@@ -92,13 +96,20 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		spent += int64(w.sc.stats.Masters)
 		res.RoundTrips += int64(w.sc.stats.Masters)
 	}
-	if len(w.kept) > 0 || w.pinned != "" {
-		keys := make([]string, 0, len(w.kept)+1)
+	if len(w.kept) > 0 || w.pinned != "" || len(w.hot) > 0 {
+		keys := make([]string, 0, len(w.kept)+1+len(w.hot))
 		for k := range w.kept {
 			keys = append(keys, k)
 		}
 		if _, ok := w.kept[w.pinned]; !ok && w.pinned != "" {
 			keys = append(keys, w.pinned)
+		}
+		hot := make(map[string]bool, len(w.hot))
+		for _, k := range w.hot {
+			if _, ok := w.kept[k]; !ok && k != w.pinned && !hot[k] {
+				keys = append(keys, k)
+			}
+			hot[k] = true
 		}
 		o := w.sc.read
 		o.scanned = false // a kept bucket that is gone comes back as missing, and is dropped
@@ -111,6 +122,9 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 				w.kept[st.Key] = st
 			} else {
 				delete(w.kept, st.Key)
+				if hot[st.Key] {
+					res.NotBuckets = append(res.NotBuckets, st.Key)
+				}
 			}
 		}
 		spent += int64(len(keys)) + 1
@@ -169,6 +183,11 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 // exists, whatever the orderings say; "" keeps none.
 func (w *Watchlist) Keep(key string) { w.pinned = key }
 
+// Hot makes keys being written now (from a HotTracker) read on every refresh and kept
+// whatever the orderings say, until the next call; keys that are not buckets come back in
+// WatchResult.NotBuckets. The caller bounds how many.
+func (w *Watchlist) Hot(keys []string) { w.hot = keys }
+
 // prune keeps the Keep emptiest, the Keep most denied and the Keep first by name (and the
 // pinned key).
 func (w *Watchlist) prune() {
@@ -180,6 +199,9 @@ func (w *Watchlist) prune() {
 		all = append(all, s)
 	}
 	keep := map[string]bool{w.pinned: true}
+	for _, k := range w.hot {
+		keep[k] = true
+	}
 	pick := func(less func(a, b State) bool) {
 		sort.Slice(all, func(i, j int) bool { return less(all[i], all[j]) })
 		for _, s := range all[:min(w.keep, len(all))] {

@@ -59,6 +59,11 @@ one is in flight; when one takes longer than --interval the header says so. When
 unreachable a banner names the address and the cause, the last data stays on screen, and
 the dashboard recovers by itself.
 
+Buckets being written now show whatever the scan has reached: top follows writes with
+client tracking in broadcast mode (Redis 6+, as 'list --hot' does; no configuration
+change), reads the keys written most since the last refresh (at most 10 more read
+commands), and puts the buckets among them first, marked '!', named in a "hot now" line.
+
 top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -o json'.`,
 		Example: `  bucketctl top
   bucketctl top --match 'rate:user:*' --interval 2s
@@ -147,6 +152,7 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
 	}
 	m := tui.NewTop(src, opts)
+	defer src.Close()
 	return runProgram(ctx, ios, m)
 }
 
@@ -169,6 +175,7 @@ type TopSource struct {
 	wl   *bucket.Watchlist
 	keep string
 	addr string // the server, for a refused reset's message
+	hot  topHot
 }
 
 // NewTopSource returns the source of the top dashboard over st.
@@ -184,9 +191,16 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	}
 	countCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
-	return &TopSource{st: st, addr: p.Addr, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
+	hot := topHot{notBucket: map[string]bool{}, match: p.Match, opts: bucket.HotOptions{Custom: p.Custom}}
+	if pre := globPrefix(p.Match); pre != "" {
+		hot.opts.Prefixes = []string{pre}
+	}
+	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
 		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
+
+// Close ends following writes.
+func (s *TopSource) Close() { s.hot.close() }
 
 // Keep keeps the bucket under the cursor in every snapshot while it exists.
 func (s *TopSource) Keep(key string) {
@@ -213,10 +227,12 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		s.wl = wl
 		wl.Keep(s.keep)
 	}
+	s.wl.Hot(s.hot.next(ctx, s.st))
 	res, err := s.wl.Refresh(ctx)
 	if err != nil {
 		return tui.TopSnapshot{}, err
 	}
+	hot := s.hot.done(res.States, res.NotBuckets)
 	cost := c.cost()
 	cover := fmt.Sprintf("scanned %s keys", format.Count(res.Scanned))
 	if res.DBSize > 0 {
@@ -227,7 +243,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	}
 	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
 	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover,
-		Keyspace: max(0, res.DBSize)}
+		Keyspace: max(0, res.DBSize), Hot: hot, HotSource: "client tracking", HotNote: s.hot.note}
 	if res.Whole {
 		snap.Coverage = "" // the rows are every bucket there is
 	}

@@ -34,6 +34,11 @@ type TopSnapshot struct {
 	// Keyspace is about how many keys there are (DBSIZE), shown with the rows kept when
 	// Coverage is set; 0 when unknown.
 	Keyspace int64
+	// Hot are the buckets being written now, whatever the scan has reached: writes seen
+	// per second by key. They are marked and come first. HotSource names where that comes
+	// from; HotNote says why it is unavailable ("" when it is).
+	Hot                map[string]float64
+	HotSource, HotNote string
 }
 
 // Cost is the Redis cost of one refresh.
@@ -78,6 +83,8 @@ type topRow struct {
 	// gone marks the selected bucket kept on screen after it left the scan (reset,
 	// expired or deleted): state is its last read, which keeps its place in the order.
 	gone bool
+	// hot is the writes seen per second when the bucket is being written now (else 0).
+	hot float64
 }
 
 // Top is the dashboard of many buckets, refreshed in the background.
@@ -256,7 +263,7 @@ func (m *Top) apply(s TopSnapshot) {
 	m.detailGone = m.detail
 	selHere := false
 	for i, st := range s.States {
-		rows[i].state = st
+		rows[i].state, rows[i].hot = st, s.Hot[st.Key]
 		if p, ok := prev[st.Key]; ok && !p.gone {
 			rows[i].prev, rows[i].hasPrev = p.state, true
 			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p.state, st)

@@ -122,6 +122,10 @@ func (m *Top) less(a, b *topRow) bool {
 		}
 		return a.state.Key < b.state.Key
 	}
+	// Buckets being written now come first, busiest first, in every order but by name.
+	if c := cmp.Compare(b.hot, a.hot); c != 0 {
+		return c < 0
+	}
 	c := 0
 	switch m.sortBy {
 	case SortDeny:

@@ -193,8 +193,11 @@ func (m *Top) moreText(end int) string {
 
 func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool) string {
 	mark := "  "
-	if selected {
+	switch {
+	case selected:
 		mark = "▸ "
+	case r.hot > 0:
+		mark = m.st.Bad.Render(hotMark) + " "
 	}
 	keyCell := fit(format.TruncMiddle(format.SafeKey(r.state.Key), keyW), keyW)
 	var line string

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -61,6 +62,9 @@ func (m *Top) topLines() []string {
 		status = append(status, m.st.Warn.Render("⚠ refresh took "+format.Duration(m.snap.Took)+
 			" (interval "+format.Duration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
 	}
+	if line := m.hotLine(); line != "" {
+		status = append(status, line)
+	}
 	if m.notice != "" {
 		sty := m.st.Good
 		if m.noticeBad {
@@ -72,6 +76,42 @@ func (m *Top) topLines() []string {
 		lines = append(lines, wrapLine(s, "", m.w)...)
 	}
 	return lines
+}
+
+// hotMark marks the rows of buckets being written now.
+const hotMark = "!"
+
+// hotLine names the buckets being written now, busiest first, or says why top cannot
+// tell.
+func (m *Top) hotLine() string {
+	if !m.haveSnap {
+		return ""
+	}
+	if m.snap.HotNote != "" {
+		return m.st.Subtle.Render("hot buckets unavailable: " + m.snap.HotNote)
+	}
+	if len(m.snap.Hot) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m.snap.Hot))
+	for k := range m.snap.Hot {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if a, b := m.snap.Hot[keys[i]], m.snap.Hot[keys[j]]; a != b {
+			return a > b
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, min(3, len(keys)))
+	for _, k := range keys[:min(3, len(keys))] {
+		parts = append(parts, TruncMiddle(SafeKey(k), 40)+" "+FormatRate(m.snap.Hot[k]))
+	}
+	text := hotMark + " hot now"
+	if m.snap.HotSource != "" {
+		text += " (" + m.snap.HotSource + ")"
+	}
+	return m.st.Bad.Render(text+": ") + strings.Join(parts, " · ")
 }
 
 // keyMap is the help of what is on screen: the dialog's answers, the filter line's, the

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// top's hot buckets: a bucket.HotTracker follows writes (client tracking) from the first
+// refresh on, and every refresh hands the keys written most since the last one to the
+// watchlist, which reads them whatever its scan has reached. They come first, marked.
+
+const (
+	// hotCandidates is how many of the keys written most each refresh reads.
+	hotCandidates = 10
+	// hotMinWrites is the writes seen in a refresh for a key to count as hot.
+	hotMinWrites = 2
+	// maxNotBuckets bounds the keys remembered as not buckets (never read again).
+	maxNotBuckets = 10000
+)
+
+type topHot struct {
+	tracker   *bucket.HotTracker
+	note      string // why hot buckets are unavailable
+	notBucket map[string]bool
+	rates     map[string]float64 // writes/s of the keys handed to the watchlist
+	opts      bucket.HotOptions
+	match     string
+}
+
+// next follows writes (starting the tracker on the first call) and returns the hot
+// candidates since the last call, with their writes per second.
+func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
+	h.rates = map[string]float64{}
+	if h.note != "" {
+		return nil
+	}
+	if h.tracker != nil && h.tracker.Err() != nil {
+		h.tracker.Close() // a master stopped answering: start again
+		h.tracker = nil
+	}
+	if h.tracker == nil {
+		t, err := st.TrackHot(ctx, h.opts)
+		var he *bucket.HotUnsupportedError
+		switch {
+		case errors.As(err, &he):
+			h.note = he.Error()
+			return nil
+		case err != nil:
+			return nil // unreachable: the refresh says so, and the next one tries again
+		}
+		h.tracker = t
+		return nil
+	}
+	skip := func(k string) bool { return h.notBucket[k] || !bucket.GlobMatch(h.match, k) }
+	top := h.tracker.Top(hotCandidates, skip)
+	secs := max(h.tracker.Reset().Seconds(), 0.001)
+	var keys []string
+	for _, c := range top {
+		if c.Writes >= hotMinWrites {
+			keys = append(keys, c.Key)
+			h.rates[c.Key] = float64(c.Writes) / secs
+		}
+	}
+	return keys
+}
+
+// done takes what the watchlist found: keys that are not buckets are not read again; the
+// hot ones that are come back as writes/s by key.
+func (h *topHot) done(states []bucket.State, notBuckets []string) map[string]float64 {
+	if len(h.notBucket) > maxNotBuckets {
+		clear(h.notBucket)
+	}
+	for _, k := range notBuckets {
+		h.notBucket[k] = true
+		delete(h.rates, k)
+	}
+	if len(h.rates) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, s := range states {
+		if r, ok := h.rates[s.Key]; ok {
+			out[s.Key] = r
+		}
+	}
+	return out
+}
+
+func (h *topHot) close() {
+	if h.tracker != nil {
+		h.tracker.Close()
+		h.tracker = nil
+	}
+}
