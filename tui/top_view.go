@@ -105,7 +105,7 @@ func (m *Top) hotLine() string {
 	})
 	parts := make([]string, 0, min(3, len(keys)))
 	for _, k := range keys[:min(3, len(keys))] {
-		parts = append(parts, TruncMiddle(SafeKey(k), 40)+" "+FormatRate(m.snap.Hot[k]))
+		parts = append(parts, format.TruncMiddle(format.SafeKey(k), 40)+" "+format.Rate(m.snap.Hot[k]))
 	}
 	text := hotMark + " hot now"
 	if m.snap.HotSource != "" {
