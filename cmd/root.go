@@ -16,13 +16,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Stamped in by the release build (-ldflags -X).
-var (
-	version = "dev"
-	commit  = "none"
-	date    = "unknown"
-)
-
 // newCmdRootOnly builds the root command with its persistent flags and no subcommands.
 func newCmdRootOnly(f *Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -87,6 +80,9 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageTemplate(topicUsage(root.UsageTemplate()))
+	// --version prints what the version command prints.
+	root.Version = f.Version.Version
+	root.SetVersionTemplate(f.Version.line() + "\n")
 	return root
 }
 
@@ -170,7 +166,7 @@ func (quietLogger) Printf(context.Context, string, ...interface{}) {}
 func Main() int {
 	redis.SetLogger(quietLogger{})
 	io := SystemIO()
-	f := NewFactory(io, VersionInfo{Version: version, Commit: commit, Date: date})
+	f := NewFactory(io, buildVersion())
 	f.Signals = true
 	return Run(context.Background(), f, os.Args[1:])
 }
@@ -265,30 +261,6 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
-}
-
-// NewCmdVersion prints the stamped version.
-func NewCmdVersion(f *Factory) *cobra.Command {
-	var output string
-	cmd := &cobra.Command{
-		Use:     "version",
-		Short:   "Print the version, commit and build date",
-		Example: "  bucketctl version\n  bucketctl version -o json",
-		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(output); err != nil {
-				return err
-			}
-			v := map[string]string{"version": f.Version.Version, "commit": f.Version.Commit, "date": f.Version.Date}
-			if output != FormatTable {
-				return writeData(f.IO.Out, output, v)
-			}
-			_, err := fmt.Fprintf(f.IO.Out, "bucketctl %s (commit %s, built %s)\n", f.Version.Version, f.Version.Commit, f.Version.Date)
-			return err
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
 }
 
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {

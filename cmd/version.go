@@ -1,0 +1,101 @@
+package cmd
+
+import (
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Stamped in by the release build (-ldflags -X); they win over what Go records.
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
+// buildVersion is this binary's version: the release build's stamp, else what Go records
+// in every build (the module version, and the VCS revision of a build from a clone).
+func buildVersion() VersionInfo {
+	info, _ := debug.ReadBuildInfo()
+	return versionFrom(VersionInfo{Version: version, Commit: commit, Date: date}, info)
+}
+
+// versionFrom fills what the stamp leaves unset from info: 'go install ...@v1.2.0' records
+// the module version (a pseudo-version names the commit and its time), a build in a clone
+// records the revision, its time and whether the tree was modified.
+func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
+	if info == nil {
+		return v
+	}
+	if v.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v.Version = info.Main.Version
+	}
+	var rev, when string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		// A pseudo-version's time and revision: v0.0.0-20260102150405-abcdef123456 (compiled
+		// here, not at start-up).
+		pseudo := regexp.MustCompile(`-(?:0\.)?(\d{14})-([0-9a-f]{12})(?:\+dirty)?$`)
+		if m := pseudo.FindStringSubmatch(info.Main.Version); m != nil {
+			rev = m[2]
+			if t, err := time.Parse("20060102150405", m[1]); err == nil {
+				when = t.UTC().Format(time.RFC3339)
+			}
+		}
+	}
+	if v.Commit == "none" && rev != "" {
+		v.Commit = rev
+		if modified {
+			v.Commit += "-dirty"
+		}
+	}
+	if v.Date == "unknown" && when != "" {
+		v.Date = when
+	}
+	return v
+}
+
+// line is the version as one line: 'bucketctl VERSION (commit C, built D)'.
+func (v VersionInfo) line() string {
+	return fmt.Sprintf("bucketctl %s (commit %s, built %s)", v.Version, v.Commit, v.Date)
+}
+
+// NewCmdVersion prints the version, as --version does.
+func NewCmdVersion(f *Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and build date",
+		Long: `Print the version, commit and build date: a release's stamp, or what Go records in
+every build (the module version of 'go install', the commit of a build from a clone, with
+-dirty when the tree had changes). 'bucketctl --version' prints the same line.`,
+		Example: "  bucketctl version\n  bucketctl --version\n  bucketctl version -o json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(output); err != nil {
+				return err
+			}
+			v := map[string]string{"version": f.Version.Version, "commit": f.Version.Commit, "date": f.Version.Date}
+			if output != FormatTable {
+				return writeData(f.IO.Out, output, v)
+			}
+			_, err := fmt.Fprintln(f.IO.Out, f.Version.line())
+			return err
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
