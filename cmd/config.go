@@ -58,13 +58,13 @@ type ContextConfig struct {
 // Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
 // layout and a spec (see bucket.Rule). The first matching rule wins.
 type Rule struct {
-	Name     string  `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
-	Match    string  `mapstructure:"match" yaml:"match" json:"match,omitempty"`
-	Layout   string  `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
-	Capacity float64 `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
-	Rate     float64 `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
-	Cost     float64 `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
-	Plan     string  `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
+	Name     string    `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
+	Match    string    `mapstructure:"match" yaml:"match" json:"match,omitempty"`
+	Layout   string    `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
+	Capacity float64   `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	Rate     RateValue `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
+	Cost     float64   `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
+	Plan     string    `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
 // DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent),
@@ -211,7 +211,7 @@ func (cfg *Config) validate() error {
 		if r.Name == "" {
 			r.Name = r.Match
 		}
-		rules[i] = bucket.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: r.Rate}, Cost: r.Cost}
+		rules[i] = bucket.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: float64(r.Rate)}, Cost: r.Cost}
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
 			if err != nil {

@@ -286,7 +286,7 @@ func (f *Factory) bindEnv(flags *pflag.FlagSet) error {
 			return
 		}
 		if serr := fl.Value.Set(v); serr != nil {
-			err = usagef("%s=%q: not a valid --%s (%s)", envName(fl.Name), v, fl.Name, fl.Usage)
+			err = usagef("%s=%q: not a valid --%s: %s", envName(fl.Name), v, fl.Name, valueProblem(fl, serr))
 			return
 		}
 		f.V.Set(fl.Name, v)

@@ -54,7 +54,7 @@ When stdout is not a terminal it prints one line per second and stops after 10s 
 			return demoRun(cmd.Context(), f, opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Duration, "duration", 0, "stop after this long (default: on Ctrl-C on a terminal, 10s otherwise)")
+	durationVarP(cmd.Flags(), &opts.Duration, "duration", "", 0, "stop after this long (default: on Ctrl-C on a terminal, 10s otherwise)")
 	cmd.Flags().BoolVar(&opts.InProcess, "in-process", false, "use the in-process server even when redis-server is installed")
 	return cmd
 }

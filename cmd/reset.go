@@ -96,7 +96,7 @@ arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 1
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Match, "match", "", "reset every bucket whose key matches this Redis glob pattern")
-	fl.Float64Var(&opts.Tokens, "tokens", 0, "write this many tokens instead of refilling")
+	amountVar(fl, &opts.Tokens, "tokens", 0, "write this many tokens instead of refilling")
 	fl.BoolVar(&opts.Empty, "empty", false, "write 0 tokens (drain the bucket)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would be reset and change nothing")
 	fl.IntVar(&opts.Limit, "limit", 0, "with --match: reset at most this many buckets (0 = no limit)")

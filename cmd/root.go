@@ -69,8 +69,8 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 	pf.String("tls-cert", "", "client certificate file (PEM) for mutual TLS")
 	pf.String("tls-key", "", "client key file (PEM) for mutual TLS")
 	pf.Bool("insecure-skip-verify", false, "INSECURE: do not verify the server's TLS certificate")
-	pf.Duration("dial-timeout", 5*time.Second, "time allowed to connect")
-	pf.Duration("timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
+	durationFlag(pf, "dial-timeout", 5*time.Second, "time allowed to connect")
+	durationFlag(pf, "timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
 	pf.String("context", "", "named context from the config file")
 	pf.String("config", "", "config file (default "+f.DefaultConfigPath()+")")
 	pf.String("clock", "server", "time source for decisions: server (Redis TIME) or client (this machine, for servers that reject TIME in scripts)")
@@ -220,6 +220,9 @@ func cobraUsage(root *cobra.Command, err error) error {
 // flagError is the usage error for a bad flag: an unknown long flag gets the nearest
 // flag's name.
 func flagError(c *cobra.Command, err error) error {
+	if line, ok := invalidValue(err); ok {
+		return usagef("%s", line)
+	}
 	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 		var names []string
 		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })

@@ -21,10 +21,10 @@ type SpecFlags struct {
 
 func (s *SpecFlags) register(cmd *cobra.Command, f *Factory, withCost bool) {
 	fl := cmd.Flags()
-	fl.Float64Var(&s.Capacity, "capacity", 0, "bucket capacity in tokens (default: from a rule or the bucket itself)")
-	fl.Float64Var(&s.Rate, "rate", 0, "refill rate in tokens per second (default: from a rule or the bucket itself)")
+	amountVar(fl, &s.Capacity, "capacity", 0, "bucket capacity in tokens (default: from a rule or the bucket itself)")
+	rateVar(fl, &s.Rate, "rate", 0, "refill rate: 5 (per second), 5/s, 300/m, 0.5/h (default: from a rule or the bucket itself)")
 	if withCost {
-		fl.Float64Var(&s.Cost, "cost", 1, "tokens the request costs")
+		amountVar(fl, &s.Cost, "cost", 1, "tokens the request costs")
 		s.withCost = true
 	}
 	fl.StringVar(&s.Layout, "layout", "", "bucket layout (default: from a rule, else detected); see 'bucketctl inspect --help'")

@@ -90,8 +90,8 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
-	fl.DurationVarP(&opts.Interval, "interval", "i", time.Second, "time between refreshes")
-	fl.DurationVar(&opts.Duration, "duration", 0, "quit after this long (0 = until q)")
+	durationVarP(fl, &opts.Interval, "interval", "i", time.Second, "time between refreshes")
+	durationVarP(fl, &opts.Duration, "duration", "", 0, "quit after this long (0 = until q)")
 	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
 	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "look at the first N buckets found only, then start over (0 = no limit)")

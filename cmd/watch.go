@@ -103,10 +103,10 @@ that of the last read when it failed (3: Redis unreachable).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVarP(&opts.Interval, "interval", "i", time.Second, "time between refreshes")
+	durationVarP(fl, &opts.Interval, "interval", "i", time.Second, "time between refreshes")
 	fl.IntVarP(&opts.Count, "count", "n", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
-	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (0 = until stopped)")
-	fl.DurationVar(&opts.Window, "window", 5*time.Minute, "history the live chart shows")
+	durationVarP(fl, &opts.Duration, "duration", "", 0, "stop after this long (0 = until stopped)")
+	durationVarP(fl, &opts.Window, "window", "", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
 	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML)
 	return cmd

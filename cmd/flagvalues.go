@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Flag values read by bucket's parsers, so every flag takes numbers as the views print
+// them (5/s, 300/m, 1,500, 3s) and refuses others in the user's words.
+
+// rateValue is a rate in tokens per second: 5, 5/s, 300/m, 0.5/h.
+type rateValue struct{ p *float64 }
+
+func (v rateValue) Set(s string) (err error) { *v.p, err = bucket.ParseRate(s); return err }
+func (v rateValue) Type() string             { return "rate" }
+func (v rateValue) String() string {
+	if *v.p == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64) + "/s"
+}
+
+// amountValue is a number of tokens or requests: 10, 2.5, 1,000, 1e6.
+type amountValue struct{ p *float64 }
+
+func (v amountValue) Set(s string) (err error) { *v.p, err = bucket.ParseAmount(s); return err }
+func (v amountValue) Type() string             { return "number" }
+func (v amountValue) String() string           { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
+
+// durationValue is a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
+type durationValue struct{ p *time.Duration }
+
+func (v durationValue) Set(s string) (err error) { *v.p, err = bucket.ParseDuration(s, 0); return err }
+func (v durationValue) Type() string             { return "duration" }
+func (v durationValue) String() string {
+	if *v.p == 0 {
+		return "0"
+	}
+	return v.p.String()
+}
+
+func rateVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
+	*p = def
+	fs.Var(rateValue{p}, name, usage)
+}
+
+func amountVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
+	*p = def
+	fs.Var(amountValue{p}, name, usage)
+}
+
+func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
+	*p = def
+	fs.VarP(durationValue{p}, name, short, usage)
+}
+
+// durationFlag defines a duration flag without a variable, read back through viper.
+func durationFlag(fs *pflag.FlagSet, name string, def time.Duration, usage string) {
+	p := new(time.Duration)
+	durationVarP(fs, p, name, "", def, usage)
+}
+
+// invalidValue is the one line for a flag value that does not parse: the flag, the value,
+// and what a valid one looks like; nothing of Go's parsers.
+func invalidValue(err error) (string, bool) {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) || ive.GetFlag() == nil {
+		return "", false
+	}
+	fl := ive.GetFlag()
+	return fmt.Sprintf("--%s %q: %s", fl.Name, ive.GetValue(), valueProblem(fl, errors.Unwrap(ive))), true
+}
+
+// valueProblem says what is wrong with a value fl refused with err, and how to write one.
+func valueProblem(fl *pflag.Flag, err error) string {
+	switch fl.Value.Type() {
+	case "rate", "number", "duration":
+		return err.Error() // bucket's parsers speak the user's words
+	case "int", "int64", "int32", "uint", "uint64":
+		return "not a whole number; write it as 10"
+	case "float64":
+		return "not a number; write it as " + bucket.AmountExample
+	case "bool":
+		return "write true or false (or just --" + fl.Name + ")"
+	}
+	return "not a valid " + fl.Value.Type()
+}
+
+// RateValue is a rate in the config file, read by the rate flags' parser: rate: 5,
+// rate: 5/s, rate: 300/m.
+type RateValue float64
+
+// UnmarshalYAML reads the rate as a person wrote it.
+func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
+	v, err := bucket.ParseRate(node.Value)
+	if err != nil || node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: rate %q: %v", node.Line, node.Value, err)
+	}
+	*r = RateValue(v)
+	return nil
+}

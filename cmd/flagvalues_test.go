@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestValuesInTheUsersWords: rates and durations are taken as the views print them, and a
+// value that does not parse is one line naming the flag, the value and a valid example,
+// with nothing of Go's parsers and nothing sent to Redis (exit 2).
+func TestValuesInTheUsersWords(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"consume", "k", "--capacity", "10", "--rate", "abc"}, `bucketctl: --rate "abc": not a rate; write it as 5, 5/s, 300/m or 0.5/h`},
+		{[]string{"check", "k", "--capacity", "10", "--rate", "5/x"}, `bucketctl: --rate "5/x": unknown unit /x; write it as 5, 5/s, 300/m or 0.5/h`},
+		{[]string{"load", "api", "--duration", "3"}, `bucketctl: --duration "3": a duration needs a unit; write it as 3s`},
+		{[]string{"watch", "k", "-i", "fast"}, `bucketctl: --interval "fast": not a duration; write it as 3s, 500ms or 1m30s`},
+		{[]string{"inspect", "k", "--timeout", "3"}, `bucketctl: --timeout "3": a duration needs a unit; write it as 3s`},
+		{[]string{"consume", "k", "--capacity", "ten", "--rate", "5"}, `bucketctl: --capacity "ten": not a number; write it as 10, 2.5, 1,000, 10k or 1e6`},
+		{[]string{"list", "--limit", "many"}, `bucketctl: --limit "many": not a whole number; write it as 10`},
+	} {
+		// An address nothing listens on: a value that reached Redis would be exit 3.
+		r := run(t, "127.0.0.1:1", c.args...)
+		if r.code != ExitUsage || strings.TrimRight(r.errOut, "\n") != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.errOut, c.want)
+		}
+	}
+}
+
+// TestRatesAsTheViewsPrintThem: consume --rate 300/m stores 5 tokens a second, as --rate 5.
+func TestRatesAsTheViewsPrintThem(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, rate := range []string{"5", "5/s", "300/m", "300/min", "18000/h"} {
+		key := "rate:" + rate
+		r := run(t, srv.Addr(), "consume", key, "--capacity", "10", "--rate", rate, "-o", "json")
+		if r.code != 0 || !strings.Contains(r.out, `"rate": 5,`) {
+			t.Errorf("--rate %s: exit %d, %s%s", rate, r.code, r.out, r.errOut)
+		}
+	}
+	// A duration with its unit runs; the bare number is refused above.
+	r := run(t, srv.Addr(), "watch", "rate:5", "-n", "1", "-i", "100ms", "--duration", (2 * time.Second).String())
+	if r.code != 0 {
+		t.Errorf("watch -i 100ms: exit %d: %s", r.code, r.errOut)
+	}
+}
+
+// TestConfigRateAsTyped: a rule's rate is read by the same parser as --rate.
+func TestConfigRateAsTyped(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, rate string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte("rules:\n  - {match: \"rate:*\", layout: express, capacity: 100, rate: "+rate+"}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r := run(t, "", "--config", write("ok.yaml", "600/m"), "config", "view", "-o", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"rate": 10`) {
+		t.Errorf("rate: 600/m: exit %d, %s%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, "127.0.0.1:1", "--config", write("bad.yaml", "fast"), "inspect", "rate:x")
+	want := `line 2: rate "fast": not a rate; write it as 5, 5/s, 300/m or 0.5/h`
+	if r.code != ExitUsage || !strings.Contains(r.errOut, want) || strings.Count(r.errOut, "\n") != 1 {
+		t.Errorf("rate: fast: exit %d, %q; want exit 2 and %q", r.code, r.errOut, want)
+	}
+}
