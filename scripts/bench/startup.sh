@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # Start-up cost, side by side:
-#   1. `bucketctl version` against an empty Go program (the floor for any Go binary);
+#   1. package initialisation: `GODEBUG=inittrace=1 bucketctl version`, the sum of every
+#      package's init clock time (Go runs every linked package's init on every run, so this
+#      is what any command pays before main), median of INIT_RUNS runs, and the packages
+#      that cost the most;
 #   2. `bucketctl inspect KEY` of one native bucket against `redis-cli hgetall KEY`, the
 #      operator's habit for the same question, on the same local redis-server;
-#   3. the libraries' floor: a program that links every third-party package bucketctl
-#      links (cobra, viper, go-redis, bubbletea, lipgloss, miniredis... and what they
-#      import) and does nothing. Go runs every linked package's init on every run, so no
-#      command of bucketctl can start faster than this;
-#   4. that floor plus one read of KEY through go-redis, configured as bucketctl's client:
-#      the least a one-key inspect can cost with these libraries. What bucketctl adds on
-#      top of it is its own part (flags, config, the read script, formatting).
+#   3. `bucketctl version` against an empty Go program (the floor for any Go binary);
+#   4. the libraries' floor plus one read: a program that links every third-party package
+#      bucketctl links (cobra, viper, go-redis, bubbletea, lipgloss, miniredis... and what
+#      they import) and reads KEY once through go-redis, configured as bucketctl's client:
+#      the least a one-key inspect can cost with these libraries.
+#
+# Comparisons are paired (scripts/bench/pairs.go): A and B run in turn, A B A B ..., each
+# run timed as a whole process, and the ratio is the median of the PAIRS pairs' ratios, so
+# a machine whose speed drifts during the run moves both sides of each pair alike.
 #
 # It starts its own redis-server on a free loopback port (no persistence), builds bucketctl
-# as a release does (CGO_ENABLED=0, -trimpath, -s -w) and the empty program, writes one
-# bucket with `bucketctl consume`, then measures with hyperfine when it is installed
-# (apt-get install hyperfine) or a timed loop of RUNS runs otherwise, prints the mean times
-# and the ratios, and cleans up. Run it on an otherwise idle machine: the load average is
-# printed with the figures.
+# as a release does (CGO_ENABLED=0, -trimpath, -s -w), writes one bucket with `bucketctl
+# consume`, measures, and cleans up. Run it on an otherwise idle machine: the load average
+# is printed with the figures.
 #
 # Usage: scripts/bench/startup.sh
-# Environment: RUNS (200), REDIS_SERVER (redis-server), REDIS_CLI (redis-cli).
+# Environment: PAIRS (20), INIT_RUNS (21), REDIS_SERVER (redis-server), REDIS_CLI (redis-cli).
 set -euo pipefail
 
-RUNS=${RUNS:-200}
+PAIRS=${PAIRS:-20}
+INIT_RUNS=${INIT_RUNS:-21}
 
 BENCH=startup
 . "$(dirname "$0")/lib.sh"
@@ -31,16 +35,17 @@ need "$REDIS_SERVER" "$REDIS_CLI" go
 port=$(free_port)
 start_redis "$port"
 
-echo "building bucketctl and an empty Go program…" >&2
+echo "building bucketctl, an empty Go program and the floors…" >&2
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/bucketctl" .)
+(cd "$root" && go build -o "$tmp/pairs" scripts/bench/pairs.go)
 mkdir -p "$tmp/empty"
 printf 'package main\n\nfunc main() {}\n' >"$tmp/empty/main.go"
 printf 'module empty\n\ngo 1.22\n' >"$tmp/empty/go.mod"
 (cd "$tmp/empty" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/empty-go" .)
-# The floors live in a copy of bucketctl's module, so they link the same versions. Both
-# link every third-party package bucketctl links; floor-go does nothing, floor-read also
-# reads KEY the way bucketctl does (one go-redis client, as bucketctl configures it: HELLO,
-# then TIME and the read in one pipeline) and prints the reply.
+# The floor lives in a copy of bucketctl's module, so it links the same versions: every
+# third-party package bucketctl links, and a read of KEY the way bucketctl reads it (one
+# go-redis client, as bucketctl configures it: HELLO, then TIME and the read in one
+# pipeline), printing the reply.
 floor() { # floor NAME MAIN_BODY EXTRA_IMPORTS...
 	local name=$1 dir="$tmp/$1" body=$2
 	shift 2
@@ -57,7 +62,6 @@ floor() { # floor NAME MAIN_BODY EXTRA_IMPORTS...
 	} >"$dir/main.go"
 	(cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/$name-go" .)
 }
-floor floor ""
 floor floor-read '
 	ctx := context.Background()
 	opt, err := redis.ParseURL(os.Args[1])
@@ -80,40 +84,33 @@ floor floor-read '
 
 url="redis://127.0.0.1:$port"
 key="bench:startup:user:42"
-"$tmp/bucketctl" --url "$url" consume "$key" --capacity 100 --rate 1 >/dev/null
+# A slow refill keeps the bucket (its TTL covers the refill) for the whole run.
+"$tmp/bucketctl" --url "$url" consume "$key" --capacity 100 --rate 0.01 >/dev/null
 # Plain output, as in a pipe or a script: no colour, no terminal.
 export NO_COLOR=1
 
-cmds=(
-	"$tmp/empty-go"
-	"$tmp/bucketctl version"
-	"$REDIS_CLI -p $port hgetall $key"
-	"$tmp/bucketctl --url $url inspect $key"
-	"$tmp/floor-go"
-	"$tmp/floor-read-go $url $key"
-)
-names=("empty Go program" "bucketctl version" "redis-cli hgetall" "bucketctl inspect" "libraries' floor" "floor + one read")
-
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-means=()
-if command -v hyperfine >/dev/null; then
-	hyperfine -N -w 20 -r "$RUNS" --export-json "$tmp/h.json" "${cmds[@]}" >&2
-	mapfile -t means < <(go run "$root/scripts/bench/hyperfine_means.go" "$tmp/h.json")
-else
-	for c in "${cmds[@]}"; do
-		for _ in $(seq 1 20); do $c >/dev/null; done
-		start=$(date +%s%N)
-		for _ in $(seq 1 "$RUNS"); do $c >/dev/null; done
-		end=$(date +%s%N)
-		means+=("$(awk -v d=$((end - start)) -v n="$RUNS" 'BEGIN { printf "%.2f", d / n / 1e6 }')")
-	done
-fi
-echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-for i in "${!names[@]}"; do
-	printf '%-20s %7s ms\n' "${names[$i]}" "${means[$i]}"
+
+# 1. Package initialisation.
+for _ in $(seq "$INIT_RUNS"); do
+	GODEBUG=inittrace=1 "$tmp/bucketctl" version 2>&1 >/dev/null | awk '/^init / { print $2, $5 }' >"$tmp/trace"
+	awk '{ s += $2 } END { printf "%.3f\n", s }' "$tmp/trace" >>"$tmp/init-total"
+	cat "$tmp/trace" >>"$tmp/init-all"
 done
-awk -v a="${means[1]}" -v b="${means[0]}" 'BEGIN { printf "version / empty Go program:  %.2fx\n", a / b }'
-awk -v a="${means[3]}" -v b="${means[2]}" 'BEGIN { printf "inspect / redis-cli hgetall: %.2fx\n", a / b }'
-awk -v a="${means[4]}" -v b="${means[2]}" 'BEGIN { printf "floor / redis-cli hgetall:   %.2fx (linking the libraries alone)\n", a / b }'
-awk -v a="${means[5]}" -v b="${means[2]}" 'BEGIN { printf "floor + read / redis-cli:    %.2fx (the libraries and one go-redis read)\n", a / b }'
-awk -v a="${means[3]}" -v b="${means[5]}" 'BEGIN { printf "inspect - (floor + read):    %.2f ms (bucketctl'"'"'s own part)\n", a - b }'
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+init_total=$(median <"$tmp/init-total")
+echo "package init (GODEBUG=inittrace=1 bucketctl version, sum of clock, median of $INIT_RUNS): $init_total ms"
+echo "  the costliest packages (median ms of clock):"
+for p in $(awk '{ print $1 }' "$tmp/init-all" | sort -u); do
+	printf '%s %s\n' "$(awk -v p="$p" '$1 == p { print $2 }' "$tmp/init-all" | median)" "$p"
+done | sort -rn | head -12 | awk '{ printf "    %.3f  %s\n", $1, $2 }'
+
+# 2-4. Whole processes, paired.
+pair() { "$tmp/pairs" -n "$PAIRS" -a "$1" -b "$2"; }
+inspect=$(pair "$tmp/bucketctl --url $url inspect $key" "$REDIS_CLI -p $port hgetall $key")
+version=$(pair "$tmp/bucketctl version" "$tmp/empty-go")
+floorr=$(pair "$tmp/floor-read-go $url $key" "$REDIS_CLI -p $port hgetall $key")
+echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "inspect KEY vs redis-cli hgetall KEY:      $inspect"
+echo "version vs an empty Go program:            $version"
+echo "libraries' floor + one read vs redis-cli:  $floorr"
