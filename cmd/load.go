@@ -54,7 +54,10 @@ BOUNDS
   most 100,000,000 requests). A closed loop's duration counts from the first answer, and
   each worker sends one last request at its end, so the decisions span all of it. Ctrl-C
   (or q in the live view) stops early and prints the report so far (exit 130). Requests
-  under way are let finish, never cut.
+  under way are let finish, never cut; each waits at most --timeout. So a run ends within
+  --duration plus its grace, --timeout and one second, also when the server stops
+  answering mid-run (no request is sent after the end; the second is a PING that tells
+  an unreachable server from failed requests), and the report says what it saw.
 
 ARRIVALS (--arrival)
   closed    each of --concurrency workers sends its next request when the previous one is

@@ -162,15 +162,23 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 // loadCleanup deletes the keys the run created, each only if it still is a native bucket,
 // even after an interrupt. A key it could not delete is named in the error: it is left
 // behind. The error wraps the cause, so Redis unreachable exits 3.
-func loadCleanup(rdb bucket.Client, created []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
 	var left []string
 	var first error
-	for _, k := range created {
-		if err := load.Cleanup(ctx, rdb, k); err != nil {
+	deadline := time.Now().Add(wait)
+	for i, k := range created {
+		err := within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
+			return load.Cleanup(ctx, rdb, k)
+		})
+		if err != nil {
 			left = append(left, format.SafeKey(k))
 			first = cmp(first, err)
+			if errors.Is(err, context.DeadlineExceeded) {
+				for _, k := range created[i+1:] {
+					left = append(left, format.SafeKey(k))
+				}
+				break
+			}
 		}
 	}
 	if first == nil {

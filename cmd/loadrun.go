@@ -21,8 +21,13 @@ type loadComparison struct {
 	Runs []load.Report `json:"runs" yaml:"runs"`
 }
 
+// afterRunGrace is the time the PING and clean-up after a run may take in all: with
+// --timeout, the grace load's help promises after --duration.
+const afterRunGrace = time.Second
+
 func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 	ctx := cmd.Context()
+	var ranUntil time.Time // when the runs ended
 	conn, err := f.Conn()
 	if err != nil {
 		return err
@@ -54,8 +59,13 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 			}
 		}
 		defer func() {
-			// A key left behind matters more than how the run ended.
-			if cerr := loadCleanup(st.Redis(), created); cerr != nil {
+			// A key left behind matters more than how the run ended. After a run, the
+			// clean-up shares the run's grace second with the PING below.
+			within := 5 * time.Second
+			if !ranUntil.IsZero() {
+				within = max(time.Until(ranUntil.Add(afterRunGrace)), 0)
+			}
+			if cerr := loadCleanup(st.Redis(), created, within); cerr != nil {
 				var se *SilentError
 				if err != nil && !errors.As(err, &se) && !bucket.IsUnreachable(err) {
 					cerr = fmt.Errorf("%v; and %w", err, cerr)
@@ -68,6 +78,7 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	execute := func() {
+		defer func() { ranUntil = time.Now() }()
 		for i, p := range plans {
 			if stopCtx.Err() != nil {
 				break
@@ -123,9 +134,9 @@ func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
 	}
 	if errs {
 		// Requests failed: if Redis went away and stays away, say so (exit 3).
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		perr := st.Redis().Ping(pctx).Err()
-		cancel()
+		perr := within(ctx, max(time.Until(ranUntil.Add(afterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
+			return st.Redis().Ping(ctx).Err()
+		})
 		if perr != nil && bucket.IsUnreachable(perr) {
 			return fmt.Errorf("Redis at %s became unreachable during the run (%s): %w", conn.Addr(), failedCount(reports), perr)
 		}
@@ -302,4 +313,24 @@ func jsonReport(r load.Report) load.Report {
 	}
 	r.Histogram = bands
 	return r
+}
+
+// within runs fn with a context of deadline d and waits at most d for it: a new
+// connection's handshake to a server that stopped answering does not heed the context's
+// deadline, so fn is then left to end on its own, and within says it did not answer.
+func within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- fn(wctx)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
+	}
 }

@@ -217,6 +217,23 @@ func (e *Engine) closedOver(sent time.Duration) bool {
 	return first >= 0 && sent >= time.Duration(first)+e.cfg.Duration
 }
 
+// lastSendSlack is how long after the end a closed-loop worker may still send its last
+// request (see closedOver): about one answer's time. A worker whose request took longer (a
+// server that stopped answering) sends none after it, so a run ends within its duration plus
+// the time a request under way takes to be answered or to time out.
+const lastSendSlack = 100 * time.Millisecond
+
+// sendingOver reports whether a closed-loop worker must not send: the end (the duration
+// after the first answer, or after the start when nothing was answered yet) is past by
+// more than lastSendSlack.
+func (e *Engine) sendingOver() bool {
+	end := e.cfg.Duration
+	if first := e.firstDone.Load(); first >= 0 {
+		end += time.Duration(first)
+	}
+	return e.since() > end+lastSendSlack
+}
+
 // work is one worker: claim requests, decide, record, until the run is over.
 func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 	d := e.newDecider()
@@ -253,6 +270,8 @@ func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 				case <-timer.C:
 				}
 			}
+		} else if e.sendingOver() {
+			return
 		} else if n = e.claim(); n == 0 {
 			return
 		}

@@ -1,0 +1,58 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestLoadDurationKeptWhenServerStalls: a server that stops answering a moment into the run
+// (DEBUG SLEEP, longer than the run) does not stretch it: load --duration D ends within D
+// plus its stated grace (--timeout and one second), and reports what it saw.
+func TestLoadDurationKeptWhenServerStalls(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	const d, timeout = 2 * time.Second, 2 * time.Second
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		done <- run(t, srv.URL(), "load", "stall", "--capacity", "100", "--rate", "100", "-c", "4",
+			"-d", d.String(), "--timeout", timeout.String(), "-o", "json")
+	}()
+	// The run has begun deciding: then the server stops answering for longer than the run.
+	redistest.WaitFor(t, 5*time.Second, "the load run to decide", func() bool {
+		n, err := c.HGet(context.Background(), load.KeyFor("stall", false), "allowed").Int64()
+		return err == nil && n > 0
+	})
+	awake := redistest.Stall(t, srv.Addr(), "4")
+	defer awake()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(d + timeout + 5*time.Second):
+		t.Fatalf("load -d %s --timeout %s still running after %s", d, timeout, time.Since(start))
+	}
+	took := time.Since(start)
+	// The promise, with half a second for starting up and printing on a busy machine.
+	if limit := d + timeout + time.Second + 500*time.Millisecond; took > limit {
+		t.Errorf("load -d %s --timeout %s took %s, over %s", d, timeout, took, limit)
+	}
+	var rep load.Report
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s\n%s", err, r.out, r.errOut)
+	}
+	if rep.Requests == 0 || rep.Allowed == 0 || rep.Errors == 0 {
+		t.Errorf("the report should count the decisions made and the requests that timed out: %+v", rep)
+	}
+	// Whether the server answers again by the PING after the run depends on the machine's
+	// pace: exit 3 saying so, or 0 with the errors in the report.
+	if (r.code != ExitUnreachable || !strings.Contains(r.errOut, "Redis")) && r.code != ExitOK {
+		t.Errorf("exit %d, want %d saying Redis did not answer, or 0: %s", r.code, ExitUnreachable, r.errOut)
+	}
+}
