@@ -14,13 +14,14 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // testMovedSlot moves the empty slot of a fresh key from master 0 to master 1 behind the
 // back of a connected client, then consumes from it.
 func testMovedSlot(t *testing.T, cl *redistest.Cluster, direct []*redis.Client) {
 	ctx := context.Background()
-	c := connect(t, ConnOptions{Cluster: cl.Addrs()})
+	c := dialTest(t, connect.Server{Cluster: cl.Addrs()})
 	st := bucket.NewStore(c)
 	if _, err := st.Take(ctx, cl.KeyOnMaster(0, "warm:"), bucket.Spec{Capacity: 1, Rate: 1}, 1); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func testMovedSlot(t *testing.T, cl *redistest.Cluster, direct []*redis.Client) 
 func TestClusterMasterKilledDuringDecisions(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
-	c := connect(t, ConnOptions{Cluster: cl.Addrs(), DialTimeout: time.Second, Timeout: time.Second})
+	c := dialTest(t, connect.Server{Cluster: cl.Addrs(), DialTimeout: time.Second, Timeout: time.Second})
 	st := bucket.NewStore(c)
 	spec := bucket.Spec{Capacity: 3, Rate: 2}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // directClients returns a plain client per address, closed in t.Cleanup.
@@ -29,9 +30,9 @@ func directClients(t *testing.T, addrs []string) []*redis.Client {
 	return cs
 }
 
-// connect builds a client as bucketctl does (MaxRetries -1, NoRetry decisions) and checks
+// dialTest builds a client as bucketctl does (MaxRetries -1, NoRetry decisions) and checks
 // it reaches the server.
-func connect(t *testing.T, o ConnOptions) bucket.Client {
+func dialTest(t *testing.T, o connect.Server) bucket.Client {
 	t.Helper()
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 2 * time.Second
@@ -337,7 +338,7 @@ func TestClusterCommands(t *testing.T) {
 	// otherwise send it again: up to 3 more attempts of 200 ms each plus backoff, the
 	// last of which is answered once the master wakes, within 0.7 s.
 	k2 := keys[6]
-	c := connect(t, ConnOptions{Cluster: cl.Addrs(), Timeout: 200 * time.Millisecond})
+	c := dialTest(t, connect.Server{Cluster: cl.Addrs(), Timeout: 200 * time.Millisecond})
 	if _, err := bucket.NewStore(c).Take(ctx, k2, bucket.Spec{Capacity: 100, Rate: 0.01}, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,12 @@
 package cmd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // NewCmdConfig groups the verbs that read and edit the config file, as kubectl's do.
@@ -61,14 +56,14 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 				return err
 			}
 			if output == FormatJSON {
-				return writeData(f.IO.Out, FormatJSON, redactConfig(cfg))
+				return writeData(f.IO.Out, FormatJSON, connect.RedactConfig(cfg))
 			}
-			doc, err := readConfigDoc(f.configPath())
+			doc, err := connect.ReadDoc(f.configPath())
 			if err != nil {
 				return err
 			}
-			redactNode(doc)
-			return encodeNode(f.IO.Out, doc)
+			connect.RedactNode(doc)
+			return connect.EncodeNode(f.IO.Out, doc)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", FormatYAML, "output format: yaml|json")
@@ -92,12 +87,12 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 			}
 			names := args
 			for _, n := range names {
-				if _, _, err := cfg.contextFor(n); err != nil {
+				if _, _, err := cfg.ContextFor(n); err != nil {
 					return err
 				}
 			}
 			if len(names) == 0 {
-				names = contextNames(cfg)
+				names = cfg.ContextNames()
 			}
 			type row struct {
 				Name    string `json:"name" yaml:"name"`
@@ -108,7 +103,7 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 			rows := make([]row, 0, len(names))
 			for _, n := range names {
 				c := cfg.Contexts[n]
-				rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: contextServer(c), User: c.User})
+				rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User})
 			}
 			switch output {
 			case "name":
@@ -168,196 +163,21 @@ func newCmdUseContext(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, _, err := cfg.contextFor(args[0]); err != nil {
+			if _, _, err := cfg.ContextFor(args[0]); err != nil {
 				return err
 			}
 			path := f.configPath()
-			doc, err := readConfigDoc(path)
+			doc, err := connect.ReadDoc(path)
 			if err != nil {
 				return err
 			}
-			setScalar(doc, "current-context", args[0])
-			if err := writeConfigDoc(path, doc); err != nil {
+			connect.SetScalar(doc, "current-context", args[0])
+			if err := connect.WriteDoc(path, doc); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.IO.ErrOut, "Switched to context %q.\n", args[0])
 			return nil
 		},
-	}
-}
-
-// contextNames lists the config's contexts, sorted.
-func contextNames(cfg *Config) []string {
-	names := make([]string, 0, len(cfg.Contexts))
-	for n := range cfg.Contexts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// contextServer names where a context connects, without credentials.
-func contextServer(c ContextConfig) string {
-	switch {
-	case len(c.Cluster) > 0:
-		return "cluster " + strings.Join(c.Cluster, ",")
-	case c.SentinelMaster != "":
-		return fmt.Sprintf("sentinel %s via %s", c.SentinelMaster, strings.Join(c.SentinelAddrs, ","))
-	case c.URL != "":
-		return redactURL(normalizeURL(c.URL))
-	}
-	return "redis://127.0.0.1:6379"
-}
-
-// redactConfig returns a copy of cfg without passwords.
-func redactConfig(cfg *Config) *Config {
-	out := *cfg
-	out.Contexts = make(map[string]ContextConfig, len(cfg.Contexts))
-	for n, c := range cfg.Contexts {
-		if c.Password != "" {
-			c.Password = redacted
-		}
-		c.URL = redactURL(c.URL)
-		out.Contexts[n] = c
-	}
-	return &out
-}
-
-// redactNode replaces, in place, every password value and every URL's password.
-func redactNode(n *yaml.Node) {
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if v.Kind == yaml.ScalarNode && (k.Value == "password" || k.Value == "sentinel-password") && v.Value != "" {
-				v.Value, v.Style = redacted, 0
-			}
-		}
-	}
-	if n.Kind == yaml.ScalarNode {
-		n.Value = redactURL(n.Value)
-	}
-	for _, c := range n.Content {
-		redactNode(c)
-	}
-}
-
-// readConfigDoc reads the file's document node; a missing file gives an empty mapping.
-func readConfigDoc(path string) (*yaml.Node, error) {
-	if path == "" {
-		return nil, usagef("no config directory on this system: pass --config FILE")
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
-	}
-	if err != nil {
-		return nil, usagef("config file %s: %v", path, unwrapPathErr(err))
-	}
-	doc, err := parseConfigNode(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if doc == nil || doc.Kind != yaml.MappingNode {
-		doc = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: headComment(doc)}
-	}
-	return doc, nil
-}
-
-func headComment(n *yaml.Node) string {
-	if n == nil {
-		return ""
-	}
-	return n.HeadComment
-}
-
-func encodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// writeConfigDoc replaces the file with doc, atomically (a temporary file renamed over
-// it), keeping the file's mode; a new file is private (0600) in a private directory.
-func writeConfigDoc(path string, doc *yaml.Node) error {
-	var buf bytes.Buffer
-	if err := encodeNode(&buf, doc); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o600)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".config-*.yaml")
-	if err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	return nil
-}
-
-// mapValue returns the value node of key in mapping m, or nil.
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// setNode sets key in mapping m to v, in place when the key exists (keeping its comments).
-func setNode(m *yaml.Node, key string, v *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			old := m.Content[i+1]
-			v.LineComment, v.HeadComment, v.FootComment = old.LineComment, old.HeadComment, old.FootComment
-			if old.Kind == v.Kind && v.Kind != yaml.ScalarNode {
-				v.Style = old.Style
-			}
-			m.Content[i+1] = v
-			return
-		}
-	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
-}
-
-func setScalar(m *yaml.Node, key, value string) {
-	setNode(m, key, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value})
-}
-
-// removeKey deletes key from mapping m.
-func removeKey(m *yaml.Node, key string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			return
-		}
 	}
 }
 

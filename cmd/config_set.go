@@ -6,12 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // contextFlags are the connection flags set-context writes into a context, by name: the
 // context's keys are the flags' names.
 var contextFlags = []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "user",
 	"tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
+
+// setContextPasswordHome says where set-context takes a password instead of an address.
+const setContextPasswordHome = "use --password-env VAR (the variable holding the password) instead"
 
 func newCmdSetContext(f *Factory) *cobra.Command {
 	var (
@@ -46,8 +51,8 @@ refused.`,
 				return usagef("set-context needs a context name or --current, not both (see '%s --help')", cmd.CommandPath())
 			}
 			for _, u := range unset {
-				if !isContextField(u) {
-					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(contextFieldNames(), ", "))
+				if !connect.IsContextField(u) {
+					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields(), ", "))
 				}
 			}
 			cfg, err := f.Config()
@@ -67,38 +72,38 @@ refused.`,
 				return err
 			}
 			if cmd.Flags().Changed("password-env") {
-				values["password-env"] = scalarNode(passwordEnv)
+				values["password-env"] = connect.ScalarNode(passwordEnv)
 			}
 			if cmd.Flags().Changed("sentinel-password-env") {
-				values["sentinel-password-env"] = scalarNode(sentinelPasswordEnv)
+				values["sentinel-password-env"] = connect.ScalarNode(sentinelPasswordEnv)
 			}
 			path := f.configPath()
-			doc, err := readConfigDoc(path)
+			doc, err := connect.ReadDoc(path)
 			if err != nil {
 				return err
 			}
-			contexts := mapValue(doc, "contexts")
+			contexts := connect.MapValue(doc, "contexts")
 			if contexts == nil || contexts.Kind != yaml.MappingNode {
 				contexts = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				setNode(doc, "contexts", contexts)
+				connect.SetNode(doc, "contexts", contexts)
 			}
-			ctx := mapValue(contexts, name)
+			ctx := connect.MapValue(contexts, name)
 			verb := "modified"
 			if ctx == nil || ctx.Kind != yaml.MappingNode {
 				ctx, verb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, "created"
-				setNode(contexts, name, ctx)
+				connect.SetNode(contexts, name, ctx)
 			}
 			// A context names one server: a new one in another form replaces the old.
-			if err := replaceServer(ctx, values); err != nil {
+			if err := connect.ReplaceServer(ctx, values); err != nil {
 				return err
 			}
-			for _, k := range contextFlagOrder(values) {
-				setNode(ctx, k, values[k])
+			for _, k := range connect.FieldOrder(values) {
+				connect.SetNode(ctx, k, values[k])
 			}
 			for _, u := range unset {
-				removeKey(ctx, u)
+				connect.RemoveKey(ctx, u)
 			}
-			if err := writeConfigDoc(path, doc); err != nil {
+			if err := connect.WriteDoc(path, doc); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.IO.ErrOut, "Context %q %s in %s.\n", name, verb, path)
@@ -113,39 +118,6 @@ refused.`,
 	return cmd
 }
 
-// serverForms are a context's ways to name its server, each with its fields.
-var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
-
-// replaceServer removes from ctx the server forms that values does not name, when values
-// names one: set-context --cluster on a url context makes it a Cluster context, not one
-// that names two servers (which every command would then refuse). Two forms in values
-// are a usage error.
-func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
-	named := -1
-	for i, form := range serverForms {
-		for _, k := range form[:min(2, len(form))] {
-			if _, ok := values[k]; ok {
-				if named >= 0 && named != i {
-					return usagef("--%s and --%s both name the server: a context names one (give one of --url, --cluster, or --sentinel-master with --sentinel-addrs)",
-						serverForms[named][0], k)
-				}
-				named = i
-			}
-		}
-	}
-	if named < 0 {
-		return nil
-	}
-	for i, form := range serverForms {
-		if i != named {
-			for _, k := range form {
-				removeKey(ctx, k)
-			}
-		}
-	}
-	return nil
-}
-
 // changedContextFlags returns the connection flags given on the command line, as YAML
 // values. A --url holding a password is refused.
 func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
@@ -157,53 +129,25 @@ func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
 		}
 		switch name {
 		case "cluster", "sentinel-addrs":
+			if err := connect.TypedPassword(name, fl.Value.String(), setContextPasswordHome); err != nil {
+				return nil, err
+			}
 			seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-			for _, a := range splitList(f.V.GetStringSlice(name)) {
-				seq.Content = append(seq.Content, scalarNode(a))
+			for _, a := range connect.SplitList(f.V.GetStringSlice(name)) {
+				seq.Content = append(seq.Content, connect.ScalarNode(a))
 			}
 			out[name] = seq
 		case "insecure-skip-verify":
 			out[name] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fl.Value.String()}
 		case "url":
-			u := normalizeURL(fl.Value.String())
-			if _, ok := urlPassword(u); ok {
-				return nil, usagef("--url %s holds a password, which the command line would show to every user of this machine: "+
-					"use --password-env VAR (the variable holding the password) instead", redactURL(u))
+			u := connect.NormalizeURL(fl.Value.String())
+			if err := connect.TypedPassword(name, u, setContextPasswordHome); err != nil {
+				return nil, err
 			}
-			out[name] = scalarNode(u)
+			out[name] = connect.ScalarNode(u)
 		default:
-			out[name] = scalarNode(fl.Value.String())
+			out[name] = connect.ScalarNode(fl.Value.String())
 		}
 	}
 	return out, nil
-}
-
-func scalarNode(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-}
-
-// contextFlagOrder lists the keys of values in the order of the context's fields.
-func contextFlagOrder(values map[string]*yaml.Node) []string {
-	var out []string
-	for _, k := range contextFieldNames() {
-		if _, ok := values[k]; ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// contextFieldNames are the keys a context may hold, in declaration order.
-func contextFieldNames() []string {
-	return []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env",
-		"user", "password", "password-env", "tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
-}
-
-func isContextField(s string) bool {
-	for _, n := range contextFieldNames() {
-		if n == s {
-			return true
-		}
-	}
-	return false
 }

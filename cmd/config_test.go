@@ -135,13 +135,3 @@ func TestConfigStrict(t *testing.T) {
 		t.Fatalf("--context without a file: %d %q", r.code, r.errOut)
 	}
 }
-
-func TestClosest(t *testing.T) {
-	t.Parallel()
-	names := []string{"url", "user", "cluster", "password-env"}
-	for in, want := range map[string]string{"uri": "url", "usr": "user", "clustr": "cluster", "password_env": "password-env", "qqqqqq": "", "x": ""} {
-		if got := closest(in, names); got != want {
-			t.Errorf("closest(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

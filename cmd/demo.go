@@ -12,6 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/demo"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -76,7 +77,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 		}
 	}
 	defer sb.Close()
-	conn := &ConnOptions{URL: sb.URL(), DialTimeout: 2 * time.Second, Timeout: 2 * time.Second, PoolSize: 32}
+	conn := &connect.Server{URL: sb.URL(), DialTimeout: 2 * time.Second, Timeout: 2 * time.Second, PoolSize: 32}
 	rdb, err := conn.NewClient()
 	if err != nil {
 		return err

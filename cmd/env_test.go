@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"context"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -44,42 +42,10 @@ func TestEnvBetweenFlagsAndConfig(t *testing.T) {
 	}
 }
 
-// TestUserConfigDir: the config file's default location from the Factory's environment is
-// where os.UserConfigDir puts it.
-func TestUserConfigDir(t *testing.T) {
+// TestDefaultConfigPath: the Factory's default config file is under the test's
+// XDG_CONFIG_HOME.
+func TestDefaultConfigPath(t *testing.T) {
 	t.Parallel()
-	osDir, err := os.UserConfigDir()
-	if err != nil {
-		osDir = ""
-	}
-	if got := userConfigDir(runtime.GOOS, os.Getenv); got != osDir {
-		t.Errorf("from the process environment: %q, os.UserConfigDir %q", got, osDir)
-	}
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	for _, c := range []struct {
-		goos string
-		env  func(string) string
-		want string
-	}{
-		{"linux", env("XDG_CONFIG_HOME", "/x", "HOME", "/h"), "/x"},
-		{"linux", env("HOME", "/h"), "/h/.config"},
-		{"linux", env("XDG_CONFIG_HOME", "rel", "HOME", "/h"), ""},
-		{"linux", env(), ""},
-		{"darwin", env("XDG_CONFIG_HOME", "/x", "HOME", "/h"), "/h/Library/Application Support"},
-	} {
-		if got := userConfigDir(c.goos, c.env); got != c.want {
-			t.Errorf("%s: %q, want %q", c.goos, got, c.want)
-		}
-	}
 	f := newTestFactory(t, &IOStreams{}, VersionInfo{})
 	if got, want := f.DefaultConfigPath(), getEnv(t, "XDG_CONFIG_HOME")+"/bucketctl/config.yaml"; got != want {
 		t.Errorf("the Factory's default config path %q, want %q", got, want)

@@ -2,15 +2,15 @@ package cmd
 
 import (
 	"context"
-	"errors"
+	"os"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // Factory holds a command's lazy dependencies: a command that fails flag parsing never
@@ -28,7 +28,10 @@ type Factory struct {
 	PipelinedReads bool
 	// Getenv is the environment every command reads (passwords, password-env, the
 	// BUCKETCTL_<FLAG> variables, the config file's default location); nil: os.Getenv.
-	Getenv func(string) string
+	// LookupEnv, when set, is read instead, and tells a variable set to "" from an unset
+	// one.
+	Getenv    func(string) string
+	LookupEnv func(string) (string, bool)
 	// Signals says this Factory serves the process: a command that is not quick catches
 	// Ctrl-C and SIGTERM (see catchSignals).
 	Signals bool
@@ -37,9 +40,9 @@ type Factory struct {
 	stopSignals context.CancelFunc
 
 	mu     sync.Mutex
-	cfg    *Config
+	cfg    *connect.Config
 	client bucket.Client
-	conn   *ConnOptions
+	conn   *connect.Server
 	store  *bucket.Store
 }
 
@@ -52,13 +55,13 @@ func NewFactory(io *IOStreams, version VersionInfo) *Factory {
 }
 
 // Config reads the config file once.
-func (f *Factory) Config() (*Config, error) {
+func (f *Factory) Config() (*connect.Config, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := loadConfig(f.V.GetString("config"), f.DefaultConfigPath())
+	cfg, err := connect.Load(f.V.GetString("config"), f.DefaultConfigPath())
 	if err != nil {
 		return nil, err
 	}
@@ -66,24 +69,20 @@ func (f *Factory) Config() (*Config, error) {
 	return cfg, nil
 }
 
-// ping checks the server answers. It goes through the connection pool the command will
-// use: go-redis keeps pipelines in a pool of their own, so a command that reads only by
-// pipelines (PipelinedReads) pings by one and opens one connection, as redis-cli would,
-// not two. (Standalone servers only: a Sentinel client's pipeline reports a down sentinel
-// as a timeout rather than the refused connection.)
-func (f *Factory) ping(ctx context.Context, c bucket.Client) error {
-	if _, standalone := c.(*redis.Client); !f.PipelinedReads || !standalone || f.conn.SentinelMaster != "" {
-		return c.Ping(ctx).Err()
+// Conn resolves the server, once (see connect.Resolve).
+func (f *Factory) Conn() (*connect.Server, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
 	}
-	var cmd *redis.StatusCmd
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cmd = p.Ping(ctx)
-		return nil
-	})
-	if err == nil {
-		err = cmd.Err()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn == nil {
+		if f.conn, err = connect.Resolve(connect.Inputs{Flags: f.Flags, LookupEnv: f.lookupEnv, Config: cfg}); err != nil {
+			return nil, err
+		}
 	}
-	return err
+	return f.conn, nil
 }
 
 // Redis returns a connected client; the first call dials and PINGs, so an unreachable or
@@ -98,29 +97,14 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	c, err := o.NewClient()
-	if err != nil {
-		return nil, err
-	}
 	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout+o.Timeout)
 	defer cancel()
-	if err := f.ping(pctx, c); err != nil {
-		_ = c.Close()
-		var pe *PermissionError
-		switch {
-		case ctx.Err() != nil:
+	c, err := o.Dial(pctx, f.PipelinedReads)
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case errors.As(err, &pe):
-			// The server answered: it is reachable, the user may not PING.
-			return nil, err
 		}
-		if refused := f.serverRefusal(o, err); refused != err {
-			return nil, refused
-		}
-		if plain := o.plainTextPort(err); plain != nil {
-			err = plain
-		}
-		return nil, &UnreachableError{Addr: o.Addr(), Err: err}
+		return nil, err
 	}
 	f.client = c
 	return c, nil
@@ -155,8 +139,7 @@ func (f *Factory) Close() {
 }
 
 // nodeOf returns a function naming the master that serves a key, for -o wide and the
-// node field of JSON and YAML: the slot's master for a Cluster (from go-redis's cached slot
-// map: no round trip), the master a Sentinel client dialled, or the one server.
+// node field of JSON and YAML (see connect.Server.NodeOf).
 func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	c, err := f.Redis(ctx)
 	if err != nil {
@@ -166,18 +149,53 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cc, ok := c.(*redis.ClusterClient); ok {
-		return func(key string) string {
-			m, err := cc.MasterForKey(ctx, key)
-			if err != nil {
-				return "?"
+	return o.NodeOf(ctx, c), nil
+}
+
+// redactor knows every secret this invocation may hold (see connect.Secrets).
+func (f *Factory) redactor() *connect.Redactor {
+	f.mu.Lock()
+	cfg, conn := f.cfg, f.conn
+	f.mu.Unlock()
+	var given []string
+	if f.Flags != nil {
+		for _, k := range []string{"url", "cluster", "sentinel-addrs"} {
+			if fl := f.Flags.Lookup(k); fl != nil {
+				given = append(given, fl.Value.String())
 			}
-			return m.Options().Addr
-		}, nil
+		}
 	}
-	if o.SentinelMaster != "" {
-		return func(string) string { return o.master.get() }, nil
+	return connect.Secrets(f.getenv, cfg, conn, given...)
+}
+
+// getenv reads the environment through the Factory, so tests can give their own.
+func (f *Factory) getenv(k string) string {
+	v, _ := f.lookupEnv(k)
+	return v
+}
+
+// lookupEnv is os.LookupEnv through the Factory: LookupEnv, else Getenv (where a variable
+// set to "" is unset), else the process's.
+func (f *Factory) lookupEnv(k string) (string, bool) {
+	switch {
+	case f.LookupEnv != nil:
+		return f.LookupEnv(k)
+	case f.Getenv != nil:
+		v := f.Getenv(k)
+		return v, v != ""
 	}
-	addr := o.Addr()
-	return func(string) string { return addr }, nil
+	return os.LookupEnv(k)
+}
+
+// DefaultConfigPath is the config file's default location in the Factory's environment.
+func (f *Factory) DefaultConfigPath() string {
+	if f.Getenv == nil && f.LookupEnv == nil {
+		return connect.DefaultPath(nil)
+	}
+	return connect.DefaultPath(f.getenv)
+}
+
+// bindEnv gives the root's flags their BUCKETCTL_<FLAG> variables (see connect.BindEnv).
+func (f *Factory) bindEnv() error {
+	return connect.BindEnv(f.Flags, f.getenv, func(name, v string) { f.V.Set(name, v) }, valueProblem)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // TestNoScriptRecovery: after SCRIPT FLUSH or a restart the server answers NOSCRIPT, and
@@ -33,7 +34,7 @@ func TestNoScriptRecovery(t *testing.T) {
 		t.Fatalf("after SCRIPT FLUSH: %q allowed, want 2", got)
 	}
 
-	st := bucket.NewStore(connect(t, ConnOptions{URL: srv.URL()}))
+	st := bucket.NewStore(dialTest(t, connect.Server{URL: srv.URL()}))
 	take := func(want string) {
 		t.Helper()
 		if _, err := st.Take(ctx, "lived", bucket.Spec{Capacity: 10, Rate: 0.01}, 1); err != nil {
@@ -66,7 +67,7 @@ func TestTimeoutHonoured(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	c := connect(t, ConnOptions{URL: srv.URL(), Timeout: 200 * time.Millisecond})
+	c := dialTest(t, connect.Server{URL: srv.URL(), Timeout: 200 * time.Millisecond})
 	if _, err := bucket.NewStore(c).Take(context.Background(), "slow", bucket.Spec{Capacity: 10, Rate: 0.01}, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -91,18 +90,4 @@ func valueProblem(fl *pflag.Flag, err error) string {
 		return "write true or false (or just --" + fl.Name + ")"
 	}
 	return "not a valid " + fl.Value.Type()
-}
-
-// RateValue is a rate in the config file, read by the rate flags' parser: rate: 5,
-// rate: 5/s, rate: 300/m.
-type RateValue float64
-
-// UnmarshalYAML reads the rate as a person wrote it.
-func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
-	v, err := bucket.ParseRate(node.Value)
-	if err != nil || node.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: rate %q: %v", node.Line, node.Value, err)
-	}
-	*r = RateValue(v)
-	return nil
 }

@@ -187,7 +187,7 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 		cc := *c
 		cc.Strategy = s
 		if err := cc.Validate(); err != nil {
-			return &UsageError{flagNames(err)}
+			return &UsageError{Err: flagNames(err)}
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 		c := opts.configFor(i, p)
 		if err := c.Validate(); err != nil {
 			if !t.Exists() {
-				return plans, &UsageError{flagNames(err)}
+				return plans, &UsageError{Err: flagNames(err)}
 			}
 			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
 				format.SafeKey(t.Key), flagNames(err), format.Tokens(p.Spec.Capacity), format.Rate(p.Spec.Rate))

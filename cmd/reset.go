@@ -365,7 +365,7 @@ func serverOf(f *Factory) string {
 	if err != nil {
 		return "Redis"
 	}
-	return serverName(o)
+	return o.Label()
 }
 
 func fmtCount(n int) string { return format.Count(int64(n)) }

@@ -9,11 +9,11 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // newCmdRootOnly builds the root command with its persistent flags and no subcommands.
@@ -39,7 +39,7 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
 				return err
 			}
-			if err := f.bindEnv(cmd.Root().PersistentFlags()); err != nil {
+			if err := f.bindEnv(); err != nil {
 				return err
 			}
 			// inspect and watch of given keys read by pipelines only (see Factory.ping).
@@ -59,20 +59,7 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 	}
 	pf := root.PersistentFlags()
 	f.Flags = pf
-	pf.String("url", "redis://127.0.0.1:6379", "Redis URL: host:port, redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock (no password: see REDISCLI_AUTH)")
-	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
-	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
-	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
-	pf.String("sentinel-user", "", "user for the sentinels themselves, if they need AUTH (password from BUCKETCTL_SENTINEL_PASSWORD)")
-	pf.String("user", "", "ACL user name (password from REDISCLI_AUTH or BUCKETCTL_PASSWORD)")
-	pf.String("tls-ca", "", "CA certificate file (PEM) to verify the server")
-	pf.String("tls-cert", "", "client certificate file (PEM) for mutual TLS")
-	pf.String("tls-key", "", "client key file (PEM) for mutual TLS")
-	pf.Bool("insecure-skip-verify", false, "INSECURE: do not verify the server's TLS certificate")
-	durationFlag(pf, "dial-timeout", 5*time.Second, "time allowed to connect")
-	durationFlag(pf, "timeout", 3*time.Second, "time allowed for each Redis command (never retried)")
-	pf.String("context", "", "named context from the config file")
-	pf.String("config", "", "config file (default "+f.DefaultConfigPath()+")")
+	connect.AddFlags(pf, f.DefaultConfigPath(), durationFlag)
 	pf.String("clock", "server", "time source for decisions: server (Redis TIME) or client (this machine, for servers that reject TIME in scripts)")
 	pf.Bool("no-color", false, "no colours (also NO_COLOR=1)")
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(f))
@@ -156,15 +143,9 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	return root
 }
 
-// quietLogger drops go-redis's internal log lines: errors reach the user once, as the
-// command's own one-line message.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...interface{}) {}
-
 // Main runs bucketctl and returns the exit code.
 func Main() int {
-	redis.SetLogger(quietLogger{})
+	connect.QuietLogs()
 	io := SystemIO()
 	f := NewFactory(io, buildVersion())
 	f.Signals = true
@@ -196,7 +177,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var de *DeniedError
 	if !errors.As(err, &se) && !errors.As(err, &de) {
 		// Whatever the error quotes (a URL, a server's reply), no password reaches stderr.
-		fmt.Fprintln(f.IO.ErrOut, f.redactor().apply(errorLine(err)))
+		fmt.Fprintln(f.IO.ErrOut, f.redactor().Apply(errorLine(err)))
 	}
 	return ExitCode(err)
 }
@@ -214,7 +195,7 @@ func cobraUsage(root *cobra.Command, err error) error {
 		}
 		return unknownCommand(c, m[1])
 	}
-	return &UsageError{fmt.Errorf("%v (see 'bucketctl --help')", err)}
+	return &UsageError{Err: fmt.Errorf("%v (see 'bucketctl --help')", err)}
 }
 
 // flagError is the usage error for a bad flag: an unknown long flag gets the nearest
@@ -227,7 +208,7 @@ func flagError(c *cobra.Command, err error) error {
 		var names []string
 		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
 		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		if s := closest(name, names); s != "" {
+		if s := connect.Closest(name, names); s != "" {
 			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
 // TestSentinelFailover: bucketctl finds the master through the sentinels, and after a
@@ -45,7 +46,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 
 	// A long-lived Store keeps deciding while the sentinels fail over.
-	st := bucket.NewStore(connect(t, ConnOptions{SentinelMaster: s.MasterName(), SentinelAddrs: s.SentinelAddrs(), Timeout: time.Second}))
+	st := bucket.NewStore(dialTest(t, connect.Server{SentinelMaster: s.MasterName(), SentinelAddrs: s.SentinelAddrs(), Timeout: time.Second}))
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var (

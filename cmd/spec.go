@@ -40,7 +40,7 @@ func (s *SpecFlags) spec(cmd *cobra.Command) (bucket.Spec, error) {
 	}
 	if capSet {
 		if err := sp.Validate(); err != nil {
-			return sp, &UsageError{err}
+			return sp, &UsageError{Err: err}
 		}
 	}
 	if s.withCost {
@@ -77,7 +77,7 @@ func (f *Factory) resolver(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, e
 	if !sp.IsZero() {
 		base.Source = "flags"
 	}
-	return cfg.ruleTable.Resolver(base, cmd.Flags().Changed("cost")), nil
+	return cfg.RuleTable().Resolver(base, cmd.Flags().Changed("cost")), nil
 }
 
 // completeKeys completes key arguments from Redis with a short SCAN; silent on failure.
@@ -108,7 +108,7 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
-		_ = f.bindEnv(cmd.Root().PersistentFlags())
+		_ = f.bindEnv()
 		cfg, err := f.Config()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -126,7 +126,7 @@ func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]strin
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		names := bucket.PresetNames()
 		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
-		_ = f.bindEnv(cmd.Root().PersistentFlags())
+		_ = f.bindEnv()
 		if cfg, err := f.Config(); err == nil {
 			for n := range cfg.Layouts {
 				names = append(names, n)

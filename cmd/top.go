@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -189,7 +190,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if p.Budget <= 0 {
 		p.Budget = defaultTopBudget
 	}
-	countCost(st.Redis())
+	connect.CountCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
 	hot := topHot{notBucket: map[string]bool{}, match: p.Match, opts: bucket.HotOptions{Custom: p.Custom}}
 	if pre := globPrefix(p.Match); pre != "" {
@@ -216,8 +217,8 @@ const defaultTopBudget = 10000
 
 // Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
-	c := &costCounter{}
-	ctx = withCostCounter(ctx, c)
+	c := &connect.CostCounter{}
+	ctx = connect.WithCostCounter(ctx, c)
 	start := time.Now()
 	if s.wl == nil {
 		wl, err := s.st.NewWatchlist(ctx, s.opts)
@@ -233,7 +234,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	hot := s.hot.done(res.States, res.NotBuckets)
-	cost := c.cost()
+	cost := c.Cost()
 	cover := fmt.Sprintf("scanned %s keys", format.Count(res.Scanned))
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s keys", format.Count(res.Scanned), format.Count(res.DBSize))

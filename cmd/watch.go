@@ -171,16 +171,8 @@ func (f *Factory) liveDeps(ctx context.Context, cmd *cobra.Command, spec *SpecFl
 		return d, err
 	}
 	d.addr = conn.Addr()
-	d.server = serverName(conn)
+	d.server = conn.Label()
 	return d, nil
-}
-
-// serverName is the address and, when one is used, the context: what a live view names.
-func serverName(conn *ConnOptions) string {
-	if conn.Context != "" {
-		return conn.Addr() + " (context " + conn.Context + ")"
-	}
-	return conn.Addr()
 }
 
 // withDuration bounds ctx by --duration (0: no bound).

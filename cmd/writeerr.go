@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -141,7 +139,7 @@ func isReply(err error) bool {
 	if err == nil || bucket.IsUnreachable(err) {
 		return false
 	}
-	var re redis.Error
+	var re interface{ RedisError() } // a server's error reply
 	var pe *PermissionError
 	return errors.As(err, &re) || errors.As(err, &pe)
 }

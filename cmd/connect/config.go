@@ -1,4 +1,4 @@
-package cmd
+package connect
 
 import (
 	"errors"
@@ -53,6 +53,10 @@ type ContextConfig struct {
 	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
 	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
 	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
+
+	// empty lists the server fields the file gives with no value (url: ""): a context
+	// that names its server so is an error, never the default server.
+	empty []string
 }
 
 // Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
@@ -67,24 +71,17 @@ type Rule struct {
 	Plan     string    `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultConfigPath is $XDG_CONFIG_HOME/bucketctl/config.yaml (or the OS equivalent),
-// from the process environment.
-func DefaultConfigPath() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
+// DefaultPath is the config file's default location, $XDG_CONFIG_HOME/bucketctl/config.yaml
+// or the OS equivalent, from getenv: the directory os.UserConfigDir names on Linux and
+// macOS, computed from XDG_CONFIG_HOME and HOME as it does. With a nil getenv it is
+// os.UserConfigDir's own answer. "" when there is none.
+func DefaultPath(getenv func(string) string) string {
+	dir := ""
+	if getenv == nil {
+		dir, _ = os.UserConfigDir()
+	} else {
+		dir = userConfigDir(runtime.GOOS, getenv)
 	}
-	return filepath.Join(dir, "bucketctl", "config.yaml")
-}
-
-// DefaultConfigPath is DefaultConfigPath from the Factory's environment (f.Getenv): the
-// directory os.UserConfigDir names on Linux and macOS, computed from XDG_CONFIG_HOME and
-// HOME as it does. Without Getenv it is os.UserConfigDir's own answer.
-func (f *Factory) DefaultConfigPath() string {
-	if f.Getenv == nil {
-		return DefaultConfigPath()
-	}
-	dir := userConfigDir(runtime.GOOS, f.Getenv)
 	if dir == "" {
 		return ""
 	}
@@ -120,10 +117,10 @@ func userConfigDir(goos string, getenv func(string) string) string {
 	return dir
 }
 
-// loadConfig reads the config file. A missing file is not an error unless it was named
+// Load reads the config file (path, else defaultPath). A missing file is not an error unless it was named
 // (--config, BUCKETCTL_CONFIG); a broken one is, and so is any key that names no field
 // (decoded strictly: a typo must not silently fall back to defaults).
-func loadConfig(path, defaultPath string) (*Config, error) {
+func Load(path, defaultPath string) (*Config, error) {
 	explicit := path != ""
 	if !explicit {
 		path = defaultPath
@@ -137,9 +134,9 @@ func loadConfig(path, defaultPath string) (*Config, error) {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return cfg, nil
 		}
-		return nil, usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
+		return nil, Usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
 	}
-	doc, err := parseConfigNode(path, data)
+	doc, err := parseNode(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +145,9 @@ func loadConfig(path, defaultPath string) (*Config, error) {
 			return nil, err
 		}
 		if err := doc.Decode(cfg); err != nil {
-			return nil, usagef("config file %s: %s", path, yamlErrText(err))
+			return nil, Usagef("config file %s: %s", path, yamlErrText(err))
 		}
+		cfg.noteEmptyServers(doc)
 	}
 	cfg.Path = path
 	if err := cfg.validate(); err != nil {
@@ -159,17 +157,17 @@ func loadConfig(path, defaultPath string) (*Config, error) {
 }
 
 // parseConfigNode parses the file into its document node (nil for an empty file).
-func parseConfigNode(path string, data []byte) (*yaml.Node, error) {
+func parseNode(path string, data []byte) (*yaml.Node, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
+		return nil, Usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, nil
 	}
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode && !(doc.Kind == yaml.ScalarNode && doc.Tag == "!!null") {
-		return nil, usagef("config file %s, line %d: want a mapping of current-context, contexts, layouts and rules", path, doc.Line)
+		return nil, Usagef("config file %s, line %d: want a mapping of current-context, contexts, layouts and rules", path, doc.Line)
 	}
 	return doc, nil
 }
@@ -198,7 +196,7 @@ func (cfg *Config) validate() error {
 			l.Name = name
 		}
 		if err := l.Validate(); err != nil {
-			return usagef("config file %s: %v", path, err)
+			return Usagef("config file %s: %v", path, err)
 		}
 		cfg.Layouts[name] = l
 	}
@@ -206,7 +204,7 @@ func (cfg *Config) validate() error {
 	for i := range cfg.Rules {
 		r := &cfg.Rules[i]
 		if r.Match == "" {
-			return usagef("config file %s: rule %d has no match pattern", path, i+1)
+			return Usagef("config file %s: rule %d has no match pattern", path, i+1)
 		}
 		if r.Name == "" {
 			r.Name = r.Match
@@ -215,19 +213,19 @@ func (cfg *Config) validate() error {
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
 			if err != nil {
-				return usagef("config file %s: rule %q: %v", path, r.Name, err)
+				return Usagef("config file %s: rule %q: %v", path, r.Name, err)
 			}
 			rules[i].Layout = &l
 		}
 		if !rules[i].Spec.IsZero() {
 			if err := rules[i].Spec.Validate(); err != nil {
-				return usagef("config file %s: rule %q: %s", path, r.Name, strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": "))
+				return Usagef("config file %s: rule %q: %s", path, r.Name, strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": "))
 			}
 		}
 	}
 	table, err := bucket.NewRules(rules)
 	if err != nil {
-		return usagef("config file %s: %v", path, err)
+		return Usagef("config file %s: %v", path, err)
 	}
 	cfg.ruleTable = table
 	return nil
@@ -246,7 +244,7 @@ func (c *Config) Layout(name string) (bucket.Layout, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return bucket.Layout{}, usagef("unknown layout %q (known: %s)", name, strings.Join(names, ", "))
+	return bucket.Layout{}, Usagef("unknown layout %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // CustomLayouts lists the config's own layouts.
@@ -258,8 +256,9 @@ func (c *Config) CustomLayouts() []bucket.Layout {
 	return out
 }
 
-// contextFor returns the selected context (flag/env, else current-context), if any.
-func (c *Config) contextFor(name string) (ContextConfig, string, error) {
+// ContextFor returns the context name selects (else current-context) and its name, if any;
+// a name that the file does not hold is a usage error with the nearest name.
+func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
 	if name == "" {
 		name = c.CurrentContext
 	}
@@ -268,24 +267,71 @@ func (c *Config) contextFor(name string) (ContextConfig, string, error) {
 	}
 	ctx, ok := c.Contexts[name]
 	if !ok {
-		names := make([]string, 0, len(c.Contexts))
-		for n := range c.Contexts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := c.ContextNames()
 		if c.Path == "" {
-			return ContextConfig{}, "", usagef("context %q: there is no config file (%s): create one with 'bucketctl config set-context %s --url host:port'", name, c.defaultPath, name)
+			return ContextConfig{}, "", Usagef("context %q: there is no config file (%s): create one with 'bucketctl config set-context %s --url host:port'", name, c.defaultPath, name)
 		}
 		hint := fmt.Sprintf("known: %s", strings.Join(names, ", "))
 		if len(names) == 0 {
 			hint = "it has no contexts"
 		}
-		if s := closest(name, names); s != "" {
+		if s := Closest(name, names); s != "" {
 			hint = fmt.Sprintf("did you mean %q?", s)
 		}
-		return ContextConfig{}, "", usagef("context %q not found in %s (%s)", name, c.Path, hint)
+		return ContextConfig{}, "", Usagef("context %q not found in %s (%s)", name, c.Path, hint)
 	}
 	return ctx, name, nil
 }
 
+// noteEmptyServers records, in each context, the server fields the document gives with
+// no value (url: "", cluster: [], sentinel-master: ~).
+func (c *Config) noteEmptyServers(doc *yaml.Node) {
+	contexts := MapValue(doc, "contexts")
+	if contexts == nil || contexts.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(contexts.Content); i += 2 {
+		name, body := contexts.Content[i].Value, contexts.Content[i+1]
+		cc, ok := c.Contexts[name]
+		if !ok || body.Kind != yaml.MappingNode {
+			continue
+		}
+		for _, k := range []string{"url", "cluster", "sentinel-master", "sentinel-addrs"} {
+			v := MapValue(body, k)
+			if v != nil && ((v.Kind == yaml.ScalarNode && strings.TrimSpace(v.Value) == "") || len(v.Content) == 0 && v.Kind == yaml.SequenceNode ||
+				v.Tag == "!!null") {
+				cc.empty = append(cc.empty, k)
+			}
+		}
+		c.Contexts[name] = cc
+	}
+}
+
 func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
+
+// RuleTable is the rules, checked and compiled.
+func (c *Config) RuleTable() *bucket.Rules { return c.ruleTable }
+
+// ContextNames lists the config's contexts, sorted.
+func (c *Config) ContextNames() []string {
+	names := make([]string, 0, len(c.Contexts))
+	for n := range c.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RateValue is a rate in the config file, read by the rate flags' parser: rate: 5,
+// rate: 5/s, rate: 300/m.
+type RateValue float64
+
+// UnmarshalYAML reads the rate as a person wrote it.
+func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
+	v, err := bucket.ParseRate(node.Value)
+	if err != nil || node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: rate %q: %v", node.Line, node.Value, err)
+	}
+	*r = RateValue(v)
+	return nil
+}

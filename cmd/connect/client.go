@@ -1,4 +1,4 @@
-package cmd
+package connect
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -17,52 +16,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
-
-// ConnOptions is the resolved connection: flags win over env (BUCKETCTL_*), which win over
-// the selected context, which wins over defaults.
-type ConnOptions struct {
-	Context        string
-	URL            string
-	Cluster        []string
-	SentinelMaster string
-	SentinelAddrs  []string
-	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
-	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
-	// sentinels usually have no ACL users of the data nodes.
-	SentinelUser     string
-	sentinelPassword string
-	// master records the address a Sentinel failover client dialled: the master in use.
-	master             *dialedAddr
-	User               string
-	password           string
-	TLSCA              string
-	TLSCert            string
-	TLSKey             string
-	InsecureSkipVerify bool
-	DialTimeout        time.Duration
-	Timeout            time.Duration
-	PoolSize           int
-}
-
-// Addr names where we connect, without credentials, for messages.
-func (o *ConnOptions) Addr() string {
-	switch {
-	case len(o.Cluster) > 0:
-		return "cluster " + strings.Join(o.Cluster, ",")
-	case o.SentinelMaster != "":
-		return fmt.Sprintf("sentinel master %q via %s", o.SentinelMaster, strings.Join(o.SentinelAddrs, ","))
-	}
-	if u, err := url.Parse(o.URL); err == nil {
-		if u.Scheme == "unix" {
-			return u.Path
-		}
-		if u.Port() == "" && u.Host != "" {
-			return net.JoinHostPort(strings.Trim(u.Host, "[]"), "6379") // go-redis's default port
-		}
-		return u.Host
-	}
-	return redactURL(o.URL)
-}
 
 // NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
 // or Sentinel. Retries are off (MaxRetries: -1): a decision re-sent after a dropped
@@ -75,7 +28,7 @@ func (o *ConnOptions) Addr() string {
 // A connection costs one round trip (HELLO) before the first command: go-redis's CLIENT
 // SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
 // its maintenance notifications (see noMaintNotifications) are turned off.
-func (o *ConnOptions) NewClient() (bucket.Client, error) {
+func (o *Server) NewClient() (bucket.Client, error) {
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -101,15 +54,11 @@ func (o *ConnOptions) NewClient() (bucket.Client, error) {
 		c.AddHook(o.master)
 		return c, nil
 	}
-	opt, err := redis.ParseURL(o.URL)
+	u, err := parseURL(o.URL)
 	if err != nil {
-		r := &redactor{}
-		if pw, ok := urlPassword(o.URL); ok {
-			r.add(pw)
-		}
-		return nil, usagef("--url %s: %s (use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket)",
-			redactURL(o.URL), r.apply(urlErrText(err)))
+		return nil, Usagef("--url %s: %s (%s)", Redact(o.URL), err, urlHelp)
 	}
+	opt := u.opt
 	if o.User != "" {
 		opt.Username = o.User
 	}
@@ -145,7 +94,7 @@ func noMaintNotifications() *maintnotifications.Config {
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-func (o *ConnOptions) tlsConfig() (*tls.Config, error) {
+func (o *Server) tlsConfig() (*tls.Config, error) {
 	if o.TLSCA == "" && o.TLSCert == "" && !o.InsecureSkipVerify && !strings.HasPrefix(o.URL, "rediss://") {
 		return nil, nil
 	}
@@ -153,39 +102,30 @@ func (o *ConnOptions) tlsConfig() (*tls.Config, error) {
 	if o.TLSCA != "" {
 		pem, err := os.ReadFile(o.TLSCA)
 		if err != nil {
-			return nil, usagef("--tls-ca: %v", err)
+			return nil, Usagef("--tls-ca: %v", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, usagef("--tls-ca %s: no PEM certificates in the file", o.TLSCA)
+			return nil, Usagef("--tls-ca %s: no PEM certificates in the file", o.TLSCA)
 		}
 		cfg.RootCAs = pool
 	}
 	if o.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
-			return nil, usagef("--tls-cert/--tls-key: %v", err)
+			return nil, Usagef("--tls-cert/--tls-key: %v", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
 }
 
-// urlErrText is a URL parse error without the URL it quotes (the message names it once).
-func urlErrText(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return err.Error()
-}
-
 // plainTextPort explains a failed TLS connection whose port speaks plain Redis: a server
 // without TLS does not answer a TLS hello (the client times out) or answers it in plain
 // text. It returns nil when TLS is off or the port does not answer a plain PING.
-func (o *ConnOptions) plainTextPort(err error) error {
+func (o *Server) plainTextPort(err error) error {
 	var rh tls.RecordHeaderError
-	if !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &rh) {
+	if !IsTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &rh) {
 		return nil
 	}
 	if cfg, cerr := o.tlsConfig(); cerr != nil || cfg == nil {
@@ -198,11 +138,11 @@ func (o *ConnOptions) plainTextPort(err error) error {
 	case o.SentinelMaster != "":
 		return nil
 	default:
-		opt, perr := redis.ParseURL(o.URL)
-		if perr != nil || opt.Network != "tcp" {
+		u, perr := parseURL(o.URL)
+		if perr != nil || u.opt.Network != "tcp" {
 			return nil
 		}
-		addr = opt.Addr
+		addr = u.opt.Addr
 	}
 	timeout := o.DialTimeout
 	if timeout <= 0 || timeout > time.Second {

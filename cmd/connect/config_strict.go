@@ -1,4 +1,4 @@
-package cmd
+package connect
 
 import (
 	"fmt"
@@ -96,15 +96,15 @@ func unknownField(path string, k *yaml.Node, where string, fields map[string]ref
 		in = " in " + where
 	}
 	hint := fmt.Sprintf(" (known: %s)", strings.Join(names, ", "))
-	if s := closest(k.Value, names); s != "" {
+	if s := Closest(k.Value, names); s != "" {
 		hint = fmt.Sprintf(": did you mean %q?", s)
 	}
-	return usagef("config file %s, line %d: unknown field %q%s%s", path, k.Line, k.Value, in, hint)
+	return Usagef("config file %s, line %d: unknown field %q%s%s", path, k.Line, k.Value, in, hint)
 }
 
-// closest returns the candidate nearest to word (edit distance at most 2, and at most
+// Closest returns the candidate nearest to word (edit distance at most 2, and at most
 // half the word's length, or a prefix either way), or "".
-func closest(word string, candidates []string) string {
+func Closest(word string, candidates []string) string {
 	best, bestD := "", min(2, len(word)/2)+1
 	for _, c := range candidates {
 		d := editDistance(strings.ToLower(word), c)

@@ -1,4 +1,4 @@
-package cmd
+package connect
 
 import (
 	"context"
@@ -12,25 +12,27 @@ import (
 	"github.com/bucketctl/bucketctl/tui"
 )
 
-// costCounter counts what one operation costs Redis: commands sent and round trips (a
+// CostCounter counts what one operation costs Redis: commands sent and round trips (a
 // single command or a pipeline to one node is one round trip). It rides in the context, so
 // other users of the same client (a demo's traffic, a reset) are not counted.
-type costCounter struct {
+type CostCounter struct {
 	commands, roundTrips, scans atomic.Int64
 }
 
-func (c *costCounter) cost() tui.Cost {
+func (c *CostCounter) Cost() tui.Cost {
 	return tui.Cost{Commands: int(c.commands.Load()), RoundTrips: int(c.roundTrips.Load())}
 }
 
 type costKey struct{}
 
-func withCostCounter(ctx context.Context, c *costCounter) context.Context {
+// WithCostCounter returns ctx carrying c: the requests made with it are counted in c.
+
+func WithCostCounter(ctx context.Context, c *CostCounter) context.Context {
 	return context.WithValue(ctx, costKey{}, c)
 }
 
-func costFrom(ctx context.Context) *costCounter {
-	c, _ := ctx.Value(costKey{}).(*costCounter)
+func costFrom(ctx context.Context) *CostCounter {
+	c, _ := ctx.Value(costKey{}).(*CostCounter)
 	return c
 }
 
@@ -84,10 +86,10 @@ func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 // hooked remembers the clients that already carry the hook (go-redis cannot remove one).
 var hooked sync.Map
 
-// countCost installs the counting hook on the clients that talk to the servers: the client
+// CountCost installs the counting hook on the clients that talk to the servers: the client
 // itself when standalone (or Sentinel), each node's client for a Cluster or a Ring, since a
 // cluster pipeline is one round trip per node.
-func countCost(rdb bucket.Client) {
+func CountCost(rdb bucket.Client) {
 	add := func(c *redis.Client) {
 		if _, dup := hooked.LoadOrStore(c, struct{}{}); !dup {
 			c.AddHook(costHook{})

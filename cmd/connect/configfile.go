@@ -1,0 +1,257 @@
+package connect
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ReadDoc reads the file's document node; a missing file gives an empty mapping.
+func ReadDoc(path string) (*yaml.Node, error) {
+	if path == "" {
+		return nil, Usagef("no config directory on this system: pass --config FILE")
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	}
+	if err != nil {
+		return nil, Usagef("config file %s: %v", path, unwrapPathErr(err))
+	}
+	doc, err := parseNode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil || doc.Kind != yaml.MappingNode {
+		doc = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: headComment(doc)}
+	}
+	return doc, nil
+}
+
+func headComment(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.HeadComment
+}
+
+func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteDoc replaces the file with doc, atomically (a temporary file renamed over
+// it), keeping the file's mode; a new file is private (0600) in a private directory.
+func WriteDoc(path string, doc *yaml.Node) error {
+	var buf bytes.Buffer
+	if err := EncodeNode(&buf, doc); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".config-*.yaml")
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// MapValue returns the value node of key in mapping m, or nil.
+func MapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// SetNode sets key in mapping m to v, in place when the key exists (keeping its comments).
+func SetNode(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			old := m.Content[i+1]
+			v.LineComment, v.HeadComment, v.FootComment = old.LineComment, old.HeadComment, old.FootComment
+			if old.Kind == v.Kind && v.Kind != yaml.ScalarNode {
+				v.Style = old.Style
+			}
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+func SetScalar(m *yaml.Node, key, value string) {
+	SetNode(m, key, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value})
+}
+
+// RemoveKey deletes key from mapping m.
+func RemoveKey(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
+}
+
+// serverForms are a context's ways to name its server, each with its fields.
+var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
+
+// ReplaceServer removes from ctx the server forms that values does not name, when values
+// names one: set-context --cluster on a url context makes it a Cluster context, not one
+// that names two servers (which every command would then refuse). Two forms in values
+// are a usage error.
+func ReplaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
+	named := -1
+	for i, form := range serverForms {
+		for _, k := range form[:min(2, len(form))] {
+			if _, ok := values[k]; ok {
+				if named >= 0 && named != i {
+					return Usagef("--%s and --%s both name the server: a context names one (give one of --url, --cluster, or --sentinel-master with --sentinel-addrs)",
+						serverForms[named][0], k)
+				}
+				named = i
+			}
+		}
+	}
+	if named < 0 {
+		return nil
+	}
+	for i, form := range serverForms {
+		if i != named {
+			for _, k := range form {
+				RemoveKey(ctx, k)
+			}
+		}
+	}
+	return nil
+}
+
+// FieldOrder lists the keys of values in the order of the context's fields.
+func FieldOrder(values map[string]*yaml.Node) []string {
+	var out []string
+	for _, k := range ContextFields() {
+		if _, ok := values[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ContextFields are the keys a context may hold, in declaration order.
+func ContextFields() []string {
+	return []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env",
+		"user", "password", "password-env", "tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
+}
+
+func IsContextField(s string) bool {
+	for _, n := range ContextFields() {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ScalarNode is a YAML string.
+func ScalarNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// ContextServer names where a context connects, without credentials ("" when it names no
+// server).
+func ContextServer(c ContextConfig) string {
+	switch {
+	case len(c.Cluster) > 0:
+		return Redact("cluster " + strings.Join(c.Cluster, ","))
+	case c.SentinelMaster != "":
+		return Redact(fmt.Sprintf("sentinel %s via %s", c.SentinelMaster, strings.Join(c.SentinelAddrs, ",")))
+	case c.URL != "":
+		return Redact(NormalizeURL(c.URL))
+	}
+	return ""
+}
+
+// RedactConfig returns a copy of cfg without secrets.
+func RedactConfig(cfg *Config) *Config {
+	out := *cfg
+	out.Contexts = make(map[string]ContextConfig, len(cfg.Contexts))
+	for n, c := range cfg.Contexts {
+		if c.Password != "" {
+			c.Password = Redacted
+		}
+		c.URL = Redact(c.URL)
+		c.Cluster = redactAll(c.Cluster)
+		c.SentinelAddrs = redactAll(c.SentinelAddrs)
+		out.Contexts[n] = c
+	}
+	return &out
+}
+
+func redactAll(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = Redact(s)
+	}
+	return out
+}
+
+// RedactNode hides, in place, every password field's value and every secret Redact finds
+// in any other value.
+func RedactNode(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && (k.Value == "password" || k.Value == "sentinel-password") && v.Value != "" {
+				v.Value, v.Style = Redacted, 0
+			}
+		}
+	}
+	if n.Kind == yaml.ScalarNode {
+		n.Value = Redact(n.Value)
+	}
+	for _, c := range n.Content {
+		RedactNode(c)
+	}
+}

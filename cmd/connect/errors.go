@@ -1,0 +1,96 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// UsageError is a problem with flags, arguments, the environment or the config file: exit 2,
+// and nothing touched Redis.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// UnreachableError is a failure to connect or authenticate to Redis at Addr.
+type UnreachableError struct {
+	Addr string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
+}
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// PermissionError is a command the server's ACL does not allow the user (NOPERM): the
+// server is reachable, so it is exit 1, not 3.
+type PermissionError struct {
+	User   string
+	Denial bucket.ACLDenial
+	Err    error
+}
+
+func (e *PermissionError) Error() string {
+	what := "run " + e.Denial.Command
+	if e.Denial.Command == "" {
+		what = "use these keys"
+	}
+	if e.Denial.InScript {
+		script := "a script"
+		if e.Denial.Script != "" {
+			script = "bucketctl's " + e.Denial.Script + " script"
+		}
+		what += ", called by " + script + " (ACLs apply inside scripts),"
+	}
+	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')", e.User, what)
+}
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+// IsPermission reports a refusal by the server's ACL (NOPERM), wrapped or not.
+func IsPermission(err error) bool {
+	var pe *PermissionError
+	return errors.As(err, &pe) || redis.IsPermissionError(err)
+}
+
+// describeConnErr explains a failure to reach addr (as Server.Addr names it).
+func describeConnErr(addr string, err error) string {
+	msg := err.Error()
+	server, flag := "redis-server", "--url"
+	switch {
+	case strings.HasPrefix(addr, "cluster "):
+		flag = "--cluster"
+	case strings.HasPrefix(addr, "sentinel "):
+		server, flag = "redis-sentinel", "--sentinel-addrs"
+	}
+	auth := strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
+	switch {
+	case auth && strings.HasPrefix(addr, "sentinel ") && strings.Contains(msg, "all sentinels"):
+		// The sentinels refused: they have credentials of their own.
+		return msg + " (set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user)"
+	case auth:
+		return msg + " (set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD, the user with --user)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)
+	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
+		return "timed out (raise --dial-timeout or --timeout, or check the address, the firewall and the server's load)"
+	}
+	return msg
+}
+
+// IsTimeout reports a network timeout.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

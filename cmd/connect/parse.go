@@ -1,0 +1,189 @@
+package connect
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// One parser per form of server: a URL (parseURL), a list of addresses, for Cluster seeds
+// and sentinels (parseAddrs), and one host:port (checkHostPort). Nothing else in bucketctl
+// takes an address apart.
+
+// urlHelp is the forms --url accepts, for messages.
+const urlHelp = "use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket"
+
+// NormalizeURL accepts a bare host:port (or host) as redis://host:port, like redis-cli's
+// -h/-p habit; anything with a scheme, and a socket path, is left as it is.
+func NormalizeURL(s string) string {
+	if s == "" || strings.Contains(s, "://") || strings.HasPrefix(s, "/") {
+		return s
+	}
+	return "redis://" + s
+}
+
+// serverURL is a Redis URL taken apart: go-redis's options, and its user info found by
+// position (also when the URL does not parse, so that its password is never shown).
+type serverURL struct {
+	opt         *redis.Options // nil when the URL does not parse
+	user        string         // unescaped
+	password    string
+	hasPassword bool
+}
+
+// parseURL is the one parse of a Redis URL (normalised first). The error, if any, says
+// what is wrong without the URL or its password.
+func parseURL(raw string) (serverURL, error) {
+	raw = NormalizeURL(raw)
+	var u serverURL
+	if _, userinfo, _, ok := splitUserinfo(raw); ok {
+		user, pw, found := strings.Cut(userinfo, ":")
+		u.user, u.password, u.hasPassword = user, pw, found
+		if un, err := url.PathUnescape(user); err == nil {
+			u.user = un
+		}
+	}
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		r := &Redactor{}
+		r.Add(u.password)
+		return u, errors.New(r.Apply(urlErrText(err)))
+	}
+	if opt.Network == "tcp" {
+		// The address as written: go-redis would quietly make "host:" or "a:b:c" valid.
+		host := hostPart(raw)
+		var ae *net.AddrError
+		if _, _, err := net.SplitHostPort(host); errors.As(err, &ae) && ae.Err == "missing port in address" {
+			host = net.JoinHostPort(strings.Trim(host, "[]"), "6379")
+		}
+		if err := checkHostPort(host); err != nil {
+			return u, err
+		}
+	}
+	u.opt = opt
+	return u, nil
+}
+
+// hostPart is the host[:port] of a URL as written, between its user info and its path.
+func hostPart(raw string) string {
+	s := raw[strings.Index(raw, "://")+3:]
+	if _, _, rest, ok := splitUserinfo(raw); ok {
+		s = rest[1:]
+	}
+	if i := strings.IndexAny(s, "/?#"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// urlErrText is a URL parse error without the URL it quotes (the message names it once).
+func urlErrText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// addrList is a list of addresses (Cluster seeds, sentinels) taken apart: each may carry
+// user info (user:password@host:port, or a redis:// URL of one address), which is the
+// list's credentials.
+type addrList struct {
+	addrs       []string
+	user        string
+	password    string
+	hasPassword bool
+}
+
+// parseAddrs is the one parse of a list of addresses: comma-separated values, each
+// host:port with optional user info. Every address that carries user info carries the
+// same.
+func parseAddrs(values []string) (addrList, error) {
+	var l addrList
+	seenInfo := false
+	for _, a := range SplitList(values) {
+		addr, info := a, ""
+		if i := strings.LastIndexByte(a, '@'); i >= 0 {
+			info, addr = a[:i], a[i+1:]
+			for _, scheme := range []string{"redis://", "rediss://"} {
+				info = strings.TrimPrefix(info, scheme)
+			}
+			user, pw, found := strings.Cut(info, ":")
+			if un, err := url.PathUnescape(user); err == nil {
+				user = un
+			}
+			if seenInfo && (user != l.user || pw != l.password) {
+				return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", Redact(a))
+			}
+			seenInfo = true
+			l.user, l.password, l.hasPassword = user, pw, found
+		} else {
+			for _, scheme := range []string{"redis://", "rediss://"} {
+				addr = strings.TrimPrefix(addr, scheme)
+			}
+		}
+		addr = strings.TrimSuffix(addr, "/")
+		if err := checkHostPort(addr); err != nil {
+			return l, fmt.Errorf("%s: %s (use host:port,host:port)", Redact(a), err)
+		}
+		l.addrs = append(l.addrs, addr)
+	}
+	return l, nil
+}
+
+// SplitList splits comma-separated values and drops empty ones.
+func SplitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// checkHostPort says what is wrong with a host:port, or nil: a typo is a usage error
+// (exit 2), caught before anything is dialled, not "cannot reach" (3).
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return errors.New(ae.Err)
+		}
+		return err
+	}
+	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
+		return errors.New("the host has a colon but is no IPv6 address")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("the port " + strconv.Quote(port) + " is not a number from 1 to 65535")
+	}
+	return nil
+}
+
+// TypedPassword is the usage error for an address typed on the command line that holds a
+// password (flag names it, value is what was typed), or nil. fix says where the password
+// goes instead.
+func TypedPassword(flag, value, fix string) error {
+	has := false
+	if strings.Contains(value, "://") {
+		_, has = urlPassword(value)
+	}
+	has = has || len(secretsIn(value)) > 0
+	if !has {
+		return nil
+	}
+	return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
+		flag, Redact(value), fix)
+}
+
+// PasswordHome says where a password goes instead of the command line.
+const PasswordHome = "put it in REDISCLI_AUTH or BUCKETCTL_PASSWORD, or in the config file's context (password-env)"

@@ -1,0 +1,181 @@
+package connect
+
+import (
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Redacted stands in for a secret wherever one would be shown.
+const Redacted = "xxxxx"
+
+// The forms a secret takes inside an address, found wherever they appear in a text (a
+// flag's value, a config file's field, an error that quotes a URL):
+var (
+	// "scheme://user:password@": a URL's user info. The password runs to the last '@'
+	// before a space, a quote or a comma, so one holding '/', '@' or '%' is found whole.
+	urlPasswordRe = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"',]*:)([^\s"',]*)@`)
+	// "user:password@host:port" without a scheme: a Cluster seed or a Sentinel address
+	// (a password that starts with '/' would be a URL's "://").
+	addrPasswordRe = regexp.MustCompile(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
+	// "?password=...", "&auth_token=...": a query parameter whose name says it holds a
+	// secret (pass, pwd, auth, secret, token, key, cred, sig in any case).
+	querySecretRe = regexp.MustCompile(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
+)
+
+// Redact hides every secret an address or a text holds in one of the forms above: a URL's
+// password (also in a URL that does not parse), a seed's or sentinel's user:password@, a
+// secret query parameter. It is the one redactor of addresses; Redactor.Apply adds the
+// secrets known by value.
+func Redact(s string) string {
+	if !strings.ContainsAny(s, " \t\n") {
+		// One value: its user info runs from "://" to its last '@', whatever it holds.
+		if prefix, userinfo, rest, ok := splitUserinfo(s); ok {
+			if i := strings.IndexByte(userinfo, ':'); i >= 0 && !strings.ContainsAny(userinfo, ",") {
+				s = prefix + userinfo[:i+1] + Redacted + rest
+			}
+		}
+	}
+	s = urlPasswordRe.ReplaceAllString(s, "${1}"+Redacted+"@")
+	s = addrPasswordRe.ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
+	return querySecretRe.ReplaceAllString(s, "${1}"+Redacted)
+}
+
+// secretsIn returns the secrets s holds in the forms Redact hides, so that a text that
+// quotes one alone (an error echoing a password) is redacted too.
+func secretsIn(s string) []string {
+	var out []string
+	if _, userinfo, _, ok := splitUserinfo(s); ok {
+		if _, pw, ok := strings.Cut(userinfo, ":"); ok {
+			out = append(out, pw)
+		}
+	}
+	for _, re := range []*regexp.Regexp{urlPasswordRe, addrPasswordRe, querySecretRe} {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			out = append(out, m[len(m)-1])
+			if re == addrPasswordRe {
+				out[len(out)-1] = m[3]
+			}
+		}
+	}
+	return out
+}
+
+// urlPassword returns the password a URL-like string holds in its user info
+// ("scheme://user:password@host"), whether or not the string parses as a URL.
+func urlPassword(s string) (string, bool) {
+	_, userinfo, _, ok := splitUserinfo(s)
+	if !ok {
+		return "", false
+	}
+	_, pw, found := strings.Cut(userinfo, ":")
+	return pw, found
+}
+
+// splitUserinfo cuts s into what comes before its user info, the user info and the rest
+// (from the '@'). It does not need s to parse: the user info runs from after "://" to the
+// last '@', so a password holding '/', '@' or '%' is still found whole.
+func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
+	start := strings.Index(s, "://")
+	if start < 0 {
+		return "", "", "", false
+	}
+	start += 3
+	at := strings.LastIndexByte(s[start:], '@')
+	if at < 0 {
+		return "", "", "", false
+	}
+	return s[:start], s[start : start+at], s[start+at:], true
+}
+
+// minSecretLen is the shortest secret replaced by its value in free text: shorter ones
+// would garble messages (a secret in an address is hidden by its position whatever its
+// length).
+const minSecretLen = 4
+
+// Redactor hides, in a message, every secret it knows by value and every secret Redact
+// finds by its form.
+type Redactor struct{ secrets []string }
+
+// Add records a secret and the forms a message may quote it in (URL-escaped, unescaped,
+// Go-quoted).
+func (r *Redactor) Add(s string) {
+	if len(s) < minSecretLen {
+		return
+	}
+	r.secrets = append(r.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+	if u, err := url.PathUnescape(s); err == nil {
+		r.secrets = append(r.secrets, u)
+	}
+	if q := strconv.Quote(s); q != `"`+s+`"` {
+		r.secrets = append(r.secrets, q[1:len(q)-1])
+	}
+}
+
+// AddFrom records the secrets an address or a list of addresses holds.
+func (r *Redactor) AddFrom(values ...string) {
+	for _, v := range values {
+		for _, s := range secretsIn(v) {
+			r.Add(s)
+		}
+	}
+}
+
+// Apply returns msg with every secret hidden.
+func (r *Redactor) Apply(msg string) string {
+	if r != nil {
+		secrets := append([]string(nil), r.secrets...)
+		// Longest first, so that a secret inside another is not half-replaced.
+		sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+		for _, s := range secrets {
+			if len(s) >= minSecretLen {
+				msg = strings.ReplaceAll(msg, s, Redacted)
+			}
+		}
+	}
+	return Redact(msg)
+}
+
+// secretEnv are the environment variables that may hold a password.
+var secretEnv = []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"}
+
+// serverEnv are the variables that may name a server, and so hold a password in it.
+var serverEnv = []string{"BUCKETCTL_URL", "BUCKETCTL_CLUSTER", "BUCKETCTL_SENTINEL_ADDRS"}
+
+// Secrets returns a Redactor that knows every secret this invocation may hold: the
+// password variables, the addresses given (flags, variables), the config file's
+// passwords, addresses and the variables its password-env fields name, and the resolved
+// server's credentials. cfg and srv may be nil.
+func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
+	r := &Redactor{}
+	for _, k := range secretEnv {
+		r.Add(getenv(k))
+	}
+	for _, k := range serverEnv {
+		r.AddFrom(getenv(k))
+	}
+	r.AddFrom(given...)
+	if srv != nil {
+		r.Add(srv.password)
+		r.Add(srv.sentinelPassword)
+		r.AddFrom(srv.URL)
+		r.AddFrom(srv.Cluster...)
+		r.AddFrom(srv.SentinelAddrs...)
+	}
+	if cfg != nil {
+		for _, c := range cfg.Contexts {
+			r.Add(c.Password)
+			for _, env := range []string{c.PasswordEnv, c.SentinelPasswordEnv} {
+				if env != "" {
+					r.Add(getenv(env))
+				}
+			}
+			r.AddFrom(c.URL)
+			r.AddFrom(c.Cluster...)
+			r.AddFrom(c.SentinelAddrs...)
+		}
+	}
+	return r
+}

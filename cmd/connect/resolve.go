@@ -1,0 +1,387 @@
+package connect
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Inputs are what Resolve reads: the root's persistent flags (parsed, and bound to their
+// BUCKETCTL_<FLAG> variables by BindEnv), the environment and the config file.
+type Inputs struct {
+	Flags     *pflag.FlagSet
+	LookupEnv func(string) (string, bool)
+	Config    *Config
+}
+
+// DefaultURL is the server when neither a flag, a variable nor a context names one.
+const DefaultURL = "redis://127.0.0.1:6379"
+
+// Precedence says, for --help, how Resolve chooses.
+const Precedence = `The server and its settings come from, first to last: the flags typed on the command line
+(--context among them: a typed --context wins over BUCKETCTL_URL and the other variables),
+then the BUCKETCTL_<FLAG> variables, then the context (BUCKETCTL_CONTEXT, else the file's
+current-context), then the defaults. One server is named at each level: two forms given
+together (--url and --cluster) are a usage error, and a context or variable that names an
+empty server is one too, never a silent 127.0.0.1:6379.`
+
+// resolver holds one resolution's inputs.
+type resolver struct {
+	in       Inputs
+	ctx      ContextConfig
+	ctxName  string
+	ctxTyped bool // --context was typed: the context wins over the variables
+}
+
+// Resolve turns flags, environment and the config file's context into one Server: the
+// one place a server is chosen. See Precedence.
+func Resolve(in Inputs) (*Server, error) {
+	r := &resolver{in: in}
+	name := ""
+	switch {
+	case r.typed("context"):
+		name, r.ctxTyped = in.Flags.Lookup("context").Value.String(), true
+	default:
+		name = r.env("context") // set to "": the file's current-context, as when unset
+	}
+	cc, name, err := in.Config.ContextFor(name)
+	if err != nil {
+		return nil, err
+	}
+	r.ctx, r.ctxName = cc, name
+	s := &Server{
+		User:    r.str("user", cc.User),
+		TLSCA:   r.str("tls-ca", cc.TLSCA),
+		TLSCert: r.str("tls-cert", cc.TLSCert),
+		TLSKey:  r.str("tls-key", cc.TLSKey),
+	}
+	s.DialTimeout, _ = in.Flags.GetDuration("dial-timeout")
+	s.Timeout, _ = in.Flags.GetDuration("timeout")
+	insecure, _ := in.Flags.GetBool("insecure-skip-verify")
+	s.InsecureSkipVerify = insecure || cc.InsecureSkipVerify
+	if err := r.server(s); err != nil {
+		return nil, err
+	}
+	if s.SentinelMaster != "" {
+		s.SentinelUser = r.str("sentinel-user", cc.SentinelUser)
+	}
+	if err := r.passwords(s); err != nil {
+		return nil, err
+	}
+	if err := r.check(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// server sets the one server s talks to, from the first level that names one.
+func (r *resolver) server(s *Server) error {
+	const fix = "give one of --url, --cluster, or --sentinel-master with --sentinel-addrs"
+	forms := []struct {
+		name string
+		keys []string
+	}{
+		{"url", []string{"url"}}, {"cluster", []string{"cluster"}}, {"sentinel", []string{"sentinel-master", "sentinel-addrs"}},
+	}
+	chosen := ""
+	// The typed flags first, then (unless --context was typed) the variables.
+	for _, level := range []func(key string) (string, error){r.flagLevel, r.envLevel} {
+		var given []string
+		for _, f := range forms {
+			for _, k := range f.keys {
+				g, err := level(k)
+				if err != nil {
+					return err
+				}
+				if g != "" {
+					given, chosen = append(given, g), f.name
+					break
+				}
+			}
+		}
+		if len(given) > 1 {
+			return Usagef("%s and %s both name the server: %s", given[0], given[1], fix)
+		}
+		if chosen != "" {
+			break
+		}
+	}
+	cc := r.ctx
+	if chosen == "" {
+		n := 0
+		for _, set := range []bool{cc.URL != "", len(cc.Cluster) > 0, cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
+			if set {
+				n++
+			}
+		}
+		switch {
+		case n > 1:
+			return Usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", r.ctxName)
+		case n == 0 && r.ctxName != "":
+			what := "names no server"
+			if len(cc.empty) > 0 {
+				what = "has an empty " + strings.Join(cc.empty, " and ")
+			}
+			return Usagef("context %q %s: set one with 'bucketctl config set-context %s --url host:port' (or --cluster, --sentinel-master), or pass --url",
+				r.ctxName, what, r.ctxName)
+		}
+		switch {
+		case cc.URL != "":
+			chosen = "url"
+		case len(cc.Cluster) > 0:
+			chosen = "cluster"
+		case cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0:
+			chosen = "sentinel"
+		}
+		s.Context = r.ctxName
+	}
+	slice := func(key string, fromCtx []string) []string {
+		if s.Context != "" {
+			return fromCtx
+		}
+		v, _ := r.in.Flags.GetStringSlice(key)
+		return v
+	}
+	str := func(key, fromCtx string) string {
+		if s.Context != "" {
+			return fromCtx
+		}
+		return r.in.Flags.Lookup(key).Value.String()
+	}
+	switch chosen {
+	case "url":
+		s.URL = NormalizeURL(str("url", cc.URL))
+	case "cluster":
+		l, err := parseAddrs(slice("cluster", cc.Cluster))
+		if err != nil {
+			return Usagef("%s %s", r.source("cluster"), err)
+		}
+		s.Cluster = l.addrs
+		return r.addrCredentials(s, "cluster", l)
+	case "sentinel":
+		s.SentinelMaster = str("sentinel-master", cc.SentinelMaster)
+		l, err := parseAddrs(slice("sentinel-addrs", cc.SentinelAddrs))
+		if err != nil {
+			return Usagef("%s %s", r.source("sentinel-addrs"), err)
+		}
+		s.SentinelAddrs = l.addrs
+		return r.addrCredentials(s, "sentinel-addrs", l)
+	default:
+		s.URL = DefaultURL
+	}
+	return nil
+}
+
+// addrCredentials takes a list's user info as the data nodes' user and password, unless
+// --user or a password variable gives them. Typed on the command line, a password is
+// refused: every user of the machine would see it.
+func (r *resolver) addrCredentials(s *Server, key string, l addrList) error {
+	if r.typed(key) {
+		if err := TypedPassword(key, strings.Join(SplitList(r.slice(key)), ","), PasswordHome); err != nil {
+			return err
+		}
+	}
+	if s.User == "" {
+		s.User = l.user
+	}
+	if l.hasPassword {
+		s.password = l.password
+	}
+	return nil
+}
+
+func (r *resolver) slice(key string) []string {
+	v, _ := r.in.Flags.GetStringSlice(key)
+	return v
+}
+
+// flagLevel names key's flag when it was typed.
+func (r *resolver) flagLevel(key string) (string, error) {
+	if r.typed(key) {
+		return "--" + key, nil
+	}
+	return "", nil
+}
+
+// envLevel names key's variable when it is set, unless a typed --context overrides the
+// variables; a variable set to nothing is an error, not a silent default.
+func (r *resolver) envLevel(key string) (string, error) {
+	if r.ctxTyped || !r.envSet(key) {
+		return "", nil
+	}
+	if strings.TrimSpace(r.env(key)) == "" {
+		return "", Usagef("%s is set but empty: name a server in it, or unset it", EnvName(key))
+	}
+	return EnvName(key), nil
+}
+
+func (r *resolver) typed(key string) bool {
+	fl := r.in.Flags.Lookup(key)
+	return fl != nil && fl.Changed
+}
+
+func (r *resolver) envSet(key string) bool {
+	_, ok := r.in.LookupEnv(EnvName(key))
+	return ok
+}
+
+func (r *resolver) env(key string) string {
+	v, _ := r.in.LookupEnv(EnvName(key))
+	return v
+}
+
+// str is key's value: the typed flag's; else the context's when --context was typed; else
+// the variable's; else the context's; else the flag's default.
+func (r *resolver) str(key, fromCtx string) string {
+	switch {
+	case r.typed(key):
+	case r.ctxTyped && fromCtx != "":
+		return fromCtx
+	case r.env(key) != "":
+	case fromCtx != "":
+		return fromCtx
+	}
+	return r.in.Flags.Lookup(key).Value.String()
+}
+
+// source names where key's value came from, for a message.
+func (r *resolver) source(key string) string {
+	switch {
+	case r.typed(key):
+		return "--" + key
+	case !r.ctxTyped && r.env(key) != "":
+		return EnvName(key)
+	case r.ctxName != "":
+		return fmt.Sprintf("context %q's %s", r.ctxName, key)
+	}
+	return "--" + key
+}
+
+// passwords sets the data nodes' and the sentinels' passwords. They never come from argv:
+// from the environment (BUCKETCTL_PASSWORD, REDISCLI_AUTH), else the context (its
+// password-env, else its password); a typed --context puts its own first. A password-env
+// naming an unset variable is a usage error, not a silent "no password".
+func (r *resolver) passwords(s *Server) error {
+	cc := r.ctx
+	fromEnv := func(field, name string) (string, error) {
+		if v, _ := r.in.LookupEnv(name); v != "" {
+			return v, nil
+		}
+		return "", Usagef("context %q: %s names the environment variable %s, which is not set (export it, or remove %s)", r.ctxName, field, name, field)
+	}
+	getenv := func(k string) string { v, _ := r.in.LookupEnv(k); return v }
+	ctxFirst := r.ctxTyped && (cc.PasswordEnv != "" || cc.Password != "")
+	var err error
+	switch {
+	case !ctxFirst && getenv("BUCKETCTL_PASSWORD") != "":
+		s.password = getenv("BUCKETCTL_PASSWORD")
+	case !ctxFirst && getenv("REDISCLI_AUTH") != "":
+		s.password = getenv("REDISCLI_AUTH")
+	case cc.PasswordEnv != "":
+		if s.password, err = fromEnv("password-env", cc.PasswordEnv); err != nil {
+			return err
+		}
+	case cc.Password != "":
+		s.password = cc.Password
+	}
+	ctxFirst = r.ctxTyped && cc.SentinelPasswordEnv != ""
+	switch {
+	case s.SentinelMaster == "":
+		// No Sentinel: no sentinel password is looked for.
+	case !ctxFirst && getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
+		s.sentinelPassword = getenv("BUCKETCTL_SENTINEL_PASSWORD")
+	case cc.SentinelPasswordEnv != "":
+		if s.sentinelPassword, err = fromEnv("sentinel-password-env", cc.SentinelPasswordEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check refuses what cannot work, before anything is dialled.
+func (r *resolver) check(s *Server) error {
+	if s.URL != "" {
+		if r.typed("url") {
+			if err := TypedPassword("url", s.URL, PasswordHome); err != nil {
+				return err
+			}
+		}
+		if _, err := parseURL(s.URL); err != nil {
+			return Usagef("%s %s: %s (%s)", r.source("url"), Redact(s.URL), err, urlHelp)
+		}
+	}
+	if s.SentinelMaster != "" && len(s.SentinelAddrs) == 0 {
+		return Usagef("--sentinel-master %q needs --sentinel-addrs host:port[,host:port]", s.SentinelMaster)
+	}
+	if s.SentinelMaster == "" && len(s.SentinelAddrs) > 0 {
+		return Usagef("--sentinel-addrs needs --sentinel-master NAME (the name the sentinels monitor, as in SENTINEL MASTERS)")
+	}
+	// go-redis sends no AUTH without a password: the user would be dropped silently and
+	// the commands run as the default user, whatever its rights. A URL's user
+	// (redis://ops@host) is held to the same rule as --user, and a password in
+	// BUCKETCTL_URL or the context's url serves either (go-redis reads both from the URL).
+	user, hasPassword := s.User, s.password != ""
+	if s.URL != "" {
+		u, _ := parseURL(s.URL)
+		if user == "" && u.user != "" {
+			user = u.user
+		}
+		if u.hasPassword && u.password != "" {
+			hasPassword = true
+		}
+	}
+	if user != "" && !hasPassword {
+		if s.User == "" {
+			return Usagef("%s names the user %q but no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user); "+
+				"without one Redis would run the commands as the default user", r.source("url"), user)
+		}
+		return Usagef("%s %q has no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user), "+
+			"or the context's password-env; without one Redis would run the commands as the default user", r.source("user"), s.User)
+	}
+	if s.SentinelUser != "" && s.sentinelPassword == "" {
+		return Usagef("%s %q has no password: set BUCKETCTL_SENTINEL_PASSWORD, or the context's sentinel-password-env", r.source("sentinel-user"), s.SentinelUser)
+	}
+	for _, d := range []struct {
+		key string
+		val time.Duration
+	}{{"dial-timeout", s.DialTimeout}, {"timeout", s.Timeout}} {
+		if d.val <= 0 {
+			return Usagef("%s %v: must be above 0 (e.g. 2s)", r.source(d.key), d.val)
+		}
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		return Usagef("--tls-cert and --tls-key go together")
+	}
+	return nil
+}
+
+// EnvName is the variable of a flag: BUCKETCTL_<FLAG>, dashes as underscores.
+func EnvName(key string) string {
+	return "BUCKETCTL_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+// BindEnv gives each flag not typed on the command line the value of its BUCKETCTL_<FLAG>
+// variable, when that is set and not empty, and calls set with it: flags win over the
+// environment, the environment over the config file (whose contexts only fill what
+// neither gave; see Resolve). A value the flag would refuse (BUCKETCTL_TIMEOUT=abc) is a
+// usage error naming the variable and saying, by problem, what is wrong with the value.
+func BindEnv(flags *pflag.FlagSet, getenv func(string) string, set func(name, value string), problem func(*pflag.Flag, error) string) error {
+	var err error
+	flags.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || err != nil {
+			return
+		}
+		v := getenv(EnvName(fl.Name))
+		if v == "" {
+			return
+		}
+		if serr := fl.Value.Set(v); serr != nil {
+			err = Usagef("%s=%q: not a valid --%s: %s", EnvName(fl.Name), v, fl.Name, problem(fl, serr))
+			return
+		}
+		set(fl.Name, v)
+	})
+	return err
+}

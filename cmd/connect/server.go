@@ -1,0 +1,65 @@
+package connect
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bucketctl/bucketctl/tui/format"
+)
+
+// Server describes the one server a command talks to, resolved from flags, environment and
+// the config file's context (see Resolve): exactly one of URL, Cluster or SentinelMaster
+// with SentinelAddrs names it. Its passwords are kept unexported, so printing a Server
+// never shows them.
+type Server struct {
+	// Context is the context that named the server, "" when a flag or variable did.
+	Context        string
+	URL            string
+	Cluster        []string
+	SentinelMaster string
+	SentinelAddrs  []string
+	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
+	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
+	// sentinels usually have no ACL users of the data nodes.
+	SentinelUser     string
+	sentinelPassword string
+	// master records the address a Sentinel failover client dialled: the master in use.
+	master             *dialedAddr
+	User               string
+	password           string
+	TLSCA              string
+	TLSCert            string
+	TLSKey             string
+	InsecureSkipVerify bool
+	DialTimeout        time.Duration
+	// Timeout bounds each request, the connection's handshake included (see NewClient).
+	Timeout  time.Duration
+	PoolSize int
+}
+
+// Addr names where we connect, without credentials, for messages.
+func (s *Server) Addr() string {
+	switch {
+	case len(s.Cluster) > 0:
+		return Redact("cluster " + strings.Join(s.Cluster, ","))
+	case s.SentinelMaster != "":
+		return Redact(fmt.Sprintf("sentinel master %q via %s", s.SentinelMaster, strings.Join(s.SentinelAddrs, ",")))
+	}
+	if u, err := parseURL(s.URL); err == nil {
+		return u.opt.Addr // go-redis's default port added; a socket's path
+	}
+	return Redact(s.URL)
+}
+
+// Label is the address and, when one named it, the context: what a view names.
+func (s *Server) Label() string {
+	if s.Context != "" {
+		return s.Addr() + " (context " + format.SafeText(s.Context) + ")"
+	}
+	return s.Addr()
+}
+
+// Master is the master a Sentinel client dialled last ("?" before it dialled, or when the
+// server is not Sentinel).
+func (s *Server) Master() string { return s.master.get() }
