@@ -138,6 +138,14 @@ type Decision struct {
 	// seconds, and go-bench, multi-tier and the native script leave out Ahead.
 	AppReports    bool
 	AppRetryAfter time.Duration
+	// RetryByExpiry and FullByExpiry say the key's TTL ends the wait: RetryAfter or
+	// ResetAfter is the time until the key expires, when the application starts a full
+	// bucket. Refill is the time to full by refill alone, whatever the TTL.
+	RetryByExpiry, FullByExpiry bool
+	Refill                      time.Duration
+	// Writer is the decision of a caller whose clock reads the stored time now, for an
+	// application on its callers' clocks whose stored time is ahead (see State.Decide).
+	Writer *Decision
 }
 
 // AppDiffers says the application reports a retry-after that is wrong by more than one of
@@ -276,11 +284,15 @@ const resetGrace = 60 * time.Second
 // the application's own number format and unit, and the TTL to set (0 when the spec is
 // unknown: keep the key's TTL).
 //
-// The time is never earlier than the stored one, max(now, stored time): a stored time ahead
-// of the server's was written by a client whose clock runs fast, and writing the server's
-// time would hand that client the refill of its lead (go-bench's own max(now, ts) protects
-// against exactly that). Spring's and go-bench's whole units are rounded down, as those
-// applications write them.
+// The time is never earlier than the stored one, max(now, stored time) (KeepsLaterTime): a
+// stored time ahead of the server's was written by a client whose clock runs fast, and
+// writing the server's time would hand that client the refill of its lead (go-bench's own
+// max(now, ts) protects against exactly that); those applications read the tokens as written
+// until their clock passes it. Webman is the exception: it refills negatively from a time
+// ahead of its clock (it never clamps), so a kept lead would make every caller on the
+// server's clock read tokens − lead × rate; its reset writes the server's now, and
+// ResetReads says what the fast writer reads instead. Spring's and go-bench's whole units
+// are rounded down, as those applications write them.
 //
 // The TTL is the one the application itself sets after a write (Spring ceil(cap/rate)+60 s,
 // multi-tier ceil(2·burst/rate) s, Express ceil(2·cap/rate) s), longer only when a time
@@ -298,7 +310,7 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 		return w.Value, "", w.TTL
 	}
 	at := now
-	if exists && stored.TS > at {
+	if exists && stored.TS > at && l.KeepsLaterTime() {
 		at = stored.TS
 	}
 	tokensStr, timeStr = FormatTokens(tokens), l.FormatTime(at)
@@ -330,19 +342,7 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 	return tokensStr, timeStr, max(own, ceilTo(full, time.Second))
 }
 
-// decide is the decision for a request of cost on the state, in its layout's model. A state
-// as Inspect reads it is decided from its stored level (exactly as the application will);
-// one whose Tokens is not the level its model gives (built or changed by hand) is decided
-// from Tokens at Now.
-func (s State) decide(cost float64) Decision {
-	if s.Layout.Type == GCRA {
-		return s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost)
-	}
-	stored := s.Stored
-	if s.Exists {
-		if lv := s.Layout.Level(s.Spec, stored, s.Now); lv.Tokens != s.Tokens {
-			stored = Level{Tokens: s.Tokens, TS: max(s.Now, lv.TS)}
-		}
-	}
-	return s.Layout.Decide(s.Spec, stored, s.Exists, s.Now, cost)
-}
+// KeepsLaterTime says a reset keeps a stored time ahead of the server's rather than write
+// the server's now (see ResetWrite): every layout but Webman's, whose application refills
+// negatively from a time ahead of its caller's clock.
+func (l Layout) KeepsLaterTime() bool { return l.app() != appWebman }

@@ -116,8 +116,18 @@ func TestResetFidelity(t *testing.T) {
 				s := inspectAt(t, c, key, o, sp, 0)
 				tok, ts, ttl := o.layout.ResetWrite(sp, s.Stored, s.Exists, s.Now, n)
 				written, err := o.layout.ParseTime(ts)
-				if err != nil || written < s.Stored.TS-o.layout.Step().Microseconds() || written < s.Now-o.layout.Step().Microseconds() {
-					t.Fatalf("reset time %s (%v) is before the stored %v or the server's %v", ts, err, s.Stored.TS, s.Now)
+				if err != nil || written < s.Now-o.layout.Step().Microseconds() {
+					t.Fatalf("reset time %s (%v) is before the server's %v", ts, err, s.Now)
+				}
+				// Webman refills negatively from a time ahead of its clock: its reset writes the
+				// server's now, which a caller on the server's clock reads as N, and says what
+				// the fast writer reads (ResetReads). The others keep the later stored time.
+				keep := o.layout.KeepsLaterTime()
+				if keep && written < s.Stored.TS-o.layout.Step().Microseconds() {
+					t.Fatalf("reset time %s is before the stored %v", ts, s.Stored.TS)
+				}
+				if !keep && written > s.Now+o.layout.Step().Microseconds() {
+					t.Fatalf("reset time %s is not the server's %v (stored %v)", ts, s.Now, s.Stored.TS)
 				}
 				writeReset(t, c, o.layout, key, tok, ts, ttl)
 
@@ -142,6 +152,16 @@ func TestResetFidelity(t *testing.T) {
 						t.Fatalf("after reset to %v (time %s) Spring saw %v, want %v (or %v)", n, ts, app.level, lo, hi)
 					}
 					return
+				}
+				if !keep && skew > 0 {
+					// The fast writer reads what ResetReads says, and gains its lead's refill.
+					_, writer, differs := o.layout.ResetReads(sp, s.Stored, s.Exists, s.Now, n)
+					app := o.run(t, c, key, sp, clock, 0)
+					if !differs || !app.levelKnown || math.Abs(app.level-writer) > 1e-3 || writer <= n {
+						t.Fatalf("after reset to %v the writer (%v ahead) saw %v, ResetReads said %v (differs %v)", n, skew, app.level, writer, differs)
+					}
+					writeReset(t, c, o.layout, key, tok, ts, ttl)
+					clock = s.Now // a caller on the server's clock
 				}
 				at := clock + 250_000
 				app := o.run(t, c, key, sp, at, 0)

@@ -232,7 +232,7 @@ func (a *Auditor) kinds(s State) []FindingKind {
 	case s.TTL == -1:
 		out = append(out, FindingNoTTL)
 	case s.TTL > 0 && s.HasSpec():
-		if ttf := s.TimeToFull(); ttf > 0 && s.TTL < ttf-ttlSlack(s.Layout) {
+		if ttf := s.RefillTime(); ttf > 0 && s.TTL < ttf-ttlSlack(s.Layout) {
 			out = append(out, FindingTTLShort)
 		}
 	}

@@ -73,12 +73,13 @@ func (s State) Fill() float64 {
 	return s.Tokens / s.Spec.Capacity
 }
 
-// TimeToFull is how long until the bucket is full (0 when the spec is unknown).
+// TimeToFull is how long until the application sees the bucket full (0 when the spec is
+// unknown): by refill, or by the key's expiry when that comes first (State.Decide).
 func (s State) TimeToFull() time.Duration {
 	if !s.HasSpec() {
 		return 0
 	}
-	return s.decide(0).ResetAfter
+	return s.Decide(0).ResetAfter
 }
 
 // UpdatedAt is the time of the last update.
@@ -95,7 +96,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	if s.Problem != "" {
 		return Result{}, NotBucketError(s.Key, s.Problem)
 	}
-	return s.decide(cost).Result, nil
+	return s.Decide(cost).Result, nil
 }
 
 // Inspect reads buckets by name in one pipelined round trip (see read.go) and returns their

@@ -240,8 +240,12 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if s.now != nil {
 		now = strconv.FormatInt(s.now().UnixMicro(), 10)
 	}
+	keep := "1"
+	if !l.KeepsLaterTime() {
+		keep = "0"
+	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
-		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now}
+		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep}
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}

@@ -170,7 +170,9 @@ func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Targ
 	if _, err := s.Peek(t.Cost); err != nil {
 		return bucket.Decision{}, "", err
 	}
-	return s.Layout.Decide(s.Spec, s.Stored, s.Exists, s.Now, t.Cost), s.Layout.Name, nil
+	// The same decision inspect, list, top, watch and audit show (State.Decide).
+	d := s.Decide(t.Cost)
+	return d, s.Layout.Name, nil
 }
 
 // register adds the flags check and consume share: the spec, --headers and -o.
@@ -192,8 +194,22 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		v.AppRetryAfterMS = &app
 		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Duration(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
 	}
+	v.AheadMS = format.JSONMS(d.Ahead)
+	v.RetryAtExpiry, v.FullAtExpiry = d.RetryByExpiry, d.FullByExpiry
+	if d.RetryByExpiry {
+		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Duration(res.RetryAfter), layout))
+	}
 	if d.Ahead > 0 {
-		notes = append(notes, aheadNote(d.Ahead))
+		notes = append(notes, aheadNoteFor(bucket.Presets[layout], d.Ahead))
+	}
+	if d.Writer != nil {
+		v.WriterClock = clockView(*d.Writer)
+		if d.ClockSplit(bucket.Presets[layout].Step()) {
+			w := d.Writer
+			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
+				layout, format.Duration(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
+			notes = append(notes, v.Ambiguous)
+		}
 	}
 	if opts.Headers {
 		headers := httplimit.Headers("default", res, f.Now())
@@ -256,6 +272,24 @@ const neverNote = "never: cost exceeds capacity"
 // aheadNote says a bucket's stored time is ahead of the server's clock.
 func aheadNote(d time.Duration) string {
 	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
+}
+
+// aheadNoteFor says what a stored time ahead of the server's means for the layout's
+// application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
+// over it, or the server's clock went back), which the library waits out on the server's
+// clock; for the others, a client clock running fast.
+func aheadNoteFor(l bucket.Layout, d time.Duration) string {
+	if l.Type == bucket.GCRA {
+		return fmt.Sprintf("TAT %s beyond a full window: debt from a higher limit (burst lowered?) or a server clock that went back; the library waits it out", format.Duration(d))
+	}
+	return aheadNote(d)
+}
+
+func verdictWord(ok bool) string {
+	if ok {
+		return "allowed"
+	}
+	return "denied"
 }
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.

@@ -18,7 +18,8 @@ import (
 
 // shown is what every view must print for one bucket: the strings of the one formatting
 // layer. The buckets are chosen so these stay the same for a minute (slow refill, TTL in
-// whole minutes).
+// whole minutes). Two of them take longer to refill than their TTL: their time to full is
+// the key's expiry, when the application starts them full.
 type shown struct {
 	key                               string
 	tokens, capacity, fill, full, ttl string
@@ -31,9 +32,9 @@ type shown struct {
 var consistencyBuckets = []shown{
 	{key: "fc:full", tokens: "16,000", capacity: "16,000", rate: "250", rateUnit: "250/s", fill: "100%", full: "0s", ttl: "2h29m",
 		fields: []any{"tokens", "16000", "capacity", "16000", "rate", "250"}},
-	{key: "fc:{tenant-4711}:big", tokens: "9,289", capacity: "20,000", rate: "0.001", rateUnit: "3.6/h", fill: "46%", full: "123d23h", ttl: "2h29m",
+	{key: "fc:{tenant-4711}:big", tokens: "9,289", capacity: "20,000", rate: "0.001", rateUnit: "3.6/h", fill: "46%", full: "2h29m", ttl: "2h29m",
 		fields: []any{"tokens", "9289.7", "capacity", "20000", "rate", "0.001"}},
-	{key: "fc:small", tokens: "7.09", capacity: "10", rate: "0.00011", rateUnit: "0.4/h", fill: "70%", full: "7h20m", ttl: "2h29m",
+	{key: "fc:small", tokens: "7.09", capacity: "10", rate: "0.00011", rateUnit: "0.4/h", fill: "70%", full: "2h29m", ttl: "2h29m",
 		fields: []any{"tokens", "7.09", "capacity", "10", "rate", "0.00011"}},
 }
 

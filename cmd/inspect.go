@@ -196,6 +196,7 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
 			updated = format.Duration(s.Age()) + " ago"
 		}
+		tokens, full = markAmbiguous(s, tokens, full)
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
 			format.Count(s.Allowed), format.Count(s.Denied)}
 	}
@@ -208,9 +209,11 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 // inspectNotes collects, across pages, what the table's notes explain.
 type inspectNotes struct {
 	guessed, noSpec bool
-	// ahead are the first buckets whose stored time is ahead of the server's.
+	// ahead are the first buckets whose stored time is ahead of the server's; ambiguous
+	// the first whose figures are marked ? and why.
 	ahead     []string
 	moreAhead int
+	ambiguous []string
 }
 
 func (n *inspectNotes) see(s bucket.State) {
@@ -221,11 +224,29 @@ func (n *inspectNotes) see(s bucket.State) {
 	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
 	if s.Ahead > 0 {
 		if len(n.ahead) < 5 {
-			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), aheadNote(s.Ahead)))
+			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), aheadNoteFor(s.Layout, s.Ahead)))
 		} else {
 			n.moreAhead++
 		}
 	}
+	if why := s.Ambiguity(); why != "" && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: figures marked ?: %s", safe(s.Key), why))
+	}
+	if s.HasSpec() && s.Exists && s.Problem == "" && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", safe(s.Key), format.Duration(s.TTL)))
+	}
+}
+
+// markAmbiguous marks the tokens and full-in figures with ? where they depend on what
+// bucketctl cannot read (State.Ambiguity; a note says why).
+func markAmbiguous(s bucket.State, tokens, full string) (string, string) {
+	if !s.HasSpec() || !s.Exists || s.Problem != "" {
+		return tokens, full
+	}
+	if s.Ambiguity() != "" {
+		tokens, full = tokens+"?", full+"?"
+	}
+	return tokens, full
 }
 
 func (n *inspectNotes) print(io *IOStreams, outFormat string) {
@@ -239,6 +260,9 @@ func (n *inspectNotes) print(io *IOStreams, outFormat string) {
 		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
 	}
 	for _, a := range n.ahead {
+		fmt.Fprintln(io.ErrOut, "note: "+a)
+	}
+	for _, a := range n.ambiguous {
 		fmt.Fprintln(io.ErrOut, "note: "+a)
 	}
 	if n.moreAhead > 0 {

@@ -187,8 +187,12 @@ func listRow(s bucket.State, node func(string) string) []string {
 		if s.Exists && s.TTL == -1 {
 			ttl = "none!"
 		}
+		tokens, full = markAmbiguous(s, tokens, full)
 		note := ""
-		if s.Ahead > 0 {
+		switch {
+		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
+			note = "debt " + format.Duration(s.Ahead) + " past a full window (limit lowered?)"
+		case s.Ahead > 0:
 			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
 		}
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl, note}

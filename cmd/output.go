@@ -135,6 +135,25 @@ type ResultView struct {
 	AppRetryAfterMS *float64 `json:"app_retry_after_ms,omitempty" yaml:"app_retry_after_ms,omitempty"`
 	// Headers are the HTTP rate-limit headers for the decision (with --headers).
 	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	// AheadMS is how far the stored time is ahead of the server's clock (0: not ahead).
+	AheadMS float64 `json:"ahead_ms" yaml:"ahead_ms"`
+	// RetryAtExpiry and FullAtExpiry say the key's expiry, not the refill, ends the wait:
+	// the application starts a full bucket when the key expires.
+	RetryAtExpiry bool `json:"retry_at_expiry,omitempty" yaml:"retry_at_expiry,omitempty"`
+	FullAtExpiry  bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
+	// WriterClock is the decision of a caller whose clock reads the stored time now, for an
+	// application on its callers' clocks written ahead of the server's; Ambiguous says why
+	// the answer depends on the next caller's clock, when it does.
+	WriterClock *ClockView `json:"writer_clock,omitempty" yaml:"writer_clock,omitempty"`
+	Ambiguous   string     `json:"ambiguous,omitempty" yaml:"ambiguous,omitempty"`
+}
+
+// ClockView is a decision on another clock than the server's.
+type ClockView struct {
+	Allowed      bool    `json:"allowed" yaml:"allowed"`
+	Tokens       float64 `json:"tokens" yaml:"tokens"`
+	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
 }
 
 func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
@@ -170,9 +189,15 @@ type StateView struct {
 	UpdatedAt      string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
 	AgeMS          float64  `json:"age_ms" yaml:"age_ms"`
 	AheadMS        float64  `json:"ahead_ms" yaml:"ahead_ms"`
-	Allowed        int64    `json:"allowed" yaml:"allowed"`
-	Denied         int64    `json:"denied" yaml:"denied"`
-	Node           string   `json:"node,omitempty" yaml:"node,omitempty"`
+	// FullAtExpiry: the key expires before the refill ends, so time_to_full_ms is its TTL.
+	FullAtExpiry bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
+	// Ambiguous says why the figures depend on something bucketctl cannot read (marked ?).
+	Ambiguous string `json:"ambiguous,omitempty" yaml:"ambiguous,omitempty"`
+	// WriterClock: the figures on the clock of the caller that wrote ahead (see ResultView).
+	WriterClock *ClockView `json:"writer_clock,omitempty" yaml:"writer_clock,omitempty"`
+	Allowed     int64      `json:"allowed" yaml:"allowed"`
+	Denied      int64      `json:"denied" yaml:"denied"`
+	Node        string     `json:"node,omitempty" yaml:"node,omitempty"`
 }
 
 func stateView(s bucket.State) StateView {
@@ -188,9 +213,14 @@ func stateView(s bucket.State) StateView {
 	}
 	if s.HasSpec() {
 		tokens, c, r := format.JSONTokens(s.Tokens), format.JSONSpec(s.Spec.Capacity), format.JSONSpec(s.Spec.Rate)
-		fill, ttf := format.JSONRatio(s.Fill()), format.JSONMS(s.TimeToFull())
+		d := s.Decide(0)
+		fill, ttf := format.JSONRatio(s.Fill()), format.JSONMS(d.ResetAfter)
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
+		v.FullAtExpiry, v.Ambiguous = d.FullByExpiry, s.Ambiguity()
+		if d1 := s.Decide(1); d1.Writer != nil {
+			v.WriterClock = clockView(*d1.Writer)
+		}
 	} else {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
 	}
@@ -225,4 +255,12 @@ func colorVerdict(io *IOStreams, ok bool, s string) string {
 		c = lipgloss.Color("2")
 	}
 	return colorStyle(io).Foreground(c).Bold(true).Render(s)
+}
+
+func clockView(d bucket.Decision) *ClockView {
+	v := &ClockView{Allowed: d.Allowed, Tokens: format.JSONTokens(d.Remaining), RetryAfterMS: format.JSONMS(d.RetryAfter), TimeToFullMS: format.JSONMS(d.ResetAfter)}
+	if d.RetryAfter < 0 {
+		v.RetryAfterMS = -1
+	}
+	return v
 }

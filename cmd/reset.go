@@ -34,7 +34,14 @@ type ResetView struct {
 	Action       string   `json:"action" yaml:"action"`
 	TokensBefore *float64 `json:"tokens_before" yaml:"tokens_before"`
 	TokensAfter  *float64 `json:"tokens_after" yaml:"tokens_after"`
-	Done         bool     `json:"done" yaml:"done"`
+	// AheadMS is how far the stored time was ahead of the server's clock (0: not ahead).
+	// TokensAfterWriterClock is what a caller whose clock reads that stored time sees right
+	// after the reset, when it differs from tokens_after (what a caller on the server's
+	// clock reads); Note says so in words.
+	AheadMS                float64  `json:"ahead_ms" yaml:"ahead_ms"`
+	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty" yaml:"tokens_after_writer_clock,omitempty"`
+	Note                   string   `json:"note,omitempty" yaml:"note,omitempty"`
+	Done                   bool     `json:"done" yaml:"done"`
 	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
 	// left untouched) or failed; empty in a plan.
 	Outcome string `json:"outcome,omitempty" yaml:"outcome,omitempty"`
@@ -174,6 +181,18 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 	} else if !s.Exists {
 		v.Action = "none (no key: already full)"
 		return op, v, false, nil
+	}
+	v.AheadMS = format.JSONMS(s.Ahead)
+	if r.setTokens {
+		// What the application reads right after the write, in its own arithmetic.
+		server, writer, differs := s.Layout.ResetReads(s.Spec, s.Stored, s.Exists, s.Now, after)
+		after = server
+		if differs {
+			w := format.JSONTokens(writer)
+			v.TokensAfterWriterClock = &w
+			v.Note = fmt.Sprintf("stored time %s ahead of the server's: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
+				format.Duration(s.Ahead), s.Layout.Name, format.Tokens(max(0, server)), format.Tokens(max(0, writer)))
+		}
 	}
 	if r.setTokens || s.HasSpec() {
 		after = format.JSONTokens(after)
@@ -316,7 +335,15 @@ func (r *resetter) printPlanTo(w io.Writer, plan []ResetView) error {
 	for _, v := range plan {
 		_ = t.add(nil, resetRow(v)...)
 	}
-	return t.close()
+	if err := t.close(); err != nil {
+		return err
+	}
+	for _, v := range plan {
+		if v.Note != "" {
+			fmt.Fprintf(r.f.IO.ErrOut, "note: %s: %s\n", safe(v.Key), v.Note)
+		}
+	}
+	return nil
 }
 
 func resetRow(v ResetView) []string {
@@ -333,7 +360,11 @@ func resetRow(v ResetView) []string {
 	case v.Outcome != "" && v.Outcome != "reset":
 		action += ": " + v.Outcome
 	}
-	return []string{safe(v.Key), v.Layout, num(v.TokensBefore), action, num(v.TokensAfter)}
+	after := num(v.TokensAfter)
+	if v.TokensAfterWriterClock != nil {
+		after += " (" + num(v.TokensAfterWriterClock) + " on the writer's clock)"
+	}
+	return []string{safe(v.Key), v.Layout, num(v.TokensBefore), action, after}
 }
 
 func anyDone(out []bucket.ResetOutcome) bool {

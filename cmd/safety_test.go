@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -313,9 +314,13 @@ func TestWatchAndSpecBadInput(t *testing.T) {
 }
 
 // TestResetTokensWithAFastClient: after `reset --tokens 3` on buckets written by clients whose
-// clocks run 5 s fast, each application, with its own fast clock, takes exactly 3 (the refill
-// is negligible at the rate used): the reset kept the stored, later time instead of writing
-// the server's, which would hand the fast client 5 s of refill.
+// clocks run 5 s fast, each application, with its own fast clock, takes exactly what reset
+// said (the refill is negligible at the rate used): 3 where the reset kept the stored, later
+// time instead of writing the server's, which would hand the fast client 5 s of refill.
+// Webman is the exception: it refills negatively from a time ahead of its clock, so a kept
+// lead would leave every caller on the server's clock at 3 - 5 tokens; its reset writes the
+// server's time (tokens_after 3 on that clock) and says the fast writer reads 3 + 5 s of
+// refill (tokens_after_writer_clock), which the fast client then takes.
 func TestResetTokensWithAFastClient(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -339,16 +344,26 @@ func TestResetTokensWithAFastClient(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := run(t, url, "reset", key, "--layout", app.Layout, "--capacity", "10", "--rate", "1", "--tokens", "3", "--yes")
-			if r.code != 0 {
+			r := run(t, url, "reset", key, "--layout", app.Layout, "--capacity", "10", "--rate", "1", "--tokens", "3", "--yes", "-o", "json")
+			var plan []ResetView
+			if r.code != 0 || json.Unmarshal([]byte(r.out), &plan) != nil || len(plan) != 1 || plan[0].TokensAfter == nil {
 				t.Fatalf("reset: %+v", r)
+			}
+			want := 3
+			if w := plan[0].TokensAfterWriterClock; app.Layout == "webman" {
+				if *plan[0].TokensAfter != 3 || w == nil || *w < 7.9 || *w > 8 || plan[0].AheadMS < 4900 {
+					t.Fatalf("reset of a webman bucket 5 s ahead: %+v, want tokens_after 3 and about 8 on the writer's clock", plan[0])
+				}
+				want = int(*w + 0.01*rate) // and the 10 ms of refill below
+			} else if *plan[0].TokensAfter != 3 || w != nil {
+				t.Fatalf("reset of a %s bucket 5 s ahead: %+v, want tokens_after 3 on every clock", app.Layout, plan[0])
 			}
 			if ttl := c.PTTL(ctx, key).Val(); ttl <= 0 {
 				t.Fatalf("TTL %s after reset --tokens: the write must set one", ttl)
 			}
 			// The fast client decides again within a few ms of its last write.
 			got := 0
-			for i := 0; i < 6; i++ {
+			for i := 0; i < 10; i++ {
 				ok, err := app.Decide(ctx, c, key, capacity, rate, fast.Add(10*time.Millisecond))
 				if err != nil {
 					t.Fatal(err)
@@ -357,8 +372,8 @@ func TestResetTokensWithAFastClient(t *testing.T) {
 					got++
 				}
 			}
-			if got != 3 {
-				t.Fatalf("after reset --tokens 3 the %s client with a fast clock took %d", app.Layout, got)
+			if got != want {
+				t.Fatalf("after reset --tokens 3 the %s client with a fast clock took %d, want %d", app.Layout, got, want)
 			}
 		})
 	}

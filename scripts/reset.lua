@@ -14,7 +14,9 @@
 -- ARGV[8]  time unit: "s", "ms" or "us"; ARGV[9] "1" when the time is written as a float
 -- ARGV[10] TTL in milliseconds to set, or "" to keep the key's TTL
 -- ARGV[11] now in microseconds, or "" for Redis TIME
--- ARGV[12..] field/value pairs to write when the bucket is created (the native spec)
+-- ARGV[12] "1" to keep a stored time later than now, "0" to write now (a layout whose
+--          application refills negatively from a time ahead of its clock)
+-- ARGV[13..] field/value pairs to write when the bucket is created (the native spec)
 -- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[4] the layout's epoch in
 --       Unix seconds (redis_rate counts from it), ARGV[5] and ARGV[6] the TTL bounds below
 --       and above in microseconds, ARGV[7] the TAT to SET, ARGV[10] its TTL in
@@ -153,10 +155,10 @@ local per = { s = 1000000, ms = 1000, us = 1 }
 local div = per[ARGV[8]]
 if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
 -- Time never moves backwards: a bucket written by a client whose clock runs ahead keeps
--- its later time, which the application's max(now, ts) would keep too.
+-- its later time, which the application's max(now, ts) would keep too (unless ARGV[12]).
 local t = now / div
 if ARGV[9] ~= '1' then t = math.floor(t) end
-if stored and stored > t then t = stored end
+if stored and stored > t and ARGV[12] ~= '0' then t = stored end
 local ts
 if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = string.format('%d', t) end
 
@@ -164,7 +166,7 @@ local ttl = ARGV[10]
 if hash then
   local args = { ARGV[3], ARGV[7], ARGV[4], ts }
   if missing then
-    for i = 12, #ARGV do args[#args + 1] = ARGV[i] end
+    for i = 13, #ARGV do args[#args + 1] = ARGV[i] end
   end
   redis.call('HSET', KEYS[1], unpack(args))
   if ttl ~= '' then redis.call('PEXPIRE', KEYS[1], ttl) end
