@@ -109,7 +109,7 @@ func (s State) Ambiguity() string {
 		return ""
 	}
 	return "written " + roundDur(s.Ahead).String() + " ahead of the server's clock by a caller whose clock runs fast; " +
-		s.Layout.Name + " decides on its caller's clock, so the next caller's clock decides (figures are on the server's clock)"
+		s.Layout.Name + " decides on its caller's clock, so the next caller's clock decides (figures are on the server's clock; writer_clock in JSON)"
 }
 
 func roundDur(d time.Duration) time.Duration {

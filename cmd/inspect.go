@@ -196,7 +196,6 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
 			updated = format.Duration(s.Age()) + " ago"
 		}
-		tokens, full = markAmbiguous(s, tokens, full)
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
 			format.Count(s.Allowed), format.Count(s.Denied)}
 	}
@@ -210,7 +209,8 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 type inspectNotes struct {
 	guessed, noSpec bool
 	// ahead are the first buckets whose stored time is ahead of the server's; ambiguous
-	// the first whose figures are marked ? and why.
+	// the first whose figures depend on what bucketctl cannot read, or end at the key's
+	// expiry, and why.
 	ahead     []string
 	moreAhead int
 	ambiguous []string
@@ -230,23 +230,11 @@ func (n *inspectNotes) see(s bucket.State) {
 		}
 	}
 	if why := s.Ambiguity(); why != "" && len(n.ambiguous) < 5 {
-		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: figures marked ?: %s", safe(s.Key), why))
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", safe(s.Key), why))
 	}
 	if s.HasSpec() && s.Exists && s.Problem == "" && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
 		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", safe(s.Key), format.Duration(s.TTL)))
 	}
-}
-
-// markAmbiguous marks the tokens and full-in figures with ? where they depend on what
-// bucketctl cannot read (State.Ambiguity; a note says why).
-func markAmbiguous(s bucket.State, tokens, full string) (string, string) {
-	if !s.HasSpec() || !s.Exists || s.Problem != "" {
-		return tokens, full
-	}
-	if s.Ambiguity() != "" {
-		tokens, full = tokens+"?", full+"?"
-	}
-	return tokens, full
 }
 
 func (n *inspectNotes) print(io *IOStreams, outFormat string) {

@@ -187,7 +187,6 @@ func listRow(s bucket.State, node func(string) string) []string {
 		if s.Exists && s.TTL == -1 {
 			ttl = "none!"
 		}
-		tokens, full = markAmbiguous(s, tokens, full)
 		note := ""
 		switch {
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:

@@ -191,7 +191,7 @@ type StateView struct {
 	AheadMS        float64  `json:"ahead_ms" yaml:"ahead_ms"`
 	// FullAtExpiry: the key expires before the refill ends, so time_to_full_ms is its TTL.
 	FullAtExpiry bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
-	// Ambiguous says why the figures depend on something bucketctl cannot read (marked ?).
+	// Ambiguous says why the figures depend on something bucketctl cannot read.
 	Ambiguous string `json:"ambiguous,omitempty" yaml:"ambiguous,omitempty"`
 	// WriterClock: the figures on the clock of the caller that wrote ahead (see ResultView).
 	WriterClock *ClockView `json:"writer_clock,omitempty" yaml:"writer_clock,omitempty"`
