@@ -1,0 +1,216 @@
+package bucket_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/throttled/throttled/v2"
+	goredisstore "github.com/throttled/throttled/v2/store/goredisstore.v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// gcraPair is one GCRA bucket of a real library, asked under two limits: the old one that
+// put it in debt and the new, lower one the application runs now.
+type gcraPair struct {
+	layout   bucket.Layout
+	key      string
+	old, new bucket.Spec
+	// take asks the library for cost under the old (old=true) or new limit.
+	take func(old bool, cost int) answer
+}
+
+func redisRatePair(t *testing.T, rdb *redis.Client, name string, rate, oldBurst, newBurst int, period time.Duration) gcraPair {
+	lim := redis_rate.NewLimiter(rdb)
+	limits := map[bool]redis_rate.Limit{true: {Rate: rate, Burst: oldBurst, Period: period}, false: {Rate: rate, Burst: newBurst, Period: period}}
+	return gcraPair{layout: bucket.Presets["redis-rate"], key: "rate:" + name,
+		old: bucket.RedisRateSpec(rate, oldBurst, period), new: bucket.RedisRateSpec(rate, newBurst, period),
+		take: func(old bool, cost int) answer {
+			t.Helper()
+			r, err := lim.AllowN(context.Background(), name, limits[old], cost)
+			if err != nil {
+				t.Fatalf("redis_rate AllowN: %v", err)
+			}
+			return answer{r.RetryAfter == -1, r.Remaining, r.RetryAfter, r.ResetAfter}
+		}}
+}
+
+func throttledPair(t *testing.T, rdb *redis.Client, name string, count, oldBurst, newBurst int, period time.Duration) gcraPair {
+	st, err := goredisstore.NewCtx(rdb, throttledPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lims := map[bool]*throttled.GCRARateLimiterCtx{}
+	for old, burst := range map[bool]int{true: oldBurst, false: newBurst} {
+		if lims[old], err = throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{MaxRate: throttled.PerDuration(count, period), MaxBurst: burst}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := bucket.Presets["throttled"]
+	l.KeyPrefix = throttledPrefix
+	return gcraPair{layout: l, key: throttledPrefix + name,
+		old: bucket.ThrottledSpec(oldBurst, count, period), new: bucket.ThrottledSpec(newBurst, count, period),
+		take: func(old bool, cost int) answer {
+			t.Helper()
+			limited, r, err := lims[old].RateLimitCtx(context.Background(), name, cost)
+			if err != nil {
+				t.Fatalf("throttled RateLimitCtx: %v", err)
+			}
+			return answer{!limited, r.Remaining, r.RetryAfter, r.ResetAfter}
+		}}
+}
+
+// TestFidelityGCRACorners: redis_rate v10 and throttled v2 themselves, on one real server,
+// in the states an incident leaves: a bucket driven under a limit, often far into it, then
+// read and decided under the limit the application runs now, often a lower burst (debt under
+// a changed limit), and with throttled's TTL, which ends before the TAT (floor of whole
+// seconds), shorter than the wait. For each, bucketctl's decision (State.Decide, what check
+// says) is the library's: allowed alike; a retry-after within 50 ms of the library's, or,
+// where the key's expiry ends the wait, the expiry, after which the library (finding no key)
+// allows; time to full never past the key's expiry; ahead (debt past a full window) reported
+// exactly where the TAT lies beyond one.
+func TestFidelityGCRACorners(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	seed := cornerSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	const states = 160
+	var debt, byExpiry, denied int
+	for i := 0; i < states; i++ {
+		// Slow emission intervals (at least 100 ms), so that the few ms between bucketctl's
+		// read and the library's call move no decision.
+		period := pick(r, time.Second, 10*time.Second, time.Minute, time.Hour)
+		count := 1 + r.Intn(10)
+		oldBurst := 1 + r.Intn(40)
+		newBurst := pick(r, oldBurst, 1+r.Intn(oldBurst), 1)
+		name := fmt.Sprintf("corner-%d", i)
+		var p gcraPair
+		if i%2 == 0 {
+			p = redisRatePair(t, rdb, name, count, oldBurst, newBurst, period)
+		} else {
+			p = throttledPair(t, rdb, name, count, max(0, oldBurst-1), max(0, newBurst-1), period)
+		}
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("seed %d (replay: %s=%d) state %d (%s %s, spec %+v was %+v): "+format,
+				append([]any{seed, seedEnv, seed, i, p.layout.Name, p.key, p.new, p.old}, args...)...)
+		}
+		// Drive the bucket under the old limit: up to its whole burst.
+		for k := r.Intn(int(p.old.Capacity) + 1); k > 0; k-- {
+			p.take(true, 1)
+		}
+		cost := pick(r, 1, 1, 2, int(p.new.Capacity), int(p.new.Capacity)+1)
+		l := p.layout
+		states, err := bucket.NewStore(rdb).Inspect(ctx, []string{p.key}, func(string) bucket.Target {
+			return bucket.Target{Layout: &l, Spec: p.new}
+		})
+		if err != nil || states[0].Problem != "" {
+			fail("inspect: %v %+v", err, states)
+		}
+		s := states[0]
+		d := s.Decide(float64(cost))
+		if s.Exists && s.TAT != nil {
+			window := time.Duration(p.new.Capacity / p.new.Rate * float64(time.Second))
+			over := time.Duration(s.TAT.Unix-s.Now*1000) - window
+			if over > time.Millisecond {
+				debt++
+				if s.Ahead <= 0 || d.Ahead != s.Ahead || (s.Ahead-over).Abs() > time.Millisecond {
+					fail("TAT %v past a full window: ahead %v, decision's %v", over, s.Ahead, d.Ahead)
+				}
+			} else if over < -time.Millisecond && s.Ahead != 0 {
+				fail("TAT within a full window, but ahead %v", s.Ahead)
+			}
+		}
+		if s.TTL >= 0 && (d.ResetAfter > s.TTL || s.TimeToFull() > s.TTL) {
+			fail("time to full %v past the key's TTL %v", d.ResetAfter, s.TTL)
+		}
+		keep := keepState(t, rdb, []string{p.key})
+		lib := p.take(false, cost)
+		if lib.allowed != d.Allowed {
+			fail("cost %d: bucketctl allowed=%v (level %v), the library %v (%+v)", cost, d.Allowed, d.Remaining, lib.allowed, lib)
+		}
+		if d.Allowed {
+			continue
+		}
+		denied++
+		switch {
+		case float64(cost) > p.new.Capacity:
+			if d.RetryAfter != -1 {
+				fail("cost %d above capacity: retry-after %v, want never", cost, d.RetryAfter)
+			}
+		case d.RetryByExpiry:
+			byExpiry++
+			// The library reports the wait to its TAT; the key expires first, and then the
+			// library allows.
+			if d.RetryAfter > s.TTL+time.Millisecond || lib.retryAfter < d.RetryAfter-slack {
+				fail("cost %d: retry-after %v by the expiry (TTL %v), the library's wait %v", cost, d.RetryAfter, s.TTL, lib.retryAfter)
+			}
+			rdb.Del(ctx, p.key)
+			if !p.take(false, cost).allowed {
+				fail("cost %d: after the key's expiry the library denies", cost)
+			}
+		default:
+			if diff := (d.RetryAfter - lib.retryAfter).Abs(); diff > slack {
+				fail("cost %d: retry-after %v, the library's %v", cost, d.RetryAfter, lib.retryAfter)
+			}
+		}
+		keep()
+	}
+	t.Logf("%d states: %d in debt past the new limit's window, %d denied, %d waits ended by the key's expiry", states, debt, denied, byExpiry)
+	if debt < states/8 || denied < states/5 || byExpiry < 3 {
+		t.Fatalf("seed %d: the corners are not covered", seed)
+	}
+}
+
+// TestCheckGCRADebtIsTheLibrarys: a redis_rate and a throttled bucket at 10/s whose
+// application lowered the burst from 30 to 10 while a client was 30 requests in: redis_rate
+// says retry after 2.1 s, and so does bucketctl's decision. throttled reports 2.1 s too, but
+// it set the key's TTL to the whole seconds of its 3 s TAT, 2 s, and allows once the key is
+// gone: bucketctl says 2 s, the key's expiry, and that throttled will report 2.1 s.
+func TestCheckGCRADebtIsTheLibrarys(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	for _, p := range []gcraPair{
+		redisRatePair(t, rdb, "debt", 10, 30, 10, time.Second),
+		throttledPair(t, rdb, "debt", 10, 29, 9, time.Second),
+	} {
+		for k := 0; k < 30; k++ {
+			p.take(true, 1)
+		}
+		l := p.layout
+		states, err := bucket.NewStore(rdb).Inspect(context.Background(), []string{p.key}, func(string) bucket.Target {
+			return bucket.Target{Layout: &l, Spec: p.new}
+		})
+		if err != nil || states[0].Problem != "" {
+			t.Fatalf("%s: %v %+v", p.layout.Name, err, states)
+		}
+		d := states[0].Decide(1)
+		lib := p.take(false, 1)
+		want := 2100 * time.Millisecond
+		if p.layout.Library == bucket.LibThrottled {
+			want = 2 * time.Second
+			if !d.RetryByExpiry || (d.AppRetryAfter-lib.retryAfter).Abs() > slack || !d.AppDiffers(p.layout.Step()) {
+				t.Fatalf("throttled: bucketctl %+v, the library %+v: want the key's expiry and the library's report", d, lib)
+			}
+			keep := keepState(t, rdb, []string{p.key})
+			rdb.Del(context.Background(), p.key) // what the expiry does
+			if !p.take(false, 1).allowed {
+				t.Fatal("throttled denies after the key is gone")
+			}
+			keep()
+		} else if (d.RetryAfter - lib.retryAfter).Abs() > slack {
+			t.Fatalf("%s: bucketctl %+v, the library %+v", p.layout.Name, d, lib)
+		}
+		if d.Allowed || lib.allowed || (d.RetryAfter-want).Abs() > slack {
+			t.Fatalf("%s: bucketctl %+v, the library %+v: want both denied, retry after %v", p.layout.Name, d, lib, want)
+		}
+		if d.Ahead < 1900*time.Millisecond {
+			t.Fatalf("%s: ahead %v, want the 2 s of debt past the new window", p.layout.Name, d.Ahead)
+		}
+	}
+}
