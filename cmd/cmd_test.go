@@ -132,7 +132,8 @@ func TestCheckNeverWrites(t *testing.T) {
 	if after := dumpKey(t, c, "k"); after != before {
 		t.Fatal("check changed the bucket")
 	}
-	if r := run(t, srv.URL(), "check", "nokey", "--capacity", "3", "--rate", "1"); r.code != ExitOK {
+	// A missing key is no bucket: exit 6 (see TestCheckMissingKey), and nothing written.
+	if r := run(t, srv.URL(), "check", "nokey", "--capacity", "3", "--rate", "1"); r.code != ExitNoKey {
 		t.Fatalf("check of a missing bucket: exit %d", r.code)
 	}
 	if c.Exists(context.Background(), "nokey").Val() != 0 {

@@ -109,8 +109,8 @@ func TestConfigUseAndSetContext(t *testing.T) {
 	if r := run(t, "", "config", "use-context", "sandbox"); r.code != ExitOK || !strings.Contains(readFile(t, path), "current-context: sandbox # the default") {
 		t.Fatalf("use-context sandbox: %d %q\n%s", r.code, r.errOut, readFile(t, path))
 	}
-	// The next command connects through it.
-	if r := run(t, "", "inspect", "nokey", "-o", "json"); r.code != ExitOK || !strings.Contains(r.out, `"key": "nokey"`) {
+	// The next command connects through it (and finds no such key: exit 6).
+	if r := run(t, "", "inspect", "nokey", "-o", "json"); r.code != ExitNoKey || !strings.Contains(r.out, `"key": "nokey"`) {
 		t.Fatalf("inspect through the new context: %d %q %q", r.code, r.out, r.errOut)
 	}
 	// --current changes it; --unset removes a field; a password in --url is refused.

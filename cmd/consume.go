@@ -59,11 +59,14 @@ its time resolution (Spring refills in whole seconds, so retry-after ends on one
 application reports another retry-after (Express truncates it to whole seconds), check shows
 the true wait and says what the application will report (app_retry_after_ms).
 
-A cost above capacity is denied: "never: cost exceeds capacity".
+A cost above capacity is denied: "never: cost exceeds capacity". A KEY that does not exist
+is decided as the new, full bucket it would be and says "no such key" (JSON "exists":
+false); allowed, it exits 6, not 0: a misspelt key must not pass for a bucket.
 
 ` + decisionJSONHelp + `
 
-Exit code 0 means it would be allowed, 4 denied (see 'bucketctl exit-codes').`,
+Exit code 0 means it would be allowed, 4 denied, 6 no such key (see 'bucketctl help
+exit-codes').`,
 		Example: `  bucketctl check rate:user:42
   bucketctl check rate:user:42 --cost 5 -o json
   bucketctl check rate:ip:10.0.0.7 --layout express --capacity 100 --rate 10`,
@@ -115,12 +118,12 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		return err
 	}
 	var d bucket.Decision
-	layout := bucket.NativeLayout.Name
+	layout, exists := bucket.NativeLayout.Name, true
 	// A cost above a known capacity is denied without touching the bucket, as the native
 	// script does: consume only reads it then, like check.
 	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
 	if opts.peek || never {
-		d, layout, err = decideRead(ctx, st, opts.Key, t, opts.peek)
+		d, layout, exists, err = decideRead(ctx, st, opts.Key, t, opts.peek)
 	} else {
 		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
 		if err != nil {
@@ -130,7 +133,7 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
 		// The script saw a key it will not touch; a read says what it is (a user record, a
 		// counter, another application's bucket) instead of the script's bare refusal.
-		if _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !bucket.IsUnreachable(rerr) {
+		if _, _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !bucket.IsUnreachable(rerr) {
 			err = rerr
 		}
 	}
@@ -143,11 +146,14 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 		}
 		return err
 	}
-	if err := printDecision(f, opts, d, t.Cost, layout); err != nil {
+	if err := printDecision(f, opts, d, t.Cost, layout, exists); err != nil {
 		return err
 	}
 	if !d.Allowed {
 		return &DeniedError{Key: opts.Key}
+	}
+	if opts.peek && !exists {
+		return noSuchKey([]string{opts.Key})
 	}
 	return nil
 }
@@ -155,24 +161,24 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 // decideRead reads the bucket as inspect does (the same layout detection, one pipelined
 // round trip, nothing written) and decides the way the bucket's application does. consume
 // (peek=false) comes here only for a cost above capacity, on native buckets.
-func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (bucket.Decision, string, error) {
+func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (bucket.Decision, string, bool, error) {
 	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
 	if err != nil {
-		return bucket.Decision{}, "", err
+		return bucket.Decision{}, "", false, err
 	}
 	s := states[0]
 	if s.Problem != "" {
-		return bucket.Decision{}, "", bucket.NotBucketError(key, s.Problem)
+		return bucket.Decision{}, "", true, bucket.NotBucketError(key, s.Problem)
 	}
 	if !peek && !s.Layout.Native {
-		return bucket.Decision{}, "", fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+		return bucket.Decision{}, "", true, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
 	}
 	if _, err := s.Peek(t.Cost); err != nil {
-		return bucket.Decision{}, "", err
+		return bucket.Decision{}, "", s.Exists, err
 	}
 	// The same decision inspect, list, top, watch and audit show (State.Decide).
 	d := s.Decide(t.Cost)
-	return d, s.Layout.Name, nil
+	return d, s.Layout.Name, s.Exists, nil
 }
 
 // register adds the flags check and consume share: the spec, --headers and -o.
@@ -182,9 +188,12 @@ func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
 	addOutputFlag(cmd, &o.Output)
 }
 
-func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost float64, layout string) error {
+func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost float64, layout string, exists bool) error {
 	res := d.Result
 	v := resultView(opts.Key, res, cost, layout)
+	if opts.peek {
+		v.Exists = &exists
+	}
 	var notes []string
 	if res.RetryAfter < 0 {
 		v.Note = neverNote
@@ -237,8 +246,12 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 	if res.RetryAfter < 0 {
 		retry = neverNote
 	}
-	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  tokens %s/%s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
-		format.Tokens(res.Remaining), format.Tokens(res.Spec.Capacity), retry, format.Duration(res.ResetAfter))
+	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
+	if !exists {
+		tokens = "no such key (new and full: " + tokens + ")"
+	}
+	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
+		tokens, retry, format.Duration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}

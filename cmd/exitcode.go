@@ -19,6 +19,7 @@ const (
 	ExitUnreachable = 3
 	ExitDenied      = 4
 	ExitFindings    = 5
+	ExitNoKey       = 6
 	ExitInterrupted = 130
 )
 
@@ -31,6 +32,28 @@ type (
 
 // usagef returns a UsageError.
 func usagef(format string, a ...any) error { return connect.Usagef(format, a...) }
+
+// NoKeyError reports keys named on the command line that do not exist: exit 6, after
+// their rows were printed.
+type NoKeyError struct{ Keys []string }
+
+func (e *NoKeyError) Error() string {
+	const hint = " (check the spelling: a bucket that does not exist yet is full)"
+	if len(e.Keys) == 1 {
+		return "no such key: " + format.QuoteKey(e.Keys[0]) + hint
+	}
+	quoted := make([]string, 0, 3)
+	for _, k := range e.Keys[:min(3, len(e.Keys))] {
+		quoted = append(quoted, format.QuoteKey(k))
+	}
+	more := ""
+	if len(e.Keys) > 3 {
+		more = fmt.Sprintf(" and %d more", len(e.Keys)-3)
+	}
+	return fmt.Sprintf("%d keys do not exist: %s%s%s", len(e.Keys), strings.Join(quoted, ", "), more, hint)
+}
+
+func noSuchKey(keys []string) error { return &NoKeyError{Keys: keys} }
 
 // DeniedError reports a rate-limited check or consume: exit 4, output already printed.
 type DeniedError struct{ Key string }
@@ -52,6 +75,7 @@ func ExitCode(err error) int {
 		de *DeniedError
 		se *SilentError
 		we *WriteError
+		nk *NoKeyError
 	)
 	switch {
 	case err == nil:
@@ -60,6 +84,8 @@ func ExitCode(err error) int {
 		return se.Code
 	case errors.As(err, &de):
 		return ExitDenied
+	case errors.As(err, &nk):
+		return ExitNoKey
 	case errors.As(err, &we):
 		// The server answered, and refused: not "unreachable", and not a usage error
 		// (the request reached Redis).

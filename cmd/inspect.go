@@ -52,8 +52,9 @@ With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its
 --all and progress); -o json streams one array and -o jsonl one object per line.
 
 ` + layoutsHelp + "\n\n" + layoutTable() + `
-A KEY that does not exist is shown as full (every layout reads a missing bucket as full),
-with a note on stderr saying there is no such key, in case it is misspelt.
+A KEY that does not exist is not a bucket: its row says "no such key" (JSON "exists": false)
+and inspect exits 6 after printing every key, so a misspelt key never passes for a full
+bucket (see 'bucketctl help exit-codes').
 
 JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
 capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: no TTL, -2: no
@@ -133,8 +134,10 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 			}
 		}
 		notes.print(f.IO, opts.Output)
-		missingNotes(f.IO, opts.Output, states)
-		return problemsErr(f, states)
+		if err := problemsErr(f, states); err != nil {
+			return err
+		}
+		return missingErr(states)
 	}
 	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
 	if err != nil {
@@ -184,10 +187,8 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 		}
 		updated := "-"
 		switch {
-		case !s.Exists && s.HasSpec():
-			tokens += " (no key: full)"
 		case !s.Exists:
-			tokens = "full (no key)"
+			tokens, fill, full = "no such key", "-", "-"
 		case !s.HasSpec() && s.TAT != nil:
 			tokens = "? (a TAT: needs capacity and rate)"
 		case !s.HasSpec():
@@ -258,18 +259,20 @@ func (n *inspectNotes) print(io *IOStreams, outFormat string) {
 	}
 }
 
-// missingNotes notes each key named on the command line that does not exist: its row shows
-// it full, as every layout reads it, which a misspelt key must not pass for. (A --match scan
-// sees only keys that exist.)
-func missingNotes(io *IOStreams, outFormat string, states []bucket.State) {
-	if outFormat != FormatTable && outFormat != FormatWide {
-		return
-	}
+// missingErr is exit 6 when a key named on the command line does not exist: its row says
+// so, and a misspelt key must not pass for a full bucket. (A --match scan sees only keys
+// that exist.)
+func missingErr(states []bucket.State) error {
+	var missing []string
 	for _, s := range states {
 		if !s.Exists && s.Problem == "" {
-			fmt.Fprintf(io.ErrOut, "note: %s: no such key (a missing bucket is full; check the key's spelling)\n", safe(s.Key))
+			missing = append(missing, s.Key)
 		}
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return noSuchKey(missing)
 }
 
 // guessedLayout says another application's layout was detected from the key's fields, not

@@ -9,33 +9,69 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-// TestInspectMissingKeyNote: a key named on the command line that does not exist keeps its
-// "full (no key)" row and exit 0 (a missing bucket is full), with one note per such key on
-// stderr, so a misspelt key does not pass for a full bucket. A --match scan sees only keys
-// that exist: no such note.
-func TestInspectMissingKeyNote(t *testing.T) {
+// TestInspectMissingKeyIsNoBucket: a key named on the command line that does not exist is
+// not shown as a bucket: its row says "no such key" on stdout (JSON "exists": false), and
+// inspect exits 6 after printing every key, with one line on stderr naming the missing
+// keys, so a misspelt key does not pass for a full bucket. A --match scan sees only keys
+// that exist: exit 0.
+func TestInspectMissingKeyIsNoBucket(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	url := srv.URL()
 	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
 	r := run(t, url, "inspect", "rate:user:nokey")
-	if r.code != ExitOK || !strings.Contains(r.out, "full (no key)") {
+	if r.code != ExitNoKey || !strings.Contains(r.out, "no such key") || strings.Contains(r.out, "full") {
 		t.Fatalf("inspect of a missing key: exit %d out %q", r.code, r.out)
 	}
-	note := "note: rate:user:nokey: no such key (a missing bucket is full; check the key's spelling)\n"
-	if r.errOut != note {
-		t.Fatalf("stderr %q, want only %q (a missing key has no stored capacity/rate to miss)", r.errOut, note)
+	want := "bucketctl: no such key: \"rate:user:nokey\" (check the spelling: a bucket that does not exist yet is full)\n"
+	if r.errOut != want {
+		t.Fatalf("stderr %q, want only %q", r.errOut, want)
 	}
 	r = run(t, url, "inspect", "rate:user:1", "rate:user:nokey", "rate:user:nokey2", "--capacity", "10", "--rate", "1")
-	if r.code != ExitOK || strings.Count(r.errOut, "no such key") != 2 || !strings.Contains(r.errOut, "note: rate:user:nokey2: no such key") {
-		t.Fatalf("inspect of a bucket and two missing keys: exit %d stderr %q", r.code, r.errOut)
+	if r.code != ExitNoKey || strings.Count(r.out, "no such key") != 2 || !strings.Contains(r.out, "rate:user:1 ") ||
+		r.errOut != "bucketctl: 2 keys do not exist: \"rate:user:nokey\", \"rate:user:nokey2\" (check the spelling: a bucket that does not exist yet is full)\n" {
+		t.Fatalf("inspect of a bucket and two missing keys: exit %d out %q stderr %q", r.code, r.out, r.errOut)
 	}
-	if strings.Contains(r.errOut, "rate:user:1:") {
-		t.Fatalf("a note on the key that exists: %q", r.errOut)
+	r = run(t, url, "inspect", "rate:user:nokey", "-o", "json")
+	var v struct {
+		Exists *bool `json:"exists"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &v); r.code != ExitNoKey || err != nil || v.Exists == nil || *v.Exists {
+		t.Fatalf("inspect -o json of a missing key: exit %d %v %q", r.code, err, r.out)
 	}
 	r = run(t, url, "inspect", "--match", "rate:user:*")
 	if r.code != ExitOK || strings.Contains(r.errOut, "no such key") {
 		t.Fatalf("inspect --match: exit %d stderr %q", r.code, r.errOut)
+	}
+}
+
+// TestCheckMissingKey: check of a key that does not exist decides as the new, full bucket
+// it would be, says "no such key" (JSON "exists": false) and exits 6; an existing bucket
+// says "exists": true.
+func TestCheckMissingKey(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	url := srv.URL()
+	r := run(t, url, "check", "rate:user:nokey", "--capacity", "10", "--rate", "1")
+	if r.code != ExitNoKey || !strings.Contains(r.out, "no such key (new and full: tokens 10/10)") || !strings.Contains(r.errOut, "no such key") {
+		t.Fatalf("check of a missing key: exit %d out %q err %q", r.code, r.out, r.errOut)
+	}
+	exists := func(key string) (bool, int) {
+		r := run(t, url, "check", key, "--capacity", "10", "--rate", "1", "-o", "json")
+		var v struct {
+			Exists *bool `json:"exists"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &v); err != nil || v.Exists == nil {
+			t.Fatalf("check %s -o json: %v %q", key, err, r.out)
+		}
+		return *v.Exists, r.code
+	}
+	if e, code := exists("rate:user:nokey"); e || code != ExitNoKey {
+		t.Errorf("missing key: exists %v exit %d", e, code)
+	}
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	if e, code := exists("rate:user:1"); !e || code != ExitOK {
+		t.Errorf("a bucket: exists %v exit %d", e, code)
 	}
 }
 
@@ -57,7 +93,11 @@ func TestMissingKeyTTLInJSON(t *testing.T) {
 			TTLMS  *float64 `json:"ttl_ms"`
 			Exists bool     `json:"exists"`
 		}
-		if err := json.Unmarshal([]byte(strings.SplitN(r.out, "\n{", 2)[0]), &v); r.code != ExitOK || err != nil || v.TTLMS == nil {
+		code := ExitOK
+		if args[0] == "inspect" && strings.Contains(args[1], "nokey") {
+			code = ExitNoKey // a key named that does not exist: exit 6
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(r.out, "\n{", 2)[0]), &v); r.code != code || err != nil || v.TTLMS == nil {
 			t.Fatalf("%v: exit %d %v %q %q", args, r.code, err, r.out, r.errOut)
 		}
 		return *v.TTLMS
@@ -76,7 +116,7 @@ func TestMissingKeyTTLInJSON(t *testing.T) {
 		}
 	}
 	r := run(t, url, "inspect", "rate:user:nokey", "-o", "yaml")
-	if !strings.Contains(r.out, "ttl_ms: -2\n") {
+	if !strings.Contains(r.out, "ttl_ms: -2\n") || r.code != ExitNoKey {
 		t.Errorf("inspect -o yaml of a missing key: %q", r.out)
 	}
 }

@@ -128,6 +128,8 @@ type ResultView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
 	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
 	Layout       string  `json:"layout" yaml:"layout"`
+	// Exists says whether the key exists (check only: consume creates it).
+	Exists *bool `json:"exists,omitempty" yaml:"exists,omitempty"`
 	// Note says why a request is never allowed ("never: cost exceeds capacity").
 	Note string `json:"note,omitempty" yaml:"note,omitempty"`
 	// AppRetryAfterMS is the retry-after the bucket's application itself reports when it

@@ -23,8 +23,11 @@ type ResetOptions struct {
 	DryRun bool
 	Yes    bool
 	Limit  int
-	Spec   SpecFlags
-	Output string
+	// IgnoreMissing makes a key that does not exist no error (as kubectl's
+	// --ignore-not-found): it is already full.
+	IgnoreMissing bool
+	Spec          SpecFlags
+	Output        string
 }
 
 // ResetView is one line of reset's JSON/YAML output.
@@ -68,7 +71,9 @@ application data since it was listed is skipped and reported ("changed"), never 
 --match selects keys whose own name matches and skips those that are not buckets; a two-key
 bucket's time key is never selected on its own. Keys named on the command line are reset all
 together or not at all: when one of them is not a bucket, nothing is written (--dry-run says
-the same) and the exit status is 1; leave it out and run again. A missing key is already full.
+the same) and the exit status is 1; leave it out and run again. A key that does not exist is
+reported and exits 6 once the others are reset (a misspelt key must not pass unnoticed);
+with --ignore-missing it is no error (it is already full).
 
 --tokens N needs the capacity and rate (flags, a rule, or the native bucket itself): the
 write sets the TTL the owning application would set (or one that covers the refill), and
@@ -107,6 +112,7 @@ arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 1
 	fl.BoolVar(&opts.Empty, "empty", false, "write 0 tokens (drain the bucket)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would be reset and change nothing")
 	fl.IntVar(&opts.Limit, "limit", 0, "with --match: reset at most this many buckets (0 = no limit)")
+	fl.BoolVar(&opts.IgnoreMissing, "ignore-missing", false, "a KEY that does not exist is no error (it is already full)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation (needed when not on a terminal)")
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL)
@@ -234,6 +240,9 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		if err := r.printPlan(plan); err != nil {
 			return err
 		}
+		if err := r.missing(states); err != nil {
+			return err
+		}
 		fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
 		return nil
 	}
@@ -242,7 +251,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
-		return nil
+		return r.missing(states)
 	}
 	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
 		return err
@@ -279,7 +288,16 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	if err != nil {
 		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.done+r.tally.created), fmtCount(len(ops))), err)
 	}
-	return nil
+	return r.missing(states)
+}
+
+// missing is exit 6 for keys named that do not exist (a refill has nothing to do there),
+// unless --ignore-missing. --tokens creates them: they are not missing then.
+func (r *resetter) missing(states []bucket.State) error {
+	if r.opts.IgnoreMissing || r.setTokens {
+		return nil
+	}
+	return missingErr(states)
 }
 
 // notBuckets says why a reset of named keys wrote nothing: n of them are not buckets.

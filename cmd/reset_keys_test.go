@@ -72,10 +72,26 @@ func TestResetKeysAllOrNothing(t *testing.T) {
 	if dumpKey(t, c, "rate:user:1") != bucketBefore {
 		t.Fatal("rate:user:1 changed")
 	}
-	// A missing key beside a bucket is no problem: the bucket is reset.
+	// A missing key beside a bucket: the bucket is reset, the missing key is named, exit 6
+	// (a misspelt key must not pass unnoticed); with --ignore-missing it is no error.
 	r = run(t, url, "reset", "rate:user:1", "rate:user:nokey", "--yes")
-	if r.code != ExitOK || c.Exists(ctx, "rate:user:1").Val() != 0 {
+	if r.code != ExitNoKey || c.Exists(ctx, "rate:user:1").Val() != 0 ||
+		!strings.HasSuffix(r.errOut, "bucketctl: no such key: \"rate:user:nokey\" (check the spelling: a bucket that does not exist yet is full)\n") {
 		t.Fatalf("reset of a bucket and a missing key: exit %d %q", r.code, r.errOut)
+	}
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	r = run(t, url, "reset", "rate:user:1", "rate:user:nokey", "--yes", "--ignore-missing")
+	if r.code != ExitOK || c.Exists(ctx, "rate:user:1").Val() != 0 {
+		t.Fatalf("reset --ignore-missing of a bucket and a missing key: exit %d %q", r.code, r.errOut)
+	}
+	for _, args := range [][]string{{"--yes"}, {"--dry-run"}} {
+		r = run(t, url, append([]string{"reset", "rate:user:nokey"}, args...)...)
+		if r.code != ExitNoKey || !strings.Contains(r.errOut, `no such key: "rate:user:nokey"`) {
+			t.Errorf("reset %v of a missing key: exit %d %q", args, r.code, r.errOut)
+		}
+	}
+	if r = run(t, url, "reset", "rate:user:nokey", "--yes", "--ignore-missing"); r.code != ExitOK {
+		t.Errorf("reset --ignore-missing of a missing key: exit %d %q", r.code, r.errOut)
 	}
 	// --match still skips keys that are not buckets and resets the rest.
 	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
