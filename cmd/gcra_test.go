@@ -246,8 +246,9 @@ func TestGCRACheckDecidesAsTheLibrary(t *testing.T) {
 		throttledLib(t, rdb, "chk:2", 6, 2, time.Minute),
 	}
 	for _, g := range libs {
-		if r := run(t, srv.URL(), append([]string{"check", g.key}, g.flags()...)...); r.code != 0 {
-			t.Fatalf("%s: check on a missing bucket: exit %d: %s", g.name, r.code, r.errOut)
+		// A missing bucket would be allowed, and is no bucket: exit 6.
+		if r := run(t, srv.URL(), append([]string{"check", g.key}, g.flags()...)...); r.code != ExitNoKey || !strings.HasPrefix(r.out, "allowed") {
+			t.Fatalf("%s: check on a missing bucket: exit %d: %s%s", g.name, r.code, r.out, r.errOut)
 		}
 		g.take(3)
 		r := run(t, srv.URL(), append([]string{"check", g.key, "-o", "json"}, g.flags()...)...)

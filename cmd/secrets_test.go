@@ -49,7 +49,7 @@ func TestBareHostPort(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	r := run(t, "", "--url", srv.Addr(), "inspect", "nokey", "-o", "json")
-	if r.code != ExitOK || !strings.Contains(r.out, `"key": "nokey"`) {
+	if r.code != ExitNoKey || !strings.Contains(r.out, `"key": "nokey"`) { // connected: no such key
 		t.Fatalf("--url host:port: exit %d %q %q", r.code, r.out, r.errOut)
 	}
 }

@@ -151,7 +151,7 @@ func TestSentinelAuthHint(t *testing.T) {
 		t.Fatalf("sentinels refusing the client: exit %d, %q; want exit 3 and one line naming BUCKETCTL_SENTINEL_PASSWORD", r.code, r.errOut)
 	}
 	setEnv(t, "BUCKETCTL_SENTINEL_PASSWORD", "sentinel-secret")
-	if r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k"); r.code != ExitOK {
-		t.Fatalf("with the sentinels' password: exit %d, %q", r.code, r.errOut)
+	if r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k"); r.code != ExitNoKey {
+		t.Fatalf("with the sentinels' password: exit %d, %q (want 6: connected, no such key)", r.code, r.errOut)
 	}
 }
