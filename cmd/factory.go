@@ -23,9 +23,10 @@ type Factory struct {
 	Now func() time.Time
 	// Flags are the root's persistent flags, to tell a flag given from its default.
 	Flags *pflag.FlagSet
-	// PipelinedReads says the command talks to Redis by pipelines only (inspect and watch
-	// of given keys), so the reachability PING goes by one too (see ping).
-	PipelinedReads bool
+	// Check is how the first connection checks that the server answers: a PING of its
+	// own, by a pipeline (watch of given keys) or in the first read (inspect of given
+	// keys); see connect.Check.
+	Check connect.Check
 	// Getenv is the environment every command reads (passwords, password-env, the
 	// BUCKETCTL_<FLAG> variables, the config file's default location); nil: os.Getenv.
 	// LookupEnv, when set, is read instead, and tells a variable set to "" from an unset
@@ -99,7 +100,7 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout+o.Timeout)
 	defer cancel()
-	c, err := o.Dial(pctx, f.PipelinedReads)
+	c, err := o.Dial(pctx, f.Check)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -42,10 +42,14 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 			if err := f.bindEnv(); err != nil {
 				return err
 			}
-			// inspect and watch of given keys read by pipelines only (see Factory.ping).
-			switch cmd.Name() {
-			case "inspect", "watch":
-				f.PipelinedReads = !cmd.Flags().Changed("match")
+			// inspect and watch of given keys read by pipelines only (see Factory.Check).
+			if !cmd.Flags().Changed("match") {
+				switch cmd.Name() {
+				case "inspect":
+					f.Check = connect.PingInFirstRead
+				case "watch":
+					f.Check = connect.PingByPipeline
+				}
 			}
 			f.catchSignals(cmd)
 			if f.V.GetBool("no-color") {

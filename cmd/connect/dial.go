@@ -5,60 +5,124 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
+// Check says how Dial makes sure the server answers before a command relies on it.
+type Check int
+
+const (
+	// PingFirst sends a PING of its own.
+	PingFirst Check = iota
+	// PingByPipeline sends the PING by a pipeline, for a command that talks to Redis by
+	// pipelines only (watch of given keys): go-redis keeps pipelines in a pool of their
+	// own, so the command opens one connection, as redis-cli would, not two.
+	PingByPipeline
+	// PingInFirstRead makes no round trip at Dial: the PING rides in the command's first
+	// pipeline, ahead of its reads, for a command that makes one pipelined read and ends
+	// (inspect of given keys). It fails as a PING of its own would (see firstPipeline).
+	PingInFirstRead
+)
+
 // Dial builds the client and checks that the server answers, within ctx (whose deadline
 // the caller sets: see Factory.Redis), so an unreachable or misconfigured server is
-// reported once, with its address and the cause. pipelined says the command talks to
-// Redis by pipelines only, so the check goes by one too (see ping).
-func (s *Server) Dial(ctx context.Context, pipelined bool) (bucket.Client, error) {
+// reported once, with its address and the cause. (PingByPipeline and PingInFirstRead are
+// for standalone servers only: a Sentinel client's pipeline reports a down sentinel as a
+// timeout rather than the refused connection.)
+func (s *Server) Dial(ctx context.Context, check Check) (bucket.Client, error) {
 	c, err := s.NewClient()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.ping(ctx, c, pipelined); err != nil {
+	rc, standalone := c.(*redis.Client)
+	if !standalone || s.SentinelMaster != "" {
+		check = PingFirst
+	}
+	switch check {
+	case PingInFirstRead:
+		rc.AddHook(&firstPipeline{s: s})
+		return c, nil
+	case PingByPipeline:
+		var cmd *redis.StatusCmd
+		_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = p.Ping(ctx)
+			return nil
+		})
+		if err == nil {
+			err = cmd.Err()
+		}
+	default:
+		err = c.Ping(ctx).Err()
+	}
+	if err != nil {
 		_ = c.Close()
-		var pe *PermissionError
-		switch {
-		case errors.Is(ctx.Err(), context.Canceled):
-			return nil, ctx.Err()
-		case errors.As(err, &pe):
-			// The server answered: it is reachable, the user may not PING.
-			return nil, err
-		}
-		if refused := s.serverRefusal(err); refused != err {
-			return nil, refused
-		}
-		if plain := s.plainTextPort(err); plain != nil {
-			err = plain
-		}
-		return nil, &UnreachableError{Addr: s.Addr(), Err: err}
+		return nil, s.dialError(ctx, err)
 	}
 	return c, nil
 }
 
-// ping checks the server answers. It goes through the connection pool the command will
-// use: go-redis keeps pipelines in a pool of their own, so a command that reads only by
-// pipelines pings by one and opens one connection, as redis-cli would, not two.
-// (Standalone servers only: a Sentinel client's pipeline reports a down sentinel as a
-// timeout rather than the refused connection.)
-func (s *Server) ping(ctx context.Context, c bucket.Client, pipelined bool) error {
-	if _, standalone := c.(*redis.Client); !pipelined || !standalone || s.SentinelMaster != "" {
-		return c.Ping(ctx).Err()
+// dialError is what a failed reachability PING says: the ACL's refusal as it is, the
+// server's refusal of a setting, or "cannot reach ADDR: cause".
+func (s *Server) dialError(ctx context.Context, err error) error {
+	var pe *PermissionError
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return ctx.Err()
+	case errors.As(err, &pe):
+		// The server answered: it is reachable, the user may not PING.
+		return err
 	}
-	var cmd *redis.StatusCmd
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cmd = p.Ping(ctx)
-		return nil
-	})
-	if err == nil {
-		err = cmd.Err()
+	if refused := s.serverRefusal(err); refused != err {
+		return refused
 	}
-	return err
+	if plain := s.plainTextPort(err); plain != nil {
+		err = plain
+	}
+	return &UnreachableError{Addr: s.Addr(), Err: err}
+}
+
+// firstPipeline puts the reachability PING in the client's first pipeline, ahead of the
+// command's reads, so a one-key inspect makes two round trips (go-redis's HELLO, then the
+// pipeline) where a PING of its own made three. When the PING fails, every command of the
+// pipeline fails with what Dial would have said (see dialError); an ACL refusal of the PING
+// is left for aclHook to name.
+type firstPipeline struct {
+	s    *Server
+	done atomic.Bool
+}
+
+func (*firstPipeline) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*firstPipeline) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.done.Load() {
+			return next(ctx, cmds)
+		}
+		ping := redis.NewStatusCmd(ctx, "ping")
+		err := next(ctx, append([]redis.Cmder{ping}, cmds...))
+		perr := ping.Err()
+		if perr == nil && ping.Val() != "PONG" {
+			// The connection failed before the PING was sent (a refused password):
+			// go-redis says so in the pipeline's error only.
+			perr = err
+		}
+		if perr == nil {
+			h.done.Store(true)
+			return err
+		}
+		if _, denied := bucket.Denied(perr); !denied {
+			perr = h.s.dialError(ctx, perr)
+		}
+		for _, c := range cmds {
+			c.SetErr(perr)
+		}
+		return perr
+	}
 }
 
 // serverRefusal turns a first reply that refuses the connection's settings into a usage
