@@ -15,6 +15,13 @@ const maxTime = 1e17
 // maxTokens is the most tokens a stored level may hold (a valid capacity's most).
 const maxTokens = MaxCapacity
 
+// maxCounter is the largest decision counter a native bucket may hold (2^53: a float
+// counts single decisions up to it). A negative or larger one makes the bucket corrupt.
+const maxCounter = 1 << 53
+
+// These ranges are shared with the scripts' prelude (scripts/number.lua), which a test
+// checks.
+
 // classify turns the raw read of key into its State, applying the safety rule (shape.go).
 // drop is what classify returns for a key to leave out: a scanned key that vanished since
 // SCAN returned it, or a scanned time key, which belongs to its bucket.
@@ -91,10 +98,10 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	}
 	st.Layout = layout
 	st.Spec, st.SpecSource = t.Spec, t.Source
-	tokens, _ := ParseNumber(fields[layout.TokensField])
+	tokens, _ := parseNumberForm(fields[layout.TokensField])
 	if layout.Native {
-		c, _ := ParseNumber(fields["capacity"])
-		rt, _ := ParseNumber(fields["rate"])
+		c, _ := parseNumberForm(fields["capacity"])
+		rt, _ := parseNumberForm(fields["rate"])
 		for _, f := range []struct {
 			name string
 			v    float64
@@ -114,6 +121,21 @@ func classifyHash(st State, t Target, r *keyRead) State {
 		}
 		if st.Spec.IsZero() {
 			st.Spec, st.SpecSource = stored, "bucket"
+		}
+		for _, f := range []string{"allowed", "denied"} {
+			v, present := fields[f]
+			if !present {
+				continue
+			}
+			n, _ := parseNumberForm(v)
+			if p := corruptValue(f, n, false); p != "" {
+				st.Problem = p
+				return st
+			}
+			if n > maxCounter {
+				st.Problem = fmt.Sprintf("corrupt: %s %v is beyond any count of decisions", f, n)
+				return st
+			}
 		}
 		a, _ := ParseNumber(fields["allowed"])
 		d, _ := ParseNumber(fields["denied"])
@@ -163,7 +185,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Problem = notBucket("a string of %d bytes", r.size)
 		return st
 	}
-	tokens, isNum := ParseNumber(v)
+	tokens, isNum := parseNumberForm(v)
 	if !isNum {
 		st.Problem = notBucket("a string that is not a number")
 		return st
@@ -177,7 +199,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		if pv == nil {
 			continue
 		}
-		if _, ok := ParseNumber(*pv); !ok {
+		if _, ok := parseNumberForm(*pv); !ok {
 			continue
 		}
 		if p.isMain {

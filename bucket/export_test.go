@@ -9,3 +9,9 @@ func Queued(s *Store) int {
 	defer s.co.mu.Unlock()
 	return len(s.co.queue)
 }
+
+// StoredRanges are the ranges of stored values the prelude must share: tokens, time (µs),
+// counters and the refill time of a spec (s).
+func StoredRanges() []float64 {
+	return []float64{maxTokens, maxTime, maxCounter, MaxRefill.Seconds()}
+}

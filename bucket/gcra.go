@@ -97,20 +97,14 @@ type TAT struct {
 // Time is the TAT as a time.
 func (t TAT) Time() time.Time { return time.Unix(0, t.Unix) }
 
-// decimalNumber is a plain decimal number, the form the server gives a Lua double.
-var decimalNumber = lazyRegexp(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
-
 // ParseTAT reads a stored value of a gcra layout the way the library reads it, and
 // refuses what the library cannot use or could not have written.
 func (l Layout) ParseTAT(v string) (TAT, error) {
 	switch l.Library {
 	case LibRedisRate:
-		if !decimalNumber().MatchString(v) {
-			return TAT{}, fmt.Errorf("value %q is not a decimal number", v)
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !finite(f) {
-			return TAT{}, fmt.Errorf("value %q is not a finite number", v)
+		f, ok := ParseNumber(v)
+		if !ok {
+			return TAT{}, fmt.Errorf("value %q is not a decimal number (or it overflows)", v)
 		}
 		if f < 0 || f >= redisRateMax {
 			return TAT{}, fmt.Errorf("value %q is out of range for seconds since %s", v, time.Unix(l.Epoch, 0).UTC().Format("2006-01-02"))

@@ -32,7 +32,7 @@ func TestGCRAResetLeavesWhatNoLongerFits(t *testing.T) {
 	for _, c := range cases {
 		before, _ := rdb.Dump(ctx, c.key).Result()
 		for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 5}} {
-			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: c.key, Layout: c.l, Spec: spec, To: to}})
+			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: c.key, Layout: c.l, Spec: spec, To: to, Declared: true}})
 			if err != nil || out[0] != bucket.ResetChanged {
 				t.Fatalf("%s as %s %+v: %v %v, want left untouched", c.key, c.l.Name, to, out, err)
 			}
@@ -44,9 +44,20 @@ func TestGCRAResetLeavesWhatNoLongerFits(t *testing.T) {
 	// A value of the library's form with a TTL the library sets is set with the library's
 	// TTL, and a missing key created.
 	rdb.Set(ctx, "t:ok", strconv.FormatInt(now.Add(30*time.Second+500*time.Millisecond).UnixNano(), 10), 30*time.Second)
+	// ... only where the layout is declared: the script itself refuses an undeclared one.
+	okBefore, _ := rdb.Dump(ctx, "t:ok").Result()
+	for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 4}} {
+		out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: "t:ok", Layout: th, Spec: spec, To: to}})
+		if err != nil || out[0] != bucket.ResetUndeclared {
+			t.Fatalf("undeclared %+v: %v %v, want refused as undeclared", to, out, err)
+		}
+		if after, _ := rdb.Dump(ctx, "t:ok").Result(); after != okBefore {
+			t.Fatal("an undeclared bare number changed")
+		}
+	}
 	out, err := st.ResetMany(ctx, []bucket.ResetOp{
-		{Key: "t:ok", Layout: th, Spec: spec, To: bucket.ResetTo{Tokens: 4}},
-		{Key: "rate:new", Layout: rr, Spec: spec, To: bucket.ResetTo{Tokens: 4}},
+		{Key: "t:ok", Layout: th, Spec: spec, To: bucket.ResetTo{Tokens: 4}, Declared: true},
+		{Key: "rate:new", Layout: rr, Spec: spec, To: bucket.ResetTo{Tokens: 4}, Declared: true},
 	})
 	if err != nil || out[0] != bucket.ResetDone || out[1] != bucket.ResetCreated {
 		t.Fatalf("reset of fitting keys: %v %v", out, err)
@@ -106,7 +117,7 @@ func TestGCRAResetLeavesNumbersWithoutTheLibrarysTTL(t *testing.T) {
 	for _, c := range cases {
 		before, _ := rdb.Dump(ctx, c.key).Result()
 		for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 2}} {
-			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: c.key, Layout: c.l, Spec: spec, To: to}})
+			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: c.key, Layout: c.l, Spec: spec, To: to, Declared: true}})
 			if err != nil || out[0] != bucket.ResetChanged {
 				t.Errorf("%s = %q (TTL %s) as %s %+v: %v %v, want left untouched", c.key, c.value, c.ttl, c.l.Name, to, out, err)
 			}
@@ -132,7 +143,7 @@ func TestGCRAResetLeavesNumbersWithoutTheLibrarysTTL(t *testing.T) {
 		rdb.Set(ctx, key, counter, 0)
 		before, _ := rdb.Dump(ctx, key).Result()
 		for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 2}} {
-			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: key, Layout: l, Spec: spec, To: to, Read: &read[0]}})
+			out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: key, Layout: l, Spec: spec, To: to, Read: &read[0], Declared: true}})
 			if err != nil || out[0] != bucket.ResetChanged {
 				t.Errorf("%s replaced by %q after the read, %+v: %v %v, want left untouched", key, counter, to, out, err)
 			}

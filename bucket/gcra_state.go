@@ -137,6 +137,6 @@ func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []int
 	below, above := op.Layout.gcraTTLBounds()
 	args := []interface{}{mode, string(GCRA), op.Layout.Library, strconv.FormatInt(op.Layout.Epoch, 10),
 		strconv.FormatInt(below.Microseconds(), 10), strconv.FormatInt(above.Microseconds(), 10),
-		value, "", "", ttl, clientNow}
+		value, "", "", ttl, clientNow, "", declaredArg(op)}
 	return []string{op.Key}, args, nil
 }

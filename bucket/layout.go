@@ -152,8 +152,8 @@ func (l Layout) Keys(key string) []string {
 
 // ParseTime turns a stored time into microseconds since the epoch.
 func (l Layout) ParseTime(s string) (int64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || !finite(f) {
+	f, ok := ParseNumber(s)
+	if !ok {
 		return 0, fmt.Errorf("time %q is not a number", s)
 	}
 	return int64(math.Round(f * 1e6 / l.TimeUnit.perSecond())), nil

@@ -284,7 +284,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 			continue
 		}
 		v, _ := r.payload.(string)
-		if _, ok := ParseNumber(v); !ok {
+		if _, ok := parseNumberForm(v); !ok {
 			continue
 		}
 		for j, p := range pairs[i] {

@@ -31,6 +31,13 @@ type ResetOp struct {
 	// Read is the bucket as it was read (its stored level and the server's time then), for
 	// the TTL of a write; nil: as if missing, at the client's now.
 	Read *State
+	// Declared says a layout is declared for the key (a rule or --layout): a lone bare
+	// number (a gcra TAT, a two-key level without its time key) is a bucket only then, and
+	// the reset script checks it.
+	Declared bool
+	// Respec writes Spec into an existing native bucket too (a reset that changes the
+	// stored spec on purpose); otherwise the spec is written only into a bucket created.
+	Respec bool
 }
 
 // ResetOutcome is what a reset did to one bucket.
@@ -48,28 +55,67 @@ const (
 	// ResetChanged: the key no longer has the shape of a bucket of the layout it was read
 	// as (application data written since?): left exactly as it is.
 	ResetChanged
+	// ResetCorrupt: the key is a bucket whose stored values are corrupt (a value that
+	// overflows, a negative counter or spec): left exactly as it is.
+	ResetCorrupt
+	// ResetUndeclared: the key is a bare number and no layout is declared for it (a rule or
+	// --layout): a deadline, a lease or a counter looks the same, so it is left as it is.
+	ResetUndeclared
 )
 
 func (o ResetOutcome) String() string {
-	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched"}[o]
+	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched",
+		"corrupt: left untouched", "a bare number with no layout declared: left untouched"}[o]
 }
 
 // ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
 var ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
 
+// ErrCorrupt is returned for a bucket whose stored values are corrupt (overflowing, a
+// negative counter, a spec out of range): it is never written or deleted.
+var ErrCorrupt = errors.New("corrupt bucket")
+
+// ErrUndeclared is returned for a write or delete of a lone bare number for which no layout
+// is declared (a rule in the config file, or --layout): deadlines, leases and counters are
+// bare numbers too, so its shape proves nothing.
+var ErrUndeclared = errors.New("a bare number is a bucket only where a layout is declared")
+
 var resetScript = lazyScript(scripts.Reset)
 
 // Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
 // returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
-// layout.
+// layout. The caller names the layout, which declares it for the key.
 func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec, to ResetTo) (int64, error) {
-	out, err := s.ResetMany(ctx, []ResetOp{{Key: key, Layout: layout, Spec: spec, To: to}})
+	return s.resetOne(ctx, ResetOp{Key: key, Layout: layout, Spec: spec, To: to, Declared: true})
+}
+
+// ResetState resets the bucket read as st (see OpFor), as Reset does.
+func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, error) {
+	if st.Problem != "" {
+		return 0, stateErr(st)
+	}
+	return s.resetOne(ctx, OpFor(st, to))
+}
+
+// OpFor is the reset of the bucket read as st: its layout, its spec, and the declaration a
+// rule or --layout made (a layout detected from a bare number is a guess, not declared).
+func OpFor(st State, to ResetTo) ResetOp {
+	return ResetOp{Key: st.Key, Layout: st.Layout, Spec: st.Spec, To: to, Read: &st, Declared: !st.Detected}
+}
+
+func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
+	key, layout := op.Key, op.Layout
+	out, err := s.ResetMany(ctx, []ResetOp{op})
 	if err != nil {
 		return 0, err
 	}
 	switch out[0] {
 	case ResetChanged:
 		return 0, fmt.Errorf("%q %w", key, ErrChanged)
+	case ResetCorrupt:
+		return 0, fmt.Errorf("%q: %w: left untouched", key, ErrCorrupt)
+	case ResetUndeclared:
+		return 0, fmt.Errorf("%q: %w (a rule or --layout); left untouched", key, ErrUndeclared)
 	case ResetMissing:
 		return 0, nil
 	}
@@ -180,6 +226,10 @@ func scriptOutcome(n int64) ResetOutcome {
 		return ResetMissing
 	case -1:
 		return ResetChanged
+	case -2:
+		return ResetCorrupt
+	case -3:
+		return ResetUndeclared
 	}
 	return ResetFailed
 }
@@ -244,12 +294,24 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if !l.KeepsLaterTime() {
 		keep = "0"
 	}
+	respec := ""
+	if op.Respec {
+		respec = "respec"
+	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
-		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep}
+		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec}
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}
 	return l.Keys(op.Key), args, nil
+}
+
+// declaredArg is the reset script's ARGV[13]: "1" when a layout is declared for the key.
+func declaredArg(op ResetOp) string {
+	if op.Declared {
+		return "1"
+	}
+	return ""
 }
 
 // resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a
@@ -269,4 +331,12 @@ func (s *Store) resetTTL(op ResetOp) time.Duration {
 		ttl += time.Duration(ms)*time.Millisecond - resetGrace
 	}
 	return ttl
+}
+
+// stateErr is the refusal of a write to a key read with a Problem: corrupt, or not a bucket.
+func stateErr(st State) error {
+	if why, ok := strings.CutPrefix(st.Problem, "corrupt: "); ok {
+		return fmt.Errorf("%q: %w: %s (left untouched)", st.Key, ErrCorrupt, why)
+	}
+	return NotBucketError(st.Key, st.Problem)
 }

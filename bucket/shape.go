@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -21,36 +20,6 @@ import (
 // fetches the fields of no larger hash, so an application's big hash costs one HLEN.
 const MaxBucketFields = 6
 
-// MaxNumberLen is the longest stored number a read fetches: a string or field longer than
-// this is not a bucket's number, and its value is never transferred.
-const MaxNumberLen = 64
-
-// numericChars are the only bytes of a stored number: plain decimal with an optional
-// exponent, as Redis writes Lua numbers (%.17g) and applications write floats. Hex, inf,
-// nan, spaces and underscores (all of which some parser accepts) are not a bucket's number.
-const numericChars = "0123456789.eE+-"
-
-// ParseNumber parses a stored number. ok is false when s is not a plain decimal number;
-// a number that overflows is returned as ±Inf with ok true, so it can be shown as corrupt.
-func ParseNumber(s string) (v float64, ok bool) {
-	if s == "" || len(s) > MaxNumberLen {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(numericChars, s[i]) < 0 {
-			return 0, false
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange && !math.IsNaN(v) {
-			return v, true // ±Inf or a denormal flushed to 0
-		}
-		return 0, false
-	}
-	return v, true
-}
-
 // fieldSet is the field names of a hash layout: required, and optional (the native counters).
 func (l Layout) fieldSet() (required, optional []string) {
 	if l.Type != Hash {
@@ -62,8 +31,10 @@ func (l Layout) fieldSet() (required, optional []string) {
 	return []string{l.TokensField, l.TimeField}, nil
 }
 
-// hashFits reports whether a hash with these fields is a bucket of layout l: every required
-// field, no field but the optional ones besides, each a plain decimal number. It says why not.
+// hashFits reports whether a hash with these fields has the shape of a bucket of layout l:
+// every required field, no field but the optional ones besides, each of the number
+// grammar's form (number.go; a value that overflows has the shape, and classify calls it
+// corrupt). It says why not.
 func (l Layout) hashFits(fields map[string]string) (bool, string) {
 	req, opt := l.fieldSet()
 	for _, f := range req {
@@ -84,7 +55,7 @@ func (l Layout) hashFits(fields map[string]string) (bool, string) {
 		}
 	}
 	for f, v := range fields {
-		if _, ok := ParseNumber(v); !ok {
+		if _, ok := parseNumberForm(v); !ok {
 			return false, fmt.Sprintf("field %s is not a number", f)
 		}
 	}

@@ -257,7 +257,7 @@ func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	if b.Problem != "" {
 		return bucket.NotBucketError(b.Key, b.Problem)
 	}
-	_, err := s.st.Reset(ctx, b.Key, b.Layout, b.Spec, bucket.ResetTo{Delete: true})
+	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {
 		return err
 	}

@@ -27,8 +27,9 @@
 -- Non-integers travel as strings: Redis truncates Lua numbers to integers.
 -- Invalid arguments give an error reply naming the tier, and write nothing.
 --
--- The checks, refill, waits, writes and TTL are token_bucket.lua's, line for line: a Redis
--- script cannot share code with another, and both are tested against the same Go model.
+-- The identity check and the number grammar are the shared prelude's (number.lua); the
+-- refill, waits, writes and TTL are token_bucket.lua's, line for line, and both are tested
+-- against the same Go model.
 
 local n = #KEYS
 if n == 0 or #ARGV ~= 2 + 3 * n then
@@ -57,27 +58,21 @@ for i = 1, n do
   if st.err then
     return redis.error_reply('WRONGTYPE bucketctl: key holds another Redis type' .. sfx)
   end
-  -- Never write into a hash that is not ours: another application's bucket (no capacity
-  -- field) or any other hash (no tokens field) is refused untouched.
-  if st[1] and not st[3] then
-    return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout' .. sfx)
-  end
-  -- Nor into a hash that holds our fields and others besides: application data.
-  if st[1] then
-    local m = 0
-    for f = 1, 6 do
-      if st[f] then
-        if not tonumber(st[f]) then
-          return redis.error_reply('ERR bucketctl: not a native bucket (a field is not a number): left untouched' .. sfx)
-        end
-        m = m + 1
+  -- Identity (the prelude's native()): only a hash holding exactly a native bucket's
+  -- fields, each a number of the one grammar and in range, is ever written.
+  local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
+  if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
+    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, redis.call('HLEN', key))
+    if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
+      if s_ts == 'corrupt' then
+        return redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched' .. sfx)
       end
+      if st[1] and not st[3] then
+        return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout' .. sfx)
+      end
+      return redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched' .. sfx)
     end
-    if redis.call('HLEN', key) ~= m then
-      return redis.error_reply('ERR bucketctl: not a native bucket (the hash holds other fields too): left untouched' .. sfx)
-    end
-  end
-  if not st[1] and redis.call('EXISTS', key) == 1 then
+  elseif redis.call('EXISTS', key) == 1 then
     return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket' .. sfx)
   end
   local a = 3 * i
@@ -87,8 +82,8 @@ for i = 1, n do
   if not cap_s or not rate_s then
     return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket' .. sfx)
   end
-  local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[a + 2])
-  if bad(capacity) or capacity <= 0 then
+  local capacity, rate, cost = num(cap_s), num(rate_s), num(ARGV[a + 2])
+  if bad(capacity) or capacity <= 0 or capacity > MAX_TOKENS then
     return redis.error_reply('ERR bucketctl: capacity must be a positive finite number' .. sfx)
   end
   if bad(rate) or rate <= 0 then
@@ -98,8 +93,8 @@ for i = 1, n do
     return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0' .. sfx)
   end
 
-  local tokens, ts = tonumber(st[1]), tonumber(st[2])
-  if tokens == nil or ts == nil then
+  local tokens, ts = s_tokens, s_ts
+  if tokens == nil then
     tokens, ts = capacity, now
   end
   -- Time never runs backwards: a late caller with an older clock refills nothing.
@@ -112,7 +107,7 @@ for i = 1, n do
   tiers[i] = { key = key, cap_s = cap_s, rate_s = rate_s, capacity = capacity, rate = rate,
                cost = cost, tokens = tokens, ts = ts,
                spec_changed = st[3] ~= cap_s or st[4] ~= rate_s,
-               n_allowed = tonumber(st[5]) or 0, n_denied = tonumber(st[6]) or 0 }
+               n_allowed = s_allowed or 0, n_denied = s_denied or 0 }
 end
 
 local function wait_for(t)

@@ -16,7 +16,12 @@
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12] "1" to keep a stored time later than now, "0" to write now (a layout whose
 --          application refills negatively from a time ahead of its clock)
--- ARGV[13..] field/value pairs to write when the bucket is created (the native spec)
+-- ARGV[13] "1" when a layout is declared for the key (a rule or --layout), else "": a lone
+--          bare number (a gcra TAT, a two-key level without its time key) is a bucket only
+--          where a layout is declared, since deadlines, leases and counters are bare numbers too
+-- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
+--          that changes the stored spec on purpose); "": only into a bucket it creates
+-- ARGV[15..] field/value pairs of the native spec (capacity, rate)
 -- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[4] the layout's epoch in
 --       Unix seconds (redis_rate counts from it), ARGV[5] and ARGV[6] the TTL bounds below
 --       and above in microseconds, ARGV[7] the TAT to SET, ARGV[10] its TTL in
@@ -25,14 +30,12 @@
 --       have set for it: TAT − now in (PTTL − ARGV[5], PTTL + ARGV[6]] (bucket/gcra_read.go
 --       gcraTTLBounds). Anything else, a counter without a TTL above all, is left untouched.
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
---        -1 not a bucket of that layout (left untouched)
+--        -1 not a bucket of that layout, -2 a bucket whose stored values are corrupt
+--        (overflowing or out of range), -3 a bare number with no layout declared for it:
+--        each left untouched.
+-- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
-local function num(v)
-  if type(v) ~= 'string' or #v == 0 or #v > 64 or string.find(v, '[^0-9eE%.%+%-]') then return nil end
-  local n = tonumber(v)
-  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
-  return n
-end
+local declared = ARGV[13] == '1'
 
 -- now in microseconds: ARGV[11] (a client clock) or Redis TIME.
 local function now_us()
@@ -85,6 +88,8 @@ if ARGV[2] == 'gcra' then
     if ARGV[1] == 'delete' then return 0 end
   elseif t ~= 'string' or redis.call('STRLEN', KEYS[1]) > 64 then
     return -1
+  elseif not declared then
+    return -3
   else
     local v = redis.call('GET', KEYS[1])
     if not gcra_tat(ARGV[3], v) or not gcra_ttl_fits(ARGV[3], v) then return -1 end
@@ -106,42 +111,79 @@ for i = 1, #KEYS do
   if types[i] ~= 'none' then missing = false end
 end
 
--- The stored time, when the keys are a bucket of the layout; false when they are not.
+local per = { s = 1000000, ms = 1000, us = 1 }
+local div = per[ARGV[8]]
+if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
+
+-- A stored level and time in range (the prelude's ranges), else corrupt.
+local function in_range(tokens, t)
+  return tokens >= 0 and tokens <= MAX_TOKENS and t >= 0 and t * div <= MAX_TIME_US
+end
+
+-- The stored time when the keys are a bucket of the layout; else false and the reply
+-- (-1 not a bucket, -2 corrupt, -3 a bare number without a declared layout).
 local function stored_time()
   if hash then
-    if types[1] ~= 'hash' or redis.call('HLEN', KEYS[1]) > 6 then return false end
+    if types[1] ~= 'hash' or redis.call('HLEN', KEYS[1]) > 6 then return false, -1 end
+    if ARGV[5] == 'capacity,rate' then -- the native layout
+      local st = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
+      local tokens, ts = native(st, redis.call('HLEN', KEYS[1]))
+      if tokens == nil then
+        if ts == 'corrupt' then return false, -2 end
+        return false, -1
+      end
+      return ts
+    end
     local flat = redis.call('HGETALL', KEYS[1])
-    local got = {}
+    local got, over = {}, false
     for i = 1, #flat, 2 do
-      if num(flat[i + 1]) == nil then return false end
+      local v, o = num(flat[i + 1])
+      if v == nil and not o then return false, -1 end
+      over = over or o ~= nil
       got[flat[i]] = flat[i + 1]
     end
-    local t = got[ARGV[4]]
+    local tok, t = got[ARGV[3]], got[ARGV[4]]
     local required = split(ARGV[5])
     required[#required + 1] = ARGV[3]
     required[#required + 1] = ARGV[4]
     for _, f in ipairs(required) do
-      if got[f] == nil then return false end
+      if got[f] == nil then return false, -1 end
       got[f] = nil
     end
     for _, f in ipairs(split(ARGV[6])) do got[f] = nil end
-    if next(got) ~= nil then return false end
+    if next(got) ~= nil then return false, -1 end
+    if over or not in_range(num(tok), num(t)) then return false, -2 end
     return num(t)
   end
-  local t
+  -- Two keys: the level and its time key, both numbers; a lone level only where declared.
+  local vals = {}
   for i = 1, #KEYS do
-    if types[i] ~= 'string' or redis.call('STRLEN', KEYS[i]) > 64 then return false end
-    local v = num(redis.call('GET', KEYS[i]))
-    if v == nil then return false end
-    t = v
+    if types[i] == 'none' and i > 1 and types[1] ~= 'none' then
+      if not declared then return false, -3 end
+    elseif types[i] ~= 'string' or redis.call('STRLEN', KEYS[i]) > 64 then
+      return false, -1
+    else
+      local v, o = num(redis.call('GET', KEYS[i]))
+      if v == nil then
+        if o then return false, -2 end
+        return false, -1
+      end
+      vals[i] = v
+    end
   end
-  return t
+  if vals[2] == nil then -- a declared lone level: its application reads the time as now
+    if not in_range(vals[1], 0) then return false, -2 end
+    return nil
+  end
+  if not in_range(vals[1], vals[2]) then return false, -2 end
+  return vals[2]
 end
 
 local stored = false
 if not missing then
-  stored = stored_time()
-  if stored == false then return -1 end
+  local why
+  stored, why = stored_time()
+  if stored == false then return why end
 end
 
 if ARGV[1] == 'delete' then
@@ -151,9 +193,6 @@ if ARGV[1] == 'delete' then
 end
 
 local now = now_us()
-local per = { s = 1000000, ms = 1000, us = 1 }
-local div = per[ARGV[8]]
-if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
 -- Time never moves backwards: a bucket written by a client whose clock runs ahead keeps
 -- its later time, which the application's max(now, ts) would keep too (unless ARGV[12]).
 local t = now / div
@@ -165,8 +204,8 @@ if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = stri
 local ttl = ARGV[10]
 if hash then
   local args = { ARGV[3], ARGV[7], ARGV[4], ts }
-  if missing then
-    for i = 13, #ARGV do args[#args + 1] = ARGV[i] end
+  if missing or ARGV[14] == 'respec' then
+    for i = 15, #ARGV do args[#args + 1] = ARGV[i] end
   end
   redis.call('HSET', KEYS[1], unpack(args))
   if ttl ~= '' then redis.call('PEXPIRE', KEYS[1], ttl) end

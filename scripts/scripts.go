@@ -3,23 +3,34 @@ package scripts
 
 import "embed"
 
+// Prelude is the text every script of bucketctl's that reads stored numbers starts with
+// (number.lua): the one number grammar on the Lua side, num(v), whose Go side is
+// bucket.ParseNumber, and native(), the identity and ranges of a native bucket. Redis
+// scripts cannot share code at run time, so the sources are assembled from it here.
+//
+//go:embed number.lua
+var Prelude string
+
+var (
+	//go:embed token_bucket.lua
+	tokenBucket string
+	//go:embed multi_bucket.lua
+	multiBucket string
+	//go:embed reset.lua
+	reset string
+)
+
 // TokenBucket is the native token-bucket script: one atomic take or peek per call.
 // See the header of token_bucket.lua for its KEYS, ARGV and reply.
-//
-//go:embed token_bucket.lua
-var TokenBucket string
+var TokenBucket = Prelude + tokenBucket
 
 // MultiBucket decides several native buckets (tiers such as user, endpoint and global) all or
 // nothing in one atomic call. See the header of multi_bucket.lua for its KEYS, ARGV and reply.
-//
-//go:embed multi_bucket.lua
-var MultiBucket string
+var MultiBucket = Prelude + multiBucket
 
-// Reset sets a bucket of any layout to N tokens, or deletes it, refusing keys of another
-// type. See the header of reset.lua.
-//
-//go:embed reset.lua
-var Reset string
+// Reset sets a bucket of any layout to N tokens, or deletes it, refusing anything that is
+// not an identified bucket. See the header of reset.lua.
+var Reset = Prelude + reset
 
 // Read returns what one key holds (type, TTL, and its contents when they can be a bucket's)
 // in one command, writing nothing. See the header of read.lua.

@@ -8,62 +8,65 @@
 -- ARGV[5]  optional: "peek" to only compute the decision (run it with EVALSHA_RO);
 --          absent, "" or "take" to apply it
 -- ARGV[6]  optional: extra TTL in milliseconds kept after the bucket is full (default 60000)
+-- ARGV[7]  optional: "keep" refuses a capacity or rate that differs from the bucket's stored
+--          spec (an error reply naming the stored one); absent or "": a given spec is
+--          written into the bucket (the owning application changed its spec)
 --
 -- Reply: { allowed (0|1), remaining tokens (string), retry_after_us (integer, -1 = never),
 --          reset_after_us (integer) } followed by capacity and rate (strings) when either
 --          came from the bucket rather than from ARGV.
 -- Non-integers travel as strings: Redis truncates Lua numbers to integers.
--- Invalid arguments give an error reply and write nothing.
+-- Invalid arguments give an error reply and write nothing; so does a key that is not a
+-- native bucket or one whose stored values are corrupt (the prelude, number.lua).
 
 local key = KEYS[1]
 local st = redis.call('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
--- Never write into a hash that is not ours: another application's bucket (no capacity
--- field) or any other hash (no tokens field) is refused untouched.
-if st[1] and not st[3] then
-  return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
-end
--- Nor into a hash that holds our fields and others besides: application data.
-if st[1] then
-  local n = 0
-  for i = 1, 6 do
-    if st[i] then
-      if not tonumber(st[i]) then
-        return redis.error_reply('ERR bucketctl: not a native bucket (a field is not a number): left untouched')
-      end
-      n = n + 1
+-- Identity (the prelude's native()): only a hash holding exactly a native bucket's fields,
+-- each a number of the one grammar and in range, is ever written. Another application's
+-- bucket, application data and a corrupt bucket are refused untouched.
+local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
+if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
+  s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, redis.call('HLEN', key))
+  if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
+    if s_ts == 'corrupt' then
+      return redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched')
     end
+    if st[1] and not st[3] then
+      return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
+    end
+    return redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched')
   end
-  if redis.call('HLEN', key) ~= n then
-    return redis.error_reply('ERR bucketctl: not a native bucket (the hash holds other fields too): left untouched')
-  end
-end
-if not st[1] and redis.call('EXISTS', key) == 1 then
+elseif redis.call('EXISTS', key) == 1 then
   return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
 end
 
 local cap_s, rate_s = ARGV[1], ARGV[2]
 if cap_s == nil or cap_s == '' then cap_s = st[3] end
 if rate_s == nil or rate_s == '' then rate_s = st[4] end
+-- ARGV[7] "keep": the stored spec is the application's; a given one that differs is refused.
+if ARGV[7] == 'keep' and s_tokens and (num(cap_s) ~= s_cap or num(rate_s) ~= s_rate) then
+  return redis.error_reply('ERR bucketctl: stored spec differs: capacity ' .. st[3] .. ' rate ' .. st[4])
+end
 if not cap_s or not rate_s then
   if not st[1] then
     return redis.error_reply('ERR bucketctl: no capacity/rate given and no such key')
   end
   return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
 end
-local capacity, rate, cost = tonumber(cap_s), tonumber(rate_s), tonumber(ARGV[3])
--- (No local functions: a closure is created on every call; the checks are written out.)
+local capacity, rate, cost = num(cap_s), num(rate_s), num(ARGV[3])
+-- (num() refuses what is not finite; the checks below are written out, not in functions.)
 local huge, ceil = math.huge, math.ceil
-if not capacity or capacity ~= capacity or capacity >= huge or capacity <= 0 then
-  return redis.error_reply('ERR bucketctl: capacity must be a positive finite number')
+if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
+  return redis.error_reply('ERR bucketctl: capacity must be a positive finite number of at most 1e15')
 end
-if not rate or rate ~= rate or rate >= huge or rate <= 0 then
+if not rate or rate <= 0 then
   return redis.error_reply('ERR bucketctl: rate must be a positive finite number')
 end
 -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
-if capacity / rate > 3153600000 then
+if capacity / rate > MAX_REFILL_S then
   return redis.error_reply('ERR bucketctl: capacity/rate must refill within 100 years')
 end
-if not cost or cost ~= cost or cost >= huge or cost < 0 then
+if not cost or cost < 0 then
   return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
 end
 
@@ -78,8 +81,8 @@ else
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
-local tokens, ts = tonumber(st[1]), tonumber(st[2])
-if tokens == nil or ts == nil then
+local tokens, ts = s_tokens, s_ts
+if tokens == nil then
   tokens, ts = capacity, now
 end
 -- Time never runs backwards: a late caller with an older clock refills nothing.
@@ -111,10 +114,10 @@ else
   -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
   -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
   local spec_changed = st[3] ~= cap_s or st[4] ~= rate_s
-  local counter, count = 'denied', (tonumber(st[6]) or 0) + 1
+  local counter, count = 'denied', (s_denied or 0) + 1
   if tokens >= cost then
     tokens = tokens - cost
-    allowed, counter, count = 1, 'allowed', (tonumber(st[5]) or 0) + 1
+    allowed, counter, count = 1, 'allowed', (s_allowed or 0) + 1
   end
   tok_s = string.format('%.17g', tokens)
   if spec_changed then
