@@ -119,9 +119,9 @@ func classifyHash(st State, t Target, r *keyRead) State {
 			st.Problem = "corrupt: stored spec: " + strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
 			return st
 		}
-		if st.Spec.IsZero() {
-			st.Spec, st.SpecSource = stored, "bucket"
-		}
+		// The application's spec is the one the bucket stores: flags and rules never
+		// override it (a reset changes it on purpose with --capacity and --rate).
+		st.Spec, st.SpecSource = stored, "bucket"
 		for _, f := range []string{"allowed", "denied"} {
 			v, present := fields[f]
 			if !present {
@@ -229,16 +229,43 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return classifyGCRA(st, *t.Layout, t, v, false)
 	}
 	if t.Layout != nil {
-		st.Problem = notBucket("a number without the time key %s%s of layout %s", st.Key, t.Layout.TimeSuffix, t.Layout.Name)
+		// A two-key layout is declared for a level whose time key is missing: its application
+		// reads the missing time as now.
+		if strings.HasSuffix(st.Key, t.Layout.TimeSuffix) {
+			// A companion is part of its bucket, never one on its own.
+			st.Problem = notBucket("a number named like the time key of a %s bucket (its level is missing)", t.Layout.Name)
+			return st
+		}
+		// The declaration alone does not make any number a level: it must lie within the
+		// declared spec's capacity (a deadline, a lease or a large counter never does).
+		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
+			st.Problem = notBucket("a number without the time key %s%s of layout %s, and not a level within a known capacity "+
+				"(a lone level is a %s bucket only with its capacity and rate declared: --capacity and --rate, or a rule)",
+				st.Key, t.Layout.TimeSuffix, t.Layout.Name, t.Layout.Name)
+			return st
+		}
+		st.Layout = *t.Layout
+		st.Spec, st.SpecSource = t.Spec, t.Source
+		return withLevel(st, tokens, st.Layout.FormatTime(st.Now))
+	}
+	// A lone bare number is never proof: it may be read as a GCRA bucket when the library's
+	// key prefix and a TTL tied to the value the way the library sets it fit, but only as a
+	// guess; writes need a declared layout.
+	if l, fit, _ := DetectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == SureGCRA {
+		st = classifyGCRA(st, l, t, v, true)
+		if st.Problem == "" {
+			st.Guess = GuessHint(l.Name)
+		}
 		return st
 	}
-	// A plain number is a GCRA bucket without a rule only when nothing else fits: the
-	// library's key prefix and a TTL tied to the TAT the way the library sets it.
-	if l, fit, _ := DetectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == SureGCRA {
-		return classifyGCRA(st, l, t, v, true)
-	}
-	st.Problem = notBucket("a number with no time key beside it (a counter?)")
+	st.Problem = notBucket("a number with no time key beside it (a counter? if it is a bucket, declare its layout with --layout or a rule)")
 	return st
+}
+
+// GuessHint says why a layout read from a lone bare number is a guess, and how to declare it.
+func GuessHint(layout string) string {
+	return fmt.Sprintf("a guess: a bare number is also what deadlines, leases and counters store; "+
+		"if it is a %s bucket, declare it with --layout %s or a rule in the config file", layout, layout)
 }
 
 func fieldNames(m map[string]string) string {

@@ -185,6 +185,33 @@ func NotBucketError(key, why string) error {
 // ErrForeign is returned when the native script meets a bucket of another layout.
 var ErrForeign = errors.New("not a native bucket")
 
+// ErrSpecDiffers is returned by a decision with WithStoredSpec whose spec differs from the
+// one the bucket stores: the application's spec is the application's.
+var ErrSpecDiffers = errors.New("the given spec differs from the bucket's stored spec")
+
+// SpecDiffersError is ErrSpecDiffers for key, with the stored spec.
+type SpecDiffersError struct {
+	Key    string
+	Stored Spec
+}
+
+func (e *SpecDiffersError) Error() string {
+	return fmt.Sprintf("%q stores capacity %s and rate %s: %v", e.Key, fmtFloat(e.Stored.Capacity), fmtFloat(e.Stored.Rate), ErrSpecDiffers)
+}
+
+func (e *SpecDiffersError) Unwrap() error { return ErrSpecDiffers }
+
+// specDiffers parses the script's "capacity C rate R" (Redis may append the script's line).
+func specDiffers(key, rest string) error {
+	var c, r float64
+	fields := strings.Fields(ReplyText(errors.New(rest)))
+	if len(fields) >= 4 {
+		c, _ = ParseNumber(fields[1])
+		r, _ = ParseNumber(strings.TrimSuffix(fields[3], "."))
+	}
+	return &SpecDiffersError{Key: key, Stored: Spec{Capacity: c, Rate: r}}
+}
+
 // ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
 var ErrNoSpec = errors.New("no capacity/rate known for this bucket")
 
@@ -199,6 +226,11 @@ func scriptErr(key string, err error) error {
 		return NotBucketError(key, "it holds another Redis type")
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
+	case strings.Contains(msg, "bucketctl: corrupt bucket: "):
+		why := msg[strings.Index(msg, "corrupt bucket: ")+len("corrupt bucket: "):]
+		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
+	case strings.Contains(msg, "bucketctl: stored spec differs: "):
+		return specDiffers(key, msg[strings.Index(msg, "stored spec differs: ")+len("stored spec differs: "):])
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
 		return fmt.Errorf("%w: %q does not exist (%w): pass --capacity and --rate", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):

@@ -31,6 +31,11 @@ type State struct {
 	// Layout is the layout used to read it; Detected says it was recognised, not configured.
 	Layout   Layout
 	Detected bool
+	// Guess is set when the layout was guessed from a lone bare number (a gcra TAT) that no
+	// rule or --layout declares: it says why the reading is a guess and how to declare the
+	// layout. Deadlines, leases and counters store bare numbers too, so such a key is shown,
+	// marked, and never written or deleted.
+	Guess string
 	// Problem is set when the key is not a readable bucket (another type, unknown fields).
 	Problem string
 	// Stored is the level as stored: tokens at the last update.

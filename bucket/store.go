@@ -29,6 +29,7 @@ type Store struct {
 	rdb   Client
 	now   func() time.Time // nil: Redis server TIME
 	grace string
+	keep  bool // a given spec that differs from the stored one is refused (WithStoredSpec)
 	args  atomic.Pointer[argsEntry]
 	co    *coalescer // nil: every Take is its own round trip
 
@@ -50,6 +51,14 @@ func WithClientClock(now func() time.Time) Option { return func(s *Store) { s.no
 func WithTTLGrace(d time.Duration) Option {
 	return func(s *Store) { s.grace = strconv.FormatInt(d.Milliseconds(), 10) }
 }
+
+// WithStoredSpec makes decisions keep a bucket's stored spec: a Take whose spec differs
+// from the one an existing native bucket stores is refused (an error wrapping
+// ErrSpecDiffers that names the stored spec) and writes nothing; without it the given
+// spec is written into the bucket, as an application that changed its spec wants. A tool
+// acting on another application's buckets uses it: its flags never rewrite the
+// application's spec.
+func WithStoredSpec() Option { return func(s *Store) { s.keep = true } }
 
 // NewStore returns a Store over rdb.
 func NewStore(rdb Client, opts ...Option) *Store {
@@ -87,7 +96,8 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 		capS, rateS = fmtFloat(spec.Capacity), fmtFloat(spec.Rate)
 	}
 	args := []interface{}{capS, rateS, fmtFloat(cost)}
-	if s.now != nil || peek || s.grace != "" {
+	keep := s.keep && !peek
+	if s.now != nil || peek || s.grace != "" || keep {
 		now := ""
 		if s.now != nil {
 			now = strconv.FormatInt(s.now().UnixMicro(), 10)
@@ -97,6 +107,9 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 			mode = "peek"
 		}
 		args = append(args, now, mode, s.grace)
+		if keep {
+			args = append(args, "keep")
+		}
 	}
 	if !peek && s.now == nil {
 		s.args.Store(&argsEntry{spec: spec, cost: cost, args: args})

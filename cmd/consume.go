@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,6 +145,8 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
 			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", format.QuoteKey(opts.Key))
+		case errors.Is(err, bucket.ErrSpecDiffers):
+			return specDiffersErr(err, t.Spec)
 		}
 		return err
 	}
@@ -172,6 +176,9 @@ func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Targ
 	}
 	if !peek && !s.Layout.Native {
 		return bucket.Decision{}, "", true, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+	}
+	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
+		return bucket.Decision{}, "", &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
 	}
 	if _, err := s.Peek(t.Cost); err != nil {
 		return bucket.Decision{}, "", s.Exists, err
@@ -307,3 +314,21 @@ func verdictWord(ok bool) string {
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
 var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+// specDiffersErr is the usage error of a decision whose --capacity/--rate (or rule) differ
+// from the spec the bucket stores: the application's spec is never rewritten by a flag.
+func specDiffersErr(err error, given bucket.Spec) error {
+	var sd *bucket.SpecDiffersError
+	if !errors.As(err, &sd) {
+		return err
+	}
+	return usagef("%s stores capacity %s and rate %s, and the given spec (%s @ %s) differs: the stored spec is the application's and is used as it is; drop --capacity/--rate, or change it on purpose: bucketctl reset %s --capacity %s --rate %s --yes",
+		format.QuoteKey(sd.Key), format.Tokens(sd.Stored.Capacity), format.Rate(sd.Stored.Rate),
+		format.Tokens(given.Capacity), format.Rate(given.Rate), shellWord(sd.Key), fmtFloatArg(given.Capacity), fmtFloatArg(given.Rate))
+}
+
+// shellWord quotes s for a POSIX shell, escaped for the terminal.
+func shellWord(s string) string { return "'" + safe(strings.ReplaceAll(s, "'", `'\''`)) + "'" }
+
+// fmtFloatArg writes a number as a flag's argument: shortest exact form.
+func fmtFloatArg(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -120,7 +120,8 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.store == nil {
-		var opts []bucket.Option
+		// The application's spec is the application's: a flag never rewrites a stored one.
+		opts := []bucket.Option{bucket.WithStoredSpec()}
 		if f.V.GetString("clock") == "client" {
 			opts = append(opts, bucket.WithClientClock(f.Now))
 		}

@@ -29,6 +29,8 @@ type gcraLib struct {
 	// take asks the library for cost tokens and returns (allowed, the library's exact level
 	// before the request, from its ResetAfter: capacity − ResetAfter × rate).
 	take func(cost int) (bool, time.Duration)
+	// flagsExtra are more flags for commands on the key (a declared --layout).
+	flagsExtra []string
 }
 
 func (g gcraLib) level(resetAfter time.Duration) float64 {
@@ -37,7 +39,7 @@ func (g gcraLib) level(resetAfter time.Duration) float64 {
 
 // flags are the spec flags of the bucket.
 func (g gcraLib) flags() []string {
-	return []string{"--capacity", fmt.Sprint(g.capacity), "--rate", fmt.Sprint(g.rate)}
+	return append([]string{"--capacity", fmt.Sprint(g.capacity), "--rate", fmt.Sprint(g.rate)}, g.flagsExtra...)
 }
 
 func redisRateLib(t *testing.T, rdb *redis.Client, name string, rate, burst int, period time.Duration) gcraLib {
@@ -156,6 +158,20 @@ func TestGCRAResetTokensFiveThenLibraryTakesFive(t *testing.T) {
 	}
 	for _, g := range libs {
 		g.take(3) // the key exists, with 7 left
+		// A bare number is a bucket only where its layout is declared: without --layout the
+		// reset is refused (exit 2, one line saying how to declare it) and nothing changes.
+		before := dumpKey(t, rdb, g.key)
+		layout := map[string]string{"redis_rate": "redis-rate", "throttled": "throttled"}[g.name]
+		for _, args := range [][]string{{"reset", g.key, "--tokens", "5", "--yes"}, {"reset", g.key, "--yes"}} {
+			r := run(t, srv.URL(), append(args, g.flags()...)...)
+			if r.code != ExitUsage || !strings.Contains(r.errOut, "--layout "+layout) || strings.Count(r.errOut, "\n") != 1 {
+				t.Fatalf("%s: %v without a declared layout: exit %d: %q", g.name, args, r.code, r.errOut)
+			}
+		}
+		if dumpKey(t, rdb, g.key) != before {
+			t.Fatalf("%s: an undeclared reset changed the library's key", g.name)
+		}
+		g.flagsExtra = []string{"--layout", layout}
 		r := run(t, srv.URL(), append([]string{"reset", g.key, "--tokens", "5", "--yes"}, g.flags()...)...)
 		if r.code != 0 {
 			t.Fatalf("%s: reset --tokens 5: exit %d: %s", g.name, r.code, r.errOut)

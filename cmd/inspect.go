@@ -279,8 +279,12 @@ func missingErr(states []bucket.State) error {
 // configured: the reading is a good guess, marked with "?".
 func guessedLayout(s bucket.State) bool { return s.Detected && !s.Layout.Native }
 
-// layoutLabel is the LAYOUT column: the layout's name, with "?" when it was guessed.
+// layoutLabel is the LAYOUT column: the layout's name, with "?" when it was detected, and
+// "??" when it was guessed from a bare number no rule or --layout declares.
 func layoutLabel(s bucket.State) string {
+	if s.Guess != "" {
+		return s.Layout.Name + "??"
+	}
 	if guessedLayout(s) {
 		return s.Layout.Name + "?"
 	}

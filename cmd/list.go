@@ -189,6 +189,8 @@ func listRow(s bucket.State, node func(string) string) []string {
 		}
 		note := ""
 		switch {
+		case s.Guess != "":
+			note = "guess: a bare number; declare --layout " + s.Layout.Name + " or a rule to act on it"
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
 			note = "debt " + format.Duration(s.Ahead) + " past a full window (limit lowered?)"
 		case s.Ahead > 0:

@@ -27,6 +27,16 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 	for i, t := range targets {
 		p, err := load.PlanFor(t, opts.Config.Spec, opts.capacityGiven, opts.rateGiven)
 		plans[i] = p
+		if errors.Is(err, load.ErrSpecDiffers) {
+			given := t.Stored.Spec
+			if opts.capacityGiven {
+				given.Capacity = opts.Config.Spec.Capacity
+			}
+			if opts.rateGiven {
+				given.Rate = opts.Config.Spec.Rate
+			}
+			return plans, specDiffersErr(err, given)
+		}
 		if err != nil {
 			refused = cmp(refused, err)
 			continue

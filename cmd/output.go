@@ -173,24 +173,27 @@ func resultView(key string, r bucket.Result, cost float64, layout string) Result
 // are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
 // Numbers are rounded by kind (jsonnum.go).
 type StateView struct {
-	Key            string   `json:"key" yaml:"key"`
-	Type           string   `json:"type" yaml:"type"`
-	Exists         bool     `json:"exists" yaml:"exists"`
-	Layout         string   `json:"layout,omitempty" yaml:"layout,omitempty"`
-	LayoutDetected bool     `json:"layout_detected" yaml:"layout_detected"`
-	Problem        string   `json:"problem,omitempty" yaml:"problem,omitempty"`
-	Tokens         *float64 `json:"tokens" yaml:"tokens"`
-	StoredTokens   float64  `json:"stored_tokens" yaml:"stored_tokens"`
-	Capacity       *float64 `json:"capacity" yaml:"capacity"`
-	Rate           *float64 `json:"rate" yaml:"rate"`
-	SpecSource     string   `json:"spec_source,omitempty" yaml:"spec_source,omitempty"`
-	Missing        string   `json:"missing,omitempty" yaml:"missing,omitempty"`
-	Fill           *float64 `json:"fill,omitempty" yaml:"fill,omitempty"`
-	TimeToFullMS   *float64 `json:"time_to_full_ms,omitempty" yaml:"time_to_full_ms,omitempty"`
-	TTLMS          float64  `json:"ttl_ms" yaml:"ttl_ms"`
-	UpdatedAt      string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
-	AgeMS          float64  `json:"age_ms" yaml:"age_ms"`
-	AheadMS        float64  `json:"ahead_ms" yaml:"ahead_ms"`
+	Key            string `json:"key" yaml:"key"`
+	Type           string `json:"type" yaml:"type"`
+	Exists         bool   `json:"exists" yaml:"exists"`
+	Layout         string `json:"layout,omitempty" yaml:"layout,omitempty"`
+	LayoutDetected bool   `json:"layout_detected" yaml:"layout_detected"`
+	// LayoutGuess says the layout was guessed from a lone bare number no rule or --layout
+	// declares, and how to declare it: such a key is never written or deleted.
+	LayoutGuess  string   `json:"layout_guess,omitempty" yaml:"layout_guess,omitempty"`
+	Problem      string   `json:"problem,omitempty" yaml:"problem,omitempty"`
+	Tokens       *float64 `json:"tokens" yaml:"tokens"`
+	StoredTokens float64  `json:"stored_tokens" yaml:"stored_tokens"`
+	Capacity     *float64 `json:"capacity" yaml:"capacity"`
+	Rate         *float64 `json:"rate" yaml:"rate"`
+	SpecSource   string   `json:"spec_source,omitempty" yaml:"spec_source,omitempty"`
+	Missing      string   `json:"missing,omitempty" yaml:"missing,omitempty"`
+	Fill         *float64 `json:"fill,omitempty" yaml:"fill,omitempty"`
+	TimeToFullMS *float64 `json:"time_to_full_ms,omitempty" yaml:"time_to_full_ms,omitempty"`
+	TTLMS        float64  `json:"ttl_ms" yaml:"ttl_ms"`
+	UpdatedAt    string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
+	AgeMS        float64  `json:"age_ms" yaml:"age_ms"`
+	AheadMS      float64  `json:"ahead_ms" yaml:"ahead_ms"`
 	// FullAtExpiry: the key expires before the refill ends, so time_to_full_ms is its TTL.
 	FullAtExpiry bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
 	// Ambiguous says why the figures depend on something bucketctl cannot read.
@@ -209,7 +212,7 @@ func stateView(s bucket.State) StateView {
 	if s.Problem != "" {
 		return v
 	}
-	v.Layout = s.Layout.Name
+	v.Layout, v.LayoutGuess = s.Layout.Name, s.Guess
 	if s.Exists && s.Stored.TS != 0 {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}

@@ -128,7 +128,10 @@ func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	r := &resetter{f: f, st: st, opts: opts, setTokens: opts.Empty || cmd.Flags().Changed("tokens")}
+	r := &resetter{f: f, st: st, opts: opts, setTokens: opts.Empty || cmd.Flags().Changed("tokens"), match: opts.Match != ""}
+	if cmd.Flags().Changed("capacity") {
+		r.flagSpec = bucket.Spec{Capacity: opts.Spec.Capacity, Rate: opts.Spec.Rate}
+	}
 	if opts.Empty {
 		opts.Tokens = 0
 	}
@@ -158,25 +161,57 @@ type resetter struct {
 	opts      *ResetOptions
 	setTokens bool
 	tally     resetTally
+	// flagSpec is --capacity/--rate (zero without them): on a native bucket whose stored spec
+	// differs, the reset changes the stored spec on purpose.
+	flagSpec bucket.Spec
+	// match: keys come from --match, where a guess is skipped (and counted) rather than an
+	// error.
+	match   bool
+	guesses int
 }
 
 // op is the reset of one bucket, or ok=false for a key that is not a bucket or needs nothing.
-func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
-	v := ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
+func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v ResetView, ok bool, err error) {
+	v = ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
 	if s.Problem != "" {
 		return bucket.ResetOp{}, v, false, nil
+	}
+	if s.Guess != "" {
+		// A bare number is a bucket only where a layout is declared.
+		if r.match {
+			r.guesses++
+			return bucket.ResetOp{}, v, false, nil
+		}
+		return bucket.ResetOp{}, v, false, usagef("%s: left untouched: it is a bare number, which deadlines, leases and counters store too, and no layout is declared for it; if it is a %s bucket, declare it: --layout %s, or a rule in the config file",
+			format.QuoteKey(s.Key), s.Layout.Name, s.Layout.Name)
 	}
 	if s.HasSpec() || s.Exists {
 		before := format.JSONTokens(s.Tokens)
 		v.TokensBefore = &before
 	}
-	after := s.Spec.Capacity
-	op := bucket.ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens}, Read: &s}
-	if r.setTokens {
-		after = r.opts.Tokens
-		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(after))
-		if !s.Exists {
-			v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(after))
+	op = bucket.OpFor(s, bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens})
+	if s.Layout.Native && s.Exists && !r.flagSpec.IsZero() && r.flagSpec != s.Spec {
+		// --capacity/--rate on a native bucket storing another spec: the operator changes
+		// the application's spec on purpose. The bucket is written (refilled to the new
+		// capacity without --tokens) with the new spec, and its TTL covers the new spec.
+		op.Spec, op.Respec = r.flagSpec, true
+		if !r.setTokens {
+			op.To = bucket.ResetTo{Tokens: r.flagSpec.Capacity}
+			v.Action = "refill"
+		}
+		defer func() {
+			v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),
+				format.Rate(r.flagSpec.Rate), format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate))
+		}()
+	}
+	after := op.Spec.Capacity
+	if !op.To.Delete {
+		if r.setTokens {
+			after = r.opts.Tokens
+			v.Action = fmt.Sprintf("set %s tokens", format.Tokens(after))
+			if !s.Exists {
+				v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(after))
+			}
 		}
 		if err := op.Validate(); err != nil {
 			if errors.Is(err, bucket.ErrNoSpec) {
@@ -189,9 +224,9 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 		return op, v, false, nil
 	}
 	v.AheadMS = format.JSONMS(s.Ahead)
-	if r.setTokens {
+	if !op.To.Delete {
 		// What the application reads right after the write, in its own arithmetic.
-		server, writer, differs := s.Layout.ResetReads(s.Spec, s.Stored, s.Exists, s.Now, after)
+		server, writer, differs := s.Layout.ResetReads(op.Spec, s.Stored, s.Exists, s.Now, after)
 		after = server
 		if differs {
 			w := format.JSONTokens(writer)
@@ -200,7 +235,7 @@ func (r *resetter) op(s bucket.State) (bucket.ResetOp, ResetView, bool, error) {
 				format.Duration(s.Ahead), s.Layout.Name, format.Tokens(max(0, server)), format.Tokens(max(0, writer)))
 		}
 	}
-	if r.setTokens || s.HasSpec() {
+	if !op.To.Delete || s.HasSpec() {
 		after = format.JSONTokens(after)
 		v.TokensAfter = &after
 	}
@@ -404,6 +439,10 @@ func outcomeName(o bucket.ResetOutcome) string {
 		return "no key"
 	case bucket.ResetChanged:
 		return "changed"
+	case bucket.ResetCorrupt:
+		return "corrupt"
+	case bucket.ResetUndeclared:
+		return "undeclared"
 	}
 	return "failed"
 }

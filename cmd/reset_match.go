@@ -61,8 +61,9 @@ func (p *planSummary) String() string {
 // resetTally counts what a reset did.
 type resetTally struct {
 	done, created, missing, changed, failed int
+	corrupt, undeclared                     int
 	byLayout                                map[string]int
-	changedKeys                             []string
+	changedKeys, corruptKeys                []string
 	errs                                    []error
 }
 
@@ -81,6 +82,13 @@ func (t *resetTally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
 		t.missing++
 	case bucket.ResetFailed:
 		t.failed++
+	case bucket.ResetCorrupt:
+		t.corrupt++
+		if len(t.corruptKeys) < 5 {
+			t.corruptKeys = append(t.corruptKeys, safe(op.Key))
+		}
+	case bucket.ResetUndeclared:
+		t.undeclared++
 	case bucket.ResetChanged:
 		t.changed++
 		if len(t.changedKeys) < 5 {
@@ -110,6 +118,14 @@ func (t *resetTally) report(io *IOStreams) {
 		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
 			fmtCount(t.changed), strings.Join(t.changedKeys, ", "))
 	}
+	if t.corrupt > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
+			fmtCount(t.corrupt), strings.Join(t.corruptKeys, ", "))
+	}
+	if t.undeclared > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched (declare one with --layout or a rule)\n",
+			fmtCount(t.undeclared))
+	}
 }
 
 // matchRun resets every bucket matching --match. Without --yes it first scans for the plan
@@ -127,6 +143,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 			return err
 		}
 		if sum.total == 0 {
+			r.guessNote()
 			run.notes(opts.Match)
 			return nil
 		}
@@ -135,13 +152,14 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 				fmt.Fprint(f.IO.Out, sum.String())
 			}
 			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverOf(f))
+			r.guessNote()
 			run.notes(opts.Match)
 			return nil
 		}
 		if err := r.confirm(sum.total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
 			return err
 		}
-		run.stats = bucket.ScanStats{}
+		run.stats, r.guesses = bucket.ScanStats{}, 0
 	}
 	return r.resetPass(ctx, run)
 }
@@ -266,6 +284,16 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 	case len(r.tally.errs) > 0:
 		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
 	}
+	r.guessNote()
 	run.notes(r.opts.Match)
 	return nil
+}
+
+// guessNote says how many keys a --match left alone because they are bare numbers whose
+// layout was only guessed.
+func (r *resetter) guessNote() {
+	if r.guesses > 0 {
+		fmt.Fprintf(r.f.IO.ErrOut, "note: %s key(s) hold a bare number that only looks like a bucket (a deadline, lease or counter looks the same): left untouched; to reset them, declare their layout with --layout or a rule\n",
+			fmtCount(r.guesses))
+	}
 }

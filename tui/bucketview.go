@@ -188,7 +188,10 @@ func (v bucketView) stats() []string {
 		items = append(items, item("updated", format.Duration(s.Age())+" ago"))
 	}
 	layout := s.Layout.Name
-	if s.Detected {
+	switch {
+	case s.Guess != "":
+		layout += " (a guess from a bare number: declare --layout " + s.Layout.Name + " or a rule to act on it)"
+	case s.Detected:
 		layout += " (detected)"
 	}
 	if layout != "" {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // ErrNotBucket is a key a run must not write: it exists and is not a native bucket.
@@ -36,43 +34,26 @@ func readShape(ctx context.Context, p redis.Cmdable, key string) (*redis.IntCmd,
 }
 
 // nativeShape checks that a hash of n fields whose native fields read vals is a native
-// bucket: tokens, ts, capacity and rate, perhaps allowed and denied, nothing else, each a
-// finite number (capacity and rate > 0, tokens and the counters >= 0). problem says what is
-// wrong, without any field's value.
+// bucket, by the one identity rule and number grammar of the read path (bucket.ClassifyHash):
+// tokens, ts, capacity and rate, perhaps allowed and denied, nothing else, each a number of
+// the grammar and in range. problem says what is wrong.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
-	var have int64
-	var missing []string
-	num := make([]float64, len(nativeFields))
+	fields := make(map[string]string, len(nativeFields))
 	for i, f := range nativeFields {
-		v, ok := vals[i].(string)
-		if !ok {
-			if i < requiredFields {
-				missing = append(missing, f)
-			}
-			continue
+		if v, ok := vals[i].(string); ok {
+			fields[f] = v
 		}
-		have++
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return s, "has a " + f + " that is not a finite number"
-		}
-		num[i] = x
 	}
-	switch {
-	case n > have:
-		return s, fmt.Sprintf("is a hash with %d field(s) a native bucket does not have", n-have)
-	case len(missing) > 0:
-		return s, "is a hash without the native field(s) " + strings.Join(missing, ", ")
-	case num[2] <= 0 || num[3] <= 0:
-		return s, "has a capacity or rate that is not positive"
-	case num[0] < 0 || num[4] < 0 || num[5] < 0:
-		return s, "has negative tokens or counters"
-	case math.Abs(num[1]) >= 1<<62:
-		return s, "has a ts out of range"
+	if n > int64(len(fields)) {
+		return s, fmt.Sprintf("is a hash with %d field(s) a native bucket does not have", n-int64(len(fields)))
 	}
-	s.Level = bucket.Level{Tokens: num[0], TS: int64(num[1])}
-	s.Spec = bucket.Spec{Capacity: num[2], Rate: num[3]}
-	s.Allowed, s.Denied = int64(num[4]), int64(num[5])
+	native := bucket.NativeLayout
+	st := bucket.ClassifyHash("", fields, -1, 0, bucket.Target{Layout: &native})
+	if st.Problem != "" {
+		return s, "is " + st.Problem
+	}
+	s.Level, s.Spec = st.Stored, st.Spec
+	s.Allowed, s.Denied = st.Allowed, st.Denied
 	return s, ""
 }
 
@@ -150,9 +131,14 @@ type Plan struct {
 	Changes []string
 }
 
+// ErrSpecDiffers is a run refused because --capacity or --rate differ from the spec the
+// bucket stores: the application's spec is the application's, never rewritten by a run.
+var ErrSpecDiffers = bucket.ErrSpecDiffers
+
 // PlanFor plans a run on t: a missing key is created with spec; an existing native bucket
-// keeps its stored capacity and rate unless capacity or rate (> 0) are given. A key that is
-// not a native bucket is an error wrapping ErrNotBucket.
+// keeps its stored capacity and rate, and a given capacity or rate (> 0) that differs from
+// them is an error wrapping ErrSpecDiffers (a *bucket.SpecDiffersError). A key that is not
+// a native bucket is an error wrapping ErrNotBucket.
 func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, error) {
 	if !t.Exists() {
 		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, nativeFields...), "TTL")}, nil
@@ -161,31 +147,23 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 		return Plan{Target: t}, NotBucketError(t)
 	}
 	p := Plan{Target: t, Spec: t.Stored.Spec, Changes: []string{"tokens", "ts", "allowed", "denied"}}
-	if capacityGiven && spec.Capacity != p.Spec.Capacity {
-		p.Spec.Capacity = spec.Capacity
-		p.Changes = append(p.Changes, "capacity")
+	if (capacityGiven && spec.Capacity != p.Spec.Capacity) || (rateGiven && spec.Rate != p.Spec.Rate) {
+		return p, &bucket.SpecDiffersError{Key: t.Key, Stored: t.Stored.Spec}
 	}
-	if rateGiven && spec.Rate != p.Spec.Rate {
-		p.Spec.Rate = spec.Rate
-		p.Changes = append(p.Changes, "rate")
-	}
-	p.StoredSpec = p.Spec == t.Stored.Spec
+	p.StoredSpec = true
 	p.Changes = append(p.Changes, "TTL")
 	return p, nil
 }
 
 // cleanupScript deletes a key a run created, if it still is a native bucket.
+// It checks with the prelude's native(), the one identity rule of the scripts.
 var cleanupScript = bucket.LazyScript(func() string {
-	return `
+	return scripts.Prelude + `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t ~= 'hash' then return -1 end
-local f = redis.call('HGETALL', KEYS[1])
-local native = {tokens=true, ts=true, capacity=true, rate=true, allowed=true, denied=true}
-for i = 1, #f, 2 do
-  local v = tonumber(f[i + 1])
-  if not native[f[i]] or not v or v ~= v or v == math.huge or v == -math.huge then return -1 end
-end
+local st = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
+if native(st, redis.call('HLEN', KEYS[1])) == nil then return -1 end
 return redis.call('DEL', KEYS[1])
 `
 })
