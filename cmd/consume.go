@@ -178,7 +178,7 @@ func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Targ
 		return bucket.Decision{}, "", true, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
 	}
 	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
-		return bucket.Decision{}, "", &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
+		return bucket.Decision{}, "", true, &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
 	}
 	if _, err := s.Peek(t.Cost); err != nil {
 		return bucket.Decision{}, "", s.Exists, err
