@@ -109,8 +109,9 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 		return err
 	}
 	masters := format.Plural(rep.Masters, "master")
-	fmt.Fprintf(f.IO.ErrOut, "hot: ranked by %s over %s on %s: %s written, %s of the busiest not buckets (left out), %s\n",
-		rep.Source, format.Duration(rep.Observed), masters, format.Plural(int(rep.Keys), "key"), format.Count(rep.NotBuckets),
+	fmt.Fprintf(f.IO.ErrOut, "hot: ranked by %s over %s on %s: %s written (%s), %s of the busiest not buckets (left out), %s\n",
+		rep.Source, format.Duration(rep.Observed), masters, format.Plural(int(rep.Keys), "key"),
+		format.Plural(int(rep.Messages), "invalidation message"), format.Count(rep.NotBuckets),
 		format.Plural(shown, "bucket")+" listed")
 	return nil
 }

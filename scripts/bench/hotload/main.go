@@ -1,0 +1,84 @@
+// Command hotload writes, at steady rates, what the hot-bucket benchmark needs: decisions on a
+// native bucket (bucketctl's script), decisions of the express application on a bucket of its
+// layout (its own script), and light noise (SETs on random session keys). It runs for
+// -duration and stops by itself; loopback servers only.
+//
+//	go run ./scripts/bench/hotload -addr 127.0.0.1:6379 -native rate:user:4242 -native-rate 1500 \
+//	    -other ex:ip:777 -other-rate 500 -noise-rate 100 -duration 30s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/apptest"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
+	native := flag.String("native", "", "native bucket to decide on")
+	nativeRate := flag.Float64("native-rate", 1500, "native decisions per second")
+	other := flag.String("other", "", "express bucket to decide on")
+	otherRate := flag.Float64("other-rate", 500, "express decisions per second")
+	noiseRate := flag.Float64("noise-rate", 100, "SETs per second on random session:N keys")
+	noiseKeys := flag.Int("noise-keys", 200000, "how many session keys the noise picks from")
+	duration := flag.Duration("duration", 30*time.Second, "how long to run")
+	flag.Parse()
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		fmt.Fprintln(os.Stderr, "hotload: -addr must be a loopback host:port")
+		os.Exit(2)
+	}
+	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 16, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), *duration)
+	defer cancel()
+	st := bucket.NewStore(c)
+	var express apptest.App
+	for _, a := range apptest.Apps {
+		if a.Layout == "express" {
+			express = a
+		}
+	}
+	var wg sync.WaitGroup
+	paced := func(rate float64, conc int, fn func() error) {
+		if rate <= 0 {
+			return
+		}
+		for range conc {
+			wg.Go(func() {
+				start, sent := time.Now(), 0
+				for ctx.Err() == nil {
+					due := int(time.Since(start).Seconds() * rate / float64(conc))
+					for ; sent < due && ctx.Err() == nil; sent++ {
+						if err := fn(); err != nil && ctx.Err() == nil {
+							fmt.Fprintln(os.Stderr, "hotload:", err)
+							return
+						}
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			})
+		}
+	}
+	if *native != "" {
+		spec := bucket.Spec{Capacity: 100, Rate: 50}
+		paced(*nativeRate, 4, func() error { _, err := st.Take(ctx, *native, spec, 1); return err })
+	}
+	if *other != "" {
+		paced(*otherRate, 2, func() error { _, err := express.Decide(ctx, c, *other, 1e6, 1e6, time.Now()); return err })
+	}
+	paced(*noiseRate, 1, func() error {
+		return c.Set(ctx, fmt.Sprintf("session:%d", rand.IntN(*noiseKeys)), "x", 0).Err()
+	})
+	wg.Wait()
+}
