@@ -26,8 +26,14 @@ fmt-check:
 build:
 	$(GO) build -o bin/bucketctl .
 
+# The comparisons of the README's performance figures ('bucketctl help performance'), on
+# loopback redis-servers the benchmarks start themselves: server script time per decision
+# and Take side by side with go-redis/redis_rate (table by scripts/bench/benchtable), then
+# load against redis-benchmark. A few minutes on two cores.
 bench: deps
-	$(GO) test ./bucket -run NONE -bench Take -benchmem
+	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem; \
+	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; } | $(GO) run ./scripts/bench/benchtable
+	N1=$${N1:-50000} N16=$${N16:-200000} scripts/bench/load-vs-redis-benchmark.sh
 
 clean:
 	rm -rf bin dist dist-gen
