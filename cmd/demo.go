@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,8 +94,12 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if err := demo.Seed(ctx, st, keys); err != nil {
 		return fmt.Errorf("sandbox %s: seeding buckets: %w", sb.Addr(), err)
 	}
-	try := demoTry(sb.Addr(), keys[0].Key)
-	fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
+	try := demoTry(selfCommand(), sb.Addr(), keys[0].Key)
+	if !f.IO.StdoutTTY {
+		// Piped, a log: the live view shows this itself on a terminal, and goes with the
+		// sandbox, so no command for a stopped server stays on the screen.
+		fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
+	}
 	ctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
 	traffic := make(chan struct{})
@@ -128,9 +135,54 @@ func demoSummary(allowed, denied, errs int64) string {
 }
 
 // demoTry is the command the demo suggests, to look at its sandbox from another terminal:
-// on a line of its own, short enough for 80 columns, so it is copied whole.
-func demoTry(addr, key string) string {
-	return "try this in another terminal:\n  bucketctl --url " + addr + " inspect " + key
+// on a line of its own, short enough for 80 columns, so it is copied whole. self is how to
+// run this bucketctl (see selfCommand).
+func demoTry(self, addr, key string) string {
+	if line := "  " + self + " --url " + addr + " inspect " + key; len(line) <= 78 {
+		return "try this in another terminal:\n" + line
+	}
+	// A long path to this program: the server in the environment, two lines that fit.
+	return "try this in another terminal:\n  export BUCKETCTL_URL=" + addr + "\n  " + self + " inspect " + key
+}
+
+// selfCommand is how to run the bucketctl that is running, from another terminal.
+func selfCommand() string {
+	exe, _ := os.Executable()
+	return suggestCommand(exe, exec.LookPath)
+}
+
+// suggestCommand names the program at exe as a person would type it: "go run ." when 'go
+// run' built it (into a temporary .../go-buildNNN/bNNN/exe/ that goes when it ends),
+// "bucketctl" when that name on PATH is this program, else its path (relative when it is
+// under the working directory: ./bin/bucketctl).
+func suggestCommand(exe string, lookPath func(string) (string, error)) string {
+	if exe == "" {
+		return "bucketctl"
+	}
+	if filepath.Base(filepath.Dir(exe)) == "exe" && strings.Contains(exe, "go-build") {
+		return "go run ."
+	}
+	name := filepath.Base(exe)
+	if p, err := lookPath(name); err == nil && sameFile(p, exe) {
+		return strings.TrimSuffix(name, ".exe")
+	}
+	if wd, err := os.Getwd(); err == nil {
+		// Under the working directory (bin/bucketctl of 'make build'): the short form.
+		if rel, err := filepath.Rel(wd, exe); err == nil && filepath.IsLocal(rel) {
+			exe = "." + string(filepath.Separator) + rel
+		}
+	}
+	if strings.ContainsAny(exe, " '\"") {
+		return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	}
+	return exe
+}
+
+// sameFile says a and b are one file, through symbolic links.
+func sameFile(a, b string) bool {
+	ia, erra := os.Stat(a)
+	ib, errb := os.Stat(b)
+	return erra == nil && errb == nil && os.SameFile(ia, ib)
 }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,13 +29,67 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 	}
 	screen := ansi.Strip(out.String())
 	// The command is on a line of its own, whole, at 80 columns.
-	cmdLine := regexp.MustCompile(`(?m)^\s*bucketctl --url 127\.0\.0\.1:\d+ inspect demo:api:scraper:203\.0\.113\.9\s*$`)
+	// (This test's binary has a long path: the server goes in the environment on a line of
+	// its own; see TestDemoTry.)
+	cmdLine := regexp.MustCompile(`(?m)^\s*export BUCKETCTL_URL=127\.0\.0\.1:\d+\s*\n\s*` + regexp.QuoteMeta(selfCommand()) + ` inspect demo:api:scraper:203\.0\.113\.9\s*$`)
 	if !cmdLine.MatchString(screen) {
 		t.Errorf("the live demo never showed the command to try on a line of its own:\n%s", screen)
 	}
 	for _, want := range []string{"bucketctl top", "(demo sandbox)", "try this in another terminal:"} {
 		if !strings.Contains(strings.Join(strings.Fields(screen), " "), want) {
 			t.Errorf("the live demo never showed %q:\n%s", want, screen)
+		}
+	}
+	// Once the sandbox is gone, nothing on the terminal names it as a thing to try.
+	if e := errOut.String(); strings.Contains(e, "try this") || strings.Contains(e, "127.0.0.1") || !strings.Contains(e, "sandbox stopped") {
+		t.Errorf("after the demo, stderr says %q", e)
+	}
+}
+
+// TestDemoTry: the command to try is one line when it fits 80 columns, else the server
+// goes in the environment on a line of its own.
+func TestDemoTry(t *testing.T) {
+	key := "demo:api:scraper:203.0.113.9"
+	if got, want := demoTry("go run .", "127.0.0.1:39907", key), "try this in another terminal:\n  go run . --url 127.0.0.1:39907 inspect "+key; got != want {
+		t.Errorf("short: %q, want %q", got, want)
+	}
+	long := "/home/someone/src/github.com/bucketctl/bucketctl/bin/bucketctl"
+	got := demoTry(long, "127.0.0.1:39907", key)
+	if want := "try this in another terminal:\n  export BUCKETCTL_URL=127.0.0.1:39907\n  " + long + " inspect " + key; got != want {
+		t.Errorf("long: %q, want %q", got, want)
+	}
+}
+
+// TestSuggestCommand: the demo names a command that runs this bucketctl: 'go run .' for
+// a 'go run' build, the bare name when PATH finds this very file, else its path.
+func TestSuggestCommand(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "bucketctl")
+	other := filepath.Join(t.TempDir(), "bucketctl")
+	for _, p := range []string{exe, other} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finds := func(p string) func(string) (string, error) {
+		return func(string) (string, error) { return p, nil }
+	}
+	notFound := func(string) (string, error) { return "", os.ErrNotExist }
+	for _, c := range []struct {
+		exe  string
+		look func(string) (string, error)
+		want string
+	}{
+		{"/tmp/go-build1234/b001/exe/bucketctl", notFound, "go run ."},
+		{exe, finds(exe), "bucketctl"},
+		{exe, finds(other), exe}, // another bucketctl comes first on PATH
+		{exe, notFound, exe},
+		{"/opt/my tools/bucketctl", notFound, "'/opt/my tools/bucketctl'"},
+		{"", notFound, "bucketctl"},
+		{mustAbs(t, "testdata/bucketctl"), notFound, "./testdata/bucketctl"}, // under the working directory
+	} {
+		if got := suggestCommand(c.exe, c.look); got != c.want {
+			t.Errorf("suggestCommand(%q) = %q, want %q", c.exe, got, c.want)
 		}
 	}
 }
@@ -111,4 +167,13 @@ func TestDemoSummaryGroupsDigits(t *testing.T) {
 	if got != want {
 		t.Errorf("demoSummary = %q, want %q", got, want)
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
