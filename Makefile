@@ -9,11 +9,19 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test: deps vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-# redis-server (with redis-benchmark and redis-cli) from Debian's packages when it is absent.
+# redis-server (with redis-benchmark and redis-cli) when it is absent: Homebrew on macOS,
+# apt-get on Debian and Ubuntu; elsewhere the message says what to install.
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { \
-		echo "redis-server not found: installing it (apt-get)"; \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y redis-server; }
+		if [ "$$(uname -s)" = Darwin ] && command -v brew >/dev/null 2>&1; then \
+			echo "redis-server not found: installing it (brew install redis)"; \
+			brew install redis; \
+		elif command -v apt-get >/dev/null 2>&1; then \
+			echo "redis-server not found: installing it (apt-get)"; \
+			$(SUDO) apt-get update && $(SUDO) apt-get install -y redis-server; \
+		else \
+			echo "redis-server not found: install Redis 6 or later (brew install redis, apt-get install redis-server, dnf install redis)"; \
+		fi; }
 	@command -v redis-server >/dev/null 2>&1 || { echo "redis-server is still missing"; exit 1; }
 
 vet:
