@@ -3,13 +3,13 @@ package bucket
 import (
 	"errors"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// The grammar of numbers as people type them, one parser per kind, used by every flag and
-// config value: what the views print reads back ("1,500/s", "0.4/h", "340k", "1m1s").
+// The grammar of values as people type them, one parser per kind, used by every flag and
+// config value: what the views print reads back ("1,500/s", "0.4/h", "340k", "1m1s"). The
+// number inside is the one number grammar (ParseNumber).
 // Errors are in the user's words, with an example of a valid value; none quotes Go.
 
 // Examples of valid values, for error messages.
@@ -81,8 +81,9 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// parseNumber reads a decimal number with optional thousands separators (1,500) and an
-// optional k/M/G suffix. Hexadecimal, infinities and NaN are not numbers here.
+// parseNumber reads a number as people type it: the one number grammar (ParseNumber),
+// with optional thousands separators (1,500) and a k/M/G suffix (340k), as the views print
+// counts.
 func parseNumber(s string) (float64, bool) {
 	if s == "" {
 		return 0, false
@@ -97,25 +98,20 @@ func parseNumber(s string) (float64, bool) {
 		mult, s = 1e9, s[:len(s)-1]
 	}
 	if strings.Contains(s, ",") {
-		whole, frac, _ := strings.Cut(s, ".")
-		groups := strings.Split(strings.TrimPrefix(whole, "-"), ",")
+		whole, frac, hasFrac := strings.Cut(s, ".")
+		groups := strings.Split(strings.TrimLeft(whole, "+-"), ",")
 		for i, g := range groups {
 			if (i == 0 && (len(g) < 1 || len(g) > 3)) || (i > 0 && len(g) != 3) {
 				return 0, false
 			}
 		}
 		s = strings.ReplaceAll(whole, ",", "")
-		if frac != "" {
+		if hasFrac {
 			s += "." + frac
 		}
 	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r == '.' || r == '-' || r == '+' || r == 'e' || r == 'E') {
-			return 0, false // no hex, Inf, NaN or underscores
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(v*mult, 0) {
+	v, ok := ParseNumber(s)
+	if !ok || math.IsInf(v*mult, 0) {
 		return 0, false
 	}
 	return v * mult, true
