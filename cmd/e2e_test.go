@@ -7,20 +7,42 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-// buildBinary builds bucketctl once per test binary.
+// built is bucketctl as buildBinary built it, once for every test that runs it.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	out      []byte
+	err      error
+}
+
+// buildBinary builds bucketctl once per test binary (TestMain removes it).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bucketctl")
-	cmd := exec.Command("go", "build", "-o", bin, "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "bucketctl-test-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "bucketctl")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "..").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 func exitCode(err error) int {

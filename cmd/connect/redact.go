@@ -6,23 +6,25 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Redacted stands in for a secret wherever one would be shown.
 const Redacted = "xxxxx"
 
 // The forms a secret takes inside an address, found wherever they appear in a text (a
-// flag's value, a config file's field, an error that quotes a URL):
+// flag's value, a config file's field, an error that quotes a URL). Each is compiled on
+// first use, not at start-up: most runs redact nothing.
 var (
 	// "scheme://user:password@": a URL's user info. The password runs to the last '@'
 	// before a space, a quote or a comma, so one holding '/', '@' or '%' is found whole.
-	urlPasswordRe = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"',]*:)([^\s"',]*)@`)
+	urlPasswordRe = lazyRegexp(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"',]*:)([^\s"',]*)@`)
 	// "user:password@host:port" without a scheme: a Cluster seed or a Sentinel address
 	// (a password that starts with '/' would be a URL's "://").
-	addrPasswordRe = regexp.MustCompile(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
+	addrPasswordRe = lazyRegexp(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
 	// "?password=...", "&auth_token=...": a query parameter whose name says it holds a
 	// secret (pass, pwd, auth, secret, token, key, cred, sig in any case).
-	querySecretRe = regexp.MustCompile(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
+	querySecretRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
 )
 
 // Redact hides every secret an address or a text holds in one of the forms above: a URL's
@@ -38,9 +40,16 @@ func Redact(s string) string {
 			}
 		}
 	}
-	s = urlPasswordRe.ReplaceAllString(s, "${1}"+Redacted+"@")
-	s = addrPasswordRe.ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
-	return querySecretRe.ReplaceAllString(s, "${1}"+Redacted)
+	if !strings.ContainsAny(s, "@=") {
+		return s // each form below holds an '@' or an '='
+	}
+	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
+	s = addrPasswordRe().ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
+	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
+}
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // secretsIn returns the secrets s holds in the forms Redact hides, so that a text that
@@ -52,10 +61,13 @@ func secretsIn(s string) []string {
 			out = append(out, pw)
 		}
 	}
-	for _, re := range []*regexp.Regexp{urlPasswordRe, addrPasswordRe, querySecretRe} {
+	if !strings.ContainsAny(s, "@=") {
+		return out
+	}
+	for i, re := range []*regexp.Regexp{urlPasswordRe(), addrPasswordRe(), querySecretRe()} {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			out = append(out, m[len(m)-1])
-			if re == addrPasswordRe {
+			if i == 1 { // addrPasswordRe: the password is its third group
 				out[len(out)-1] = m[3]
 			}
 		}
