@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // NewCmdConfig groups the verbs that read and edit the config file, as kubectl's do.
@@ -108,7 +109,7 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 			switch output {
 			case "name":
 				for _, r := range rows {
-					fmt.Fprintln(f.IO.Out, r.Name)
+					fmt.Fprintln(f.IO.Out, format.SafeText(r.Name))
 				}
 				return nil
 			case FormatJSON, FormatYAML:
@@ -120,7 +121,8 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 				if r.Current {
 					cur = "*"
 				}
-				t.add(cur, r.Name, r.Server, r.User)
+				// Names and values come from a file: no escape sequence reaches the terminal.
+				t.add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
 			}
 			return t.render()
 		},
@@ -145,7 +147,7 @@ func newCmdCurrentContext(f *Factory) *cobra.Command {
 			if cfg.CurrentContext == "" {
 				return errors.New("current-context is not set (set it with 'bucketctl config use-context NAME')")
 			}
-			_, err = fmt.Fprintln(f.IO.Out, cfg.CurrentContext)
+			_, err = fmt.Fprintln(f.IO.Out, format.SafeText(cfg.CurrentContext))
 			return err
 		},
 	}

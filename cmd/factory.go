@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
@@ -39,6 +41,8 @@ type Factory struct {
 
 	signals     context.Context
 	stopSignals context.CancelFunc
+	// stopDeadline releases the one deadline of a one-key command (see limitOneKey).
+	stopDeadline context.CancelFunc
 
 	mu     sync.Mutex
 	cfg    *connect.Config
@@ -102,7 +106,7 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	defer cancel()
 	c, err := o.Dial(pctx, f.Check)
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err()
 		}
 		return nil, err
@@ -130,8 +134,39 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	return f.store, nil
 }
 
+// limitOneKey gives a one-key command (check, consume, inspect and reset of given keys)
+// one deadline, --timeout from now, shared by its whole exchange with Redis: the
+// connection (dial and handshake), every request, and any fallback or retry of the
+// client's. A server that stops answering ends it within --timeout, not a multiple of it.
+// A reset that may still ask for confirmation on the terminal keeps the limit per request,
+// so the question does not eat the time.
+func (f *Factory) limitOneKey(cmd *cobra.Command) {
+	switch cmd.Name() {
+	case "check", "consume":
+	case "inspect", "reset":
+		if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed {
+			return
+		}
+		if yes, err := cmd.Flags().GetBool("yes"); cmd.Name() == "reset" && err == nil && !yes && f.IO.CanPrompt() {
+			return
+		}
+	default:
+		return
+	}
+	d := f.V.GetDuration("timeout")
+	if d <= 0 {
+		return // a usage error, reported when the server is resolved
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), d)
+	cmd.SetContext(ctx)
+	f.stopDeadline = cancel
+}
+
 // Close closes the client, if one was made.
 func (f *Factory) Close() {
+	if f.stopDeadline != nil {
+		f.stopDeadline()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.client != nil {

@@ -52,6 +52,7 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 				}
 			}
 			f.catchSignals(cmd)
+			f.limitOneKey(cmd)
 			if f.V.GetBool("no-color") {
 				f.IO.NoColor = true
 			}

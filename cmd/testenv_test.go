@@ -13,14 +13,22 @@ import (
 var testEnvs sync.Map // test name -> *testEnv
 
 type testEnv struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu    sync.Mutex
+	m     map[string]string
+	empty map[string]bool // set to "" (setEnvEmpty), not unset
 }
 
 func (e *testEnv) get(k string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.m[k]
+}
+
+func (e *testEnv) lookup(k string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.m[k]
+	return v, (ok && v != "") || e.empty[k]
 }
 
 func envOf(t *testing.T) *testEnv {
@@ -34,7 +42,7 @@ func envOf(t *testing.T) *testEnv {
 		}
 		name = name[:i]
 	}
-	e := &testEnv{m: map[string]string{"XDG_CONFIG_HOME": t.TempDir()}}
+	e := &testEnv{m: map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, empty: map[string]bool{}}
 	name := t.Name()
 	testEnvs.Store(name, e)
 	t.Cleanup(func() { testEnvs.Delete(name) })
@@ -47,6 +55,15 @@ func setEnv(t *testing.T, k, v string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.m[k] = v
+	delete(e.empty, k)
+}
+
+// setEnvEmpty sets k to "" in the test's environment: set, and empty.
+func setEnvEmpty(t *testing.T, k string) {
+	e := envOf(t)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m[k], e.empty[k] = "", true
 }
 
 // getEnv reads the test's environment.
@@ -55,7 +72,7 @@ func getEnv(t *testing.T, k string) string { return envOf(t).get(k) }
 // newTestFactory is NewFactory over the test's environment.
 func newTestFactory(t *testing.T, io *IOStreams, v VersionInfo) *Factory {
 	f := NewFactory(io, v)
-	f.Getenv = envOf(t).get
+	f.Getenv, f.LookupEnv = envOf(t).get, envOf(t).lookup
 	return f
 }
 
