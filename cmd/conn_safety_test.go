@@ -124,6 +124,7 @@ contexts:
 func TestEmptyServerIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
+	run(t, srv.URL(), "consume", "k", "--capacity", "1", "--rate", "1")
 	writeConfig(t, `current-context: blank
 contexts:
   blank: {url: ""}

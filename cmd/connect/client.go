@@ -28,6 +28,11 @@ import (
 // A connection costs one round trip (HELLO) before the first command: go-redis's CLIENT
 // SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
 // its maintenance notifications (see noMaintNotifications) are turned off.
+//
+// Time limits: each request waits at most Timeout, or less when its context's deadline is
+// nearer (ContextTimeoutEnabled), so a command's one deadline also bounds the handshake.
+// Pipelines share the one pool (PipelinePoolSize -1): go-redis's separate pipeline pool
+// made a pipelined read against a server that stopped answering wait twice.
 func (o *Server) NewClient() (bucket.Client, error) {
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
@@ -39,7 +44,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	case len(o.Cluster) > 0:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			PoolTimeout: o.Timeout, ContextTimeoutEnabled: true, PipelinePoolSize: -1,
+			ContextTimeoutEnabled: true, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
 		// Every command, pipeline and per-master call runs on a node's client, made
 		// lazily, so registering here, before any is made, covers them all.
@@ -49,7 +54,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
 			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			PoolTimeout: o.Timeout, ContextTimeoutEnabled: true, PipelinePoolSize: -1,
+			ContextTimeoutEnabled: true, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
 		c.AddHook(acl)
 		o.master = &dialedAddr{}
@@ -77,7 +82,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		opt.TLSConfig = tlsCfg
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
-	opt.PoolTimeout, opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.Timeout, true, -1
+	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = true, -1
 	opt.MaxRetries = -1
 	if pool > 0 {
 		opt.PoolSize = pool

@@ -19,8 +19,8 @@ const (
 	// PingFirst sends a PING of its own.
 	PingFirst Check = iota
 	// PingByPipeline sends the PING by a pipeline, for a command that talks to Redis by
-	// pipelines only (watch of given keys): go-redis keeps pipelines in a pool of their
-	// own, so the command opens one connection, as redis-cli would, not two.
+	// pipelines only (watch of given keys). (Pipelines and commands share one pool, see
+	// NewClient, so it costs what PingFirst does.)
 	PingByPipeline
 	// PingInFirstRead makes no round trip at Dial: the PING rides in the command's first
 	// pipeline, ahead of its reads, for a command that makes one pipelined read and ends
