@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test deps vet fmt-check build bench clean
+.PHONY: test deps vet fmt-check build bench clean screenshots
 
 test: deps vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -38,6 +38,11 @@ build:
 # loopback redis-servers the benchmarks start themselves: server script time per decision
 # and Take side by side with go-redis/redis_rate (table by scripts/bench/benchtable), then
 # load against redis-benchmark. A few minutes on two cores.
+# The README's pictures, drawn from the real binary on pseudo-terminals against the demo's
+# sandbox (Linux); a test fails when a picture's command no longer runs.
+screenshots: deps build
+	$(GO) run ./scripts/screenshots --bin bin/bucketctl --out scripts/screenshots
+
 bench: deps
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem; \
 	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; } | $(GO) run ./scripts/bench/benchtable

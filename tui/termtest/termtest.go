@@ -4,11 +4,13 @@
 //
 // It knows what bubbletea's inline renderer and plain printing send: printable text with
 // autowrap, CR, LF, backspace, cursor moves (CUU, CUD, CUF, CUB, CUP, CHA), erase in line
-// (EL) and in display (ED). SGR, private modes and OSC strings are read and ignored. Every
-// rune is taken to be one cell wide.
+// (EL) and in display (ED). SGR sets each cell's style (Cells returns them, for pictures of
+// the screen); private modes and OSC strings are read and ignored. Every rune is taken to be
+// one cell wide.
 package termtest
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +20,9 @@ import (
 type Terminal struct {
 	w, h     int
 	lines    [][]rune // scrollback and screen; the screen is the last h rows reached
+	styles   [][]Style
+	style    Style  // of the next rune written (SGR)
+	pending  []byte // an escape sequence or a rune cut by the end of the last Write
 	row, col int
 	// ONLCR turns LF into CR LF, as a terminal's line discipline does for a program that
 	// prints with fmt.Println outside raw mode.
@@ -25,11 +30,54 @@ type Terminal struct {
 }
 
 // New returns an empty terminal of w columns and h rows.
-func New(w, h int) *Terminal { return &Terminal{w: w, h: h, lines: [][]rune{nil}} }
+func New(w, h int) *Terminal { return &Terminal{w: w, h: h, lines: [][]rune{nil}, styles: [][]Style{nil}} }
 
-// Write replays p. It never fails.
+// Write replays p. It never fails. An escape sequence or a UTF-8 rune that p ends in the
+// middle of waits for the next Write, as a terminal reading a pipe in pieces does.
 func (t *Terminal) Write(p []byte) (int, error) {
-	s := string(p)
+	data := append(t.pending, p...)
+	n := whole(data)
+	t.pending = append([]byte(nil), data[n:]...)
+	t.replay(string(data[:n]))
+	return len(p), nil
+}
+
+// whole is the length of b's prefix that holds no cut escape sequence or rune at its end.
+func whole(b []byte) int {
+	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && !escapeDone(b[i:]) {
+		return i
+	}
+	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
+		if c := b[len(b)-k]; utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-k:]) {
+				return len(b) - k
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// escapeDone says the escape sequence at the start of s is complete.
+func escapeDone(s []byte) bool {
+	if len(s) < 2 {
+		return false
+	}
+	switch s[1] {
+	case '[':
+		for _, c := range s[2:] {
+			if c >= 0x40 && c <= 0x7e {
+				return true
+			}
+		}
+		return false
+	case ']', 'P', '_', '^':
+		return bytes.IndexByte(s, '\a') >= 0 || bytes.Contains(s[2:], []byte("\x1b\\"))
+	}
+	return true
+}
+
+func (t *Terminal) replay(s string) {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -50,7 +98,6 @@ func (t *Terminal) Write(p []byte) (int, error) {
 		}
 		i += n
 	}
-	return len(p), nil
 }
 
 // Lines returns every line written, scrollback first, without trailing blanks, and
@@ -76,6 +123,7 @@ func (t *Terminal) moveTo(row, col int) {
 	row = max(row, t.top())
 	for len(t.lines) <= row {
 		t.lines = append(t.lines, nil)
+		t.styles = append(t.styles, nil)
 	}
 	t.row, t.col = row, min(max(col, 0), t.w)
 }
@@ -84,20 +132,26 @@ func (t *Terminal) put(r rune) {
 	if t.col >= t.w { // autowrap: the cell after the last column is the next line's first
 		t.moveTo(t.row+1, 0)
 	}
-	l := t.lines[t.row]
+	l, st := t.lines[t.row], t.styles[t.row]
 	for len(l) <= t.col {
 		l = append(l, ' ')
 	}
-	l[t.col] = r
-	t.lines[t.row] = l
+	for len(st) < len(l) {
+		st = append(st, Style{})
+	}
+	l[t.col], st[t.col] = r, t.style
+	t.lines[t.row], t.styles[t.row] = l, st
 	t.col++
 }
 
 // clear blanks columns [from, to) of row.
 func (t *Terminal) clear(row, from, to int) {
-	l := t.lines[row]
+	l, st := t.lines[row], t.styles[row]
 	for c := from; c < min(to, len(l)); c++ {
 		l[c] = ' '
+		if c < len(st) {
+			st[c] = Style{}
+		}
 	}
 }
 
@@ -134,6 +188,10 @@ func (t *Terminal) csi(s string) int {
 	params, final := s[2:i], s[i]
 	if strings.ContainsAny(params, "?<=>") {
 		return i + 1 // private modes (cursor, bracketed paste, ...)
+	}
+	if final == 'm' {
+		t.sgr(params)
+		return i + 1
 	}
 	var ps []int
 	for _, p := range strings.Split(params, ";") {

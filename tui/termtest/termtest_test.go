@@ -26,3 +26,40 @@ func TestReplay(t *testing.T) {
 		}
 	}
 }
+
+func TestStyles(t *testing.T) {
+	term := New(20, 3)
+	_, _ = term.Write([]byte("a\x1b[1;31mb\x1b[38;5;212mc\x1b[38;2;1;2;3;48;5;16md\x1b[0me\x1b[2K\r\nf"))
+	rows := term.Cells(true)
+	if len(rows) != 2 || len(rows[0]) != 0 || string(rows[1][0].R) != "f" {
+		t.Fatalf("EL does not clear cells and their styles: %+v", rows)
+	}
+	term = New(20, 3)
+	_, _ = term.Write([]byte("a\x1b[1;31mb\x1b[38;5;212mc\x1b[38;2;1;2;3;48;5;16md\x1b[0me"))
+	row := term.Cells(false)[0]
+	want := []Style{
+		{},
+		{Bold: true, FG: Color{true, 205, 0, 0}},
+		{Bold: true, FG: Color{true, 255, 135, 215}},
+		{Bold: true, FG: Color{true, 1, 2, 3}, BG: Color{true, 0, 0, 0}},
+		{},
+	}
+	for i, w := range want {
+		if row[i].Style != w {
+			t.Errorf("cell %d %q: %+v, want %+v", i, row[i].R, row[i].Style, w)
+		}
+	}
+}
+
+// TestCutWrites: a sequence or a rune cut between two writes is replayed whole.
+func TestCutWrites(t *testing.T) {
+	in := "one\r\ntwo\x1b[1A\rX\x1b[38;5;212m⠤\x1b]0;t\x07!"
+	for cut := 1; cut < len(in); cut++ {
+		term := New(10, 3)
+		_, _ = term.Write([]byte(in[:cut]))
+		_, _ = term.Write([]byte(in[cut:]))
+		if got := term.String(); got != "X⠤!\ntwo" {
+			t.Fatalf("cut at %d: %q", cut, got)
+		}
+	}
+}
