@@ -30,7 +30,9 @@ type Terminal struct {
 }
 
 // New returns an empty terminal of w columns and h rows.
-func New(w, h int) *Terminal { return &Terminal{w: w, h: h, lines: [][]rune{nil}, styles: [][]Style{nil}} }
+func New(w, h int) *Terminal {
+	return &Terminal{w: w, h: h, lines: [][]rune{nil}, styles: [][]Style{nil}}
+}
 
 // Write replays p. It never fails. An escape sequence or a UTF-8 rune that p ends in the
 // middle of waits for the next Write, as a terminal reading a pipe in pieces does.
