@@ -14,6 +14,16 @@ func TestRedact(t *testing.T) {
 		{"redis://user@host:6379", "redis://user@host:6379"},
 		{"redis://host:6379/0", "redis://host:6379/0"},
 		{"unix:///tmp/redis.sock", "unix:///tmp/redis.sock"},
+		{"unix://:pw@/tmp/redis.sock?db=1", "unix://:xxxxx@/tmp/redis.sock?db=1"},
+		{"redis://default:p%40ss@[::1]:6379/0", "redis://default:xxxxx@[::1]:6379/0"},
+		{"redis://h:1/0?password=a&db=2#x", "redis://h:1/0?password=xxxxx&db=2#x"},
+		{"redis://h:1?PASS=a&PWD=b&authToken=c&client_secret=d&api-key=e&db=0", "redis://h:1?PASS=xxxxx&PWD=xxxxx&authToken=xxxxx&client_secret=xxxxx&api-key=xxxxx&db=0"},
+		{"redis://h:1?db=0;pass=x", "redis://h:1?db=0;pass=xxxxx"},
+		{"ops:pw1@10.0.0.1:7000,10.0.0.2:7000,:pw2@10.0.0.3:7000", "ops:xxxxx@10.0.0.1:7000,10.0.0.2:7000,:xxxxx@10.0.0.3:7000"},
+		{"cluster redis://u:pw@10.0.0.1:7000,redis://u:pw@10.0.0.2:7000", "cluster redis://u:xxxxx@10.0.0.1:7000,redis://u:xxxxx@10.0.0.2:7000"},
+		{`dial "u:pw@h:1": refused`, `dial "u:xxxxx@h:1": refused`},
+		{"rate:user:bob@example.com", "rate:user:bob@example.com"},
+		{"dial tcp 10.0.0.1:6379: connect: connection refused", "dial tcp 10.0.0.1:6379: connect: connection refused"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
