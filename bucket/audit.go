@@ -46,6 +46,7 @@ const (
 	FindingTTLShort      FindingKind = "ttl-short"
 	FindingCrossSlot     FindingKind = "cross-slot"
 	FindingClockAhead    FindingKind = "clock-ahead"
+	FindingGCRADebt      FindingKind = "gcra-debt"
 	FindingNoTTL         FindingKind = "no-ttl"
 	FindingExtraFields   FindingKind = "extra-fields"
 	FindingHotSlot       FindingKind = "hot-slot"
@@ -72,6 +73,8 @@ var Findings = []FindingInfo{
 		"give both keys one {hash tag}, e.g. {user:42} and {user:42}:last_time"},
 	{FindingClockAhead, Warning, "the stored time is ahead of the server's clock: a client clock runs fast, and the bucket refills late",
 		"sync the clients' clocks (NTP), or let the script use Redis TIME"},
+	{FindingGCRADebt, Warning, "a GCRA bucket (redis-rate, throttled) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
+		"nothing, if the limit was lowered on purpose; to forgive the debt, reset the keys (bucketctl reset KEY)"},
 	{FindingNoTTL, Warning, "a bucket without a TTL although its application sets one: it never leaves memory",
 		"find what removed the TTL (PERSIST, a plain SET); reset the keys, or give them a TTL"},
 	{FindingExtraFields, Warning, "a hash with a bucket's fields and others: another application's data under a rate-limit key, or a layout bucketctl does not know",
@@ -101,7 +104,8 @@ type Finding struct {
 	// Memory is the estimated bytes of the keys (sampled; 0 when none was sampled).
 	Memory  int64
 	Sampled int
-	// MaxAhead is the largest lead of a stored time (clock-ahead).
+	// MaxAhead is the largest lead of a stored time (clock-ahead), or of a TAT past a full
+	// window (gcra-debt).
 	MaxAhead time.Duration
 	// Detail says more about the examples (hot-slot: the slot and its share).
 	Detail string
@@ -236,7 +240,10 @@ func (a *Auditor) kinds(s State) []FindingKind {
 			out = append(out, FindingTTLShort)
 		}
 	}
-	if s.Ahead > 0 {
+	switch {
+	case s.Ahead > 0 && s.Layout.Type == GCRA:
+		out = append(out, FindingGCRADebt)
+	case s.Ahead > 0:
 		out = append(out, FindingClockAhead)
 	}
 	if a.o.Cluster && s.Layout.Type == Strings {
@@ -269,7 +276,7 @@ func (a *Auditor) Add(states []State) []MemoryProbe {
 			if len(f.Examples) < a.o.Examples {
 				f.Examples = append(f.Examples, s.Key)
 			}
-			if k == FindingClockAhead && s.Ahead > f.MaxAhead {
+			if (k == FindingClockAhead || k == FindingGCRADebt) && s.Ahead > f.MaxAhead {
 				f.MaxAhead = s.Ahead
 			}
 			want = want || f.Sampled < a.o.Samples

@@ -192,7 +192,7 @@ func auditView(r bucket.AuditReport, s bucket.ScanStats, truncated bool) AuditVi
 	for _, fd := range r.Findings {
 		fv := FindingView{Kind: string(fd.Kind), Severity: string(fd.Severity), Count: fd.Count,
 			Examples: fd.Examples, MemoryBytes: fd.Memory, Detail: fd.Detail, Meaning: fd.Meaning, Fix: fd.Fix}
-		if fd.Kind == bucket.FindingClockAhead {
+		if fd.Kind == bucket.FindingClockAhead || fd.Kind == bucket.FindingGCRADebt {
 			a := format.JSONMS(fd.MaxAhead)
 			fv.MaxAheadMS = &a
 		}
@@ -229,7 +229,10 @@ func printAudit(io *IOStreams, v AuditView) error {
 		fmt.Fprintln(w)
 		for _, fd := range v.Findings {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
-			if fd.MaxAheadMS != nil {
+			switch {
+			case fd.MaxAheadMS != nil && fd.Kind == string(bucket.FindingGCRADebt):
+				fmt.Fprintf(w, "  up to %s past a full window\n", format.Duration(durMS(*fd.MaxAheadMS)))
+			case fd.MaxAheadMS != nil:
 				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", format.Duration(durMS(*fd.MaxAheadMS)))
 			}
 			if fd.Detail != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 
+	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
@@ -40,13 +41,15 @@ func TestCheckCorners(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	start := time.Now()
 	v := decode(run(t, srv.URL(), "check", "rate:debt", "--layout", "redis-rate", "--capacity", "10", "--rate", "10", "-o", "json"))
 	lib, err := lim.Allow(ctx, "debt", redis_rate.Limit{Rate: 10, Burst: 10, Period: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	libMS := float64(lib.RetryAfter.Microseconds()) / 1000
-	if v.Allowed || lib.Allowed != 0 || v.RetryAfterMS < libMS-50 || v.RetryAfterMS > libMS+50 || v.RetryAfterMS < 2000 || v.AheadMS < 1900 {
+	// The library answers after check read: its wait is shorter by the time between.
+	libMS, between := float64(lib.RetryAfter.Microseconds())/1000, float64(time.Since(start).Milliseconds())
+	if v.Allowed || lib.Allowed != 0 || v.RetryAfterMS < libMS-50 || v.RetryAfterMS > libMS+between+50 || v.RetryAfterMS < 2000 || v.AheadMS < 1900 {
 		t.Fatalf("check of a redis_rate bucket in debt: %+v; the library says retry after %v", v, lib.RetryAfter)
 	}
 
@@ -137,5 +140,29 @@ func TestResetWebmanWrittenAhead(t *testing.T) {
 	}
 	if got != 3 {
 		t.Fatalf("after reset --tokens 3 webman on the server's clock allowed %d", got)
+	}
+}
+
+// TestAuditGCRADebt: audit tells a GCRA bucket in debt past the configured limit (a burst
+// lowered from 30 to 10 while a client was 30 requests in) from a fast client clock: a
+// gcra-debt finding with the largest debt, not clock-ahead.
+func TestAuditGCRADebt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	writeConfig(t, "rules:\n  - {match: \"rate:*\", layout: redis-rate, capacity: 10, rate: 1}\n")
+	c := srv.Client(t)
+	lim := redis_rate.NewLimiter(c)
+	for i := 0; i < 30; i++ {
+		if _, err := lim.Allow(context.Background(), "debt", redis_rate.Limit{Rate: 1, Burst: 30, Period: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, r := auditJSON(t, "--url", srv.URL())
+	if r.code != 0 {
+		t.Fatalf("audit: exit %d %q", r.code, r.errOut)
+	}
+	fd := findingOf(v, bucket.FindingGCRADebt)
+	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 19000 || *fd.MaxAheadMS > 20100 || findingOf(v, bucket.FindingClockAhead) != nil {
+		t.Fatalf("audit of a redis_rate bucket 20 s in debt: %+v", v.Findings)
 	}
 }

@@ -349,12 +349,14 @@ func TestResetTokensWithAFastClient(t *testing.T) {
 			if r.code != 0 || json.Unmarshal([]byte(r.out), &plan) != nil || len(plan) != 1 || plan[0].TokensAfter == nil {
 				t.Fatalf("reset: %+v", r)
 			}
-			want := 3
+			want, lo := 3, 3
 			if w := plan[0].TokensAfterWriterClock; app.Layout == "webman" {
 				if *plan[0].TokensAfter != 3 || w == nil || *w < 7.9 || *w > 8 || plan[0].AheadMS < 4900 {
 					t.Fatalf("reset of a webman bucket 5 s ahead: %+v, want tokens_after 3 and about 8 on the writer's clock", plan[0])
 				}
-				want = int(*w + 0.01*rate) // and the 10 ms of refill below
+				// The 10 ms of refill below, less the ms between the read that computed w and
+				// the write, whose time is the server's then.
+				want, lo = int(*w+0.01*rate), int(*w-0.05*rate)
 			} else if *plan[0].TokensAfter != 3 || w != nil {
 				t.Fatalf("reset of a %s bucket 5 s ahead: %+v, want tokens_after 3 on every clock", app.Layout, plan[0])
 			}
@@ -372,7 +374,7 @@ func TestResetTokensWithAFastClient(t *testing.T) {
 					got++
 				}
 			}
-			if got != want {
+			if got < lo || got > want {
 				t.Fatalf("after reset --tokens 3 the %s client with a fast clock took %d, want %d", app.Layout, got, want)
 			}
 		})
