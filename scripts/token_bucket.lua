@@ -20,13 +20,28 @@
 -- native bucket or one whose stored values are corrupt (the prelude, number.lua).
 
 local key = KEYS[1]
-local st = redis.call('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
+-- One read of the whole hash (a native bucket has at most six fields): its fields, and by
+-- its length whether it holds others too. pcall: a key of another type is refused below,
+-- not raised.
+local h = redis.pcall('HGETALL', key)
+if h.err then
+  return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
+end
+-- st is what HMGET key tokens ts capacity rate allowed denied would give.
+local st = { false, false, false, false, false, false }
+local nh = #h
+for i = 1, nh, 2 do
+  local f = h[i]
+  if f == 'tokens' then st[1] = h[i + 1] elseif f == 'ts' then st[2] = h[i + 1]
+  elseif f == 'capacity' then st[3] = h[i + 1] elseif f == 'rate' then st[4] = h[i + 1]
+  elseif f == 'allowed' then st[5] = h[i + 1] elseif f == 'denied' then st[6] = h[i + 1] end
+end
 -- Identity (the prelude's native()): only a hash holding exactly a native bucket's fields,
 -- each a number of the one grammar and in range, is ever written. Another application's
 -- bucket, application data and a corrupt bucket are refused untouched.
 local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
 if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
-  s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, redis.call('HLEN', key))
+  s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, nh / 2)
   if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
     if s_ts == 'corrupt' then
       return redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched')
@@ -36,7 +51,7 @@ if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
     end
     return redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched')
   end
-elseif redis.call('EXISTS', key) == 1 then
+elseif nh > 0 then
   return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
 end
 
@@ -53,7 +68,12 @@ if not cap_s or not rate_s then
   end
   return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
 end
-local capacity, rate, cost = num(cap_s), num(rate_s), num(ARGV[3])
+-- A given spec equal to the stored one (the common path) is the stored one, which native()
+-- has read by the grammar and checked against the same ranges as below.
+local capacity, rate, cost
+if cap_s == st[3] then capacity = s_cap else capacity = num(cap_s) end
+if rate_s == st[4] then rate = s_rate else rate = num(rate_s) end
+cost = num(ARGV[3])
 -- (num() refuses what is not finite; the checks below are written out, not in functions.)
 local huge, ceil = math.huge, math.ceil
 if not capacity or capacity <= 0 or capacity > MAX_TOKENS then

@@ -38,7 +38,8 @@ start_redis "$port"
 
 echo "building bucketctl…" >&2
 (cd "$root" && go build -o "$tmp/bucketctl" .)
-sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$root/scripts/token_bucket.lua")")
+# The script as bucketctl sends it (the shared prelude and token_bucket.lua).
+sha=$(redis-cli -p "$port" SCRIPT LOAD "$("$tmp/bucketctl" script show)")
 
 # rb P N KEY: requests per second of redis-benchmark's EVALSHA.
 rb() {
