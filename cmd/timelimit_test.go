@@ -136,3 +136,38 @@ func TestTimeLimitStalledServer(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestTimeLimitStalledClusterMaster: a Cluster master that stops answering after the
+// command connected ends each one-key command on one of its keys within --timeout plus
+// the margin, not after the cluster client's own further attempts at the node.
+func TestTimeLimitStalledClusterMaster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	seeds := strings.Join(cl.Addrs(), ",")
+	k := cl.KeyOnMaster(2, "tl:")
+	if r := run(t, "", "--cluster", seeds, "consume", k, "--capacity", "10", "--rate", "1"); r.code != ExitOK {
+		t.Fatalf("consume: exit %d %q", r.code, r.errOut)
+	}
+	verbs := [][]string{{"inspect", k}, {"check", k}, {"consume", k}, {"reset", k, "--yes"}}
+	clients := make([]bucket.Client, len(verbs))
+	for i := range clients {
+		clients[i] = dialTest(t, connect.Server{Cluster: cl.Addrs(), Timeout: limit})
+		// The slot map, and a connection to the key's master.
+		if err := clients[i].Exists(context.Background(), k).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awake := redistest.Stall(t, cl.MasterAddrs()[2], "2.5")
+	defer awake()
+	var wg sync.WaitGroup
+	for i, verb := range verbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			endsInTime(t, "a Cluster master stalled after connecting: "+strings.Join(verb, " "), func() result {
+				return runConnected(t, clients[i], append([]string{"--cluster", seeds, "--timeout", limitArg}, verb...)...)
+			})
+		}()
+	}
+	wg.Wait()
+}
