@@ -254,3 +254,89 @@ func TestFidelityCorners(t *testing.T) {
 		})
 	}
 }
+
+// TestFidelitySpringCorners: Spring reads the server's TIME in whole seconds, so its states
+// are written relative to the server's second (a case whose second turned while it ran is
+// drawn again), with stored times ahead of and behind it and TTLs often shorter than the
+// wait. bucketctl's decision is Spring's: allowed alike at Spring's level; time to full
+// never past the key's expiry; a wait the expiry ends is the expiry, after which Spring,
+// finding no key, allows; ahead reported where the stored second is ahead.
+func TestFidelitySpringCorners(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	o := oracles(t)["spring"]
+	seed := cornerSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	const sec = int64(1e6)
+	const states = 120
+	sameSecond := func(fn func()) bool {
+		before := serverMicros(t, c)
+		fn()
+		return floorDiv(before, sec) == floorDiv(serverMicros(t, c), sec)
+	}
+	var redrawn, ahead, byExpiry, denied int
+	for i := 0; i < states; {
+		if redrawn > states {
+			t.Fatalf("seed %d: %d cases redrawn: the server's second keeps turning", seed, redrawn)
+		}
+		for serverMicros(t, c)%sec > 900_000 {
+		}
+		tc := randomCase(r, o, serverMicros(t, c))
+		tc.stored.TS += floorDiv(serverMicros(t, c), sec)*sec - floorDiv(tc.now, sec)*sec
+		key := fmt.Sprintf("corner:spring:%d", i)
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("seed %d (replay: %s=%d) state %d %+v: "+format, append([]any{seed, seedEnv, seed, i, tc}, args...)...)
+		}
+		var ttl time.Duration
+		if tc.exists && r.Intn(2) == 0 {
+			ttl = time.Duration(200+r.Int63n(int64(tc.spec.Capacity/tc.spec.Rate*1000)+1)) * time.Millisecond
+		}
+		o.write(t, c, key, tc.spec, tc.stored, tc.exists)
+		if ttl > 0 {
+			c.PExpire(ctx, key, ttl)
+		}
+		var s bucket.State
+		var d bucket.Decision
+		var app appRun
+		if !sameSecond(func() {
+			s = inspectAt(t, c, key, o, tc.spec, 0)
+			d = s.Decide(tc.cost)
+			app = o.run(t, c, key, tc.spec, 0, tc.cost)
+		}) {
+			redrawn++
+			continue
+		}
+		if app.allowed != d.Allowed || math.Abs(app.level-d.Remaining) > 0.01*tc.spec.Capacity {
+			fail("bucketctl allowed=%v (level %v), Spring %v (level %v)", d.Allowed, d.Remaining, app.allowed, app.level)
+		}
+		if s.Exists && s.Stored.TS > s.Now {
+			ahead++
+			if d.Ahead != time.Duration(s.Stored.TS-s.Now)*time.Microsecond {
+				fail("stored %v ahead of %v: ahead %v", s.Stored.TS, s.Now, d.Ahead)
+			}
+		}
+		if s.TTL >= 0 && (d.ResetAfter > s.TTL || s.TimeToFull() > s.TTL) {
+			fail("time to full %v past the key's TTL %v", d.ResetAfter, s.TTL)
+		}
+		if !d.Allowed {
+			denied++
+		}
+		if !d.Allowed && d.RetryByExpiry {
+			byExpiry++
+			if d.RetryAfter > s.TTL+time.Millisecond {
+				fail("retry-after %v by expiry, past the TTL %v", d.RetryAfter, s.TTL)
+			}
+			c.Del(ctx, key) // what the expiry does
+			if !o.run(t, c, key, tc.spec, 0, tc.cost).allowed {
+				fail("retry-after %v (the key's expiry): Spring denies a missing bucket", d.RetryAfter)
+			}
+		}
+		i++
+	}
+	t.Logf("spring: %d states: %d ahead, %d denied, %d waits ended by expiry, %d redrawn", states, ahead, denied, byExpiry, redrawn)
+	if ahead < states/5 || denied < states/10 || byExpiry < 2 {
+		t.Fatalf("seed %d: the corners are not covered", seed)
+	}
+}
