@@ -81,7 +81,7 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 // place on different nodes, so no single script call can see them all.
 var ErrCrossSlot = errors.New("keys hash to different slots")
 
-var multiScript = lazyScript(scripts.MultiBucket)
+var multiScript = LazyScript(scripts.MultiBucket)
 
 // TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
 // refilled, and only when every tier holds its cost is the cost taken from each; otherwise

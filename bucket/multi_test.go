@@ -265,7 +265,7 @@ func TestTakeAllInvalid(t *testing.T) {
 	// Straight to the script, as another client could call it: tier 2 is bad, tier 1 must
 	// stay unwritten.
 	eval := func(args ...interface{}) error {
-		return rdb.Eval(ctx, scripts.MultiBucket, []string{"inv:a", "inv:b"}, args...).Err()
+		return rdb.Eval(ctx, scripts.MultiBucket(), []string{"inv:a", "inv:b"}, args...).Err()
 	}
 	for name, c := range map[string]struct {
 		args []interface{}
@@ -285,7 +285,7 @@ func TestTakeAllInvalid(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", name, err, c.msg)
 		}
 	}
-	if err := rdb.Eval(ctx, scripts.MultiBucket, []string{"inv:a", "inv:a"}, "", "", "5", "1", "1", "5", "1", "1").Err(); err == nil || !strings.Contains(err.Error(), "duplicate key (tier 2)") {
+	if err := rdb.Eval(ctx, scripts.MultiBucket(), []string{"inv:a", "inv:a"}, "", "", "5", "1", "1", "5", "1", "1").Err(); err == nil || !strings.Contains(err.Error(), "duplicate key (tier 2)") {
 		t.Errorf("duplicate keys: err = %v", err)
 	}
 	if n := rdb.DBSize(ctx).Val(); n != 0 {

@@ -57,7 +57,7 @@ func arr(v any) []any { a, _ := v.([]any); return a }
 func oracles(t testing.TB) map[string]oracle {
 	p := bucket.Presets
 	return map[string]oracle{
-		"native": {layout: p["native"], script: redis.NewScript(scripts.TokenBucket),
+		"native": {layout: p["native"], script: redis.NewScript(scripts.TokenBucket()),
 			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
 				// Its check: the same decision, not taken, and the level it saw in the reply.
 				return []string{k}, []any{num(sp.Capacity), num(sp.Rate), num(cost), strconv.FormatInt(now, 10), "peek"}

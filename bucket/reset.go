@@ -80,7 +80,7 @@ var ErrCorrupt = errors.New("corrupt bucket")
 // bare numbers too, so its shape proves nothing.
 var ErrUndeclared = errors.New("a bare number is a bucket only where a layout is declared")
 
-var resetScript = lazyScript(scripts.Reset)
+var resetScript = LazyScript(scripts.Reset)
 
 // Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
 // returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
@@ -177,7 +177,7 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 				return nil, err
 			}
 			if useEval {
-				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset, keys, args...))
+				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset(), keys, args...))
 			} else {
 				cmds = append(cmds, pipe.EvalSha(ctx, resetScript().Hash(), keys, args...))
 			}
@@ -208,7 +208,7 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 		if !noScript || len(errs) > 0 {
 			return out, errors.Join(errs...)
 		}
-		if err := s.rdb.ScriptLoad(ctx, scripts.Reset).Err(); err != nil {
+		if err := s.rdb.ScriptLoad(ctx, scripts.Reset()).Err(); err != nil {
 			useEval = true // no SCRIPT LOAD permission: send the source
 		}
 	}

@@ -23,7 +23,7 @@ func lazyScript(src string) func() *redis.Script {
 	return LazyScript(func() string { return src })
 }
 
-var nativeScript = lazyScript(scripts.TokenBucket)
+var nativeScript = LazyScript(scripts.TokenBucket)
 
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
 // which proves nothing ran), but has go-redis send each of the two commands at most once.
@@ -69,7 +69,7 @@ type namedScript struct{ name, src string }
 // ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
 var knownScripts = sync.OnceValue(func() map[string]namedScript {
 	m := map[string]namedScript{}
-	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket, "reset": scripts.Reset, "multi_bucket": scripts.MultiBucket, "read": scripts.Read} {
+	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket(), "reset": scripts.Reset(), "multi_bucket": scripts.MultiBucket(), "read": scripts.Read} {
 		m[redis.NewScript(src).Hash()] = namedScript{name, src}
 	}
 	return m

@@ -166,7 +166,7 @@ func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (
 // LoadScript loads the native scripts (single and multi-tier) on every master (one for a standalone or Sentinel
 // client) and returns the addresses it loaded on.
 func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err error) {
-	src := scripts.TokenBucket
+	src := scripts.TokenBucket()
 	load := func(ctx context.Context, c *redis.Client) error {
 		got, err := c.ScriptLoad(ctx, src).Result()
 		if err != nil {
@@ -176,7 +176,7 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 			return fmt.Errorf("%s: script SHA %s, want %s", c.Options().Addr, got, s.SHA())
 		}
 		// The multi-tier script too, so TakeAll never pays for a NOSCRIPT round trip.
-		if err := c.ScriptLoad(ctx, scripts.MultiBucket).Err(); err != nil {
+		if err := c.ScriptLoad(ctx, scripts.MultiBucket()).Err(); err != nil {
 			return fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
 		nodes = append(nodes, c.Options().Addr)

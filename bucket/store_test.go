@@ -149,7 +149,7 @@ func TestScriptMatchesModel(t *testing.T) {
 			if cost > sp.Capacity {
 				// The Go side refuses it up front; the script denies it, writing nothing.
 				before := dump(t, c, key)
-				v, err := c.Eval(ctx, scripts.TokenBucket, []string{key}, fmtF(sp.Capacity), fmtF(sp.Rate), fmtF(cost),
+				v, err := c.Eval(ctx, scripts.TokenBucket(), []string{key}, fmtF(sp.Capacity), fmtF(sp.Rate), fmtF(cost),
 					strconv.FormatInt(now, 10)).Slice()
 				if err != nil || v[0].(int64) != 0 || v[2].(int64) != -1 || want.RetryAfter != -1 || want.Allowed {
 					t.Fatalf("seq %d step %d: cost above capacity: script %v %v, model %+v", seq, step, v, err, want)
@@ -268,7 +268,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	// arguments is an error reply and writes nothing.
 	for _, args := range [][]any{{"10", "0", "1"}, {"nan", "5", "1"}, {"10", "inf", "1"}, {"10", "5", "-1"}, {"x", "5", "1"}} {
 		if err := c.EvalSha(ctx, st.SHA(), []string{"raw"}, args...).Err(); err == nil {
-			if err := c.Eval(ctx, scripts.TokenBucket, []string{"raw"}, args...).Err(); err == nil {
+			if err := c.Eval(ctx, scripts.TokenBucket(), []string{"raw"}, args...).Err(); err == nil {
 				t.Errorf("script accepted %v", args)
 			}
 		}

@@ -61,7 +61,7 @@ master up front; 'script show' prints it, so it can be reviewed or loaded by oth
 				_, err := fmt.Fprintln(f.IO.Out, bucket.NewStore(nil).SHA())
 				return err
 			}
-			_, err := fmt.Fprint(f.IO.Out, scripts.TokenBucket)
+			_, err := fmt.Fprint(f.IO.Out, scripts.TokenBucket())
 			return err
 		},
 	}
