@@ -29,12 +29,19 @@ func ParseAmount(s string) (float64, error) {
 	return v, nil
 }
 
-// rateUnits are the units a rate may name after its slash, in seconds.
-var rateUnits = map[string]float64{
-	"s": 1, "sec": 1, "second": 1,
-	"m": 60, "min": 60, "minute": 60,
-	"h": 3600, "hr": 3600, "hour": 3600,
-	"d": 86400, "day": 86400,
+// rateUnit is the length in seconds of a unit a rate may name after its slash (0: none).
+func rateUnit(u string) float64 {
+	switch strings.ToLower(u) {
+	case "s", "sec", "second":
+		return 1
+	case "m", "min", "minute":
+		return 60
+	case "h", "hr", "hour":
+		return 3600
+	case "d", "day":
+		return 86400
+	}
+	return 0
 }
 
 // ParseRate reads a rate in tokens per second: a bare number is per second (5), or a
@@ -48,8 +55,8 @@ func ParseRate(s string) (float64, error) {
 	if !per {
 		return v, nil
 	}
-	sec, ok := rateUnits[strings.ToLower(strings.TrimSpace(unit))]
-	if !ok {
+	sec := rateUnit(strings.TrimSpace(unit))
+	if sec == 0 {
 		return 0, errors.New("unknown unit /" + strings.TrimSpace(unit) + "; write it as " + RateExample)
 	}
 	return v / sec, nil

@@ -81,30 +81,33 @@ Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscor
 // NewCmdRoot builds the whole command tree.
 func NewCmdRoot(f *Factory) *cobra.Command {
 	root := newCmdRootOnly(f)
-	for _, c := range commands {
+	for _, c := range commands() {
 		root.AddCommand(c.build(f))
 	}
 	return root
 }
 
-// commands are the root's subcommands, by name, in the order help lists them. Each is
-// built only when needed: see newCmdRootFor.
-var commands = append([]subcommand{
-	{"script", NewCmdScript},
-	{"config", NewCmdConfig},
-	{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
-	{"consume", func(f *Factory) *cobra.Command { return NewCmdConsume(f, nil) }},
-	{"inspect", func(f *Factory) *cobra.Command { return NewCmdInspect(f, nil) }},
-	{"list", func(f *Factory) *cobra.Command { return NewCmdList(f, nil) }},
-	{"audit", func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) }},
-	{"reset", func(f *Factory) *cobra.Command { return NewCmdReset(f, nil) }},
-	{"watch", func(f *Factory) *cobra.Command { return NewCmdWatch(f, nil) }},
-	{"top", func(f *Factory) *cobra.Command { return NewCmdTop(f, nil) }},
-	{"load", func(f *Factory) *cobra.Command { return NewCmdLoad(f, nil) }},
-	{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
-	{"version", NewCmdVersion},
-	{"completion", NewCmdCompletion},
-}, topicCommands()...)
+// commands are the root's subcommands, by name, in the order help lists them (made on
+// use: nothing is allocated at start-up). Each is built only when needed: see
+// newCmdRootFor.
+func commands() []subcommand {
+	return append([]subcommand{
+		{"script", NewCmdScript},
+		{"config", NewCmdConfig},
+		{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
+		{"consume", func(f *Factory) *cobra.Command { return NewCmdConsume(f, nil) }},
+		{"inspect", func(f *Factory) *cobra.Command { return NewCmdInspect(f, nil) }},
+		{"list", func(f *Factory) *cobra.Command { return NewCmdList(f, nil) }},
+		{"audit", func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) }},
+		{"reset", func(f *Factory) *cobra.Command { return NewCmdReset(f, nil) }},
+		{"watch", func(f *Factory) *cobra.Command { return NewCmdWatch(f, nil) }},
+		{"top", func(f *Factory) *cobra.Command { return NewCmdTop(f, nil) }},
+		{"load", func(f *Factory) *cobra.Command { return NewCmdLoad(f, nil) }},
+		{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
+		{"version", NewCmdVersion},
+		{"completion", NewCmdCompletion},
+	}, topicCommands()...)
+}
 
 // subcommand is one of the root's subcommands: its name and how to build it.
 type subcommand struct {
@@ -130,7 +133,7 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	root := newCmdRootOnly(f)
 	// cobra finds the command word as it will when executing (skipping the root's flags
 	// and their values), here among stand-ins that cost a name each.
-	for _, c := range commands {
+	for _, c := range commands() {
 		root.AddCommand(&cobra.Command{Use: c.name})
 	}
 	found, _, err := root.Find(args)
@@ -140,7 +143,7 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	}
 	all := name == "" || name == "completion" // completion generates for the whole tree
 	root.ResetCommands()
-	for _, c := range commands {
+	for _, c := range commands() {
 		if all || c.name == name {
 			root.AddCommand(c.build(f))
 		}

@@ -122,8 +122,17 @@ func scanProgress(s bucket.ScanStats, dbsize int64, took time.Duration) string {
 		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))
 	}
 	rate := float64(s.Keys) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("scanned %s keys%s · %s buckets · %s keys/s", format.Count(s.Keys), share,
-		format.Count(s.Buckets), format.Count(int64(rate)))
+	return fmt.Sprintf("scanned %s%s · %s · %s keys/s", plural64(s.Keys, "key"), share,
+		plural64(s.Buckets, "bucket"), format.Count(int64(rate)))
+}
+
+// plural64 writes n (as a count) and what, with an s unless n is 1: "1 key", "2 keys".
+func plural64(n int64, what string) string {
+	s := format.Count(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
 }
 
 // notes reports on stderr what the scan left out or cut, after the output.
@@ -136,8 +145,12 @@ func (r *scanRun) notes(match string) {
 		if lists == "" {
 			lists = "--all"
 		}
-		fmt.Fprintf(r.io.ErrOut, "note: %s keys matching %s are not buckets and were left out (%s lists them)\n",
-			format.Count(r.stats.Other), safe(fmt.Sprintf("%q", match)), lists)
+		are := "are not buckets and were"
+		if r.stats.Other == 1 {
+			are = "is not a bucket and was"
+		}
+		fmt.Fprintf(r.io.ErrOut, "note: %s matching %s %s left out (%s lists them)\n",
+			plural64(r.stats.Other, "key"), safe(fmt.Sprintf("%q", match)), are, lists)
 	}
 	if r.stats.Buckets == 0 && (r.stats.Other == 0 || !r.all) {
 		fmt.Fprintf(r.io.ErrOut, "no buckets match %s\n", safe(fmt.Sprintf("%q", match)))

@@ -235,9 +235,9 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	}
 	hot := s.hot.done(res.States, res.NotBuckets)
 	cost := c.Cost()
-	cover := fmt.Sprintf("scanned %s keys", format.Count(res.Scanned))
+	cover := "scanned " + plural64(res.Scanned, "key")
 	if res.DBSize > 0 {
-		cover = fmt.Sprintf("scanned %s of ~%s keys", format.Count(res.Scanned), format.Count(res.DBSize))
+		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))
 	}
 	if res.Passes > 0 {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)

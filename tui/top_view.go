@@ -34,7 +34,7 @@ func (m *Top) topLines() []string {
 		switch {
 		case m.partial() && m.snap.Keyspace > 0:
 			// First, so it stays when the header narrows and drops the coverage.
-			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Count(m.snap.Keyspace)+" keys",
+			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Plural(int(m.snap.Keyspace), "key"),
 				m.snap.Coverage)
 		case m.partial():
 			extra = append(extra, format.Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
