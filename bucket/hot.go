@@ -189,7 +189,8 @@ func hotErr(addr string, err error) error {
 		switch {
 		case strings.HasPrefix(msg, "NOPERM"):
 			return &HotUnsupportedError{Addr: addr, NoPerm: true, Err: err}
-		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command"):
+		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command") ||
+			strings.HasPrefix(msg, "ERR Syntax error, try CLIENT"): // Redis 4 has no CLIENT ID
 			return &HotUnsupportedError{Addr: addr, Err: err}
 		}
 	}
