@@ -128,6 +128,9 @@ func TestSameStringsEverywhere(t *testing.T) {
 		if got := inspect[b.key]["RATE"]; got != b.rateUnit {
 			t.Errorf("inspect %s RATE = %q, want %q", b.key, got, b.rateUnit)
 		}
+		if got := list[b.key]["RATE"]; got != b.rateUnit {
+			t.Errorf("list %s RATE = %q, want %q (as inspect)", b.key, got, b.rateUnit)
+		}
 		if got := inspect[b.key]["ALLOWED"]; got != "5,912" {
 			t.Errorf("inspect %s ALLOWED = %q, want 5,912", b.key, got)
 		}

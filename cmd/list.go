@@ -114,7 +114,7 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 		return err
 	}
 	run.limit, run.all = opts.Limit, opts.All
-	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "FILL", "FULL-IN", "TTL", "NOTE")...)
+	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
 	err = run.run(ctx, stateWriter(out, node, listRow, func(s bucket.State) {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
@@ -175,11 +175,12 @@ func stateViewNode(s bucket.State, node func(string) string) StateView {
 func listRow(s bucket.State, node func(string) string) []string {
 	var cells []string
 	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", format.TTL(s.TTL), safe(s.Problem)}
+		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), safe(s.Problem)}
 	} else {
-		tokens, capacity, fill, full := format.Tokens(s.Tokens), "?", "?", "?"
+		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
-			capacity, fill, full = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill()), format.Duration(s.TimeToFull())
+			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
+			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
 		} else {
 			tokens += " (stored)"
 		}
@@ -196,7 +197,7 @@ func listRow(s bucket.State, node func(string) string) []string {
 		case s.Ahead > 0:
 			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
 		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, fill, full, ttl, note}
+		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
 	}
 	if node != nil {
 		cells = append(cells, node(s.Key))
