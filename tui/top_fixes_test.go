@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -106,4 +107,56 @@ func TestTopFilterSaysWhatItSearched(t *testing.T) {
 	tm.Send(press("enter"))
 	screen = waitView(t, tm, p, contains(`filter "user:15000" of the 33 kept`))
 	checkSize(t, screen, 80, 24)
+}
+
+// Sorted by busy, rows whose decision rates jitter (Poisson traffic: 14, 18, 15, 17/s)
+// keep their order and the cursor its row; a rate that really moved (to 60/s) reorders.
+func TestTopBusyOrderIsSteady(t *testing.T) {
+	var counts = map[string]int64{}
+	snap := func(round int, rates map[string]int64) TopSnapshot {
+		now := at(time.Duration(round) * time.Second)
+		var states []bucket.State
+		for _, k := range []string{"rate:a", "rate:b", "rate:c"} {
+			counts[k] += rates[k]
+			states = append(states, native(k, now, 25, 50, 5, counts[k], 0))
+		}
+		return TopSnapshot{States: states}
+	}
+	opts := topOpts()
+	opts.Sort = SortBusy
+	src := newFakeTop()
+	tm, p := run(t, NewTop(src, opts), 80, 24)
+	rounds := []struct {
+		rates map[string]int64
+		want  string
+	}{
+		{map[string]int64{"rate:a": 0, "rate:b": 0, "rate:c": 0}, ""},
+		{map[string]int64{"rate:a": 16, "rate:b": 15, "rate:c": 5}, "rate:a rate:b rate:c"},
+		{map[string]int64{"rate:a": 14, "rate:b": 18, "rate:c": 4}, "rate:a rate:b rate:c"},
+		{map[string]int64{"rate:a": 17, "rate:b": 14, "rate:c": 6}, "rate:a rate:b rate:c"},
+		{map[string]int64{"rate:a": 15, "rate:b": 19, "rate:c": 5}, "rate:a rate:b rate:c"},
+		{map[string]int64{"rate:a": 15, "rate:b": 16, "rate:c": 60}, "rate:c rate:a rate:b"},
+	}
+	for i, r := range rounds {
+		src.feed <- topRead{snap: snap(i, r.rates)}
+		screen := waitView(t, tm, p, func(string) bool { return src.calls.Load() > int32(i+1) })
+		if r.want == "" {
+			continue
+		}
+		keys, _ := rowKeys(screen)
+		if got := strings.Join(keys, " "); got != r.want {
+			t.Errorf("read %d: rows %s, want %s", i+1, got, r.want)
+		}
+	}
+}
+
+func TestSteady(t *testing.T) {
+	for _, c := range []struct{ old, now, want float64 }{
+		{16, 14, 16}, {16, 18, 16}, {16, 22, 22}, {60, 45, 60}, {60, 30, 30},
+		{1, 2.5, 1}, {1, 3.5, 3.5}, {0, 1, 1}, {1, 0, 0}, {-1, 5, 5}, {5, -1, -1},
+	} {
+		if got := steady(c.old, c.now); got != c.want {
+			t.Errorf("steady(%v, %v) = %v, want %v", c.old, c.now, got, c.want)
+		}
+	}
 }

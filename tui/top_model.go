@@ -85,6 +85,8 @@ type topRow struct {
 	gone bool
 	// hot is the writes seen per second when the bucket is being written now (else 0).
 	hot float64
+	// order holds the measures the order sorts by, steadied across refreshes (see steady).
+	order steadyOrder
 }
 
 // Top is the dashboard of many buckets, refreshed in the background.
@@ -264,10 +266,13 @@ func (m *Top) apply(s TopSnapshot) {
 	selHere := false
 	for i, st := range s.States {
 		rows[i].state, rows[i].hot = st, s.Hot[st.Key]
+		var was *steadyOrder
 		if p, ok := prev[st.Key]; ok && !p.gone {
 			rows[i].prev, rows[i].hasPrev = p.state, true
 			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p.state, st)
+			was = &p.order
 		}
+		rows[i].order = rows[i].steadied(was)
 		if m.detail && st.Key == m.detailView.cur.Key {
 			m.detailView.observe(st)
 			m.detailGone = false

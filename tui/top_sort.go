@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"math"
 	"sort"
 
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -113,8 +114,9 @@ func (m *Top) sortRows() {
 	})
 }
 
-// less orders two rows: by the sort's measure as shown (reversed when asked), rows without a fill
-// after the others either way, then by the fill as shown, then by key.
+// less orders two rows: hot ones first, by the sort's measure as shown and steadied
+// (reversed when asked), rows without a fill after the others either way, then by the fill
+// as shown (when sorted by fill), then by key.
 func (m *Top) less(a, b *topRow) bool {
 	if m.sortBy == SortName {
 		if m.reverse {
@@ -123,15 +125,16 @@ func (m *Top) less(a, b *topRow) bool {
 		return a.state.Key < b.state.Key
 	}
 	// Buckets being written now come first, busiest first, in every order but by name.
-	if c := cmp.Compare(b.hot, a.hot); c != 0 {
+	// Rates are compared steadied (see steady), so rows whose rates jitter keep their places.
+	if c := cmp.Compare(b.order.hot, a.order.hot); c != 0 {
 		return c < 0
 	}
 	c := 0
 	switch m.sortBy {
 	case SortDeny:
-		c = cmp.Compare(format.RateShown(b.denyRate()), format.RateShown(a.denyRate()))
+		c = cmp.Compare(format.RateShown(b.order.deny), format.RateShown(a.order.deny))
 	case SortBusy:
-		c = cmp.Compare(format.RateShown(b.busyRate()), format.RateShown(a.busyRate()))
+		c = cmp.Compare(format.RateShown(b.order.busy), format.RateShown(a.order.busy))
 	}
 	if m.reverse {
 		c = -c
@@ -142,6 +145,11 @@ func (m *Top) less(a, b *topRow) bool {
 	if ua, ub := a.unknownFill(), b.unknownFill(); ua != ub {
 		return ub
 	}
+	if m.sortBy != SortFill {
+		// Rows alike in the order's rate keep the order of their keys: their fills move
+		// every refresh, and would swap them.
+		return a.state.Key < b.state.Key
+	}
 	if c = cmp.Compare(a.fillShown(), b.fillShown()); m.reverse {
 		c = -c
 	}
@@ -149,4 +157,32 @@ func (m *Top) less(a, b *topRow) bool {
 		return c < 0
 	}
 	return a.state.Key < b.state.Key
+}
+
+// steadyOrder are a row's rates as the order uses them: hot writes, decisions and denials
+// per second (-1: unknown).
+type steadyOrder struct{ hot, busy, deny float64 }
+
+// steadied is the row's order measures: this refresh's, except that a rate that moved by
+// no more than its noise keeps the value the row was last ordered by (was; nil for a
+// bucket new on screen). Poisson traffic at 16/s swings by a quarter from one second to
+// the next: rows sorted by such rates swapped every refresh, and the cursor with them.
+func (r *topRow) steadied(was *steadyOrder) steadyOrder {
+	now := steadyOrder{hot: r.hot, busy: r.busyRate(), deny: r.denyRate()}
+	if was == nil {
+		return now
+	}
+	return steadyOrder{hot: steady(was.hot, now.hot), busy: steady(was.busy, now.busy), deny: steady(was.deny, now.deny)}
+}
+
+// steady is now, or old when now is within old's noise: a third of it, and at least 2 a
+// second. Becoming known, unknown, zero or non-zero always counts.
+func steady(old, now float64) float64 {
+	if (old < 0) != (now < 0) || (old == 0) != (now == 0) {
+		return now
+	}
+	if math.Abs(now-old) <= max(2, old/3) {
+		return old
+	}
+	return now
 }
