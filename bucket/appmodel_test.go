@@ -13,9 +13,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-// fidelitySeed drives the random states of the fidelity tests; a failure prints it.
-const fidelitySeed = 20261123
-
 const casesPerLayout = 250
 
 // fidelityCase is one random state in the corners an operator meets: stored times ahead of
@@ -93,6 +90,7 @@ func inspectAt(t testing.TB, c *redis.Client, key string, o oracle, sp bucket.Sp
 // 1% of capacity); and the retry-after the application reports is the one bucketctl says
 // it will report.
 func TestFidelityClientClock(t *testing.T) {
+	fidelitySeed := cornerSeed(t) // a new one each run, logged; replay with BUCKETCTL_FIDELITY_SEED
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	base := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC).UnixMicro()
@@ -185,6 +183,7 @@ func serverMicros(t testing.TB, c *redis.Client) int64 {
 // second turned while it ran is drawn again. Waiting is replaced by its exact equivalent
 // for a whole-second algorithm: the stored time moved back by the whole seconds waited.
 func TestFidelitySpring(t *testing.T) {
+	fidelitySeed := cornerSeed(t) // a new one each run, logged; replay with BUCKETCTL_FIDELITY_SEED
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	o := oracles(t)["spring"]
@@ -283,6 +282,7 @@ func TestFidelitySpring(t *testing.T) {
 // alike at both (so the script must too), and the retry-after is enough: the state moved
 // back by it is allowed.
 func TestFidelityNativeServerTime(t *testing.T) {
+	fidelitySeed := cornerSeed(t) // a new one each run, logged; replay with BUCKETCTL_FIDELITY_SEED
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	o := oracles(t)["native"]
