@@ -86,6 +86,7 @@ func (f *Factory) Conn() (*connect.Server, error) {
 		if f.conn, err = connect.Resolve(connect.Inputs{Flags: f.Flags, LookupEnv: f.lookupEnv, Config: cfg}); err != nil {
 			return nil, err
 		}
+		f.conn.BoundByContext = f.stopDeadline != nil // see limitOneKey
 	}
 	return f.conn, nil
 }

@@ -111,7 +111,7 @@ func TestTimeLimitStalledServer(t *testing.T) {
 	// One client per command, connected before the server stalls.
 	clients := make([]bucket.Client, len(oneKeyVerbs))
 	for i := range clients {
-		clients[i] = dialTest(t, connect.Server{URL: srv.URL(), Timeout: limit})
+		clients[i] = dialTest(t, connect.Server{URL: srv.URL(), Timeout: limit, BoundByContext: true})
 		if err := clients[i].Ping(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestTimeLimitStalledClusterMaster(t *testing.T) {
 	verbs := [][]string{{"inspect", k}, {"check", k}, {"consume", k}, {"reset", k, "--yes"}}
 	clients := make([]bucket.Client, len(verbs))
 	for i := range clients {
-		clients[i] = dialTest(t, connect.Server{Cluster: cl.Addrs(), Timeout: limit})
+		clients[i] = dialTest(t, connect.Server{Cluster: cl.Addrs(), Timeout: limit, BoundByContext: true})
 		// The slot map, and a connection to the key's master.
 		if err := clients[i].Exists(context.Background(), k).Err(); err != nil {
 			t.Fatal(err)

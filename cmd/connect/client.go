@@ -29,8 +29,9 @@ import (
 // SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
 // its maintenance notifications (see noMaintNotifications) are turned off.
 //
-// Time limits: each request waits at most Timeout, or less when its context's deadline is
-// nearer (ContextTimeoutEnabled), so a command's one deadline also bounds the handshake.
+// Time limits: each request waits at most Timeout; with BoundByContext, less when its
+// context's deadline is nearer (ContextTimeoutEnabled), so a command's one deadline also
+// bounds the handshake and the client's own further attempts.
 // Pipelines share the one pool (PipelinePoolSize -1): go-redis's separate pipeline pool
 // made a pipelined read against a server that stopped answering wait twice.
 func (o *Server) NewClient() (bucket.Client, error) {
@@ -44,7 +45,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	case len(o.Cluster) > 0:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			ContextTimeoutEnabled: true, PipelinePoolSize: -1,
+			ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
 		// Every command, pipeline and per-master call runs on a node's client, made
 		// lazily, so registering here, before any is made, covers them all.
@@ -54,7 +55,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
 			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			ContextTimeoutEnabled: true, PipelinePoolSize: -1,
+			ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
 		c.AddHook(acl)
 		o.master = &dialedAddr{}
@@ -82,7 +83,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		opt.TLSConfig = tlsCfg
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
-	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = true, -1
+	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.BoundByContext, -1
 	opt.MaxRetries = -1
 	if pool > 0 {
 		opt.PoolSize = pool

@@ -36,6 +36,10 @@ type Server struct {
 	// Timeout bounds each request, the connection's handshake included (see NewClient).
 	Timeout  time.Duration
 	PoolSize int
+	// BoundByContext makes every request end at its context's deadline too: for a
+	// command whose whole run has one deadline (a one-key command). Live views and load
+	// keep per-request limits only, and their short fetch deadlines do not cut requests.
+	BoundByContext bool
 }
 
 // Addr names where we connect, without credentials, for messages.
