@@ -94,6 +94,9 @@ func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, er
 	if st.Problem != "" {
 		return 0, stateErr(st)
 	}
+	if st.Guess != "" {
+		return 0, fmt.Errorf("%q: %w (a rule or --layout %s); left untouched", st.Key, ErrUndeclared, st.Layout.Name)
+	}
 	return s.resetOne(ctx, OpFor(st, to))
 }
 

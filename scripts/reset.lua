@@ -12,7 +12,7 @@
 -- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
 -- ARGV[7]  tokens to write (string)
 -- ARGV[8]  time unit: "s", "ms" or "us"; ARGV[9] "1" when the time is written as a float
--- ARGV[10] TTL in milliseconds to set, or "" to keep the key's TTL
+-- ARGV[10] TTL in milliseconds at least, or "" to keep the key's TTL (see the end)
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12] "1" to keep a stored time later than now, "0" to write now (a layout whose
 --          application refills negatively from a time ahead of its clock)
@@ -201,21 +201,26 @@ if stored and stored > t and ARGV[12] ~= '0' then t = stored end
 local ts
 if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = string.format('%d', t) end
 
-local ttl = ARGV[10]
+-- The TTL: at least ARGV[10] (what the owning application sets, or the refill to full; an
+-- expiry after that is lossless, a missing bucket being full), and never shorter than the
+-- TTL the key had: a longer one is kept.
+local ttl = tonumber(ARGV[10])
+local function expire(k, before)
+  if ttl ~= nil and (before < 0 or before < ttl) then redis.call('PEXPIRE', k, ttl) end
+end
 if hash then
+  local before = redis.call('PTTL', KEYS[1])
   local args = { ARGV[3], ARGV[7], ARGV[4], ts }
   if missing or ARGV[14] == 'respec' then
     for i = 15, #ARGV do args[#args + 1] = ARGV[i] end
   end
   redis.call('HSET', KEYS[1], unpack(args))
-  if ttl ~= '' then redis.call('PEXPIRE', KEYS[1], ttl) end
+  expire(KEYS[1], before)
 else
   for i, v in ipairs({ ARGV[7], ts }) do
-    if ttl ~= '' then
-      redis.call('SET', KEYS[i], v, 'PX', ttl)
-    else
-      redis.call('SET', KEYS[i], v, 'KEEPTTL')
-    end
+    local before = redis.call('PTTL', KEYS[i])
+    redis.call('SET', KEYS[i], v, 'KEEPTTL')
+    expire(KEYS[i], before)
   end
 end
 if missing then return 2 end
