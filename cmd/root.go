@@ -27,7 +27,10 @@ bucket and the buckets other applications write (see 'bucketctl inspect --help' 
 Connect with --url, --cluster or Sentinel flags, or a named context in the config file
 (` + f.DefaultConfigPath() + `). The password is read from REDISCLI_AUTH or
 BUCKETCTL_PASSWORD (or the context's password-env), never from the command line.
-Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.`,
+Every global flag below can also be set as BUCKETCTL_<FLAG> (dashes as underscores); flags win.
+
+Reference, also as man pages: 'bucketctl help environment' (connecting), 'bucketctl help
+exit-codes', 'bucketctl help formats'; the list of topics is at the end of this help.`,
 		Example: `  go run . demo                                    # sandbox Redis with live traffic
   bucketctl consume rate:user:42 --capacity 10 --rate 5
   bucketctl inspect rate:user:42 -o json
