@@ -6,7 +6,6 @@ import (
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
-	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
@@ -78,7 +77,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), st.Bad)
 	for i := 0; i < n; i++ {
 		a := pt(max(0, i-1), s.PerSecond[max(0, i-1)].Allowed)
-		lc.DrawLineWithStyle(a, pt(i, s.PerSecond[i].Allowed), runes.ThinLineStyle, st.Good)
+		drawThinLine(&lc, a, pt(i, s.PerSecond[i].Allowed), st.Good)
 	}
 	return lc.View()
 }

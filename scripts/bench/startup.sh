@@ -91,15 +91,19 @@ export NO_COLOR=1
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# 1. Package initialisation.
+# 1. Package initialisation, bucketctl's and the libraries' floor's in turn (the floor's
+#    is what linking the libraries costs whatever bucketctl does).
 for _ in $(seq "$INIT_RUNS"); do
 	GODEBUG=inittrace=1 "$tmp/bucketctl" version 2>&1 >/dev/null | awk '/^init / { print $2, $5 }' >"$tmp/trace"
 	awk '{ s += $2 } END { printf "%.3f\n", s }' "$tmp/trace" >>"$tmp/init-total"
 	cat "$tmp/trace" >>"$tmp/init-all"
+	GODEBUG=inittrace=1 "$tmp/floor-read-go" "$url" "$key" 2>&1 >/dev/null |
+		awk '/^init / { s += $5 } END { printf "%.3f\n", s }' >>"$tmp/floor-init-total"
 done
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 init_total=$(median <"$tmp/init-total")
 echo "package init (GODEBUG=inittrace=1 bucketctl version, sum of clock, median of $INIT_RUNS): $init_total ms"
+echo "  the libraries' floor, in turn with it:                              $(median <"$tmp/floor-init-total") ms"
 echo "  the costliest packages (median ms of clock):"
 for p in $(awk '{ print $1 }' "$tmp/init-all" | sort -u); do
 	printf '%s %s\n' "$(awk -v p="$p" '$1 == p { print $2 }' "$tmp/init-all" | median)" "$p"
