@@ -61,13 +61,17 @@ layout reads a missing bucket as full, so this is exact for every application. -
 --empty) instead writes N tokens and the current time in the layout's own fields and time unit,
 atomically (both keys of a two-key layout together), so the owning application reads exactly N.
 
-Nothing but a bucket is ever changed. A key is a bucket only if it has a layout's whole shape
-(exactly its fields, each a number; or a number with a numeric time key beside it; or, for
-redis-rate and throttled, a number in the library's form with the TTL the library sets for
-it); anything else, such as a counter without a TTL, is left untouched, also when --layout or
-a rule names a layout. Every delete and write
-re-checks that shape inside the same script that changes the key, so a key that became
-application data since it was listed is skipped and reported ("changed"), never touched.
+Nothing but an identified bucket is ever changed. A hash is a bucket when it holds exactly a
+layout's fields, each a plain finite number; a two-key bucket when both keys hold numbers. A
+lone bare number (a redis-rate or throttled TAT, a webman level without its time key) is
+also what deadlines, leases and counters store: it is a bucket only where --layout or a rule
+declares its layout (and its value fits: the TTL its library sets, or a level within the
+capacity); without one, reset KEY refuses it with exit 2 and --match skips it. A bucket with
+corrupt values (overflowing, negative counters or spec) is never touched. Every delete and
+write re-checks identity, the declaration included, inside the same script that changes the
+key, so a key that became application data since it was listed is skipped and reported
+("changed"), never touched. On a native bucket, --capacity and --rate that differ from its
+stored spec change that spec on purpose (refilled to the new capacity without --tokens).
 --match selects keys whose own name matches and skips those that are not buckets; a two-key
 bucket's time key is never selected on its own. Keys named on the command line are reset all
 together or not at all: when one of them is not a bucket, nothing is written (--dry-run says
