@@ -15,7 +15,7 @@ type Activity struct {
 	// Allowed and Denied are decisions per second (native layout only).
 	Allowed, Denied float64
 	// Consumed is tokens taken per second, derived from the two stored levels in the
-	// application's own model (see TokensUsed). Native buckets whose refill reached
+	// application's own model (see tokensUsed). Native buckets whose refill reached
 	// capacity in between use their counters instead: one token per allowed decision (at
 	// least the lower bound), so Allowed and Consumed agree.
 	Consumed float64
@@ -46,9 +46,9 @@ func ActivityBetween(prev, cur State) (a Activity, ok bool) {
 		a.Denied = counterDelta(prev.Denied, cur.Denied) / dt
 	}
 	if cur.HasSpec() {
-		used, exact := TokensUsed(prev, cur)
+		used, exact := tokensUsed(prev, cur)
 		if a.Counted && !exact {
-			lo, _, _ := tokensUsed(prev, cur)
+			lo, _, _ := usedBounds(prev, cur)
 			used = math.Max(lo, counterDelta(prev.Allowed, cur.Allowed))
 		}
 		a.Consumed, a.ConsumedKnown = used/dt, true
@@ -56,7 +56,7 @@ func ActivityBetween(prev, cur State) (a Activity, ok bool) {
 	return a, true
 }
 
-// TokensUsed is the tokens taken from the bucket between two reads of it, prev before cur,
+// tokensUsed is the tokens taken from the bucket between two reads of it, prev before cur,
 // computed in the layout's application model at the application's own time of the last
 // write (not the server's time of the read). That keeps the figure free of the biases of a
 // refill computed on the server's clock: a bucket nobody touched compares equal, also when
@@ -70,17 +70,17 @@ func ActivityBetween(prev, cur State) (a Activity, ok bool) {
 // above the refill rate, also from a full bucket); when it rose, the refill is taken to have
 // been capped (a lower bound). exact says the refill never reached capacity, so either way
 // is exact. A bucket gone (deleted, expired) or raised (reset) counts as nothing used.
-func TokensUsed(prev, cur State) (used float64, exact bool) {
-	lo, fluid, exact := tokensUsed(prev, cur)
+func tokensUsed(prev, cur State) (used float64, exact bool) {
+	lo, fluid, exact := usedBounds(prev, cur)
 	if prev.Exists && cur.Stored.Tokens > prev.Stored.Tokens {
 		return lo, exact
 	}
 	return fluid, exact
 }
 
-// tokensUsed returns the use assuming the refill was capped at capacity (lo) and assuming it
+// usedBounds returns the use assuming the refill was capped at capacity (lo) and assuming it
 // never was (fluid), and whether they agree because the refill never reached capacity.
-func tokensUsed(prev, cur State) (lo, fluid float64, exact bool) {
+func usedBounds(prev, cur State) (lo, fluid float64, exact bool) {
 	if !cur.Exists || (prev.Exists && prev.Stored == cur.Stored) {
 		return 0, 0, true
 	}

@@ -13,7 +13,7 @@ import (
 const maxTime = 1e17
 
 // maxTokens is the most tokens a stored level may hold (a valid capacity's most).
-const maxTokens = MaxCapacity
+const maxTokens = maxCapacity
 
 // maxCounter is the largest decision counter a native bucket may hold (2^53: a float
 // counts single decisions up to it). A negative or larger one makes the bucket corrupt.
@@ -85,7 +85,7 @@ func classifyHash(st State, t Target, r *keyRead) State {
 			return st
 		}
 	} else {
-		l, found := DetectHash(fields)
+		l, found := detectHash(fields)
 		if !found {
 			if extra, of := extraFields(fields); extra != "" {
 				st.Problem = notBucket("a hash that %s besides the fields of a %s bucket (%s)", extra, of, fieldNames(fields))
@@ -222,7 +222,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, err)
 			return st
 		}
-		if fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == NotGCRA {
+		if fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
 			st.Problem = notBucket("%s", why)
 			return st
 		}
@@ -251,10 +251,10 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	// A lone bare number is never proof: it may be read as a GCRA bucket when the library's
 	// key prefix and a TTL tied to the value the way the library sets it fit, but only as a
 	// guess; writes need a declared layout.
-	if l, fit, _ := DetectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == SureGCRA {
+	if l, fit, _ := detectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == sureGCRA {
 		st = classifyGCRA(st, l, t, v, true)
 		if st.Problem == "" {
-			st.Guess = GuessHint(l.Name)
+			st.Guess = guessHint(l.Name)
 		}
 		return st
 	}
@@ -262,8 +262,8 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	return st
 }
 
-// GuessHint says why a layout read from a lone bare number is a guess, and how to declare it.
-func GuessHint(layout string) string {
+// guessHint says why a layout read from a lone bare number is a guess, and how to declare it.
+func guessHint(layout string) string {
 	return fmt.Sprintf("a guess: a bare number is also what deadlines, leases and counters store; "+
 		"if it is a %s bucket, declare it with --layout %s or a rule in the config file", layout, layout)
 }
@@ -288,7 +288,7 @@ func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Tar
 		flat = append(flat, k, v)
 	}
 	r := keyRead{typ: "hash", pttl: pttlMS, size: int64(len(fields)), payload: flat}
-	if len(fields) > MaxBucketFields {
+	if len(fields) > maxBucketFields {
 		r.payload = nil
 	}
 	return classify(key, t, &r, now, false)
@@ -300,7 +300,7 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 	l := Presets["webman"]
 	r := keyRead{typ: "string", pttl: pttlMS, size: int64(len(value)), payload: value,
 		pairs: []pairKey{{key: key + l.TimeSuffix, layout: &l}}, pairVals: []*string{&timeValue}}
-	if len(value) > MaxNumberLen {
+	if len(value) > maxNumberLen {
 		r.payload = nil
 	}
 	return classify(key, t, &r, now, false)

@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -34,10 +33,10 @@ import (
 // maxCoalesced bounds the decisions sent in one pipeline.
 const maxCoalesced = 128
 
-// DefaultLanes is the number of round trips concurrent Takes may have in flight at once
+// defaultLanes is the number of round trips concurrent Takes may have in flight at once
 // when coalescing is on (the default). Redis runs scripts one at a time, so more round
 // trips in flight do not decide faster; 4 to 16 measured the same at 64 goroutines.
-const DefaultLanes = 8
+const defaultLanes = 8
 
 // WithCoalescing sets how many round trips concurrent decisions (Take, TakeAll) may have
 // in flight at once; decisions beyond that queue and share the next free round trip. 0
@@ -80,10 +79,6 @@ type scriptCall struct {
 }
 
 var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan struct{}, 1)} }}
-
-// ErrNotSent is a decision whose context ended while it waited for a round trip: it was
-// never sent, so nothing was applied.
-var ErrNotSent = errors.New("decision not sent")
 
 // run runs a writing script once (see runOnce) on keys, or on key alone when keys is nil,
 // sharing a round trip with concurrent decisions when the Store coalesces. The error is

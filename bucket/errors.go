@@ -16,6 +16,53 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// The errors of the package, matched with errors.Is. Errors about one key come wrapped in a
+// *KeyError (the key and what it holds); several at once in a *BatchError.
+var (
+	// ErrInvalid marks arguments that can never be valid (bad capacity, rate or cost).
+	ErrInvalid = errors.New("invalid argument")
+
+	// ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
+	ErrNoSpec = errors.New("no capacity/rate known for this bucket")
+
+	// ErrNoKey is wrapped beside ErrNoSpec when the bucket has no spec because its key does not
+	// exist (a misspelt key?).
+	ErrNoKey = errors.New("no such key")
+
+	// ErrWrongType is returned for a key that holds something other than a bucket.
+	ErrWrongType = errors.New("not a bucket")
+
+	// ErrForeign is returned when the native script meets a bucket of another layout.
+	ErrForeign = errors.New("not a native bucket")
+
+	// ErrUndeclared is returned for a write or delete of a lone bare number for which no layout
+	// is declared (a rule in the config file, or --layout): deadlines, leases and counters are
+	// bare numbers too, so its shape proves nothing.
+	ErrUndeclared = errors.New("a bare number is a bucket only where a layout is declared")
+
+	// ErrCorrupt is returned for a bucket whose stored values are corrupt (overflowing, a
+	// negative counter, a spec out of range): it is never written or deleted.
+	ErrCorrupt = errors.New("corrupt bucket")
+
+	// ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
+	ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
+
+	// ErrSpecDiffers is returned by a decision with WithStoredSpec whose spec differs from the
+	// one the bucket stores: the application's spec is the application's.
+	ErrSpecDiffers = errors.New("the given spec differs from the bucket's stored spec")
+
+	// ErrCrossSlot is returned by TakeAll for tiers whose keys a Redis Cluster (or Ring) would
+	// place on different nodes, so no single script call can see them all.
+	ErrCrossSlot = errors.New("keys hash to different slots")
+
+	// ErrNotSent is a decision whose context ended while it waited for a round trip: it was
+	// never sent, so nothing was applied.
+	ErrNotSent = errors.New("decision not sent")
+
+	// ErrStop, returned by a ScanStates callback, ends the scan without an error.
+	ErrStop = errors.New("stop scan")
+)
+
 // UncertainError is a decision that was sent and got no reply: a timeout, or a connection
 // lost after the command left. The server may or may not have applied it. It is not
 // re-sent, since re-sending could apply it twice.
@@ -168,9 +215,6 @@ func commandAt(src, n string) string {
 	return ""
 }
 
-// ErrWrongType is returned for a key that holds something other than a bucket.
-var ErrWrongType = errors.New("not a bucket")
-
 // NotBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
 // or without its "not a bucket" start): `"k": not a bucket: a hash with fields a, b (left
 // untouched)`.
@@ -181,13 +225,6 @@ func NotBucketError(key, why string) error {
 	}
 	return fmt.Errorf("%q: %w: %s (left untouched)", key, ErrWrongType, why)
 }
-
-// ErrForeign is returned when the native script meets a bucket of another layout.
-var ErrForeign = errors.New("not a native bucket")
-
-// ErrSpecDiffers is returned by a decision with WithStoredSpec whose spec differs from the
-// one the bucket stores: the application's spec is the application's.
-var ErrSpecDiffers = errors.New("the given spec differs from the bucket's stored spec")
 
 // SpecDiffersError is ErrSpecDiffers for key, with the stored spec.
 type SpecDiffersError struct {
@@ -211,13 +248,6 @@ func specDiffers(key, rest string) error {
 	}
 	return &SpecDiffersError{Key: key, Stored: Spec{Capacity: c, Rate: r}}
 }
-
-// ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
-var ErrNoSpec = errors.New("no capacity/rate known for this bucket")
-
-// ErrNoKey is wrapped beside ErrNoSpec when the bucket has no spec because its key does not
-// exist (a misspelt key?).
-var ErrNoKey = errors.New("no such key")
 
 func scriptErr(key string, err error) error {
 	msg := err.Error()

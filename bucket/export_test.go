@@ -13,5 +13,28 @@ func Queued(s *Store) int {
 // StoredRanges are the ranges of stored values the prelude must share: tokens, time (µs),
 // counters and the refill time of a spec (s).
 func StoredRanges() []float64 {
-	return []float64{maxTokens, maxTime, maxCounter, MaxRefill.Seconds()}
+	return []float64{maxTokens, maxTime, maxCounter, maxRefill.Seconds()}
 }
+
+// Internals the external tests check directly.
+var (
+	DetectGCRA      = detectGCRA
+	DetectHash      = detectHash
+	GCRALayouts     = gcraLayouts
+	GCRAState       = gcraState
+	HashTag         = hashTag
+	NumberOverflows = numberOverflows
+	TokensUsed      = tokensUsed
+)
+
+type (
+	GCRAFit     = gcraFit
+	GCRAReading = gcraReading
+	GCRAWrite   = gcraWrite
+)
+
+const (
+	NotGCRA   = notGCRA
+	MaybeGCRA = maybeGCRA
+	SureGCRA  = sureGCRA
+)

@@ -161,7 +161,7 @@ func (l Layout) GCRATokens(spec Spec, t TAT, now time.Time) (tokens float64, ahe
 	return math.Max(0, math.Min(spec.Capacity, spec.Capacity-d)), ahead
 }
 
-// GCRADecision is what the library answers to one request of cost at now, as its Go API
+// gcraAnswer is what the library answers to one request of cost at now, as its Go API
 // returns it; the exact level is GCRATokens. Where it differs from the exact answer:
 //
 //   - Remaining is the tokens left truncated to a whole number (both libraries).
@@ -170,7 +170,7 @@ func (l Layout) GCRATokens(spec Spec, t TAT, now time.Time) (tokens float64, ahe
 //     cost above capacity is denied with a finite RetryAfter although it never succeeds.
 //   - throttled denies a cost above capacity with Remaining = capacity, ResetAfter 0 and
 //     RetryAfter -1. Cost 0 is its peek: never denied, RetryAfter says when 1 token is there.
-type GCRADecision struct {
+type gcraAnswer struct {
 	Allowed    bool
 	Remaining  int
 	RetryAfter time.Duration
@@ -185,12 +185,12 @@ type GCRADecision struct {
 
 // GCRADecide computes the library's answer to a request of cost at now for the stored
 // TAT (nil: the key is missing), with the library's own arithmetic and rounding.
-func (l Layout) GCRADecide(spec Spec, stored *TAT, now time.Time, cost int) (GCRADecision, error) {
+func (l Layout) GCRADecide(spec Spec, stored *TAT, now time.Time, cost int) (gcraAnswer, error) {
 	if err := spec.Validate(); err != nil {
-		return GCRADecision{}, err
+		return gcraAnswer{}, err
 	}
 	if cost < 0 {
-		return GCRADecision{}, fmt.Errorf("%w: cost %d must be >= 0", ErrInvalid, cost)
+		return gcraAnswer{}, fmt.Errorf("%w: cost %d must be >= 0", ErrInvalid, cost)
 	}
 	switch l.Library {
 	case LibRedisRate:
@@ -198,12 +198,12 @@ func (l Layout) GCRADecide(spec Spec, stored *TAT, now time.Time, cost int) (GCR
 	case LibThrottled:
 		return decideThrottled(spec, stored, now, cost), nil
 	}
-	return GCRADecision{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
+	return gcraAnswer{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
 }
 
 // decideRedisRate is redis_rate's allowN script in Go, operation for operation in doubles.
 // float64() conversions keep the compiler from fusing multiply-adds.
-func (l Layout) decideRedisRate(spec Spec, stored *TAT, now time.Time, cost int) GCRADecision {
+func (l Layout) decideRedisRate(spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T := 1 / spec.Rate
 	nowS := luaNow(now, l.Epoch)
 	tat := nowS
@@ -218,9 +218,9 @@ func (l Layout) decideRedisRate(spec Spec, stored *TAT, now time.Time, cost int)
 	diff := float64(nowS - allowAt)
 	remaining := float64(diff / T)
 	if remaining < 0 {
-		return GCRADecision{RetryAfter: luaDuration(-diff), ResetAfter: luaDuration(tat - nowS)}
+		return gcraAnswer{RetryAfter: luaDuration(-diff), ResetAfter: luaDuration(tat - nowS)}
 	}
-	d := GCRADecision{Allowed: true, Remaining: int(remaining), RetryAfter: -1}
+	d := gcraAnswer{Allowed: true, Remaining: int(remaining), RetryAfter: -1}
 	resetAfter := float64(newTat - nowS)
 	d.ResetAfter = luaDuration(resetAfter)
 	if resetAfter > 0 {
@@ -249,7 +249,7 @@ func luaDuration(f float64) time.Duration {
 
 // decideThrottled is GCRARateLimiterCtx.RateLimitCtx (one attempt, no concurrent writer)
 // in Go, in integer nanoseconds.
-func decideThrottled(spec Spec, stored *TAT, now time.Time, cost int) GCRADecision {
+func decideThrottled(spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T := throttledInterval(spec.Rate)
 	dvt := int64(math.Round(spec.Capacity * float64(T)))
 	n := nowNanos(now)
@@ -264,7 +264,7 @@ func decideThrottled(spec Spec, stored *TAT, now time.Time, cost int) GCRADecisi
 	inc := q * T
 	base := max(tat, n)
 	newTat := base + inc
-	d := GCRADecision{Allowed: true, RetryAfter: -1}
+	d := gcraAnswer{Allowed: true, RetryAfter: -1}
 	var ttl int64
 	if diff := n - (newTat - dvt); diff < 0 {
 		if inc <= dvt {
@@ -294,8 +294,8 @@ func throttledTTL(ns int64) time.Duration {
 	return max(time.Second, time.Duration(ns)/time.Second*time.Second)
 }
 
-// GCRAWrite is what a reset writes to leave a level: SET key Value EX TTL, or a delete.
-type GCRAWrite struct {
+// gcraWrite is what a reset writes to leave a level: SET key Value EX TTL, or a delete.
+type gcraWrite struct {
 	// Delete: the level is a full bucket, which both libraries read from a missing key
 	// (neither stores a full bucket: a TTL of 0 is not a TTL).
 	Delete bool
@@ -309,18 +309,18 @@ type GCRAWrite struct {
 // to the layout's resolution towards more tokens (redis_rate: microseconds, so at most
 // 1 µs of refill more; throttled: nanoseconds), so the library allows exactly floor(tokens)
 // requests of cost 1 right after the write.
-func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (GCRAWrite, error) {
+func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, error) {
 	if err := spec.Validate(); err != nil {
-		return GCRAWrite{}, err
+		return gcraWrite{}, err
 	}
 	if !finite(tokens) || tokens < 0 || tokens > spec.Capacity {
-		return GCRAWrite{}, fmt.Errorf("%w: tokens %v: must be between 0 and the capacity %v", ErrInvalid, tokens, spec.Capacity)
+		return gcraWrite{}, fmt.Errorf("%w: tokens %v: must be between 0 and the capacity %v", ErrInvalid, tokens, spec.Capacity)
 	}
 	switch l.Library {
 	case LibRedisRate:
 		waitUs := int64(math.Floor((spec.Capacity - tokens) / spec.Rate * 1e6))
 		if waitUs <= 0 {
-			return GCRAWrite{Delete: true}, nil
+			return gcraWrite{Delete: true}, nil
 		}
 		// The decimal becomes the nearest double when read; when that rounds up, so that
 		// the library would see a hair less than tokens at now, step back one microsecond.
@@ -332,7 +332,7 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (GCRAWrite, 
 			}
 			t, err := l.ParseTAT(v)
 			if err != nil {
-				return GCRAWrite{}, err
+				return gcraWrite{}, err
 			}
 			if left, _ := l.GCRATokens(spec, t, now); left < tokens && waitUs > 1 {
 				us, waitUs = us-1, waitUs-1
@@ -340,7 +340,7 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (GCRAWrite, 
 			}
 			// EX ceil(TAT − now), computed in doubles as the library's script does.
 			ttl := max(time.Second, time.Duration(math.Ceil(float64(t.seconds-luaNow(now, l.Epoch))))*time.Second)
-			return GCRAWrite{Value: v, TAT: t, TTL: ttl}, nil
+			return gcraWrite{Value: v, TAT: t, TTL: ttl}, nil
 		}
 	case LibThrottled:
 		T := throttledInterval(spec.Rate)
@@ -351,10 +351,10 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (GCRAWrite, 
 			waitNs = int64(math.Floor(k * float64(T)))
 		}
 		if waitNs <= 0 {
-			return GCRAWrite{Delete: true}, nil
+			return gcraWrite{Delete: true}, nil
 		}
 		tat := nowNanos(now) + waitNs
-		return GCRAWrite{Value: strconv.FormatInt(tat, 10), TAT: TAT{Unix: tat}, TTL: throttledTTL(waitNs)}, nil
+		return gcraWrite{Value: strconv.FormatInt(tat, 10), TAT: TAT{Unix: tat}, TTL: throttledTTL(waitNs)}, nil
 	}
-	return GCRAWrite{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
+	return gcraWrite{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
 }

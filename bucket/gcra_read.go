@@ -6,29 +6,29 @@ import (
 	"time"
 )
 
-// GCRAFit says how well a stored string fits a gcra layout.
-type GCRAFit int
+// gcraFit says how well a stored string fits a gcra layout.
+type gcraFit int
 
 const (
-	// NotGCRA: the value cannot be a bucket of the layout: not a number in the library's
+	// notGCRA: the value cannot be a bucket of the layout: not a number in the library's
 	// form or range, no TTL, or a TTL the library could not have set for that TAT (see
 	// GCRAShape). It is never written or deleted as one, also under a rule or --layout.
-	NotGCRA GCRAFit = iota
-	// MaybeGCRA: a TAT of the right form with a TTL the library could have set, but the key
+	notGCRA gcraFit = iota
+	// maybeGCRA: a TAT of the right form with a TTL the library could have set, but the key
 	// is outside the library's key prefix, or its TTL outlasts the TAT by more than the
 	// library's own rounding (by at most gcraRuleSlack). Such a key is a bucket only through
 	// a rule or --layout.
-	MaybeGCRA
-	// SureGCRA: the right form and magnitude, the library's key prefix, and a TTL that
+	maybeGCRA
+	// sureGCRA: the right form and magnitude, the library's key prefix, and a TTL that
 	// matches the TAT the way the library sets it. Detected without a rule.
-	SureGCRA
+	sureGCRA
 )
 
-func (f GCRAFit) String() string {
+func (f gcraFit) String() string {
 	switch f {
-	case SureGCRA:
+	case sureGCRA:
 		return "sure"
-	case MaybeGCRA:
+	case maybeGCRA:
 		return "maybe"
 	}
 	return "no"
@@ -49,7 +49,7 @@ const gcraRuleSlack = time.Second
 // when they write it, and both then count down together: redis_rate sets EX ceil(TAT − now),
 // so TAT − now lies in (PTTL − 1 s, PTTL]; throttled sets floor(TAT − now) s, at least 1 s,
 // so it lies in (PTTL − 1 s, PTTL + 1 s). below adds gcraRuleSlack to that (a rule accepts
-// what detection calls MaybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the
+// what detection calls maybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the
 // same bounds, passed from here.
 func (l Layout) gcraTTLBounds() (below, above time.Duration) {
 	below, above = time.Second+gcraTTLSlack+gcraRuleSlack, gcraTTLSlack
@@ -62,37 +62,37 @@ func (l Layout) gcraTTLBounds() (below, above time.Duration) {
 // GCRAShape checks whether the string value at key, with its PTTL (-1: none), can be a
 // bucket of this gcra layout at now (the server's time), and says why not. The libraries
 // always set a TTL tied to the TAT (gcraTTLBounds), so a value without a TTL, or with one
-// the library could not have set for it, is NotGCRA whatever a rule says: a counter, a
+// the library could not have set for it, is notGCRA whatever a rule says: a counter, a
 // flag or a timestamp of another application is often a number of the library's form.
-func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) (GCRAFit, string) {
+func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
 	if l.Type != GCRA {
-		return NotGCRA, fmt.Sprintf("layout %s does not store GCRA buckets", l.Name)
+		return notGCRA, fmt.Sprintf("layout %s does not store GCRA buckets", l.Name)
 	}
 	t, err := l.ParseTAT(value)
 	if err != nil {
-		return NotGCRA, err.Error()
+		return notGCRA, err.Error()
 	}
 	if pttl < 0 {
-		return NotGCRA, fmt.Sprintf("a %s bucket always has a TTL; this string has none (a counter?)", l.Name)
+		return notGCRA, fmt.Sprintf("a %s bucket always has a TTL; this string has none (a counter?)", l.Name)
 	}
 	ahead := time.Duration(t.Unix - nowNanos(now))
 	below, above := l.gcraTTLBounds()
 	if ahead > pttl+above {
-		return NotGCRA, fmt.Sprintf("%s, beyond the key's TTL of %s; %s sets the TTL to the time until full (a timestamp?)",
+		return notGCRA, fmt.Sprintf("%s, beyond the key's TTL of %s; %s sets the TTL to the time until full (a timestamp?)",
 			tatFromNow(t, ahead), pttl, l.Library)
 	}
 	if ahead <= pttl-below {
-		return NotGCRA, fmt.Sprintf("%s, but the key's TTL is %s; %s sets the TTL to the time until full (a value with a TTL of its own?)",
+		return notGCRA, fmt.Sprintf("%s, but the key's TTL is %s; %s sets the TTL to the time until full (a value with a TTL of its own?)",
 			tatFromNow(t, ahead), pttl, l.Library)
 	}
 	if l.KeyPrefix != "" && !strings.HasPrefix(key, l.KeyPrefix) {
-		return MaybeGCRA, fmt.Sprintf("the key does not start with %s's prefix %q", l.Library, l.KeyPrefix)
+		return maybeGCRA, fmt.Sprintf("the key does not start with %s's prefix %q", l.Library, l.KeyPrefix)
 	}
 	if ahead <= pttl-time.Second-gcraTTLSlack {
-		return MaybeGCRA, fmt.Sprintf("%s, and the key's TTL of %s outlasts it by more than %s leaves",
+		return maybeGCRA, fmt.Sprintf("%s, and the key's TTL of %s outlasts it by more than %s leaves",
 			tatFromNow(t, ahead), pttl, l.Library)
 	}
-	return SureGCRA, ""
+	return sureGCRA, ""
 }
 
 // tatFromNow says where a TAT lies: "the TAT is 4.2s from now", or its date when it is far
@@ -104,33 +104,33 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 	return "the TAT is " + t.Time().UTC().Format(time.RFC3339)
 }
 
-// GCRALayouts are the gcra presets, in the order detection tries them.
-func GCRALayouts() []Layout { return []Layout{Presets["redis-rate"], Presets["throttled"]} }
+// gcraLayouts are the gcra presets, in the order detection tries them.
+func gcraLayouts() []Layout { return []Layout{Presets["redis-rate"], Presets["throttled"]} }
 
-// DetectGCRA finds the gcra preset a string value fits best. The magnitudes of the two
+// detectGCRA finds the gcra preset a string value fits best. The magnitudes of the two
 // libraries' numbers (seconds since 2017 below 2^32; Unix nanoseconds from 1e18) never
-// overlap, so at most one preset fits; fit is NotGCRA when none does, and MaybeGCRA means
+// overlap, so at most one preset fits; fit is notGCRA when none does, and maybeGCRA means
 // the value needs a rule to be read as that layout's bucket.
-func DetectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, GCRAFit, string) {
+func detectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, gcraFit, string) {
 	reasons := make([]string, 0, 2)
-	for _, l := range GCRALayouts() {
+	for _, l := range gcraLayouts() {
 		fit, why := l.GCRAShape(key, value, pttl, now)
-		if fit != NotGCRA {
+		if fit != notGCRA {
 			return l, fit, why
 		}
 		reasons = append(reasons, l.Name+": "+why)
 	}
-	return Layout{}, NotGCRA, strings.Join(reasons, "; ")
+	return Layout{}, notGCRA, strings.Join(reasons, "; ")
 }
 
-// GCRAReading is one gcra bucket as read: what bucket.State needs.
-type GCRAReading struct {
+// gcraReading is one gcra bucket as read: what bucket.State needs.
+type gcraReading struct {
 	// Exists is false for a missing key: a full bucket in both libraries.
 	Exists bool
 	// TAT is the stored theoretical arrival time (zero when missing).
 	TAT TAT
-	// Fit and Reason: how the value fits the layout (SureGCRA for a missing key).
-	Fit    GCRAFit
+	// Fit and Reason: how the value fits the layout (sureGCRA for a missing key).
+	Fit    gcraFit
 	Reason string
 	// Tokens is the level at now, clamped to [0, capacity] (only with a spec).
 	Tokens float64
@@ -143,31 +143,31 @@ type GCRAReading struct {
 
 // AheadOfServer reports whether the stored TAT is beyond anything the library could
 // have written with the server's clock and this spec.
-func (r GCRAReading) AheadOfServer() bool { return r.Ahead > 0 }
+func (r gcraReading) AheadOfServer() bool { return r.Ahead > 0 }
 
-// GCRAState reads one gcra bucket from its raw GET reply (exists false when GET returned
+// gcraState reads one gcra bucket from its raw GET reply (exists false when GET returned
 // nil) and PTTL at now, the server's time. A value that is not a bucket of the layout
-// comes back with Fit NotGCRA and the Reason; the error is for a layout or spec that is
+// comes back with Fit notGCRA and the Reason; the error is for a layout or spec that is
 // not valid.
-func GCRAState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (GCRAReading, error) {
+func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (gcraReading, error) {
 	if l.Type != GCRA {
-		return GCRAReading{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
+		return gcraReading{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
 	}
 	if err := l.Validate(); err != nil {
-		return GCRAReading{}, err
+		return gcraReading{}, err
 	}
 	if !spec.IsZero() {
 		if err := spec.Validate(); err != nil {
-			return GCRAReading{}, err
+			return gcraReading{}, err
 		}
 	}
-	r := GCRAReading{Exists: exists, TTL: pttl}
+	r := gcraReading{Exists: exists, TTL: pttl}
 	if !exists {
-		r.Fit, r.TTL, r.Tokens = SureGCRA, -2, spec.Capacity
+		r.Fit, r.TTL, r.Tokens = sureGCRA, -2, spec.Capacity
 		return r, nil
 	}
 	r.Fit, r.Reason = l.GCRAShape(key, value, pttl, now)
-	if r.Fit == NotGCRA {
+	if r.Fit == notGCRA {
 		return r, nil
 	}
 	r.TAT, _ = l.ParseTAT(value)

@@ -17,11 +17,11 @@ import (
 // carries forward exactly as the TAT does; Age is therefore 0.
 
 // classifyGCRA fills st from a string value that fits gcra layout l (GCRAShape is not
-// NotGCRA). detected says the layout was recognised without a rule.
+// notGCRA). detected says the layout was recognised without a rule.
 func classifyGCRA(st State, l Layout, t Target, value string, detected bool) State {
 	st.Layout, st.Detected = l, detected
 	st.Spec, st.SpecSource = t.Spec, t.Source
-	r, err := GCRAState(l, t.Spec, st.Key, value, true, st.TTL, time.UnixMicro(st.Now))
+	r, err := gcraState(l, t.Spec, st.Key, value, true, st.TTL, time.UnixMicro(st.Now))
 	if err != nil {
 		st.Problem = "corrupt: " + err.Error()
 		return st

@@ -110,7 +110,7 @@ func (s *Store) TrackHot(ctx context.Context, o HotOptions) (*HotTracker, error)
 		o.MaxKeys = 100000
 	}
 	t := &HotTracker{maxKeys: o.MaxKeys, counts: map[string]int64{}, start: time.Now()}
-	for _, l := range TwoKeyLayouts(o.Custom) {
+	for _, l := range twoKeyLayouts(o.Custom) {
 		t.suffixes = append(t.suffixes, l.TimeSuffix)
 	}
 	err := s.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {

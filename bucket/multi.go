@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -77,10 +76,6 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 	return m.Tiers[m.Denied], true
 }
 
-// ErrCrossSlot is returned by TakeAll for tiers whose keys a Redis Cluster (or Ring) would
-// place on different nodes, so no single script call can see them all.
-var ErrCrossSlot = errors.New("keys hash to different slots")
-
 var multiScript = LazyScript(scripts.MultiBucket)
 
 // TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
@@ -145,8 +140,8 @@ func (s *Store) checkSlots(keys []string) error {
 		same = func(a, b string) bool { return Slot(a) == Slot(b) }
 		name = func(k string) string { return "slot " + strconv.Itoa(Slot(k)) }
 	case *redis.Ring:
-		same = func(a, b string) bool { return HashTag(a) == HashTag(b) }
-		name = func(k string) string { return "shard key " + strconv.Quote(HashTag(k)) }
+		same = func(a, b string) bool { return hashTag(a) == hashTag(b) }
+		name = func(k string) string { return "shard key " + strconv.Quote(hashTag(k)) }
 	default:
 		return nil
 	}
@@ -236,11 +231,11 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 
 // Slot is the Redis Cluster hash slot of key (0..16383): CRC16 (XMODEM) of the key's hash
 // tag, or of the whole key when it has none, modulo 16384, as CLUSTER KEYSLOT computes it.
-func Slot(key string) int { return int(crc16(HashTag(key)) % 16384) }
+func Slot(key string) int { return int(crc16(hashTag(key)) % 16384) }
 
-// HashTag is the part of key that Redis Cluster hashes: the text between the first "{" and
+// hashTag is the part of key that Redis Cluster hashes: the text between the first "{" and
 // the first "}" after it when that is not empty, else the whole key.
-func HashTag(key string) string {
+func hashTag(key string) string {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			return key[i+1 : i+1+j]

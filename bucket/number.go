@@ -7,7 +7,7 @@ import (
 
 // The one number grammar of stored values (its Lua side is scripts/number.lua num(), used
 // by every script that reads a stored number; a table test runs both on the same strings):
-// an optional sign, digits, an optional fraction, an optional exponent, at most MaxNumberLen
+// an optional sign, digits, an optional fraction, an optional exponent, at most maxNumberLen
 // bytes, and finite. Nothing else: no spaces, hex, inf, nan, underscores, other digits.
 //
 //	number   = [ "+" | "-" ] ( digits [ "." [ digits ] ] | "." digits ) [ exponent ]
@@ -16,9 +16,9 @@ import (
 // A value of the grammar's form that overflows a float (1e999) is not a number of the
 // grammar either; the readers call such a value in a bucket's field corrupt, not foreign.
 
-// MaxNumberLen is the longest stored number: a string or field longer than this is not a
+// maxNumberLen is the longest stored number: a string or field longer than this is not a
 // bucket's number (and a read never transfers it).
-const MaxNumberLen = 64
+const maxNumberLen = 64
 
 // ParseNumber parses a stored number by the one grammar: ok is false for anything else,
 // overflow included.
@@ -48,7 +48,7 @@ func parseNumberForm(s string) (float64, bool) {
 
 // numberForm reports whether s has the grammar's form (see above), byte by byte.
 func numberForm(s string) bool {
-	if len(s) == 0 || len(s) > MaxNumberLen {
+	if len(s) == 0 || len(s) > maxNumberLen {
 		return false
 	}
 	i := 0
@@ -82,9 +82,9 @@ func numberForm(s string) bool {
 	return i == len(s)
 }
 
-// NumberOverflows reports whether s has the grammar's form but overflows a float (1e999):
+// numberOverflows reports whether s has the grammar's form but overflows a float (1e999):
 // in a bucket's field such a value makes the bucket corrupt rather than foreign.
-func NumberOverflows(s string) bool {
+func numberOverflows(s string) bool {
 	v, form := parseNumberForm(s)
 	return form && math.IsInf(v, 0)
 }

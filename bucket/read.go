@@ -35,7 +35,7 @@ type ReadCost struct {
 // readOpts say how to read and classify a batch of keys.
 type readOpts struct {
 	resolve Resolver
-	// pairLayouts are the two-key layouts a key may belong to (see TwoKeyLayouts).
+	// pairLayouts are the two-key layouts a key may belong to (see twoKeyLayouts).
 	pairLayouts []Layout
 	// scanned: keys come from SCAN. A key that vanished since is dropped, and so is the time
 	// key of a two-key bucket (it belongs to its bucket, which SCAN returns too).
@@ -223,13 +223,13 @@ func readEvalFor(mode int32) int32 {
 func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
 	switch mode {
 	case readRW:
-		return pipe.EvalSha(ctx, readScript().Hash(), keys, MaxBucketFields, MaxNumberLen)
+		return pipe.EvalSha(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
 	case readEval:
-		return pipe.EvalRO(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
+		return pipe.EvalRO(ctx, scripts.Read, keys, maxBucketFields, maxNumberLen)
 	case readEvalRW:
-		return pipe.Eval(ctx, scripts.Read, keys, MaxBucketFields, MaxNumberLen)
+		return pipe.Eval(ctx, scripts.Read, keys, maxBucketFields, maxNumberLen)
 	}
-	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, MaxBucketFields, MaxNumberLen)
+	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
 }
 
 func (s *Store) countRead(commands, roundTrips int64) {
@@ -307,7 +307,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		return err
 	}
 	for _, rf := range refs {
-		if v, err := rf.cmd.Result(); err == nil && len(v) <= MaxNumberLen {
+		if v, err := rf.cmd.Result(); err == nil && len(v) <= maxNumberLen {
 			reads[rf.i].pairVals[rf.j] = &v
 		}
 	}

@@ -68,18 +68,6 @@ func (o ResetOutcome) String() string {
 		"corrupt: left untouched", "a bare number with no layout declared: left untouched"}[o]
 }
 
-// ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
-var ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
-
-// ErrCorrupt is returned for a bucket whose stored values are corrupt (overflowing, a
-// negative counter, a spec out of range): it is never written or deleted.
-var ErrCorrupt = errors.New("corrupt bucket")
-
-// ErrUndeclared is returned for a write or delete of a lone bare number for which no layout
-// is declared (a rule in the config file, or --layout): deadlines, leases and counters are
-// bare numbers too, so its shape proves nothing.
-var ErrUndeclared = errors.New("a bare number is a bucket only where a layout is declared")
-
 var resetScript = LazyScript(scripts.Reset)
 
 // Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and

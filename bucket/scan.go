@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
+// twoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
 // layouts, one per time suffix.
-func TwoKeyLayouts(custom []Layout) []Layout {
+func twoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
 	seen := map[string]bool{}
 	for _, l := range append(presetList(), custom...) {
@@ -105,7 +105,7 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
-	sc.read = readOpts{resolve: o.Resolve, pairLayouts: TwoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
+	sc.read = readOpts{resolve: o.Resolve, pairLayouts: twoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
 	return sc, nil
 }
 
@@ -236,9 +236,6 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	}
 	return total, nil
 }
-
-// ErrStop, returned by a ScanStates callback, ends the scan without an error.
-var ErrStop = errors.New("stop scan")
 
 // ScanStates scans every master and hands each page's states to fn, in SCAN order. The
 // states of keys that are not buckets are handed on too (Problem set); callers filter.

@@ -16,9 +16,9 @@ import (
 // do not make a non-bucket a bucket. scripts/reset.lua applies the same rule inside the
 // script that changes the key.
 
-// MaxBucketFields is the most fields any bucket hash holds (the native layout's six). A read
+// maxBucketFields is the most fields any bucket hash holds (the native layout's six). A read
 // fetches the fields of no larger hash, so an application's big hash costs one HLEN.
-const MaxBucketFields = 6
+const maxBucketFields = 6
 
 // fieldSet is the field names of a hash layout: required, and optional (the native counters).
 func (l Layout) fieldSet() (required, optional []string) {
@@ -82,8 +82,8 @@ func limitList(names []string, n int) string {
 // native and go-bench (tokens/ts), which the native spec fields tell apart.
 var detectOrder = []string{"native", "go-bench", "spring", "multi-tier", "express"}
 
-// DetectHash returns the preset whose exact shape the hash has.
-func DetectHash(fields map[string]string) (Layout, bool) {
+// detectHash returns the preset whose exact shape the hash has.
+func detectHash(fields map[string]string) (Layout, bool) {
 	for _, name := range detectOrder {
 		l := Presets[name]
 		if ok, _ := l.hashFits(fields); !ok {
@@ -106,7 +106,7 @@ func Detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout
 			return Presets["webman"], true
 		}
 	case "hash":
-		return DetectHash(fields)
+		return detectHash(fields)
 	}
 	return Layout{}, false
 }

@@ -6,7 +6,6 @@
 package bucket
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -21,15 +20,12 @@ type Spec struct {
 // IsZero reports whether the spec is unset (take it from the bucket).
 func (s Spec) IsZero() bool { return s.Capacity == 0 && s.Rate == 0 }
 
-// MaxCapacity is the largest valid capacity: below 2^53, so a level counts single tokens.
-const MaxCapacity = 1e15
+// maxCapacity is the largest valid capacity: below 2^53, so a level counts single tokens.
+const maxCapacity = 1e15
 
-// MaxRefill is the longest a valid spec may take to refill from empty: every TTL and wait
+// maxRefill is the longest a valid spec may take to refill from empty: every TTL and wait
 // bucketctl computes stays finite and fits Redis's PEXPIRE.
-const MaxRefill = 100 * 365 * 24 * time.Hour
-
-// ErrInvalid marks arguments that can never be valid (bad capacity, rate or cost).
-var ErrInvalid = errors.New("invalid argument")
+const maxRefill = 100 * 365 * 24 * time.Hour
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
@@ -41,10 +37,10 @@ func (s Spec) Validate() error {
 	if !finite(s.Rate) || s.Rate <= 0 {
 		return fmt.Errorf("%w: rate %v: must be a positive finite number of tokens per second", ErrInvalid, s.Rate)
 	}
-	if s.Capacity > MaxCapacity {
-		return fmt.Errorf("%w: capacity %v: at most %v tokens (beyond that a float no longer counts single tokens)", ErrInvalid, s.Capacity, MaxCapacity)
+	if s.Capacity > maxCapacity {
+		return fmt.Errorf("%w: capacity %v: at most %v tokens (beyond that a float no longer counts single tokens)", ErrInvalid, s.Capacity, maxCapacity)
 	}
-	if s.Capacity/s.Rate > MaxRefill.Seconds() {
+	if s.Capacity/s.Rate > maxRefill.Seconds() {
 		return fmt.Errorf("%w: capacity %v at rate %v/s takes longer than 100 years to refill: raise the rate", ErrInvalid, s.Capacity, s.Rate)
 	}
 	return nil

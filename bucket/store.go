@@ -62,7 +62,7 @@ func WithStoredSpec() Option { return func(s *Store) { s.keep = true } }
 
 // NewStore returns a Store over rdb.
 func NewStore(rdb Client, opts ...Option) *Store {
-	s := &Store{rdb: rdb, co: &coalescer{lanes: DefaultLanes}}
+	s := &Store{rdb: rdb, co: &coalescer{lanes: defaultLanes}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -14,7 +14,7 @@ import (
 
 // Examples of valid values, for error messages.
 const (
-	RateExample     = "5, 5/s, 300/m or 0.5/h"
+	rateExample     = "5, 5/s, 300/m or 0.5/h"
 	DurationExample = "3s, 500ms or 1m30s"
 	AmountExample   = "10, 2.5, 1,000, 10k or 1e6"
 )
@@ -50,14 +50,14 @@ func ParseRate(s string) (float64, error) {
 	num, unit, per := strings.Cut(strings.TrimSpace(s), "/")
 	v, ok := parseNumber(strings.TrimSpace(num))
 	if !ok {
-		return 0, errors.New("not a rate; write it as " + RateExample)
+		return 0, errors.New("not a rate; write it as " + rateExample)
 	}
 	if !per {
 		return v, nil
 	}
 	sec := rateUnit(strings.TrimSpace(unit))
 	if sec == 0 {
-		return 0, errors.New("unknown unit /" + strings.TrimSpace(unit) + "; write it as " + RateExample)
+		return 0, errors.New("unknown unit /" + strings.TrimSpace(unit) + "; write it as " + rateExample)
 	}
 	return v / sec, nil
 }
