@@ -35,7 +35,7 @@ type ReadCost struct {
 // readOpts say how to read and classify a batch of keys.
 type readOpts struct {
 	resolve Resolver
-	// pairLayouts are the two-key layouts a key may belong to (see twoKeyLayouts).
+	// pairLayouts are the two-key layouts a key may belong to (see TwoKeyLayouts).
 	pairLayouts []Layout
 	// scanned: keys come from SCAN. A key that vanished since is dropped, and so is the time
 	// key of a two-key bucket (it belongs to its bucket, which SCAN returns too).

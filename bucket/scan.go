@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// twoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
+// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
 // layouts, one per time suffix.
-func twoKeyLayouts(custom []Layout) []Layout {
+func TwoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
 	seen := map[string]bool{}
 	for _, l := range append(presetList(), custom...) {
@@ -105,7 +105,7 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
-	sc.read = readOpts{resolve: o.Resolve, pairLayouts: twoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
+	sc.read = readOpts{resolve: o.Resolve, pairLayouts: TwoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
 	return sc, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -74,8 +75,8 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	q := bucket.HotQuery{For: opts.For, Limit: opts.Limit, Resolve: resolve,
-		HotOptions: bucket.HotOptions{Custom: cfg.CustomLayouts()}}
+	q := hot.Query{For: opts.For, Limit: opts.Limit, Resolve: resolve,
+		Options: hot.Options{Custom: cfg.CustomLayouts()}}
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}
@@ -84,7 +85,7 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	}
 	prog := newProgress(f.IO)
 	prog.show("following writes for %s (client tracking)...", format.Duration(opts.For))
-	rep, err := st.HotBuckets(ctx, q)
+	rep, err := hot.Buckets(ctx, st, q)
 	prog.clear()
 	if err != nil {
 		return err
@@ -118,7 +119,7 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 
 func hotRate(v float64) string { return format.PerSecond(v) }
 
-func hotRow(b bucket.HotBucket, node func(string) string) []string {
+func hotRow(b hot.Bucket, node func(string) string) []string {
 	s := b.State
 	rate, denied := hotRate(b.PerSecond), "-"
 	if b.Counted {
@@ -143,7 +144,7 @@ func hotRow(b bucket.HotBucket, node func(string) string) []string {
 	return cells
 }
 
-func hotView(b bucket.HotBucket, rep bucket.HotReport, node func(string) string) HotView {
+func hotView(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
 	v := HotView{StateView: stateViewNode(b.State, node), DecisionsPerSec: format.JSONRate(b.PerSecond),
 		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: format.JSONMS(rep.Observed)}
 	if b.Counted {

@@ -76,7 +76,7 @@ func checkHotViews(t *testing.T, views []HotView, hot, web string) {
 		t.Errorf("webman bucket: %+v", w)
 	}
 	for _, v := range views {
-		if v.RankedBy != bucket.HotSourceTracking || v.Problem != "" {
+		if v.RankedBy != "client-tracking" || v.Problem != "" {
 			t.Errorf("row %+v", v)
 		}
 	}

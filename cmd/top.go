@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -192,7 +193,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	}
 	connect.CountCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
-	hot := topHot{notBucket: map[string]bool{}, match: p.Match, opts: bucket.HotOptions{Custom: p.Custom}}
+	hot := topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
 	if pre := globPrefix(p.Match); pre != "" {
 		hot.opts.Prefixes = []string{pre}
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 )
 
-// top's hot buckets: a bucket.HotTracker follows writes (client tracking) from the first
+// top's hot buckets: a hot.Tracker follows writes (client tracking) from the first
 // refresh on, and every refresh hands the keys written most since the last one to the
 // watchlist, which reads them whatever its scan has reached. They come first, marked.
 
@@ -21,11 +22,11 @@ const (
 )
 
 type topHot struct {
-	tracker   *bucket.HotTracker
+	tracker   *hot.Tracker
 	note      string // why hot buckets are unavailable
 	notBucket map[string]bool
 	rates     map[string]float64 // writes/s of the keys handed to the watchlist
-	opts      bucket.HotOptions
+	opts      hot.Options
 	match     string
 }
 
@@ -41,8 +42,8 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 		h.tracker = nil
 	}
 	if h.tracker == nil {
-		t, err := st.TrackHot(ctx, h.opts)
-		var he *bucket.HotUnsupportedError
+		t, err := hot.Track(ctx, st, h.opts)
+		var he *hot.UnsupportedError
 		switch {
 		case errors.As(err, &he):
 			h.note = he.Error()

@@ -1,14 +1,16 @@
-package bucket
+package hot
 
 import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// HotBucket is a bucket written during an observation, with how busy it was.
-type HotBucket struct {
-	State State
+// Bucket is a bucket written during an observation, with how busy it was.
+type Bucket struct {
+	State bucket.State
 	// Writes is the writes seen to the bucket (client tracking names a key once per
 	// event-loop iteration, so a lower bound of the writes made).
 	Writes int64
@@ -20,10 +22,10 @@ type HotBucket struct {
 	Counted         bool
 }
 
-// HotReport is what an observation found.
-type HotReport struct {
-	Buckets []HotBucket
-	// Source names what ranked the keys (HotSourceTracking).
+// Report is what an observation found.
+type Report struct {
+	Buckets []Bucket
+	// Source names what ranked the keys (SourceTracking).
 	Source string
 	// Observed is how long writes were followed; Masters how many masters.
 	Observed time.Duration
@@ -35,30 +37,30 @@ type HotReport struct {
 	Reads int64
 }
 
-// HotQuery says what to observe.
-type HotQuery struct {
-	HotOptions
+// Query says what to observe.
+type Query struct {
+	Options
 	// For is how long to observe (default 1.5 s).
 	For time.Duration
 	// Limit is the most buckets returned (default 20).
 	Limit int
 	// Resolve gives each key's layout and spec (nil: detect).
-	Resolve Resolver
+	Resolve bucket.Resolver
 }
 
 // HotBuckets follows writes for q.For and returns the buckets written most, busiest first.
 // A quarter into the observation (at most 1 s in) the busiest keys so far are read once, so
 // that native buckets' decisions and denials per second come from their counters; at the end
 // the busiest keys are read again, and keys that are not buckets are left out.
-func (s *Store) HotBuckets(ctx context.Context, q HotQuery) (HotReport, error) {
+func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 	if q.For <= 0 {
 		q.For = 1500 * time.Millisecond
 	}
 	if q.Limit <= 0 {
 		q.Limit = 20
 	}
-	rep := HotReport{Source: HotSourceTracking}
-	t, err := s.TrackHot(ctx, q.HotOptions)
+	rep := Report{Source: SourceTracking}
+	t, err := Track(ctx, s, q.Options)
 	if err != nil {
 		return rep, err
 	}
@@ -67,7 +69,7 @@ func (s *Store) HotBuckets(ctx context.Context, q HotQuery) (HotReport, error) {
 	candidates := min(3*q.Limit, 300)
 	notBucket := map[string]bool{}
 	skip := func(k string) bool { return notBucket[k] }
-	read := func(keys []HotCount) (map[string]State, error) {
+	read := func(keys []Count) (map[string]bucket.State, error) {
 		names := make([]string, len(keys))
 		for i, k := range keys {
 			names[i] = k.Key
@@ -77,7 +79,7 @@ func (s *Store) HotBuckets(ctx context.Context, q HotQuery) (HotReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make(map[string]State, len(states))
+		out := make(map[string]bucket.State, len(states))
 		for _, st := range states {
 			if st.Exists && st.Problem == "" {
 				out[st.Key] = st
@@ -125,7 +127,7 @@ func (s *Store) HotBuckets(ctx context.Context, q HotQuery) (HotReport, error) {
 		if !ok {
 			continue
 		}
-		b := HotBucket{State: st, Writes: c.Writes, PerSecond: float64(c.Writes) / secs}
+		b := Bucket{State: st, Writes: c.Writes, PerSecond: float64(c.Writes) / secs}
 		if p, ok := first[c.Key]; ok && st.Layout.Native && st.Now > p.Now &&
 			st.Allowed+st.Denied >= p.Allowed+p.Denied {
 			dt := float64(st.Now-p.Now) / 1e6

@@ -1,4 +1,4 @@
-package bucket_test
+package hot_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -66,9 +67,9 @@ func hotKeyspace(t *testing.T, c bucket.Client, hotKey, webKey, counter, session
 	})
 }
 
-func checkHot(t *testing.T, rep bucket.HotReport, hotKey, webKey string) {
+func checkHot(t *testing.T, rep hot.Report, hotKey, webKey string) {
 	t.Helper()
-	if rep.Source != bucket.HotSourceTracking {
+	if rep.Source != hot.SourceTracking {
 		t.Errorf("source %q", rep.Source)
 	}
 	pos := map[string]int{}
@@ -105,7 +106,7 @@ func TestHotBucketsStandalone(t *testing.T) {
 	c := srv.Client(t)
 	hotKeyspace(t, c, "rl:hot", "rl:web", "page:views", "session:9")
 	st := bucket.NewStore(c)
-	rep, err := st.HotBuckets(context.Background(), bucket.HotQuery{For: 600 * time.Millisecond, Limit: 5})
+	rep, err := hot.Buckets(context.Background(), st, hot.Query{For: 600 * time.Millisecond, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +138,8 @@ func TestHotBucketsPrefixes(t *testing.T) {
 	c := srv.Client(t)
 	hotKeyspace(t, c, "rl:hot", "rl:web", "page:views", "session:9")
 	st := bucket.NewStore(c)
-	rep, err := st.HotBuckets(context.Background(), bucket.HotQuery{For: 600 * time.Millisecond, Limit: 5,
-		HotOptions: bucket.HotOptions{Prefixes: []string{"rl:"}}})
+	rep, err := hot.Buckets(context.Background(), st, hot.Query{For: 600 * time.Millisecond, Limit: 5,
+		Options: hot.Options{Prefixes: []string{"rl:"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,18 +151,18 @@ func TestHotBucketsPrefixes(t *testing.T) {
 func TestHotBucketsCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	c := cl.Client(t)
-	hot := cl.KeyOnMaster(0, "rl:hot:")
+	hotKey := cl.KeyOnMaster(0, "rl:hot:")
 	web := "{" + cl.KeyOnMaster(2, "rl:web:") + "}"
-	hotKeyspace(t, c, hot, web, cl.KeyOnMaster(1, "views:"), cl.KeyOnMaster(2, "session:"))
+	hotKeyspace(t, c, hotKey, web, cl.KeyOnMaster(1, "views:"), cl.KeyOnMaster(2, "session:"))
 	st := bucket.NewStore(c)
-	rep, err := st.HotBuckets(context.Background(), bucket.HotQuery{For: 700 * time.Millisecond, Limit: 5})
+	rep, err := hot.Buckets(context.Background(), st, hot.Query{For: 700 * time.Millisecond, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Masters != 3 {
 		t.Errorf("masters %d, want 3", rep.Masters)
 	}
-	checkHot(t, rep, hot, web)
+	checkHot(t, rep, hotKey, web)
 }
 
 func TestHotBucketsNoPermission(t *testing.T) {
@@ -170,8 +171,8 @@ func TestHotBucketsNoPermission(t *testing.T) {
 	opt.Username, opt.Password = "ops", "ops-pass"
 	c := redis.NewClient(opt)
 	defer c.Close()
-	_, err := bucket.NewStore(c).HotBuckets(context.Background(), bucket.HotQuery{For: 200 * time.Millisecond})
-	var he *bucket.HotUnsupportedError
+	_, err := hot.Buckets(context.Background(), bucket.NewStore(c), hot.Query{For: 200 * time.Millisecond})
+	var he *hot.UnsupportedError
 	if !errors.As(err, &he) || !he.NoPerm {
 		t.Fatalf("want a HotUnsupportedError (NOPERM), got %v", err)
 	}

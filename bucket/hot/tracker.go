@@ -1,4 +1,4 @@
-package bucket
+package hot
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Hot keys without configuring the server: server-assisted client tracking in broadcast
@@ -26,22 +28,22 @@ import (
 // are writes seen, a lower bound of writes made: they rank keys; the native counters give
 // the decisions per second (see HotBuckets).
 
-// HotSourceTracking names the ranking's source: client tracking's invalidations.
-const HotSourceTracking = "client-tracking"
+// SourceTracking names the ranking's source: client tracking's invalidations.
+const SourceTracking = "client-tracking"
 
 // invalidateChannel is the channel a RESP2 redirect target receives invalidations on.
 const invalidateChannel = "__redis__:invalidate"
 
-// HotUnsupportedError says the server cannot report written keys: a Redis older than 6
+// UnsupportedError says the server cannot report written keys: a Redis older than 6
 // (no client tracking) or a user whose ACL refuses CLIENT or SUBSCRIBE.
-type HotUnsupportedError struct {
+type UnsupportedError struct {
 	Addr string
 	// NoPerm: the ACL refused a command (else the server has no client tracking).
 	NoPerm bool
 	Err    error
 }
 
-func (e *HotUnsupportedError) Error() string {
+func (e *UnsupportedError) Error() string {
 	if e.NoPerm {
 		return fmt.Sprintf("the user may not follow writes on %s (%s): grant it +client|id +client|tracking +subscribe and &%s, or use 'bucketctl top' (it scans)",
 			e.Addr, firstLine(e.Err), invalidateChannel)
@@ -50,7 +52,7 @@ func (e *HotUnsupportedError) Error() string {
 		e.Addr, firstLine(e.Err))
 }
 
-func (e *HotUnsupportedError) Unwrap() error { return e.Err }
+func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 func firstLine(err error) string {
 	s := err.Error()
@@ -60,21 +62,21 @@ func firstLine(err error) string {
 	return s
 }
 
-// HotOptions say what a HotTracker follows.
-type HotOptions struct {
+// Options say what a Tracker follows.
+type Options struct {
 	// Prefixes limit tracking to keys starting with one of them (BCAST PREFIX); none: every
 	// key. The server's cost grows with the keys written under them, not with the keyspace.
 	Prefixes []string
 	// Custom are the config file's layouts: their time keys count for their buckets.
-	Custom []Layout
+	Custom []bucket.Layout
 	// MaxKeys bounds the distinct keys counted (default 100,000): past it, the keys seen
 	// least are dropped, so memory is bounded whatever the write traffic.
 	MaxKeys int
 }
 
-// HotTracker counts the writes each key receives, on every master, from its start until
+// Tracker counts the writes each key receives, on every master, from its start until
 // Close. It is safe for concurrent use.
-type HotTracker struct {
+type Tracker struct {
 	nodes    []*hotNode
 	suffixes []string
 	maxKeys  int
@@ -98,19 +100,19 @@ type hotNode struct {
 	conn *redis.Conn
 }
 
-// HotCount is a key and the writes seen to it.
-type HotCount struct {
+// Count is a key and the writes seen to it.
+type Count struct {
 	Key    string
 	Writes int64
 }
 
 // TrackHot starts following writes on every master. Close it when done.
-func (s *Store) TrackHot(ctx context.Context, o HotOptions) (*HotTracker, error) {
+func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 	if o.MaxKeys <= 0 {
 		o.MaxKeys = 100000
 	}
-	t := &HotTracker{maxKeys: o.MaxKeys, counts: map[string]int64{}, start: time.Now()}
-	for _, l := range twoKeyLayouts(o.Custom) {
+	t := &Tracker{maxKeys: o.MaxKeys, counts: map[string]int64{}, start: time.Now()}
+	for _, l := range bucket.TwoKeyLayouts(o.Custom) {
 		t.suffixes = append(t.suffixes, l.TimeSuffix)
 	}
 	err := s.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
@@ -188,10 +190,10 @@ func hotErr(addr string, err error) error {
 		msg := err.Error()
 		switch {
 		case strings.HasPrefix(msg, "NOPERM"):
-			return &HotUnsupportedError{Addr: addr, NoPerm: true, Err: err}
+			return &UnsupportedError{Addr: addr, NoPerm: true, Err: err}
 		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command") ||
 			strings.HasPrefix(msg, "ERR Syntax error, try CLIENT"): // Redis 4 has no CLIENT ID
-			return &HotUnsupportedError{Addr: addr, Err: err}
+			return &UnsupportedError{Addr: addr, Err: err}
 		}
 	}
 	var ne net.Error
@@ -217,7 +219,7 @@ func (n *hotNode) close() {
 }
 
 // receive counts n's invalidations until Close.
-func (t *HotTracker) receive(n *hotNode) {
+func (t *Tracker) receive(n *hotNode) {
 	defer t.wg.Done()
 	ctx := context.Background()
 	seen := map[string]bool{}
@@ -267,7 +269,7 @@ func (t *HotTracker) receive(n *hotNode) {
 }
 
 // fold maps a two-key bucket's time key to its bucket.
-func (t *HotTracker) fold(k string) string {
+func (t *Tracker) fold(k string) string {
 	for _, sfx := range t.suffixes {
 		if len(k) > len(sfx) && strings.HasSuffix(k, sfx) {
 			return k[:len(k)-len(sfx)]
@@ -277,7 +279,7 @@ func (t *HotTracker) fold(k string) string {
 }
 
 // shrink drops the keys seen least until at most half of MaxKeys are left (t.mu held).
-func (t *HotTracker) shrink() {
+func (t *Tracker) shrink() {
 	for len(t.counts) > t.maxKeys/2 {
 		t.floor++
 		for k, c := range t.counts {
@@ -290,12 +292,12 @@ func (t *HotTracker) shrink() {
 
 // Top returns the n keys written most since the start (or the last Reset), most first,
 // leaving out the keys skip says to.
-func (t *HotTracker) Top(n int, skip func(string) bool) []HotCount {
+func (t *Tracker) Top(n int, skip func(string) bool) []Count {
 	t.mu.Lock()
-	out := make([]HotCount, 0, len(t.counts))
+	out := make([]Count, 0, len(t.counts))
 	for k, c := range t.counts {
 		if skip == nil || !skip(k) {
-			out = append(out, HotCount{Key: k, Writes: c})
+			out = append(out, Count{Key: k, Writes: c})
 		}
 	}
 	t.mu.Unlock()
@@ -309,7 +311,7 @@ func (t *HotTracker) Top(n int, skip func(string) bool) []HotCount {
 }
 
 // Reset starts counting afresh and returns how long the counts it drops covered.
-func (t *HotTracker) Reset() time.Duration {
+func (t *Tracker) Reset() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d := time.Since(t.start)
@@ -319,28 +321,28 @@ func (t *HotTracker) Reset() time.Duration {
 }
 
 // Since is how long the current counts cover.
-func (t *HotTracker) Since() time.Duration {
+func (t *Tracker) Since() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return time.Since(t.start)
 }
 
 // Err is the error that stopped following a master, if any: its counts are incomplete.
-func (t *HotTracker) Err() error {
+func (t *Tracker) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
 }
 
 // Masters is how many masters are followed; Messages the invalidation messages received.
-func (t *HotTracker) Masters() int      { return len(t.nodes) }
-func (t *HotTracker) Messages() int64   { return t.messages.Load() }
-func (t *HotTracker) Keys() int64       { return t.keys.Load() }
-func (t *HotTracker) Approximate() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.floor > 0 }
+func (t *Tracker) Masters() int      { return len(t.nodes) }
+func (t *Tracker) Messages() int64   { return t.messages.Load() }
+func (t *Tracker) Keys() int64       { return t.keys.Load() }
+func (t *Tracker) Approximate() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.floor > 0 }
 
 // Close ends the tracking (closing the connections ends it on the server) and waits for the
 // receivers.
-func (t *HotTracker) Close() {
+func (t *Tracker) Close() {
 	if t == nil || t.closed.Swap(true) {
 		return
 	}
