@@ -47,6 +47,7 @@ bench: deps
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem; \
 	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; } | $(GO) run ./scripts/bench/benchtable
 	N1=$${N1:-50000} N16=$${N16:-200000} scripts/bench/load-vs-redis-benchmark.sh
+	scripts/bench/startup.sh
 
 clean:
 	rm -rf bin dist dist-gen
