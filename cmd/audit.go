@@ -14,6 +14,7 @@ import (
 
 // AuditOptions are the options of audit.
 type AuditOptions struct {
+	Env
 	Match   string
 	Limit   int
 	FailOn  string
@@ -62,10 +63,7 @@ or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
 			if opts.Depth < 0 || opts.Samples < 0 {
 				return usagef("--depth and --samples must be >= 0")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return auditRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, auditRun)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to audit")
@@ -87,20 +85,12 @@ func findingsHelp() string {
 	return b.String()
 }
 
-func auditRun(cmd *cobra.Command, f *Factory, opts *AuditOptions) error {
-	if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML); err != nil {
-		return err
-	}
-	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+func auditRun(opts *AuditOptions) error {
+	rd, err := opts.reading(&opts.Spec, opts.Output, FormatTable, FormatJSON, FormatYAML)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
-	if err != nil {
-		return err
-	}
-	run.limit, run.all = opts.Limit, true
+	ctx, st, run := opts.Ctx, rd.st, rd.scan(opts.Match, opts.Limit, true)
 	samples := opts.Samples
 	if samples == 0 {
 		samples = -1 // no MEMORY USAGE at all
@@ -113,22 +103,22 @@ func auditRun(cmd *cobra.Command, f *Factory, opts *AuditOptions) error {
 	rep := aud.Report()
 	view := auditView(rep, run.stats, run.truncated)
 	if isData(opts.Output) {
-		err = writeData(f.IO.Out, opts.Output, view)
+		err = writeData(opts.IO.Out, opts.Output, view)
 	} else {
-		err = printAudit(f.IO, view)
+		err = printAudit(opts.IO, view)
 	}
 	if err != nil {
 		return err
 	}
 	if rep.NoMemory != "" {
-		fmt.Fprintf(f.IO.ErrOut, "note: %s\n", rep.NoMemory)
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", rep.NoMemory)
 	}
 	if run.truncated {
-		fmt.Fprintf(f.IO.ErrOut, "note: stopped at --limit %d buckets: the audit covers part of the keyspace\n", opts.Limit)
+		fmt.Fprintf(opts.IO.ErrOut, "note: stopped at --limit %d buckets: the audit covers part of the keyspace\n", opts.Limit)
 	}
 	if opts.FailOn != "none" && opts.FailOn != "" {
 		if n := failing(rep, bucket.Severity(opts.FailOn)); n > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "bucketctl: audit: %d finding kind(s) at or above %s (exit %d)\n", n, opts.FailOn, ExitFindings)
+			fmt.Fprintf(opts.IO.ErrOut, "bucketctl: audit: %d finding kind(s) at or above %s (exit %d)\n", n, opts.FailOn, ExitFindings)
 			return &SilentError{Code: ExitFindings}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 // DecideOptions are the options of consume and check.
 type DecideOptions struct {
+	Env
 	Key    string
 	Spec   SpecFlags
 	Output string
@@ -83,10 +84,7 @@ func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF fun
 	cmd.ValidArgsFunction = completeKeys(f)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		opts.Key = args[0]
-		if runF != nil {
-			return runF(opts)
-		}
-		return decideRun(cmd, f, opts)
+		return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, decideRun)
 	}
 	opts.register(cmd, f)
 	return cmd
@@ -102,11 +100,12 @@ func exactKey(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
+func decideRun(opts *DecideOptions) error {
 	if err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	resolve, err := f.resolver(cmd, &opts.Spec)
+	f := opts.src
+	resolve, err := f.resolver(&opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -114,7 +113,7 @@ func decideRun(cmd *cobra.Command, f *Factory, opts *DecideOptions) error {
 	if !opts.peek && t.Layout != nil && !t.Layout.Native {
 		return usagef("consume decides with the native script only; %q uses layout %s (use check, inspect or reset)", opts.Key, t.Layout.Name)
 	}
-	ctx := cmd.Context()
+	ctx := opts.Ctx
 	st, err := f.Store(ctx)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 // InspectOptions are the options of inspect.
 type InspectOptions struct {
+	Env
 	Keys   []string
 	Match  string
 	Limit  int
@@ -81,10 +82,7 @@ adds a NODE column.`,
 				return err
 			}
 			opts.Limit = limit
-			if runF != nil {
-				return runF(opts)
-			}
-			return inspectRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, inspectRun)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "", "inspect every key matching this Redis glob pattern (SCAN, never KEYS)")
@@ -95,28 +93,17 @@ adds a NODE column.`,
 	return cmd
 }
 
-func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
-	if err := checkFormat(opts.Output, stateFormats...); err != nil {
-		return err
-	}
-	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+func inspectRun(opts *InspectOptions) error {
+	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	node, err := stateNodes(ctx, f, opts.Output)
-	if err != nil {
-		return err
-	}
-	out := newRecordStream(f.IO, opts.Output, withNode(node, inspectHeader...)...)
+	f, ctx, node := opts.src, opts.Ctx, sr.node
+	out := newRecordStream(opts.IO, opts.Output, withNode(node, inspectHeader...)...)
 	var notes inspectNotes
 	emit := stateWriter(out, node, inspectRow, notes.see)
 	if opts.Match == "" {
-		cfg, err := f.Config()
-		if err != nil {
-			return err
-		}
-		states, err := st.InspectWith(ctx, opts.Keys, resolve, cfg.CustomLayouts())
+		states, err := sr.st.InspectWith(ctx, opts.Keys, sr.resolve, sr.custom)
 		if err != nil {
 			return err
 		}
@@ -139,11 +126,7 @@ func inspectRun(cmd *cobra.Command, f *Factory, opts *InspectOptions) error {
 		}
 		return missingErr(states)
 	}
-	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
-	if err != nil {
-		return err
-	}
-	run.limit, run.all = opts.Limit, opts.All
+	run := sr.scan(opts.Match, opts.Limit, opts.All)
 	err = run.run(ctx, emit)
 	if cerr := out.close(); err == nil {
 		err = cerr

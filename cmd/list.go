@@ -12,6 +12,7 @@ import (
 
 // ListOptions are the options of list.
 type ListOptions struct {
+	Env
 	Match  string
 	Limit  int
 	All    bool
@@ -77,13 +78,11 @@ are not buckets are left out; a two-key bucket's time key counts for its bucket.
 			if opts.Hot && !cmd.Flags().Changed("limit") {
 				opts.Limit = defaultHotLimit
 			}
-			if runF != nil {
-				return runF(opts)
-			}
+			run := listRun
 			if opts.Hot {
-				return listHotRun(cmd, f, opts)
+				run = listHotRun
 			}
-			return listRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to list")
@@ -96,27 +95,15 @@ are not buckets are left out; a two-key bucket's time key counts for its bucket.
 	return cmd
 }
 
-func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
-	if err := checkFormat(opts.Output, stateFormats...); err != nil {
-		return err
-	}
-	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+func listRun(opts *ListOptions) error {
+	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	node, err := stateNodes(ctx, f, opts.Output)
-	if err != nil {
-		return err
-	}
-	run, err := newScanRun(ctx, f, st, opts.Match, resolve)
-	if err != nil {
-		return err
-	}
-	run.limit, run.all = opts.Limit, opts.All
-	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
+	node, run := sr.node, sr.scan(opts.Match, opts.Limit, opts.All)
+	out := newRecordStream(opts.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
-	err = run.run(ctx, stateWriter(out, node, listRow, func(s bucket.State) {
+	err = run.run(opts.Ctx, stateWriter(out, node, listRow, func(s bucket.State) {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
 			noTTL++
 		}
@@ -129,7 +116,7 @@ func listRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	}
 	run.notes(opts.Match)
 	if noTTL > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", format.Count(int64(noTTL)))
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", format.Count(int64(noTTL)))
 	}
 	return nil
 }

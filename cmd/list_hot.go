@@ -58,25 +58,14 @@ func globPrefix(pattern string) string {
 	return pattern
 }
 
-func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
-	if err := checkFormat(opts.Output, stateFormats...); err != nil {
-		return err
-	}
-	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+func listHotRun(opts *ListOptions) error {
+	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
 	if err != nil {
 		return err
 	}
-	cfg, err := f.Config()
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
-	node, err := stateNodes(ctx, f, opts.Output)
-	if err != nil {
-		return err
-	}
-	q := hot.Query{For: opts.For, Limit: opts.Limit, Resolve: resolve,
-		Options: hot.Options{Custom: cfg.CustomLayouts()}}
+	f, ctx, node := opts.src, opts.Ctx, sr.node
+	q := hot.Query{For: opts.For, Limit: opts.Limit, Resolve: sr.resolve,
+		Options: hot.Options{Custom: sr.custom}}
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}
@@ -85,7 +74,7 @@ func listHotRun(cmd *cobra.Command, f *Factory, opts *ListOptions) error {
 	}
 	prog := newProgress(f.IO)
 	prog.show("following writes for %s (client tracking)...", format.Duration(opts.For))
-	rep, err := hot.Buckets(ctx, st, q)
+	rep, err := hot.Buckets(ctx, sr.st, q)
 	prog.clear()
 	if err != nil {
 		return err

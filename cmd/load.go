@@ -14,6 +14,7 @@ import (
 
 // LoadOptions are the options of load.
 type LoadOptions struct {
+	Env
 	Key      string
 	Config   load.Config
 	Strategy string
@@ -122,10 +123,7 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 			if err := opts.complete(cmd); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return loadRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, nil, runF, loadRun)
 		},
 	}
 	fl := cmd.Flags()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
@@ -25,8 +24,8 @@ type loadComparison struct {
 // --timeout, the grace load's help promises after --duration.
 const afterRunGrace = time.Second
 
-func loadRun(cmd *cobra.Command, f *Factory, opts *LoadOptions) (err error) {
-	ctx := cmd.Context()
+func loadRun(opts *LoadOptions) (err error) {
+	f, ctx := opts.src, opts.Ctx
 	var ranUntil time.Time // when the runs ended
 	conn, err := f.Conn()
 	if err != nil {

@@ -16,13 +16,16 @@ import (
 
 // ResetOptions are the options of reset.
 type ResetOptions struct {
+	Env
 	Keys   []string
 	Match  string
 	Tokens float64
-	Empty  bool
-	DryRun bool
-	Yes    bool
-	Limit  int
+	// TokensSet: --tokens was given (or --empty).
+	TokensSet bool
+	Empty     bool
+	DryRun    bool
+	Yes       bool
+	Limit     int
 	// IgnoreMissing makes a key that does not exist no error (as kubectl's
 	// --ignore-not-found): it is already full.
 	IgnoreMissing bool
@@ -104,10 +107,8 @@ arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 1
 			case math.IsNaN(opts.Tokens) || math.IsInf(opts.Tokens, 0) || opts.Tokens < 0:
 				return usagef("--tokens %v: must be a finite number >= 0", opts.Tokens)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return resetRun(cmd, f, opts)
+			opts.TokensSet = opts.Empty || cmd.Flags().Changed("tokens")
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, resetRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -123,35 +124,25 @@ arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 1
 	return cmd
 }
 
-func resetRun(cmd *cobra.Command, f *Factory, opts *ResetOptions) error {
-	if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL); err != nil {
-		return err
-	}
-	resolve, st, err := f.resolverAndStore(cmd, &opts.Spec)
+func resetRun(opts *ResetOptions) error {
+	rd, err := opts.reading(&opts.Spec, opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	r := &resetter{f: f, st: st, opts: opts, setTokens: opts.Empty || cmd.Flags().Changed("tokens"), match: opts.Match != ""}
-	if cmd.Flags().Changed("capacity") {
+	ctx, st := opts.Ctx, rd.st
+	r := &resetter{f: opts.src, st: st, opts: opts, setTokens: opts.TokensSet, match: opts.Match != ""}
+	if opts.Spec.CapacitySet {
 		r.flagSpec = bucket.Spec{Capacity: opts.Spec.Capacity, Rate: opts.Spec.Rate}
 	}
 	if opts.Empty {
 		opts.Tokens = 0
 	}
 	if opts.Match != "" {
-		run, err := newScanRun(ctx, f, st, opts.Match, resolve)
-		if err != nil {
-			return err
-		}
-		run.limit, run.listsOthers = opts.Limit, listCommand(opts.Match)
+		run := rd.scan(opts.Match, opts.Limit, false)
+		run.listsOthers = listCommand(opts.Match)
 		return r.matchRun(ctx, run)
 	}
-	cfg, err := f.Config()
-	if err != nil {
-		return err
-	}
-	states, err := st.InspectWith(ctx, opts.Keys, resolve, cfg.CustomLayouts())
+	states, err := st.InspectWith(ctx, opts.Keys, rd.resolve, rd.custom)
 	if err != nil {
 		return err
 	}

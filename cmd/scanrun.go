@@ -48,13 +48,48 @@ type scanRun struct {
 	stats     bucket.ScanStats
 }
 
-func newScanRun(ctx context.Context, f *Factory, st *bucket.Store, match string, resolve bucket.Resolver) (*scanRun, error) {
-	cfg, err := f.Config()
+// reading is what the commands that read buckets set up first: the -o format checked, the
+// spec flags and the config's rules resolved (bad flags or a bad config never dial Redis),
+// then the Store, and the node serving each key when the output shows it.
+type reading struct {
+	io      *IOStreams
+	resolve bucket.Resolver
+	st      *bucket.Store
+	custom  []bucket.Layout
+	node    func(string) string
+}
+
+// states sets up a command that prints bucket states (-o of stateFormats: the node of
+// each key is named in every format but the plain table).
+func (e Env) states(spec *SpecFlags, output string, formats ...string) (*reading, error) {
+	r, err := e.reading(spec, output, formats...)
+	if err == nil {
+		r.node, err = stateNodes(e.Ctx, e.src, output)
+	}
+	return r, err
+}
+
+// reading sets up a command that reads buckets, without nodes.
+func (e Env) reading(spec *SpecFlags, output string, formats ...string) (*reading, error) {
+	if err := checkFormat(output, formats...); err != nil {
+		return nil, err
+	}
+	resolve, st, err := e.src.resolverAndStore(e.Ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	return &scanRun{io: f.IO, st: st, opts: bucket.ScanOptions{Match: match, Resolve: resolve,
-		Custom: cfg.CustomLayouts(), Count: 500, MaxCount: 8000}}, nil
+	cfg, err := e.src.Config()
+	if err != nil {
+		return nil, err
+	}
+	return &reading{io: e.IO, resolve: resolve, st: st, custom: cfg.CustomLayouts()}, nil
+}
+
+// scan is a streaming scan of the keys matching match, at most limit buckets (0: no
+// limit), keys that are not buckets too when all.
+func (r *reading) scan(match string, limit int, all bool) *scanRun {
+	return &scanRun{io: r.io, st: r.st, limit: limit, all: all, opts: bucket.ScanOptions{Match: match, Resolve: r.resolve,
+		Custom: r.custom, Count: 500, MaxCount: 8000}}
 }
 
 // run scans and calls fn with each page's states (buckets only, unless all). The progress

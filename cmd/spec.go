@@ -16,7 +16,16 @@ import (
 type SpecFlags struct {
 	Capacity, Rate, Cost float64
 	Layout               string
-	withCost             bool
+	// CapacitySet, RateSet and CostSet say the flag was given (a rule's cost is kept
+	// unless --cost is); RunE reads them (see given).
+	CapacitySet, RateSet, CostSet bool
+	withCost                      bool
+}
+
+// given records which of the spec flags cmd's command line gives.
+func (s *SpecFlags) given(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	s.CapacitySet, s.RateSet, s.CostSet = fl.Changed("capacity"), fl.Changed("rate"), fl.Changed("cost")
 }
 
 func (s *SpecFlags) register(cmd *cobra.Command, f *Factory, withCost bool) {
@@ -32,8 +41,8 @@ func (s *SpecFlags) register(cmd *cobra.Command, f *Factory, withCost bool) {
 }
 
 // spec validates the flags alone, before anything touches Redis.
-func (s *SpecFlags) spec(cmd *cobra.Command) (bucket.Spec, error) {
-	capSet, rateSet := cmd.Flags().Changed("capacity"), cmd.Flags().Changed("rate")
+func (s *SpecFlags) spec() (bucket.Spec, error) {
+	capSet, rateSet := s.CapacitySet, s.RateSet
 	sp := bucket.Spec{Capacity: s.Capacity, Rate: s.Rate}
 	if capSet != rateSet {
 		return sp, usagef("--capacity and --rate go together (a bucket needs both)")
@@ -52,8 +61,8 @@ func (s *SpecFlags) spec(cmd *cobra.Command) (bucket.Spec, error) {
 }
 
 // resolver turns the flags and the config's rules into a per-key Target.
-func (f *Factory) resolver(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, error) {
-	sp, err := s.spec(cmd)
+func (f *Factory) resolver(s *SpecFlags) (bucket.Resolver, error) {
+	sp, err := s.spec()
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +86,7 @@ func (f *Factory) resolver(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, e
 	if !sp.IsZero() {
 		base.Source = "flags"
 	}
-	return cfg.RuleTable().Resolver(base, cmd.Flags().Changed("cost")), nil
+	return cfg.RuleTable().Resolver(base, s.CostSet), nil
 }
 
 // completeKeys completes key arguments from Redis with a short SCAN; silent on failure.
@@ -138,12 +147,12 @@ func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]strin
 
 // resolverAndStore is what every command that reads buckets needs: the spec flags and the
 // config's rules resolved first (bad flags or a bad config never dial Redis), then the Store.
-func (f *Factory) resolverAndStore(cmd *cobra.Command, s *SpecFlags) (bucket.Resolver, *bucket.Store, error) {
-	resolve, err := f.resolver(cmd, s)
+func (f *Factory) resolverAndStore(ctx context.Context, s *SpecFlags) (bucket.Resolver, *bucket.Store, error) {
+	resolve, err := f.resolver(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := f.Store(cmd.Context())
+	st, err := f.Store(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 // TopOptions are the options of top.
 type TopOptions struct {
+	Env
 	Match    string
 	Interval time.Duration
 	Duration time.Duration
@@ -84,10 +85,7 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 			case opts.Duration < 0:
 				return usagef("--duration %s: must be >= 0 (0 = until stopped)", opts.Duration)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return topRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, topRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -101,17 +99,18 @@ top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -
 	return cmd
 }
 
-func topRun(cmd *cobra.Command, f *Factory, opts *TopOptions) error {
-	if !f.IO.StdoutTTY {
+func topRun(opts *TopOptions) error {
+	f := opts.src
+	if !opts.IO.StdoutTTY {
 		return usagef("top needs a terminal; for scripts use 'bucketctl list --match %s' or 'bucketctl watch KEY -o json'", opts.Match)
 	}
-	ctx, cancel := withDuration(cmd.Context(), opts.Duration)
+	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
 	defer cancel()
-	d, err := f.liveDeps(ctx, cmd, &opts.Spec)
+	d, err := f.liveDeps(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
-	return endedByDuration(ctx, RunTop(ctx, f.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
+	return endedByDuration(ctx, RunTop(ctx, opts.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
 		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
 }
 

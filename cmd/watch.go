@@ -20,6 +20,7 @@ import (
 
 // WatchOptions are the options of watch.
 type WatchOptions struct {
+	Env
 	Key      string
 	Interval time.Duration
 	Count    int
@@ -97,10 +98,7 @@ that of the last read when it failed (3: Redis unreachable).`,
 			if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return watchRun(cmd, f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, watchRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -113,10 +111,11 @@ that of the last read when it failed (3: Redis unreachable).`,
 	return cmd
 }
 
-func watchRun(cmd *cobra.Command, f *Factory, opts *WatchOptions) error {
-	ctx, cancel := withDuration(cmd.Context(), opts.Duration)
+func watchRun(opts *WatchOptions) error {
+	f := opts.src
+	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
 	defer cancel()
-	d, err := f.liveDeps(ctx, cmd, &opts.Spec)
+	d, err := f.liveDeps(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -153,10 +152,10 @@ type live struct {
 }
 
 // liveDeps resolves the flags and config, then connects.
-func (f *Factory) liveDeps(ctx context.Context, cmd *cobra.Command, spec *SpecFlags) (live, error) {
+func (f *Factory) liveDeps(ctx context.Context, spec *SpecFlags) (live, error) {
 	var d live
 	var err error
-	if d.resolve, err = f.resolver(cmd, spec); err != nil {
+	if d.resolve, err = f.resolver(spec); err != nil {
 		return d, err
 	}
 	cfg, err := f.Config()
