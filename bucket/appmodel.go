@@ -346,3 +346,7 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 // the server's now (see ResetWrite): every layout but Webman's, whose application refills
 // negatively from a time ahead of its caller's clock.
 func (l Layout) KeepsLaterTime() bool { return l.app() != appWebman }
+
+// NoTTLByDesign says the layout's application sets no TTL on purpose (webman): a bucket
+// without one is not a leak.
+func (l Layout) NoTTLByDesign() bool { return l.app() == appWebman }

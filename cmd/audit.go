@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -56,7 +57,7 @@ or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
 				return usagef("--limit %d: must be >= 0 (0 = no limit)", opts.Limit)
 			}
 			switch opts.FailOn {
-			case "", "none", string(bucket.Warning), string(bucket.Error):
+			case "", "none", string(audit.Warning), string(audit.Error):
 			default:
 				return usagef("--fail-on %q: must be warning, error or none", opts.FailOn)
 			}
@@ -79,7 +80,7 @@ or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
 
 func findingsHelp() string {
 	var b strings.Builder
-	for _, fi := range bucket.Findings {
+	for _, fi := range audit.Findings {
 		fmt.Fprintf(&b, "  %-17s %-8s %s\n", fi.Kind, fi.Severity, fi.Meaning)
 	}
 	return b.String()
@@ -95,9 +96,9 @@ func auditRun(opts *AuditOptions) error {
 	if samples == 0 {
 		samples = -1 // no MEMORY USAGE at all
 	}
-	aud := bucket.NewAuditor(bucket.AuditOptions{Depth: opts.Depth, Samples: samples,
+	aud := audit.New(audit.Options{Depth: opts.Depth, Samples: samples,
 		MaxSamples: 200 * max(1, opts.Samples), Cluster: st.IsCluster()})
-	if err := run.run(ctx, func(page []bucket.State) error { return st.AuditPage(ctx, aud, page) }); err != nil {
+	if err := run.run(ctx, func(page []bucket.State) error { return aud.AddPage(ctx, st, page) }); err != nil {
 		return err
 	}
 	rep := aud.Report()
@@ -117,7 +118,7 @@ func auditRun(opts *AuditOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "note: stopped at --limit %d buckets: the audit covers part of the keyspace\n", opts.Limit)
 	}
 	if opts.FailOn != "none" && opts.FailOn != "" {
-		if n := failing(rep, bucket.Severity(opts.FailOn)); n > 0 {
+		if n := failing(rep, audit.Severity(opts.FailOn)); n > 0 {
 			fmt.Fprintf(opts.IO.ErrOut, "bucketctl: audit: %d finding kind(s) at or above %s (exit %d)\n", n, opts.FailOn, ExitFindings)
 			return &SilentError{Code: ExitFindings}
 		}
@@ -126,7 +127,7 @@ func auditRun(opts *AuditOptions) error {
 }
 
 // failing counts the finding kinds at or above sev.
-func failing(r bucket.AuditReport, sev bucket.Severity) int {
+func failing(r audit.Report, sev audit.Severity) int {
 	n := 0
 	for _, fd := range r.Findings {
 		if fd.Severity.Rank() >= sev.Rank() {
@@ -175,14 +176,14 @@ type FamilyView struct {
 	MemoryBytes int64            `json:"memory_bytes" yaml:"memory_bytes"`
 }
 
-func auditView(r bucket.AuditReport, s bucket.ScanStats, truncated bool) AuditView {
+func auditView(r audit.Report, s bucket.ScanStats, truncated bool) AuditView {
 	v := AuditView{Findings: []FindingView{}, Families: []FamilyView{}, Worst: string(r.Worst()),
 		KeysScanned: s.Keys, Buckets: s.Buckets, OtherKeys: s.Other, MemorySamples: r.Samples, MemoryNote: r.NoMemory,
 		Commands: s.Commands, RoundTrips: s.RoundTrips, Truncated: truncated}
 	for _, fd := range r.Findings {
 		fv := FindingView{Kind: string(fd.Kind), Severity: string(fd.Severity), Count: fd.Count,
 			Examples: fd.Examples, MemoryBytes: fd.Memory, Detail: fd.Detail, Meaning: fd.Meaning, Fix: fd.Fix}
-		if fd.Kind == bucket.FindingClockAhead || fd.Kind == bucket.FindingGCRADebt {
+		if fd.Kind == audit.FindingClockAhead || fd.Kind == audit.FindingGCRADebt {
 			a := format.JSONMS(fd.MaxAhead)
 			fv.MaxAheadMS = &a
 		}
@@ -220,7 +221,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 		for _, fd := range v.Findings {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
 			switch {
-			case fd.MaxAheadMS != nil && fd.Kind == string(bucket.FindingGCRADebt):
+			case fd.MaxAheadMS != nil && fd.Kind == string(audit.FindingGCRADebt):
 				fmt.Fprintf(w, "  up to %s past a full window\n", format.Duration(durMS(*fd.MaxAheadMS)))
 			case fd.MaxAheadMS != nil:
 				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", format.Duration(durMS(*fd.MaxAheadMS)))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -71,7 +72,7 @@ func auditJSON(t *testing.T, args ...string) (AuditView, result) {
 	return v, r
 }
 
-func findingOf(v AuditView, kind bucket.FindingKind) *FindingView {
+func findingOf(v AuditView, kind audit.FindingKind) *FindingView {
 	for i := range v.Findings {
 		if v.Findings[i].Kind == string(kind) {
 			return &v.Findings[i]
@@ -82,7 +83,7 @@ func findingOf(v AuditView, kind bucket.FindingKind) *FindingView {
 
 // checkAudit asserts every planted key is reported under its finding and no healthy key
 // under any warning or error.
-func checkAudit(t *testing.T, v AuditView, planted map[bucket.FindingKind]string, healthy []string) {
+func checkAudit(t *testing.T, v AuditView, planted map[audit.FindingKind]string, healthy []string) {
 	t.Helper()
 	for kind, key := range planted {
 		fd := findingOf(v, kind)
@@ -91,10 +92,10 @@ func checkAudit(t *testing.T, v AuditView, planted map[bucket.FindingKind]string
 		}
 	}
 	for _, fd := range v.Findings {
-		if _, ok := planted[bucket.FindingKind(fd.Kind)]; !ok && fd.Severity != string(bucket.Info) {
+		if _, ok := planted[audit.FindingKind(fd.Kind)]; !ok && fd.Severity != string(audit.Info) {
 			t.Errorf("unexpected finding %s: %+v", fd.Kind, fd)
 		}
-		if fd.Severity == string(bucket.Info) {
+		if fd.Severity == string(audit.Info) {
 			continue
 		}
 		for _, h := range healthy {
@@ -141,10 +142,10 @@ func TestAuditPlantedKeyspace(t *testing.T) {
 	c.HSet(ctx, "bad:nottl", "tokens", "5", "last_refill", secs(0)) // express without its TTL
 	c.HSet(ctx, "bad:extra", "tokens", "5", "ts", ms, "owner", "billing")
 	c.Set(ctx, "hits:today", "12345", 0) // an application counter: no finding
-	planted := map[bucket.FindingKind]string{
-		bucket.FindingCorrupt: "bad:corrupt", bucket.FindingOverCapacity: "bad:over",
-		bucket.FindingTTLShort: "bad:ttlshort", bucket.FindingClockAhead: "bad:ahead",
-		bucket.FindingNoTTL: "bad:nottl", bucket.FindingExtraFields: "bad:extra",
+	planted := map[audit.FindingKind]string{
+		audit.FindingCorrupt: "bad:corrupt", audit.FindingOverCapacity: "bad:over",
+		audit.FindingTTLShort: "bad:ttlshort", audit.FindingClockAhead: "bad:ahead",
+		audit.FindingNoTTL: "bad:nottl", audit.FindingExtraFields: "bad:extra",
 	}
 
 	v, r := auditJSON(t, url...)
@@ -152,10 +153,10 @@ func TestAuditPlantedKeyspace(t *testing.T) {
 		t.Fatalf("audit without --fail-on: exit %d: %s", r.code, r.errOut)
 	}
 	checkAudit(t, v, planted, append(healthy, "hits:today"))
-	if fd := findingOf(v, bucket.FindingClockAhead); fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 25000 || *fd.MaxAheadMS > 31000 {
+	if fd := findingOf(v, audit.FindingClockAhead); fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 25000 || *fd.MaxAheadMS > 31000 {
 		t.Errorf("clock-ahead: want ~30 s ahead, got %+v", fd)
 	}
-	if fd := findingOf(v, bucket.FindingNoTTLByDesign); fd == nil || !contains(fd.Examples, "{ok:webman:1}") {
+	if fd := findingOf(v, audit.FindingNoTTLByDesign); fd == nil || !contains(fd.Examples, "{ok:webman:1}") {
 		t.Errorf("webman's missing TTL: want an info finding, got %+v", fd)
 	}
 	fams := map[string]FamilyView{}
@@ -228,14 +229,14 @@ func TestAuditCluster(t *testing.T) {
 	now := strconv.FormatFloat(float64(time.Now().UnixMicro())/1e6, 'f', 6, 64)
 	cc.Set(ctx, cross, "7", 0)
 	cc.Set(ctx, cross+":last_time", now, 0)
-	planted := map[bucket.FindingKind]string{bucket.FindingCrossSlot: cross, bucket.FindingHotSlot: "{tenant:9}:rate:user"}
+	planted := map[audit.FindingKind]string{audit.FindingCrossSlot: cross, audit.FindingHotSlot: "{tenant:9}:rate:user"}
 
 	v, r := auditJSON(t, seeds...)
 	if r.code != 0 {
 		t.Fatalf("audit: exit %d: %s", r.code, r.errOut)
 	}
 	checkAudit(t, v, planted, healthy)
-	if fd := findingOf(v, bucket.FindingHotSlot); fd == nil || fd.Count != 1 || !strings.Contains(fd.Detail, "20 of 20") {
+	if fd := findingOf(v, audit.FindingHotSlot); fd == nil || fd.Count != 1 || !strings.Contains(fd.Detail, "20 of 20") {
 		t.Errorf("hot-slot: want the one tagged family, 20 of 20 in one slot: %+v", fd)
 	}
 	if r := run(t, "", append(seeds, "audit", "--fail-on", "error")...); r.code != ExitFindings {
@@ -255,7 +256,7 @@ func TestAuditReadOnlyACL(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != 0 {
 		t.Fatalf("audit as ops-ro: exit %d %v: %s %s", r.code, err, r.out, r.errOut)
 	}
-	if fd := findingOf(v, bucket.FindingNoTTL); fd == nil || fd.Examples[0] != "bad:nottl" || fd.MemoryBytes != 0 {
+	if fd := findingOf(v, audit.FindingNoTTL); fd == nil || fd.Examples[0] != "bad:nottl" || fd.MemoryBytes != 0 {
 		t.Fatalf("no-ttl without memory: %+v", fd)
 	}
 	if !strings.Contains(r.errOut, "MEMORY USAGE") {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -162,8 +162,8 @@ func TestAuditGCRADebt(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("audit: exit %d %q", r.code, r.errOut)
 	}
-	fd := findingOf(v, bucket.FindingGCRADebt)
-	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 15000 || *fd.MaxAheadMS > 20100 || findingOf(v, bucket.FindingClockAhead) != nil {
+	fd := findingOf(v, audit.FindingGCRADebt)
+	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 15000 || *fd.MaxAheadMS > 20100 || findingOf(v, audit.FindingClockAhead) != nil {
 		t.Fatalf("audit of a redis_rate bucket 20 s in debt: %+v", v.Findings)
 	}
 }

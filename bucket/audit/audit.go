@@ -1,15 +1,12 @@
-package bucket
+package audit
 
 import (
 	"sort"
 	"strings"
 	"time"
-)
 
-// The audit: what is wrong with the buckets in a Redis, found over the streaming scan
-// (Scanner) with bounded memory: counts, a few example keys per finding, families of keys
-// (by prefix) with their layouts, and memory estimated from a bounded number of sampled
-// MEMORY USAGE replies (audit_memory.go).
+	"github.com/bucketctl/bucketctl/bucket"
+)
 
 // Severity ranks a finding.
 type Severity string
@@ -73,7 +70,7 @@ var Findings = []FindingInfo{
 		"give both keys one {hash tag}, e.g. {user:42} and {user:42}:last_time"},
 	{FindingClockAhead, Warning, "the stored time is ahead of the server's clock: a client clock runs fast, and the bucket refills late",
 		"sync the clients' clocks (NTP), or let the script use Redis TIME"},
-	{FindingGCRADebt, Warning, "a GCRA bucket (redis-rate, throttled) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
+	{FindingGCRADebt, Warning, "a bucket.GCRA bucket (redis-rate, throttled) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
 		"nothing, if the limit was lowered on purpose; to forgive the debt, reset the keys (bucketctl reset KEY)"},
 	{FindingNoTTL, Warning, "a bucket without a TTL although its application sets one: it never leaves memory",
 		"find what removed the TTL (PERSIST, a plain SET); reset the keys, or give them a TTL"},
@@ -128,8 +125,8 @@ type Family struct {
 	slots  map[int]int64
 }
 
-// AuditOptions tune an audit.
-type AuditOptions struct {
+// Options tune an audit.
+type Options struct {
 	// Depth is how many ':'-separated segments name a family (0: all but the last).
 	Depth int
 	// Examples is how many keys a finding keeps (default 5).
@@ -148,7 +145,7 @@ type AuditOptions struct {
 	Cluster bool
 }
 
-func (o *AuditOptions) defaults() {
+func (o *Options) defaults() {
 	if o.Examples <= 0 {
 		o.Examples = 5
 	}
@@ -183,20 +180,20 @@ func FamilyOf(key string, depth int) string {
 	return strings.Join(parts[:depth], ":")
 }
 
-// OtherFamilies names the family of keys beyond AuditOptions.MaxFamilies.
+// OtherFamilies names the family of keys beyond Options.MaxFamilies.
 const OtherFamilies = "(other)"
 
 // Auditor tallies findings over the pages of a scan.
 type Auditor struct {
-	o        AuditOptions
+	o        Options
 	findings map[FindingKind]*Finding
 	families map[string]*Family
 	samples  int
 	noMemory string
 }
 
-// NewAuditor starts an audit.
-func NewAuditor(o AuditOptions) *Auditor {
+// New starts an audit.
+func New(o Options) *Auditor {
 	o.defaults()
 	return &Auditor{o: o, findings: map[FindingKind]*Finding{}, families: map[string]*Family{}}
 }
@@ -204,16 +201,16 @@ func NewAuditor(o AuditOptions) *Auditor {
 // ttlSlack is how much shorter than the time to full a TTL may be without a finding: PTTL's
 // rounding and the read's own time, the application's time step, and throttled's TTL,
 // which it rounds down to whole seconds by design.
-func ttlSlack(l Layout) time.Duration {
+func ttlSlack(l bucket.Layout) time.Duration {
 	slack := 100*time.Millisecond + l.Step()
-	if l.Type == GCRA && l.Library == LibThrottled {
+	if l.Type == bucket.GCRA && l.Library == bucket.LibThrottled {
 		slack += time.Second
 	}
 	return slack
 }
 
 // kinds are the findings of one state (hot-slot is found per family, in Report).
-func (a *Auditor) kinds(s State) []FindingKind {
+func (a *Auditor) kinds(s bucket.State) []FindingKind {
 	if s.Problem != "" {
 		switch {
 		case strings.HasPrefix(s.Problem, "corrupt"):
@@ -227,11 +224,11 @@ func (a *Auditor) kinds(s State) []FindingKind {
 		return nil
 	}
 	var out []FindingKind
-	if s.HasSpec() && s.Layout.Type != GCRA && (s.Stored.Tokens > s.Spec.Capacity) {
+	if s.HasSpec() && s.Layout.Type != bucket.GCRA && (s.Stored.Tokens > s.Spec.Capacity) {
 		out = append(out, FindingOverCapacity)
 	}
 	switch {
-	case s.TTL == -1 && s.Layout.app() == appWebman:
+	case s.TTL == -1 && s.Layout.NoTTLByDesign():
 		out = append(out, FindingNoTTLByDesign)
 	case s.TTL == -1:
 		out = append(out, FindingNoTTL)
@@ -241,13 +238,13 @@ func (a *Auditor) kinds(s State) []FindingKind {
 		}
 	}
 	switch {
-	case s.Ahead > 0 && s.Layout.Type == GCRA:
+	case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
 		out = append(out, FindingGCRADebt)
 	case s.Ahead > 0:
 		out = append(out, FindingClockAhead)
 	}
-	if a.o.Cluster && s.Layout.Type == Strings {
-		if k := s.Layout.Keys(s.Key); Slot(k[0]) != Slot(k[1]) {
+	if a.o.Cluster && s.Layout.Type == bucket.Strings {
+		if k := s.Layout.Keys(s.Key); bucket.Slot(k[0]) != bucket.Slot(k[1]) {
 			out = append(out, FindingCrossSlot)
 		}
 	}
@@ -256,7 +253,7 @@ func (a *Auditor) kinds(s State) []FindingKind {
 
 // Add tallies one page of states and returns the keys to measure (at most a few per family
 // and per finding, and MaxSamples in all); report their sizes with AddMemory.
-func (a *Auditor) Add(states []State) []MemoryProbe {
+func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 	var probes []MemoryProbe
 	for _, s := range states {
 		fam := a.family(s.Key)
@@ -266,7 +263,7 @@ func (a *Auditor) Add(states []State) []MemoryProbe {
 			fam.Buckets++
 			fam.Layouts[s.Layout.Name]++
 			if a.o.Cluster {
-				fam.slots[Slot(s.Key)]++
+				fam.slots[bucket.Slot(s.Key)]++
 			}
 		}
 		want := fam.Sampled < a.o.Samples
@@ -323,8 +320,8 @@ func (a *Auditor) finding(k FindingKind) *Finding {
 	return f
 }
 
-// AuditReport is the audit's result: findings in report order, families by memory.
-type AuditReport struct {
+// Report is the audit's result: findings in report order, families by memory.
+type Report struct {
 	Findings []Finding
 	Families []Family
 	// Samples is how many keys were measured with MEMORY USAGE; NoMemory says why memory
@@ -334,7 +331,7 @@ type AuditReport struct {
 }
 
 // Worst is the highest severity among the findings ("" when none).
-func (r AuditReport) Worst() Severity {
+func (r Report) Worst() Severity {
 	var w Severity
 	for _, f := range r.Findings {
 		if f.Severity.Rank() > w.Rank() {
@@ -345,8 +342,8 @@ func (r AuditReport) Worst() Severity {
 }
 
 // Report computes the estimates and the hot-slot findings.
-func (a *Auditor) Report() AuditReport {
-	var r AuditReport
+func (a *Auditor) Report() Report {
+	var r Report
 	r.Samples, r.NoMemory = a.samples, a.noMemory
 	if r.NoMemory != "" {
 		r.Samples = 0

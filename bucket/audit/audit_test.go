@@ -1,9 +1,11 @@
-package bucket
+package audit
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 func TestFamilyOf(t *testing.T) {
@@ -26,18 +28,18 @@ func TestFamilyOf(t *testing.T) {
 	}
 }
 
-func bucketState(key string, l Layout, tokens float64, ttl time.Duration) State {
+func bucketState(key string, l bucket.Layout, tokens float64, ttl time.Duration) bucket.State {
 	now := time.Now().UnixMicro()
-	return State{Key: key, Type: "hash", Exists: true, Layout: l, Now: now,
-		Spec: Spec{Capacity: 10, Rate: 1}, Stored: Level{Tokens: tokens, TS: now}, Tokens: min(tokens, 10), TTL: ttl}
+	return bucket.State{Key: key, Type: "hash", Exists: true, Layout: l, Now: now,
+		Spec: bucket.Spec{Capacity: 10, Rate: 1}, Stored: bucket.Level{Tokens: tokens, TS: now}, Tokens: min(tokens, 10), TTL: ttl}
 }
 
 // The auditor bounds what it keeps: examples per finding, samples in all, families (the
 // rest under "(other)"); hot-slot needs HotSlotMin buckets, half of them in one slot.
 func TestAuditorBounds(t *testing.T) {
-	a := NewAuditor(AuditOptions{Examples: 2, Samples: 1, MaxSamples: 3, MaxFamilies: 2, HotSlotMin: 4, Cluster: true})
-	express := Presets["express"]
-	var page []State
+	a := New(Options{Examples: 2, Samples: 1, MaxSamples: 3, MaxFamilies: 2, HotSlotMin: 4, Cluster: true})
+	express := bucket.Presets["express"]
+	var page []bucket.State
 	for i := 0; i < 4; i++ {
 		page = append(page, bucketState(fmt.Sprintf("{hot}:f:%d", i), express, 5, -1))
 		page = append(page, bucketState(fmt.Sprintf("a%d:x", i), express, 5, time.Hour))
@@ -81,8 +83,8 @@ func TestAuditorBounds(t *testing.T) {
 // A TTL short of the time to full is an over-grant, except within the slack of the layout
 // (throttled rounds its TTL down by up to 1 s by design).
 func TestAuditTTLShort(t *testing.T) {
-	a := NewAuditor(AuditOptions{})
-	st := bucketState("k", Presets["express"], 5, 2*time.Second) // 5 s to full
+	a := New(Options{})
+	st := bucketState("k", bucket.Presets["express"], 5, 2*time.Second) // 5 s to full
 	if got := a.kinds(st); len(got) != 1 || got[0] != FindingTTLShort {
 		t.Fatalf("express 5 s to full, TTL 2 s: %v", got)
 	}
@@ -94,7 +96,7 @@ func TestAuditTTLShort(t *testing.T) {
 	if got := a.kinds(st); len(got) != 1 || got[0] != FindingOverCapacity {
 		t.Fatalf("12 tokens of 10: %v", got)
 	}
-	if ttlSlack(Presets["throttled"]) <= time.Second || ttlSlack(Presets["redis-rate"]) >= time.Second {
-		t.Fatalf("slack: throttled %s, redis-rate %s", ttlSlack(Presets["throttled"]), ttlSlack(Presets["redis-rate"]))
+	if ttlSlack(bucket.Presets["throttled"]) <= time.Second || ttlSlack(bucket.Presets["redis-rate"]) >= time.Second {
+		t.Fatalf("slack: throttled %s, redis-rate %s", ttlSlack(bucket.Presets["throttled"]), ttlSlack(bucket.Presets["redis-rate"]))
 	}
 }
