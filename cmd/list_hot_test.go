@@ -147,7 +147,8 @@ func TestListHotCluster(t *testing.T) {
 
 func TestListHotRefusals(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t, redistest.WithACL("ops on >ops-pass ~* +@read +evalsha +eval +time +ping +hello"))
+	srv := redistest.Start(t, redistest.WithACL("ops on >ops-pass ~* +@read +evalsha +eval +time +ping +hello",
+		"hot >hot-pass "+aclReadOnly+" +client|id +client|tracking +subscribe &__redis__:invalidate"))
 	setEnv(t, "REDISCLI_AUTH", "ops-pass")
 	r := run(t, srv.URL(), "--user", "ops", "list", "--hot", "--for", "200ms")
 	if r.code != ExitError {
@@ -156,6 +157,11 @@ func TestListHotRefusals(t *testing.T) {
 	oneLine(t, r)
 	if !strings.Contains(r.errOut, "+client|tracking") || !strings.Contains(r.errOut, "bucketctl top") {
 		t.Errorf("the line should say what to grant and what to use instead: %q", r.errOut)
+	}
+	// The read-only user with the grants 'bucketctl help cluster' names follows writes.
+	setEnv(t, "REDISCLI_AUTH", "hot-pass")
+	if r := run(t, srv.URL(), "--user", "hot", "list", "--hot", "--for", "200ms"); r.code != ExitOK {
+		t.Errorf("read-only user with the client tracking grants: exit %d %s", r.code, r.errOut)
 	}
 	for _, args := range [][]string{
 		{"list", "--for", "2s"},
