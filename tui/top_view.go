@@ -147,7 +147,7 @@ func (m *Top) bottomLines() []string {
 			", every " + format.Duration(m.opts.Interval)
 	}
 	lines = append(lines, "")
-	for _, p := range []string{cost, "Reads only: SCAN on every master, then the buckets' TYPE, PTTL and fields in pipelines; a reset writes one bucket, after y."} {
+	for _, p := range []string{cost, "Reads only: each refresh re-reads the buckets kept (one read-script call each, in one pipeline), then scans on where the last one stopped, within --budget commands a second; r writes one bucket, after y."} {
 		lines = append(lines, wrapText(m.st.Subtle, p, m.w)...)
 	}
 	return lines
