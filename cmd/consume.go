@@ -280,8 +280,9 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 
 // decisionJSONHelp documents the decision's JSON/YAML fields, named as inspect's.
 const decisionJSONHelp = `-o json/yaml fields: key, allowed, tokens (left after the decision), capacity, rate,
-cost, retry_after_ms (-1: never), time_to_full_ms, layout, and note, app_retry_after_ms and
-headers when they apply. remaining is an alias of tokens and reset_after_ms an alias of
+cost, retry_after_ms (-1: never), time_to_full_ms, layout, ahead_ms, and note,
+app_retry_after_ms, headers, retry_at_expiry/full_at_expiry (the key's expiry ends the wait),
+writer_clock and ambiguous (a client clock written ahead) when they apply. remaining is an alias of tokens and reset_after_ms an alias of
 time_to_full_ms, kept for compatibility. Tokens are floored to 3 decimals, durations are
 milliseconds to the microsecond.`
 
