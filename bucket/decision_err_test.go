@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -35,7 +36,7 @@ func TestRefusedWithDeadlineIsNotUncertain(t *testing.T) {
 			if err == nil || errors.As(err, &ue) {
 				t.Fatalf("Take against a refusing server under a deadline: %v, want an error that is not an UncertainError", err)
 			}
-			if !bucket.IsUnreachable(err) || !(errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded)) {
+			if !rediserr.IsUnreachable(err) || !(errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded)) {
 				t.Fatalf("Take against a refusing server: %v, want connection refused or the deadline", err)
 			}
 		})

@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -86,7 +82,7 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 		return err // from the coalescer, final
 	}
 	s.networkErr(err)
-	if !isNetwork(err) || notSent(err) {
+	if !rediserr.IsNetwork(err) || notSent(err) {
 		return replyErr(err)
 	}
 	return &UncertainError{Key: key, Err: err}
@@ -118,101 +114,9 @@ func notSent(err error) bool {
 // node may have failed, and go-redis otherwise learns of its replacement only from a
 // MOVED reply (which a dead node never sends) or its periodic reload (every 60 s).
 func (s *Store) networkErr(err error) {
-	if c, ok := s.rdb.(*redis.ClusterClient); ok && isNetwork(err) {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok && rediserr.IsNetwork(err) {
 		c.ReloadState(context.Background())
 	}
-}
-
-// IsUnreachable reports whether err means Redis could not be reached or would not let the
-// client in: a network error, a refused or timed-out connection, a closed client, a TLS
-// failure or a refused password (WRONGPASS, NOAUTH), as opposed to an error reply to a
-// command. The CLI exits 3 on these and the live views show "Redis unreachable".
-func IsUnreachable(err error) bool {
-	if err == nil {
-		return false
-	}
-	if isNetwork(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrClosed) ||
-		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	msg := err.Error()
-	for _, s := range []string{"WRONGPASS", "NOAUTH", "tls:", "x509:", "connection pool timeout", "i/o timeout"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func isNetwork(err error) bool {
-	var ne net.Error
-	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
-}
-
-// ACLDenial is what a server's ACL refused: a command sent directly (a NOPERM reply), or a
-// command one of bucketctl's scripts calls, since ACLs apply inside scripts too.
-type ACLDenial struct {
-	// Command is the refused command in lower case ("evalsha", "hset", "script|load"), or
-	// "" when the command was allowed but not on its keys.
-	Command string
-	// InScript says a script called Command; Script names it when it is one of
-	// bucketctl's ("token_bucket", "reset", "multi_bucket").
-	InScript bool
-	Script   string
-}
-
-// lazyRegexp compiles expr on first use, not at start-up: every package's init runs on
-// every bucketctl command, and these serve error paths and rare layouts.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
-var (
-	quotedCommand = lazyRegexp(`'([^' ]+)' command`)
-	scriptLine    = lazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
-	luaCall       = lazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
-)
-
-// Denied reports whether err is a refusal by the server's ACL, and what was refused.
-// Redis 7.0 names the command of a refused script call only by its line, which is read
-// from the script's source.
-func Denied(err error) (ACLDenial, bool) {
-	if err == nil {
-		return ACLDenial{}, false
-	}
-	msg := err.Error()
-	d := ACLDenial{InScript: strings.Contains(msg, "The user executing the script") || strings.Contains(msg, "ACL failure in script")}
-	if !d.InScript && !redis.IsPermissionError(err) {
-		return d, false
-	}
-	if m := quotedCommand().FindStringSubmatch(msg); m != nil {
-		d.Command = strings.ToLower(m[1])
-	}
-	refusedCommand := d.InScript && strings.Contains(msg, "run this command") // not its keys
-	if m := scriptLine().FindStringSubmatch(msg); d.InScript && m != nil {
-		sc, known := knownScripts()[m[1]]
-		d.Script = sc.name
-		if known && refusedCommand && d.Command == "" {
-			d.Command = commandAt(sc.src, m[2])
-		}
-	}
-	if refusedCommand && d.Command == "" {
-		d.Command = "a command"
-	}
-	return d, true
-}
-
-// commandAt returns the command that line n of a script's source calls, or "".
-func commandAt(src, n string) string {
-	lines := strings.Split(src, "\n")
-	i, _ := strconv.Atoi(n)
-	if i < 1 || i > len(lines) {
-		return ""
-	}
-	if c := luaCall().FindStringSubmatch(lines[i-1]); c != nil {
-		return strings.ToLower(c[1])
-	}
-	return ""
 }
 
 // NotBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
@@ -241,7 +145,7 @@ func (e *SpecDiffersError) Unwrap() error { return ErrSpecDiffers }
 // specDiffers parses the script's "capacity C rate R" (Redis may append the script's line).
 func specDiffers(key, rest string) error {
 	var c, r float64
-	fields := strings.Fields(ReplyText(errors.New(rest)))
+	fields := strings.Fields(rediserr.ReplyText(errors.New(rest)))
 	if len(fields) >= 4 {
 		c, _ = ParseNumber(fields[1])
 		r, _ = ParseNumber(strings.TrimSuffix(fields[3], "."))
@@ -258,7 +162,7 @@ func scriptErr(key string, err error) error {
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
 	case strings.Contains(msg, "bucketctl: corrupt bucket: "):
 		why := msg[strings.Index(msg, "corrupt bucket: ")+len("corrupt bucket: "):]
-		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
+		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(rediserr.ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
 	case strings.Contains(msg, "bucketctl: stored spec differs: "):
 		return specDiffers(key, msg[strings.Index(msg, "stored spec differs: ")+len("stored spec differs: "):])
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
@@ -269,47 +173,6 @@ func scriptErr(key string, err error) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(msg[strings.Index(msg, "bucketctl:"):], "bucketctl: "))
 	}
 	return err
-}
-
-var (
-	scriptTrailer = lazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
-	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
-)
-
-// ReplyText is an error's text as a person reads it: a reply raised inside a script without
-// the script's SHA1 and line that Redis 7 appends ("NOREPLICAS Not enough good replicas to
-// write", not "… to write. script: c513d6…, on @user_script:119.").
-func ReplyText(err error) string {
-	return scriptTrailer().ReplaceAllString(err.Error(), "")
-}
-
-// Refusal names the reason a server refuses every write alike, whatever the key: NOREPLICAS
-// (fewer replicas than min-replicas-to-write), READONLY (a replica), OOM (maxmemory reached
-// under a policy that refuses writes), MISCONF (the last RDB save failed and
-// stop-writes-on-bgsave-error is on) or NOPERM (the ACL); "" for any other error. Retrying
-// other keys cannot succeed until the server's state changes.
-func Refusal(err error) string {
-	if err == nil {
-		return ""
-	}
-	switch _, denied := Denied(err); {
-	case denied || redis.IsPermissionError(err):
-		return "NOPERM"
-	case redis.IsNoReplicasError(err):
-		return "NOREPLICAS"
-	case redis.IsReadOnlyError(err):
-		return "READONLY"
-	case redis.IsOOMError(err):
-		return "OOM"
-	}
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return ""
-	}
-	if m := refusalCode().FindStringSubmatch(re.Error()); m != nil {
-		return m[1]
-	}
-	return ""
 }
 
 func isUnknownCommand(err error) bool {

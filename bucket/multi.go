@@ -3,9 +3,11 @@ package bucket
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -259,4 +261,10 @@ func crc16(s string) uint16 {
 		}
 	}
 	return crc
+}
+
+// lazyRegexp compiles expr on first use, not at start-up: every package's init runs on
+// every bucketctl command.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

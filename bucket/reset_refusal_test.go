@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -34,7 +35,7 @@ func TestResetManyRefusedWrites(t *testing.T) {
 	if len(out) != 2 || out[0] != bucket.ResetFailed || out[1] != bucket.ResetFailed {
 		t.Fatalf("outcomes %v, want both failed (%v)", out, err)
 	}
-	if got := bucket.Refusal(err); got != "NOREPLICAS" {
+	if got := rediserr.Refusal(err); got != "NOREPLICAS" {
 		t.Errorf("Refusal(%v) = %q, want NOREPLICAS", err, got)
 	}
 	joined, ok := err.(interface{ Unwrap() []error })
@@ -46,14 +47,14 @@ func TestResetManyRefusedWrites(t *testing.T) {
 		if !errors.As(e, &ke) || ke.Key != keys[i] {
 			t.Errorf("error %d: %v, want a *KeyError for %q", i, e, keys[i])
 		}
-		if got := bucket.ReplyText(e); got != "NOREPLICAS Not enough good replicas to write" {
+		if got := rediserr.ReplyText(e); got != "NOREPLICAS Not enough good replicas to write" {
 			t.Errorf("ReplyText %q (from %q)", got, e)
 		}
 	}
-	if _, err := st.Take(ctx, "rf:1", spec, 1); bucket.Refusal(err) != "NOREPLICAS" || strings.Contains(bucket.ReplyText(err), "script:") {
+	if _, err := st.Take(ctx, "rf:1", spec, 1); rediserr.Refusal(err) != "NOREPLICAS" || strings.Contains(rediserr.ReplyText(err), "script:") {
 		t.Errorf("Take: %v, want a NOREPLICAS reply", err)
 	}
-	if got := bucket.Refusal(errors.New("ERR unknown command")); got != "" {
+	if got := rediserr.Refusal(errors.New("ERR unknown command")); got != "" {
 		t.Errorf("Refusal of another error: %q", got)
 	}
 }

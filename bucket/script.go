@@ -40,7 +40,7 @@ func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, arg
 	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
 	_ = c.Process(ctx, noResend{cmd})
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = evalCmd(ctx, "eval", knownScripts()[sc.Hash()].src, keys, args)
+		cmd = evalCmd(ctx, "eval", scripts.BySHA()[sc.Hash()].Src, keys, args)
 		_ = c.Process(ctx, noResend{cmd})
 	}
 	return cmd
@@ -62,18 +62,6 @@ type noResend struct{ *redis.Cmd }
 
 // NoRetry tells go-redis not to re-send the command.
 func (noResend) NoRetry() bool { return true }
-
-type namedScript struct{ name, src string }
-
-// knownScripts maps the SHA1 of each of bucketctl's scripts to its name and source: for
-// ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
-var knownScripts = sync.OnceValue(func() map[string]namedScript {
-	m := map[string]namedScript{}
-	for name, src := range map[string]string{"token_bucket": scripts.TokenBucket(), "reset": scripts.Reset(), "multi_bucket": scripts.MultiBucket(), "read": scripts.Read} {
-		m[redis.NewScript(src).Hash()] = namedScript{name, src}
-	}
-	return m
-})
 
 func parseResult(v []interface{}, spec Spec) (Result, error) {
 	if len(v) < 4 {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/scripts"
 )
@@ -380,20 +381,20 @@ func TestIsUnreachable(t *testing.T) {
 		c := redis.NewClient(opt)
 		err := c.Ping(ctx).Err()
 		c.Close()
-		if !bucket.IsUnreachable(err) {
+		if !rediserr.IsUnreachable(err) {
 			t.Errorf("%s: %v is not unreachable", name, err)
 		}
 	}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "right", MaxRetries: -1})
 	defer c.Close()
-	if err := c.Do(ctx, "nosuchcommand").Err(); err == nil || bucket.IsUnreachable(err) {
+	if err := c.Do(ctx, "nosuchcommand").Err(); err == nil || rediserr.IsUnreachable(err) {
 		t.Errorf("an error reply (%v) counts as unreachable", err)
 	}
-	if bucket.IsUnreachable(nil) {
+	if rediserr.IsUnreachable(nil) {
 		t.Error("no error counts as unreachable")
 	}
 	srv.Kill()
-	if err := c.Ping(ctx).Err(); !bucket.IsUnreachable(err) {
+	if err := c.Ping(ctx).Err(); !rediserr.IsUnreachable(err) {
 		t.Errorf("a killed server: %v is not unreachable", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // BatchError reports the decisions of a TakeMany that failed. Errs[i] is the error of
@@ -161,8 +163,8 @@ func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	loaded := map[string]bool{}
 	for _, c := range again {
 		sha, _ := c.Args()[1].(string)
-		if sc, ok := knownScripts()[sha]; ok && !loaded[sha] {
-			if err := s.rdb.ScriptLoad(ctx, sc.src).Err(); err != nil {
+		if sc, ok := scripts.BySHA()[sha]; ok && !loaded[sha] {
+			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
 				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
 			}
 			loaded[sha] = true

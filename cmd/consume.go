@@ -12,6 +12,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -134,7 +135,7 @@ func decideRun(opts *DecideOptions) error {
 	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
 		// The script saw a key it will not touch; a read says what it is (a user record, a
 		// counter, another application's bucket) instead of the script's bare refusal.
-		if _, _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !bucket.IsUnreachable(rerr) {
+		if _, _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
 			err = rerr
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -99,7 +100,7 @@ func ExitCode(err error) int {
 		return ExitUnreachable
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case bucket.IsUnreachable(err):
+	case rediserr.IsUnreachable(err):
 		return ExitUnreachable
 	}
 	return ExitError

@@ -9,8 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -66,7 +66,7 @@ func loadRun(opts *LoadOptions) (err error) {
 			}
 			if cerr := loadCleanup(st.Redis(), created, within); cerr != nil {
 				var se *SilentError
-				if err != nil && !errors.As(err, &se) && !bucket.IsUnreachable(err) {
+				if err != nil && !errors.As(err, &se) && !rediserr.IsUnreachable(err) {
 					cerr = fmt.Errorf("%v; and %w", err, cerr)
 				}
 				err = cerr
@@ -136,7 +136,7 @@ func loadRun(opts *LoadOptions) (err error) {
 		perr := within(ctx, max(time.Until(ranUntil.Add(afterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
 			return st.Redis().Ping(ctx).Err()
 		})
-		if perr != nil && bucket.IsUnreachable(perr) {
+		if perr != nil && rediserr.IsUnreachable(perr) {
 			return fmt.Errorf("Redis at %s became unreachable during the run (%s): %w", conn.Addr(), failedCount(reports), perr)
 		}
 	}

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // resetBatch is the most buckets one pipelined round trip resets.
 const resetBatch = 500
 
-// errRefused stops a bulk reset when the server refuses writes (see bucket.Refusal).
+// errRefused stops a bulk reset when the server refuses writes (see rediserr.Refusal).
 var errRefused = errors.New("the server refuses writes")
 
 // planSummary is a bulk reset's plan as a person reads it: counts per layout and the first
@@ -239,7 +240,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				r.tally.errs = append(r.tally.errs, err)
 				// A server that refuses one write (NOREPLICAS, READONLY, OOM…) refuses
 				// the next batch's too: stop here.
-				refused = refused || bucket.Refusal(err) != ""
+				refused = refused || rediserr.Refusal(err) != ""
 			}
 			if stream {
 				if err := out.flush(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -226,7 +227,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if bucket.IsUnreachable(err) {
+			if rediserr.IsUnreachable(err) {
 				err = &UnreachableError{Addr: addr, Err: err}
 			}
 			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", connect.Redact(format.SafeText(err.Error())), opts.Interval)

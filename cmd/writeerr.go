@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -45,7 +46,7 @@ func (e *WriteError) Unwrap() error {
 // refusal returns the reason the server refuses every write, if one of the errors says so.
 func (e *WriteError) refusal() string {
 	for _, c := range e.causes.list {
-		if r := bucket.Refusal(c.err); r != "" {
+		if r := rediserr.Refusal(c.err); r != "" {
 			return r
 		}
 	}
@@ -83,7 +84,7 @@ func (w *writeCauses) add(err error) {
 	if errors.As(err, &ke) {
 		key = ke.Key
 	}
-	text := bucket.ReplyText(err)
+	text := rediserr.ReplyText(err)
 	for i := range w.list {
 		if w.list[i].text == text {
 			w.list[i].keys++
@@ -120,7 +121,7 @@ func (w *writeCauses) String() string {
 
 // refusalHint says how to get a server that refuses every write to take them.
 func refusalHint(err error) string {
-	switch bucket.Refusal(err) {
+	switch rediserr.Refusal(err) {
 	case "NOREPLICAS":
 		return "the server refuses writes until a replica is connected (min-replicas-to-write); reconnect one, then run again"
 	case "READONLY":
@@ -136,7 +137,7 @@ func refusalHint(err error) string {
 // isReply says err holds an error reply of the server's (not a failure to reach it, a
 // timeout, or an error of bucketctl's own that names the key already).
 func isReply(err error) bool {
-	if err == nil || bucket.IsUnreachable(err) {
+	if err == nil || rediserr.IsUnreachable(err) {
 		return false
 	}
 	var re interface{ RedisError() } // a server's error reply

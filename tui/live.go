@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -286,9 +286,9 @@ func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
 func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
 	switch {
-	case bucket.IsTimeout(err):
+	case rediserr.IsTimeout(err):
 		what = "Redis slow (no answer in time)"
-	case bucket.IsUnreachable(err):
+	case rediserr.IsUnreachable(err):
 		what = "Redis unreachable"
 	}
 	if addr != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Engine runs one load test. Use it once: Run, with Snapshot polled meanwhile from any
@@ -158,7 +159,7 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 // to keep a stored spec.
 func (e *Engine) checkKey(ctx context.Context) error {
 	ts, err := Examine(ctx, e.store.Redis(), e.cfg.Key)
-	if bucket.IsUnreachable(err) {
+	if rediserr.IsUnreachable(err) {
 		return nil // nothing can be written either: the decisions fail and are counted
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Check says how Dial makes sure the server answers before a command relies on it.
@@ -115,7 +116,7 @@ func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 			h.done.Store(true)
 			return err
 		}
-		if _, denied := bucket.Denied(perr); !denied {
+		if _, denied := rediserr.Denied(perr); !denied {
 			perr = h.s.dialError(ctx, perr)
 		}
 		for _, c := range cmds {

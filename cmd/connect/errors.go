@@ -8,9 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // UsageError is a problem with flags, arguments, the environment or the config file: exit 2,
@@ -38,7 +37,7 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // server is reachable, so it is exit 1, not 3.
 type PermissionError struct {
 	User   string
-	Denial bucket.ACLDenial
+	Denial rediserr.ACLDenial
 	Err    error
 }
 

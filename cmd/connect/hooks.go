@@ -6,9 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // aclHook turns a server's refusal by ACL (NOPERM, also for a command a script calls) into
@@ -40,7 +39,7 @@ func (h aclHook) wrap(err error) error {
 	if err == nil || errors.As(err, &pe) {
 		return err
 	}
-	d, ok := bucket.Denied(err)
+	d, ok := rediserr.Denied(err)
 	if !ok {
 		return err
 	}

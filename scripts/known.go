@@ -1,0 +1,21 @@
+package scripts
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"sync"
+)
+
+// Named is one of bucketctl's scripts: its name and its source.
+type Named struct{ Name, Src string }
+
+// BySHA maps the SHA1 of each of bucketctl's scripts (as EVALSHA names it) to its name and
+// source: for reading ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
+var BySHA = sync.OnceValue(func() map[string]Named {
+	m := map[string]Named{}
+	for name, src := range map[string]string{"token_bucket": TokenBucket(), "reset": Reset(), "multi_bucket": MultiBucket(), "read": Read} {
+		sum := sha1.Sum([]byte(src))
+		m[hex.EncodeToString(sum[:])] = Named{name, src}
+	}
+	return m
+})
