@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"sort"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
 	cmd.Flags().IntVar(&opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixedCompletions("warning", "error", "none"))
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML)
+	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
 	return cmd
 }
 
@@ -87,7 +88,7 @@ func findingsHelp() string {
 }
 
 func auditRun(opts *AuditOptions) error {
-	rd, err := opts.reading(&opts.Spec, opts.Output, FormatTable, FormatJSON, FormatYAML)
+	rd, err := opts.reading(&opts.Spec, opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
 	if err != nil {
 		return err
 	}
@@ -103,8 +104,8 @@ func auditRun(opts *AuditOptions) error {
 	}
 	rep := aud.Report()
 	view := auditView(rep, run.stats, run.truncated)
-	if isData(opts.Output) {
-		err = writeData(opts.IO.Out, opts.Output, view)
+	if output.IsData(opts.Output) {
+		err = output.WriteData(opts.IO.Out, opts.Output, view)
 	} else {
 		err = printAudit(opts.IO, view)
 	}
@@ -206,15 +207,15 @@ func printAudit(io *IOStreams, v AuditView) error {
 	if len(v.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 	} else {
-		t := newTable(io, "SEVERITY", "FINDING", "COUNT", "MEMORY", "EXAMPLES")
+		t := output.NewTable(io, "SEVERITY", "FINDING", "COUNT", "MEMORY", "EXAMPLES")
 		for _, fd := range v.Findings {
 			ex := make([]string, len(fd.Examples))
 			for i, k := range fd.Examples {
 				ex[i] = safe(k)
 			}
-			t.add(fd.Severity, fd.Kind, format.Count(fd.Count), format.Bytes(fd.MemoryBytes), strings.Join(ex, " "))
+			t.Add(fd.Severity, fd.Kind, format.Count(fd.Count), format.Bytes(fd.MemoryBytes), strings.Join(ex, " "))
 		}
-		if err := t.render(); err != nil {
+		if err := t.Render(); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -236,7 +237,7 @@ func printAudit(io *IOStreams, v AuditView) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := newTable(io, "FAMILY", "KEYS", "BUCKETS", "LAYOUTS", "MEMORY")
+	t := output.NewTable(io, "FAMILY", "KEYS", "BUCKETS", "LAYOUTS", "MEMORY")
 	for i, fm := range v.Families {
 		if i == auditFamilyRows {
 			fmt.Fprintf(w, "(%d more families: -o json lists all)\n", len(v.Families)-i)
@@ -246,9 +247,9 @@ func printAudit(io *IOStreams, v AuditView) error {
 		if p == "" {
 			p = "(no prefix)"
 		}
-		t.add(safe(p), format.Count(fm.Keys), format.Count(fm.Buckets), layoutList(fm.Layouts), format.Bytes(fm.MemoryBytes))
+		t.Add(safe(p), format.Count(fm.Keys), format.Count(fm.Buckets), layoutList(fm.Layouts), format.Bytes(fm.MemoryBytes))
 	}
-	return t.render()
+	return t.Render()
 }
 
 func layoutList(m map[string]int64) string {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"maps"
 	"slices"
 	"strings"
@@ -57,7 +59,7 @@ func dialTest(t *testing.T, o connect.Server) bucket.Client {
 // the server between bucketctl's connection check and its command. Run closes c.
 func runConnected(t *testing.T, c bucket.Client, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.client = c
 	code := Run(context.Background(), f, args)
@@ -141,7 +143,7 @@ func TestClusterCommands(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("inspect: exit %d %q", r.code, r.errOut)
 	}
-	var views []StateView
+	var views []output.StateView
 	if err := json.Unmarshal([]byte(r.out), &views); err != nil || len(views) != 3 {
 		t.Fatalf("inspect -o json: %v %s", err, r.out)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ type result struct {
 // run executes bucketctl in-process with buffers (no TTY), isolated from the user's config.
 func run(t *testing.T, url string, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	if url != "" {
 		args = append([]string{"--url", url}, args...)
@@ -69,7 +71,7 @@ func oneLine(t *testing.T, r result) {
 // runAt runs bucketctl with --clock client and its clock pinned at *now.
 func runAt(t *testing.T, url string, now *time.Time, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.Now = func() time.Time { return *now }
 	code := Run(context.Background(), f, append([]string{"--url", url, "--clock", "client"}, args...))
@@ -95,7 +97,7 @@ func TestConsumeThenDenied(t *testing.T) {
 	if r.code != ExitDenied {
 		t.Fatalf("11th consume: exit %d, want %d: %s", r.code, ExitDenied, r.out)
 	}
-	var v ResultView
+	var v output.ResultView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +330,7 @@ func TestConsumeHeaders(t *testing.T) {
 	if r.code != ExitDenied {
 		t.Fatalf("exit %d %q", r.code, r.errOut)
 	}
-	var v ResultView
+	var v output.ResultView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatal(err)
 	}

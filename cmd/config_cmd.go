@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 
 	"github.com/spf13/cobra"
 
@@ -40,7 +41,7 @@ func (f *Factory) configPath() string {
 }
 
 func newCmdConfigView(f *Factory) *cobra.Command {
-	var output string
+	var outFormat string
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Print the config file, passwords redacted",
@@ -49,15 +50,15 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 		Example: "  bucketctl config view\n  bucketctl config view -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(output, FormatYAML, FormatJSON); err != nil {
+			if err := checkFormat(outFormat, output.FormatYAML, output.FormatJSON); err != nil {
 				return err
 			}
 			cfg, err := f.Config()
 			if err != nil {
 				return err
 			}
-			if output == FormatJSON {
-				return writeData(f.IO.Out, FormatJSON, connect.RedactConfig(cfg))
+			if outFormat == output.FormatJSON {
+				return output.WriteData(f.IO.Out, output.FormatJSON, connect.RedactConfig(cfg))
 			}
 			doc, err := connect.ReadDoc(f.configPath())
 			if err != nil {
@@ -67,19 +68,19 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 			return connect.EncodeNode(f.IO.Out, doc)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", FormatYAML, "output format: yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(FormatYAML, FormatJSON))
+	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatYAML, "outFormat format: yaml|json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatYAML, output.FormatJSON))
 	return cmd
 }
 
 func newCmdGetContexts(f *Factory) *cobra.Command {
-	var output string
+	var outFormat string
 	cmd := &cobra.Command{
 		Use:     "get-contexts [NAME...]",
 		Short:   "List the contexts (the current one marked *)",
 		Example: "  bucketctl config get-contexts\n  bucketctl config get-contexts prod -o json\n  bucketctl config get-contexts -o name",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(output, FormatTable, FormatJSON, FormatYAML, "name"); err != nil {
+			if err := checkFormat(outFormat, output.FormatTable, output.FormatJSON, output.FormatYAML, "name"); err != nil {
 				return err
 			}
 			cfg, err := f.Config()
@@ -106,30 +107,30 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 				c := cfg.Contexts[n]
 				rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User})
 			}
-			switch output {
+			switch outFormat {
 			case "name":
 				for _, r := range rows {
 					fmt.Fprintln(f.IO.Out, format.SafeText(r.Name))
 				}
 				return nil
-			case FormatJSON, FormatYAML:
-				return writeData(f.IO.Out, output, rows)
+			case output.FormatJSON, output.FormatYAML:
+				return output.WriteData(f.IO.Out, outFormat, rows)
 			}
-			t := newTable(f.IO, "CURRENT", "NAME", "SERVER", "USER")
+			t := output.NewTable(f.IO, "CURRENT", "NAME", "SERVER", "USER")
 			for _, r := range rows {
 				cur := ""
 				if r.Current {
 					cur = "*"
 				}
 				// Names and values come from a file: no escape sequence reaches the terminal.
-				t.add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
+				t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
 			}
-			return t.render()
+			return t.Render()
 		},
 		ValidArgsFunction: completeContextArgs(f),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", FormatTable, "output format: table|json|yaml|name")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(FormatTable, FormatJSON, FormatYAML, "name"))
+	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatTable, "outFormat format: table|json|yaml|name")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatTable, output.FormatJSON, output.FormatYAML, "name"))
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,7 @@ rules:
 	if r.code != ExitOK {
 		t.Fatalf("inspect via context: %d %q", r.code, r.errOut)
 	}
-	var v StateView
+	var v output.StateView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatal(err)
 	}

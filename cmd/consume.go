@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
 
 func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost float64, layout string, exists bool) error {
 	res := d.Result
-	v := resultView(opts.Key, res, cost, layout)
+	v := output.ResultOf(opts.Key, res, cost, layout)
 	if opts.peek {
 		v.Exists = &exists
 	}
@@ -219,7 +220,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		notes = append(notes, aheadNoteFor(bucket.Presets[layout], d.Ahead))
 	}
 	if d.Writer != nil {
-		v.WriterClock = clockView(*d.Writer)
+		v.WriterClock = output.ClockOf(*d.Writer)
 		if d.ClockSplit(bucket.Presets[layout].Step()) {
 			w := d.Writer
 			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
@@ -236,8 +237,8 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 			}
 		}
 	}
-	if opts.Output != FormatTable {
-		return writeData(f.IO.Out, opts.Output, v)
+	if opts.Output != output.FormatTable {
+		return output.WriteData(f.IO.Out, opts.Output, v)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(f.IO.ErrOut, "note: "+n)
@@ -247,7 +248,7 @@ func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost floa
 		verdict = "denied"
 	}
 	if f.IO.Color() {
-		verdict = colorVerdict(f.IO, res.Allowed, verdict)
+		verdict = output.ColorVerdict(f.IO, res.Allowed, verdict)
 	}
 	retry := format.RetryAfter(res.RetryAfter)
 	if res.RetryAfter < 0 {

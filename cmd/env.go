@@ -2,6 +2,10 @@ package cmd
 
 import (
 	"context"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
+	"github.com/bucketctl/bucketctl/tui/format"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,3 +47,31 @@ func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *Sp
 	}
 	return run(opts)
 }
+
+// IOStreams is where a command reads and writes (see package iostreams).
+type IOStreams = iostreams.IOStreams
+
+// checkFormat is a usage error when -o f is not one of allowed (default: table, json, yaml).
+func checkFormat(f string, allowed ...string) error {
+	if len(allowed) == 0 {
+		allowed = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
+	}
+	for _, a := range allowed {
+		if f == a {
+			return nil
+		}
+	}
+	return usagef("-o %q: must be one of %s", f, strings.Join(allowed, ", "))
+}
+
+// stateNodes returns the function naming the node of a key when the output format shows
+// nodes (wide, JSON, YAML), and nil for the plain table.
+func stateNodes(ctx context.Context, f *Factory, format string) (func(string) string, error) {
+	if format == output.FormatTable {
+		return nil, nil
+	}
+	return f.nodeOf(ctx)
+}
+
+// safe escapes a key name or a message holding one for a person's terminal.
+func safe(s string) string { return format.SafeKey(s) }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +26,9 @@ func TestCheckCorners(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
-	decode := func(r result) ResultView {
+	decode := func(r result) output.ResultView {
 		t.Helper()
-		var v ResultView
+		var v output.ResultView
 		if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 			t.Fatalf("exit %d %q %q: %v", r.code, r.out, r.errOut, err)
 		}
@@ -69,7 +70,7 @@ func TestCheckCorners(t *testing.T) {
 		t.Fatalf("check (table) does not say the expiry ends the wait: %q %q", r.out, r.errOut)
 	}
 	r = runAt(t, srv.URL(), &now, "inspect", "gb", "--layout", "go-bench", "--capacity", "10", "--rate", "0.2", "-o", "json")
-	var sv StateView
+	var sv output.StateView
 	if err := json.Unmarshal([]byte(r.out), &sv); err != nil || sv.TimeToFullMS == nil || *sv.TimeToFullMS > 2000 || !sv.FullAtExpiry {
 		t.Fatalf("inspect of a go-bench bucket whose TTL ends the refill: %v %+v", err, sv)
 	}

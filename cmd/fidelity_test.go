@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestCheckFidelity(t *testing.T) {
 	before := dumpKey(t, c, "wm") + dumpKey(t, c, "wm:last_time") + dumpKey(t, c, "ex")
 
 	r := runAt(t, srv.URL(), &now, "check", "wm", "--capacity", "5", "--rate", "1", "-o", "json")
-	var v ResultView
+	var v output.ResultView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != ExitDenied {
 		t.Fatalf("check webman: exit %d %q %q", r.code, r.out, r.errOut)
 	}
@@ -42,7 +43,7 @@ func TestCheckFidelity(t *testing.T) {
 	}
 
 	r = runAt(t, srv.URL(), &now, "check", "ex", "--layout", "express", "--capacity", "5", "--rate", "2", "-o", "json")
-	v = ResultView{}
+	v = output.ResultView{}
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != ExitDenied {
 		t.Fatalf("check express: exit %d %q %q", r.code, r.out, r.errOut)
 	}

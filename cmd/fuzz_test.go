@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"math"
 	"testing"
 
@@ -47,7 +48,7 @@ func FuzzStoredValues(f *testing.F) {
 			}
 		}
 		for _, s := range states {
-			v := stateView(s)
+			v := output.StateOf(s)
 			b, err := json.Marshal(v)
 			if err != nil {
 				t.Fatalf("JSON of %+v: %v", s, err)

@@ -8,6 +8,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func TestGCRARuleLeavesPlainNumbers(t *testing.T) {
 
 	// list: the two library buckets only; --all shows the rest as not buckets, saying why.
 	r := run(t, url, "list", "--match", "*", "-o", "json")
-	var views []StateView
+	var views []output.StateView
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &views) != nil {
 		t.Fatalf("list: exit %d: %s %s", r.code, r.out, r.errOut)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -74,15 +75,15 @@ func throttledLib(t *testing.T, rdb *redis.Client, name string, count, maxBurst 
 		}}
 }
 
-func inspectJSON(t *testing.T, url string, args ...string) []StateView {
+func inspectJSON(t *testing.T, url string, args ...string) []output.StateView {
 	t.Helper()
 	r := run(t, url, append([]string{"inspect", "-o", "json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("inspect %v: exit %d: %s", args, r.code, r.errOut)
 	}
-	var views []StateView
+	var views []output.StateView
 	if strings.HasPrefix(strings.TrimSpace(r.out), "{") {
-		views = make([]StateView, 1)
+		views = make([]output.StateView, 1)
 		if err := json.Unmarshal([]byte(r.out), &views[0]); err != nil {
 			t.Fatalf("inspect output %q: %v", r.out, err)
 		}
@@ -113,7 +114,7 @@ func TestGCRAReadBetweenLibraryAnswers(t *testing.T) {
 		}
 		for _, cmdName := range []string{"inspect", "list"} {
 			_, before := g.take(0)
-			var views []StateView
+			var views []output.StateView
 			if cmdName == "inspect" {
 				views = inspectJSON(t, srv.URL(), append([]string{g.key}, g.flags()...)...)
 			} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ rules:
 
 	// list: a look-alike is never listed as a bucket; a bare number it guesses is marked.
 	r := run(t, url, "list", "--match", "*", "-o", "json")
-	var views []StateView
+	var views []output.StateView
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &views) != nil {
 		t.Fatalf("list: exit %d: %s %s", r.code, r.out, r.errOut)
 	}

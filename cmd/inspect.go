@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,17 +90,17 @@ adds a NODE column.`,
 	addLimitFlag(cmd, &opts.Limit, "buckets (with --match)")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "with --match: show keys that are not buckets too")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, stateFormats...)
+	addOutputFlag(cmd, &opts.Output, output.StateFormats...)
 	return cmd
 }
 
 func inspectRun(opts *InspectOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
 	if err != nil {
 		return err
 	}
 	f, ctx, node := opts.src, opts.Ctx, sr.node
-	out := newRecordStream(opts.IO, opts.Output, withNode(node, inspectHeader...)...)
+	out := output.NewStream(opts.IO, opts.Output, withNode(node, inspectHeader...)...)
 	var notes inspectNotes
 	emit := stateWriter(out, node, inspectRow, notes.see)
 	if opts.Match == "" {
@@ -107,16 +108,16 @@ func inspectRun(opts *InspectOptions) error {
 		if err != nil {
 			return err
 		}
-		if isData(opts.Output) && len(states) == 1 {
+		if output.IsData(opts.Output) && len(states) == 1 {
 			// One KEY prints an object, not an array.
-			if err := writeData(f.IO.Out, opts.Output, stateViewNode(states[0], node)); err != nil {
+			if err := output.WriteData(f.IO.Out, opts.Output, stateViewNode(states[0], node)); err != nil {
 				return err
 			}
 		} else {
 			if err := emit(states); err != nil {
 				return err
 			}
-			if err := out.close(); err != nil {
+			if err := out.Close(); err != nil {
 				return err
 			}
 		}
@@ -128,7 +129,7 @@ func inspectRun(opts *InspectOptions) error {
 	}
 	run := sr.scan(opts.Match, opts.Limit, opts.All)
 	err = run.run(ctx, emit)
-	if cerr := out.close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -222,7 +223,7 @@ func (n *inspectNotes) see(s bucket.State) {
 }
 
 func (n *inspectNotes) print(io *IOStreams, outFormat string) {
-	if outFormat != FormatTable && outFormat != FormatWide {
+	if outFormat != output.FormatTable && outFormat != output.FormatWide {
 		return
 	}
 	if n.guessed {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,24 +92,24 @@ are not buckets are left out; a two-key bucket's time key counts for its bucket.
 	cmd.Flags().BoolVar(&opts.Hot, "hot", false, "list the buckets being written now, busiest first (client tracking, Redis 6+)")
 	cmd.Flags().DurationVar(&opts.For, "for", defaultHotFor, "with --hot: how long to observe")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, stateFormats...)
+	addOutputFlag(cmd, &opts.Output, output.StateFormats...)
 	return cmd
 }
 
 func listRun(opts *ListOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
 	if err != nil {
 		return err
 	}
 	node, run := sr.node, sr.scan(opts.Match, opts.Limit, opts.All)
-	out := newRecordStream(opts.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
+	out := output.NewStream(opts.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
 	err = run.run(opts.Ctx, stateWriter(out, node, listRow, func(s bucket.State) {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
 			noTTL++
 		}
 	}))
-	if cerr := out.close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -130,28 +131,28 @@ func withNode(node func(string) string, header ...string) []string {
 }
 
 // stateWriter writes pages of states to out: a row of row's cells each in a table, a
-// StateView each otherwise; see is shown every state first.
-func stateWriter(out *recordStream, node func(string) string, row func(bucket.State, func(string) string) []string,
+// output.StateView each otherwise; see is shown every state first.
+func stateWriter(out *output.Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
 	see func(bucket.State)) func([]bucket.State) error {
 	return func(page []bucket.State) error {
 		for _, s := range page {
 			see(s)
 			var err error
-			if out.isTable() {
-				err = out.add(nil, row(s, node)...)
+			if out.IsTable() {
+				err = out.Add(nil, row(s, node)...)
 			} else {
-				err = out.add(stateViewNode(s, node))
+				err = out.Add(stateViewNode(s, node))
 			}
 			if err != nil {
 				return err
 			}
 		}
-		return out.flush()
+		return out.Flush()
 	}
 }
 
-func stateViewNode(s bucket.State, node func(string) string) StateView {
-	v := stateView(s)
+func stateViewNode(s bucket.State, node func(string) string) output.StateView {
+	v := output.StateOf(s)
 	if node != nil {
 		v.Node = node(s.Key)
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"time"
 
@@ -25,13 +26,13 @@ const (
 // DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
 // names what ranked the keys.
 type HotView struct {
-	StateView       `yaml:",inline"`
-	DecisionsPerSec float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
-	DeniedPerSec    *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
-	WritesSeen      int64    `json:"writes_seen" yaml:"writes_seen"`
-	RateFrom        string   `json:"rate_from" yaml:"rate_from"`
-	RankedBy        string   `json:"ranked_by" yaml:"ranked_by"`
-	ObservedMS      float64  `json:"observed_ms" yaml:"observed_ms"`
+	output.StateView `yaml:",inline"`
+	DecisionsPerSec  float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
+	DeniedPerSec     *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
+	WritesSeen       int64    `json:"writes_seen" yaml:"writes_seen"`
+	RateFrom         string   `json:"rate_from" yaml:"rate_from"`
+	RankedBy         string   `json:"ranked_by" yaml:"ranked_by"`
+	ObservedMS       float64  `json:"observed_ms" yaml:"observed_ms"`
 }
 
 func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
@@ -59,7 +60,7 @@ func globPrefix(pattern string) string {
 }
 
 func listHotRun(opts *ListOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, stateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
 	if err != nil {
 		return err
 	}
@@ -72,30 +73,30 @@ func listHotRun(opts *ListOptions) error {
 	if p := globPrefix(opts.Match); p != "" {
 		q.Prefixes = []string{p}
 	}
-	prog := newProgress(f.IO)
-	prog.show("following writes for %s (client tracking)...", format.Duration(opts.For))
+	prog := output.NewProgress(f.IO)
+	prog.Show("following writes for %s (client tracking)...", format.Duration(opts.For))
 	rep, err := hot.Buckets(ctx, sr.st, q)
-	prog.clear()
+	prog.Clear()
 	if err != nil {
 		return err
 	}
-	out := newRecordStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
+	out := output.NewStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
 	shown := 0
 	for _, b := range rep.Buckets {
 		if opts.Match != "*" && !bucket.GlobMatch(opts.Match, b.State.Key) {
 			continue
 		}
 		shown++
-		if out.isTable() {
-			err = out.add(nil, hotRow(b, node)...)
+		if out.IsTable() {
+			err = out.Add(nil, hotRow(b, node)...)
 		} else {
-			err = out.add(hotView(b, rep, node))
+			err = out.Add(hotView(b, rep, node))
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if err := out.close(); err != nil {
+	if err := out.Close(); err != nil {
 		return err
 	}
 	masters := format.Plural(rep.Masters, "master")

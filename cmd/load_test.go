@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"regexp"
 	"strconv"
 	"strings"
@@ -183,7 +184,7 @@ func TestLoadCompareAndTable(t *testing.T) {
 func TestLoadInterrupted(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
@@ -259,7 +260,7 @@ func TestLoadReportOnTerminalAndPiped(t *testing.T) {
 			{"load", "whole", "-c", "4", "-n", "3000"},
 			{"load", "cmp", "--compare", "-c", "4", "-n", "600"},
 		} {
-			io, _, out, errOut := TestIO()
+			io, _, out, errOut := iostreams.Test()
 			io.StdoutTTY, io.StderrTTY = tty, tty
 			f := newTestFactory(t, io, VersionInfo{Version: "test"})
 			code := Run(context.Background(), f, append([]string{"--url", srv.URL()}, args...))

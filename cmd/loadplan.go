@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"time"
 
@@ -120,7 +121,7 @@ func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool
 	if toErr {
 		io.Out, io.StdoutTTY = io.ErrOut, io.StderrTTY
 	}
-	t := newTable(&io, "KEY", "HOLDS", "SPEC", "ACTION", "CHANGES")
+	t := output.NewTable(&io, "KEY", "HOLDS", "SPEC", "ACTION", "CHANGES")
 	for _, p := range plans {
 		tg := p.Target
 		holds, action := "nothing", "create, load-test, delete at the end"
@@ -146,9 +147,9 @@ func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool
 			}
 			changes = strings.Join(p.Changes, ", ")
 		}
-		t.add(format.SafeKey(tg.Key), holds, spec, action, changes)
+		t.Add(format.SafeKey(tg.Key), holds, spec, action, changes)
 	}
-	return t.render()
+	return t.Render()
 }
 
 // loadDryRun shows the plan and sends no decision. A key the run would refuse makes it

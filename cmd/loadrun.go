@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"sync"
 	"time"
 
@@ -278,15 +279,15 @@ func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) 
 	if len(reports) == 0 {
 		return nil
 	}
-	if opts.Output != FormatTable {
+	if opts.Output != output.FormatTable {
 		rounded := make([]load.Report, len(reports))
 		for i, r := range reports {
 			rounded[i] = jsonReport(r)
 		}
 		if opts.Compare {
-			return writeData(f.IO.Out, opts.Output, loadComparison{Runs: rounded})
+			return output.WriteData(f.IO.Out, opts.Output, loadComparison{Runs: rounded})
 		}
-		return writeData(f.IO.Out, opts.Output, rounded[0])
+		return output.WriteData(f.IO.Out, opts.Output, rounded[0])
 	}
 	st := tuiStyles(f.IO)
 	var text string

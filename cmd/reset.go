@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"io"
 	"math"
 	"strings"
@@ -120,12 +121,12 @@ arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 1
 	fl.BoolVar(&opts.IgnoreMissing, "ignore-missing", false, "a KEY that does not exist is no error (it is already full)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation (needed when not on a terminal)")
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL)
+	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, output.FormatJSONL)
 	return cmd
 }
 
 func resetRun(opts *ResetOptions) error {
-	rd, err := opts.reading(&opts.Spec, opts.Output, FormatTable, FormatJSON, FormatYAML, FormatJSONL)
+	rd, err := opts.reading(&opts.Spec, opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, output.FormatJSONL)
 	if err != nil {
 		return err
 	}
@@ -363,15 +364,15 @@ func (r *resetter) confirm(n int, preview func()) error {
 }
 
 func (r *resetter) printPlan(plan []ResetView) error {
-	if r.opts.Output != FormatTable {
-		if r.opts.Output == FormatJSONL {
-			s := newRecordStream(r.f.IO, FormatJSONL)
+	if r.opts.Output != output.FormatTable {
+		if r.opts.Output == output.FormatJSONL {
+			s := output.NewStream(r.f.IO, output.FormatJSONL)
 			for _, v := range plan {
-				_ = s.add(v)
+				_ = s.Add(v)
 			}
-			return s.close()
+			return s.Close()
 		}
-		return writeData(r.f.IO.Out, r.opts.Output, plan)
+		return output.WriteData(r.f.IO.Out, r.opts.Output, plan)
 	}
 	return r.printPlanTo(r.f.IO.Out, plan)
 }
@@ -379,11 +380,11 @@ func (r *resetter) printPlan(plan []ResetView) error {
 func (r *resetter) printPlanTo(w io.Writer, plan []ResetView) error {
 	io := *r.f.IO
 	io.Out = w
-	t := newRecordStream(&io, FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	t := output.NewStream(&io, output.FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	for _, v := range plan {
-		_ = t.add(nil, resetRow(v)...)
+		_ = t.Add(nil, resetRow(v)...)
 	}
-	if err := t.close(); err != nil {
+	if err := t.Close(); err != nil {
 		return err
 	}
 	for _, v := range plan {

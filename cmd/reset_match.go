@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"sort"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 			return nil
 		}
 		if opts.DryRun {
-			if opts.Output == FormatTable && f.IO.StdoutTTY {
+			if opts.Output == output.FormatTable && f.IO.StdoutTTY {
 				fmt.Fprint(f.IO.Out, sum.String())
 			}
 			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverOf(f))
@@ -169,8 +170,8 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 // terminal.
 func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, error) {
 	sum := &planSummary{}
-	full := r.opts.DryRun && (r.opts.Output != FormatTable || !r.f.IO.StdoutTTY)
-	out := newRecordStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	full := r.opts.DryRun && (r.opts.Output != output.FormatTable || !r.f.IO.StdoutTTY)
+	out := output.NewStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	err := run.run(ctx, func(page []bucket.State) error {
 		for _, s := range page {
 			_, v, ok, err := r.op(s)
@@ -182,18 +183,18 @@ func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, er
 			}
 			sum.add(v)
 			if full {
-				if err := out.add(v, resetRow(v)...); err != nil {
+				if err := out.Add(v, resetRow(v)...); err != nil {
 					return err
 				}
 			}
 		}
 		if full {
-			return out.flush()
+			return out.Flush()
 		}
 		return nil
 	})
 	if full {
-		if cerr := out.close(); err == nil {
+		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
 	}
@@ -203,9 +204,9 @@ func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, er
 // resetPass scans and resets page by page.
 func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 	f := r.f
-	stream := r.opts.Output != FormatTable || !f.IO.StdoutTTY
-	out := newRecordStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
-	prog := newProgress(f.IO)
+	stream := r.opts.Output != output.FormatTable || !f.IO.StdoutTTY
+	out := output.NewStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	prog := output.NewProgress(f.IO)
 	start := time.Now()
 	interrupted, refused := false, false
 	err := run.run(ctx, func(page []bucket.State) error {
@@ -233,7 +234,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				if stream {
 					v := views[i+k]
 					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, outcomeName(o)
-					_ = out.add(v, resetRow(v)...)
+					_ = out.Add(v, resetRow(v)...)
 				}
 			}
 			if err != nil {
@@ -243,12 +244,12 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				refused = refused || rediserr.Refusal(err) != ""
 			}
 			if stream {
-				if err := out.flush(); err != nil {
+				if err := out.Flush(); err != nil {
 					return err
 				}
 			}
 			n := r.tally.done + r.tally.created
-			prog.show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
+			prog.Show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
 			if ctx.Err() != nil {
 				interrupted = true
 				return ctx.Err()
@@ -259,9 +260,9 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 		}
 		return nil
 	})
-	prog.clear()
+	prog.Clear()
 	if stream {
-		if cerr := out.close(); err == nil {
+		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
 	}

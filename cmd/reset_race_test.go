@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,7 +105,7 @@ func TestResetMatchInterrupted(t *testing.T) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	done := make(chan int, 1)
 	go func() {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"os"
 	"regexp"
 	"strings"
@@ -157,7 +159,7 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 // Main runs bucketctl and returns the exit code.
 func Main() int {
 	connect.QuietLogs()
-	io := SystemIO()
+	io := iostreams.System()
 	f := NewFactory(io, buildVersion())
 	f.Signals = true
 	return Run(context.Background(), f, os.Args[1:])
@@ -260,9 +262,9 @@ func isCobraUsage(err error) bool {
 
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	if len(formats) == 0 {
-		formats = []string{FormatTable, FormatJSON, FormatYAML}
+		formats = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
 	}
-	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: "+strings.Join(formats, "|"))
+	cmd.Flags().StringVarP(p, "output", "o", output.FormatTable, "output format: "+strings.Join(formats, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestUnknownCommands(t *testing.T) {
 // TestShortFlags: redis-cli's habits work: -i for an interval, -n for a count.
 func TestShortFlags(t *testing.T) {
 	t.Parallel()
-	io, _, _, _ := TestIO()
+	io, _, _, _ := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{})
 	var w *WatchOptions
 	watch := NewCmdWatch(f, func(o *WatchOptions) error { w = o; return nil })

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ import (
 // flags carry it, as on a command line), with stdout and stderr.
 func directEnv(t *testing.T, url string) (Env, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	fl := pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)
 	connect.AddFlags(fl, f.DefaultConfigPath(), durationFlag)
@@ -48,17 +50,17 @@ func TestRunsWithoutCobra(t *testing.T) {
 
 	// consume creates the bucket: 10 - 3 tokens.
 	env, out, _ := directEnv(t, url)
-	if err := decideRun(&DecideOptions{Env: env, Key: "direct:a", Spec: withCost(spec10, 3), Output: FormatJSON}); err != nil {
+	if err := decideRun(&DecideOptions{Env: env, Key: "direct:a", Spec: withCost(spec10, 3), Output: output.FormatJSON}); err != nil {
 		t.Fatal(err)
 	}
-	var rv ResultView
+	var rv output.ResultView
 	if err := json.Unmarshal(out.Bytes(), &rv); err != nil || !rv.Allowed || rv.Capacity != 10 || rv.Cost != 3 || rv.Tokens < 7 || rv.Tokens > 7.1 {
 		t.Fatalf("consume: %v %+v (%s)", err, rv, out)
 	}
 
 	t.Run("check", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		err := decideRun(&DecideOptions{Env: env, Key: "direct:a", Spec: withCost(SpecFlags{}, 8), Output: FormatJSON, peek: true})
+		err := decideRun(&DecideOptions{Env: env, Key: "direct:a", Spec: withCost(SpecFlags{}, 8), Output: output.FormatJSON, peek: true})
 		var denied *DeniedError
 		if !errors.As(err, &denied) || denied.Key != "direct:a" || !strings.Contains(out.String(), `"allowed": false`) {
 			t.Fatalf("check of 8 on 7 tokens: %v, %s", err, out)
@@ -66,17 +68,17 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("inspect", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := inspectRun(&InspectOptions{Env: env, Keys: []string{"direct:a"}, Output: FormatJSON}); err != nil {
+		if err := inspectRun(&InspectOptions{Env: env, Keys: []string{"direct:a"}, Output: output.FormatJSON}); err != nil {
 			t.Fatal(err)
 		}
-		var v StateView
+		var v output.StateView
 		if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Key != "direct:a" || v.Layout != "native" || v.Capacity == nil || *v.Capacity != 10 || v.Allowed != 1 {
 			t.Fatalf("inspect: %v %+v (%s)", err, v, out)
 		}
 	})
 	t.Run("list", func(t *testing.T) {
 		env, out, errOut := directEnv(t, url)
-		if err := listRun(&ListOptions{Env: env, Match: "direct:*", Output: FormatJSONL}); err != nil {
+		if err := listRun(&ListOptions{Env: env, Match: "direct:*", Output: output.FormatJSONL}); err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"key":"direct:a"`) {
@@ -85,7 +87,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("list --hot", func(t *testing.T) {
 		env, out, errOut := directEnv(t, url)
-		if err := listHotRun(&ListOptions{Env: env, Match: "direct:*", Output: FormatJSON, Hot: true, For: 200 * time.Millisecond, Limit: 5}); err != nil {
+		if err := listHotRun(&ListOptions{Env: env, Match: "direct:*", Output: output.FormatJSON, Hot: true, For: 200 * time.Millisecond, Limit: 5}); err != nil {
 			t.Fatal(err)
 		}
 		if strings.TrimSpace(out.String()) != "[]" || !strings.Contains(errOut.String(), "hot: ranked by") {
@@ -94,7 +96,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("audit", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := auditRun(&AuditOptions{Env: env, Match: "direct:*", Samples: 1, FailOn: "none", Output: FormatJSON}); err != nil {
+		if err := auditRun(&AuditOptions{Env: env, Match: "direct:*", Samples: 1, FailOn: "none", Output: output.FormatJSON}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), `"buckets": 1`) {
@@ -104,7 +106,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	t.Run("watch", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
 		if err := watchRun(&WatchOptions{Env: env, Key: "direct:a", Interval: 10 * time.Millisecond, Count: 2, Window: time.Second,
-			Spec: withCost(SpecFlags{}, 1), Output: FormatJSON}); err != nil {
+			Spec: withCost(SpecFlags{}, 1), Output: output.FormatJSON}); err != nil {
 			t.Fatal(err)
 		}
 		if n := strings.Count(out.String(), `"key":"direct:a"`); n != 2 {
@@ -130,7 +132,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 		env, out, _ := directEnv(t, url)
 		c := load.Config{Key: load.KeyFor("direct", false), Spec: bucket.Spec{Capacity: 10, Rate: 10}, Cost: 1, Concurrency: 2,
 			Requests: 40, Pipeline: 1, WatchRetries: load.DefaultWatchRetries, Strategy: load.Lua, Arrival: load.Closed}
-		if err := loadRun(&LoadOptions{Env: env, Key: "direct", Config: c, Output: FormatJSON}); err != nil {
+		if err := loadRun(&LoadOptions{Env: env, Key: "direct", Config: c, Output: output.FormatJSON}); err != nil {
 			t.Fatal(err)
 		}
 		var rep load.Report
@@ -144,7 +146,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	// reset last: it refills the bucket by deleting its key.
 	t.Run("reset", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := resetRun(&ResetOptions{Env: env, Keys: []string{"direct:a"}, Yes: true, Output: FormatJSON}); err != nil {
+		if err := resetRun(&ResetOptions{Env: env, Keys: []string{"direct:a"}, Yes: true, Output: output.FormatJSON}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), `"outcome": "reset"`) {
@@ -179,7 +181,7 @@ func TestFlagsIntoOptions(t *testing.T) {
 	var ins *InspectOptions
 	exec(NewCmdInspect(f, func(o *InspectOptions) error { ins = o; return nil }), "--match", "rate:*", "-n", "7", "--all", "--capacity", "5", "--rate", "2/s", "-o", "wide")
 	if ins.Match != "rate:*" || ins.Limit != 7 || !ins.All || !ins.Spec.CapacitySet || !ins.Spec.RateSet || ins.Spec.CostSet ||
-		ins.Spec.Capacity != 5 || ins.Spec.Rate != 2 || ins.Output != FormatWide || ins.IO != f.IO || ins.Ctx == nil {
+		ins.Spec.Capacity != 5 || ins.Spec.Rate != 2 || ins.Output != output.FormatWide || ins.IO != f.IO || ins.Ctx == nil {
 		t.Errorf("inspect: %+v", ins)
 	}
 	var aud *AuditOptions
@@ -202,7 +204,7 @@ func TestFlagsIntoOptions(t *testing.T) {
 	}
 	var dec *DecideOptions
 	exec(NewCmdConsume(f, func(o *DecideOptions) error { dec = o; return nil }), "k", "--cost", "2.5", "--headers", "-o", "yaml")
-	if dec.Key != "k" || dec.peek || !dec.Spec.CostSet || dec.Spec.Cost != 2.5 || dec.Spec.CapacitySet || !dec.Headers || dec.Output != FormatYAML {
+	if dec.Key != "k" || dec.peek || !dec.Spec.CostSet || dec.Spec.Cost != 2.5 || dec.Spec.CapacitySet || !dec.Headers || dec.Output != output.FormatYAML {
 		t.Errorf("consume: %+v", dec)
 	}
 	exec(NewCmdCheck(f, func(o *DecideOptions) error { dec = o; return nil }), "k")

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"time"
 
@@ -59,7 +60,7 @@ type reading struct {
 	node    func(string) string
 }
 
-// states sets up a command that prints bucket states (-o of stateFormats: the node of
+// states sets up a command that prints bucket states (-o of output.StateFormats: the node of
 // each key is named in every format but the plain table).
 func (e Env) states(spec *SpecFlags, output string, formats ...string) (*reading, error) {
 	r, err := e.reading(spec, output, formats...)
@@ -99,10 +100,10 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	if err != nil {
 		return err
 	}
-	prog := newProgress(r.io)
-	defer prog.clear()
+	prog := output.NewProgress(r.io)
+	defer prog.Clear()
 	var dbsize int64
-	if prog.enabled {
+	if prog.Enabled {
 		dbsize, _ = sc.DBSize(ctx)
 	}
 	start, last := time.Now(), time.Time{}
@@ -131,7 +132,7 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 			keep = append(keep, s)
 		}
 		if len(keep) > 0 {
-			prog.clear()
+			prog.Clear()
 			if err := fn(keep); err != nil {
 				return err
 			}
@@ -141,7 +142,7 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 		}
 		if time.Since(last) > 100*time.Millisecond {
 			last = time.Now()
-			prog.show("%s", scanProgress(r.stats, dbsize, time.Since(start)))
+			prog.Show("%s", scanProgress(r.stats, dbsize, time.Since(start)))
 		}
 		if err := ctx.Err(); err != nil {
 			return err

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 
 	"github.com/spf13/cobra"
 
@@ -21,14 +22,14 @@ master up front; 'script show' prints it, so it can be reviewed or loaded by oth
 		Args:    cobra.ArbitraryArgs,
 		RunE:    groupRun,
 	}
-	var output string
+	var outFormat string
 	load := &cobra.Command{
 		Use:     "load",
 		Short:   "Load the script on every master (SCRIPT LOAD)",
 		Example: "  bucketctl script load\n  bucketctl script load --cluster 10.0.0.1:6379 -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(output); err != nil {
+			if err := checkFormat(outFormat); err != nil {
 				return err
 			}
 			st, err := f.Store(cmd.Context())
@@ -39,17 +40,17 @@ master up front; 'script show' prints it, so it can be reviewed or loaded by oth
 			if err != nil {
 				return err
 			}
-			if output != FormatTable {
-				return writeData(f.IO.Out, output, map[string]any{"sha": sha, "nodes": nodes})
+			if outFormat != output.FormatTable {
+				return output.WriteData(f.IO.Out, outFormat, map[string]any{"sha": sha, "nodes": nodes})
 			}
-			t := newTable(f.IO, "NODE", "SHA")
+			t := output.NewTable(f.IO, "NODE", "SHA")
 			for _, n := range nodes {
-				t.add(n, sha)
+				t.Add(n, sha)
 			}
-			return t.render()
+			return t.Render()
 		},
 	}
-	addOutputFlag(load, &output)
+	addOutputFlag(load, &outFormat)
 	var shaOnly bool
 	show := &cobra.Command{
 		Use:     "show",

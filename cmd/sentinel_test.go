@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func TestSentinelFailover(t *testing.T) {
 	node := func(key string) string {
 		t.Helper()
 		r := cli("inspect", key, "-o", "json")
-		var v StateView
+		var v output.StateView
 		if err := json.Unmarshal([]byte(r.out), &v); r.code != ExitOK || err != nil {
 			t.Fatalf("inspect %s: exit %d %v %q", key, r.code, err, r.errOut)
 		}

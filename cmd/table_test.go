@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ import (
 
 // colorIO are streams as on a colour terminal, writing to buffers.
 func colorIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	io, _, out, errOut := TestIO()
+	io, _, out, errOut := iostreams.Test()
 	io.StdoutTTY, io.NoColor = true, false
 	return io, out, errOut
 }
@@ -89,27 +91,27 @@ func checkAligned(t *testing.T, name, out string, wantRows int) {
 func TestTablesAlignWithColour(t *testing.T) {
 	t.Parallel()
 	io, out, _ := colorIO()
-	tb := newTable(io, "KEY", "LAYOUT", "TOKENS", "ACTION")
-	tb.add("rl:{tenant-4711}:route:/api/v1/orders", "native", "9,289", "refill (delete)")
-	tb.add("日本語のキー", "express", "0.5", colorStyle(io).Bold(true).Render("set 3 tokens"))
-	tb.add("k", "native", "16,000", "none")
-	if err := tb.render(); err != nil {
+	tb := output.NewTable(io, "KEY", "LAYOUT", "TOKENS", "ACTION")
+	tb.Add("rl:{tenant-4711}:route:/api/v1/orders", "native", "9,289", "refill (delete)")
+	tb.Add("日本語のキー", "express", "0.5", output.ColorStyle(io).Bold(true).Render("set 3 tokens"))
+	tb.Add("k", "native", "16,000", "none")
+	if err := tb.Render(); err != nil {
 		t.Fatal(err)
 	}
 	checkAligned(t, "newTable", out.String(), 3)
 
 	// The stream table fixes its columns on the first page: later, narrower pages keep them.
 	io, out, _ = colorIO()
-	s := newRecordStream(io, FormatTable, "KEY", "TOKENS", "TTL")
+	s := output.NewStream(io, output.FormatTable, "KEY", "TOKENS", "TTL")
 	for _, k := range []string{"rl:{tenant-4711}:route:/api/v1/users", "日本語", "a"} {
-		if err := s.add(nil, k, "7.09", "1m1s"); err != nil {
+		if err := s.Add(nil, k, "7.09", "1m1s"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.flush(); err != nil { // one row per page
+		if err := s.Flush(); err != nil { // one row per page
 			t.Fatal(err)
 		}
 	}
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	checkAligned(t, "stream", out.String(), 3)

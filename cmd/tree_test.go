@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // stand, and the whole tree when they name none or need it all (help, completion).
 func TestTreeForArgs(t *testing.T) {
 	t.Parallel()
-	io, _, _, _ := TestIO()
+	io, _, _, _ := iostreams.Test()
 	names := func(args ...string) []string {
 		var got []string
 		for _, c := range newCmdRootFor(newTestFactory(t, io, VersionInfo{}), args).Commands() {
@@ -62,7 +63,7 @@ func TestTreeHelpIsTheWholeTreesHelp(t *testing.T) {
 	for _, p := range paths {
 		for _, args := range [][]string{append(slices.Clone(p), "--help"), append(slices.Clone(p), "--zzzzzz")} {
 			lean := run(t, "", args...)
-			io, _, out, errOut := TestIO()
+			io, _, out, errOut := iostreams.Test()
 			root := NewCmdRoot(newTestFactory(t, io, VersionInfo{Version: "test"}))
 			root.SetArgs(args)
 			root.SetOut(out)

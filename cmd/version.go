@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"regexp"
 	"runtime/debug"
 	"time"
@@ -75,7 +76,7 @@ func (v VersionInfo) line() string {
 
 // NewCmdVersion prints the version, as --version does.
 func NewCmdVersion(f *Factory) *cobra.Command {
-	var output string
+	var outFormat string
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
@@ -85,17 +86,17 @@ every build (the module version of 'go install', the commit of a build from a cl
 		Example: "  bucketctl version\n  bucketctl --version\n  bucketctl version -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(output); err != nil {
+			if err := checkFormat(outFormat); err != nil {
 				return err
 			}
 			v := map[string]string{"version": f.Version.Version, "commit": f.Version.Commit, "date": f.Version.Date}
-			if output != FormatTable {
-				return writeData(f.IO.Out, output, v)
+			if outFormat != output.FormatTable {
+				return output.WriteData(f.IO.Out, outFormat, v)
 			}
 			_, err := fmt.Fprintln(f.IO.Out, f.Version.line())
 			return err
 		},
 	}
-	addOutputFlag(cmd, &output)
+	addOutputFlag(cmd, &outFormat)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"io"
 	"strings"
 	"time"
@@ -34,13 +35,13 @@ type WatchOptions struct {
 // WatchView is one line of watch's JSON stream: the bucket as inspect shows it, plus the
 // read's server time and the activity since the previous read (null on the first line).
 type WatchView struct {
-	Time         string `json:"time" yaml:"time"`
-	StateView    `yaml:",inline"`
-	IntervalMS   *float64 `json:"interval_ms" yaml:"interval_ms"`
-	AllowedPerS  *float64 `json:"allowed_per_s" yaml:"allowed_per_s"`
-	DeniedPerS   *float64 `json:"denied_per_s" yaml:"denied_per_s"`
-	ConsumedPerS *float64 `json:"consumed_per_s" yaml:"consumed_per_s"`
-	RetryAfterMS *float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	Time             string `json:"time" yaml:"time"`
+	output.StateView `yaml:",inline"`
+	IntervalMS       *float64 `json:"interval_ms" yaml:"interval_ms"`
+	AllowedPerS      *float64 `json:"allowed_per_s" yaml:"allowed_per_s"`
+	DeniedPerS       *float64 `json:"denied_per_s" yaml:"denied_per_s"`
+	ConsumedPerS     *float64 `json:"consumed_per_s" yaml:"consumed_per_s"`
+	RetryAfterMS     *float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
 }
 
 // NewCmdWatch builds `watch`.
@@ -96,7 +97,7 @@ that of the last read when it failed (3: Redis unreachable).`,
 			case opts.Window < opts.Interval:
 				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
 			}
-			if err := checkFormat(opts.Output, FormatTable, FormatJSON, FormatYAML); err != nil {
+			if err := checkFormat(opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML); err != nil {
 				return err
 			}
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, watchRun)
@@ -108,7 +109,7 @@ that of the last read when it failed (3: Redis unreachable).`,
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "stop after this long (0 = until stopped)")
 	durationVarP(fl, &opts.Window, "window", "", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
-	addOutputFlag(cmd, &opts.Output, FormatTable, FormatJSON, FormatYAML)
+	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
 	return cmd
 }
 
@@ -133,7 +134,7 @@ func watchRun(opts *WatchOptions) error {
 		return fmt.Errorf("%s: %s: watch shows buckets", safe(opts.Key), safe(first.Problem))
 	}
 	cost := d.resolve(opts.Key).Cost
-	if !f.IO.StdoutTTY || opts.Output != FormatTable || opts.Count > 0 {
+	if !f.IO.StdoutTTY || opts.Output != output.FormatTable || opts.Count > 0 {
 		return endedByDuration(ctx, watchStream(ctx, f.IO, opts, cost, d.addr, read))
 	}
 	styles := tuiStyles(f.IO)
@@ -246,11 +247,11 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			}
 		}
 		switch opts.Output {
-		case FormatJSON:
+		case output.FormatJSON:
 			err = writeJSONLine(ios.Out, watchView(s, act, cost))
-		case FormatYAML:
+		case output.FormatYAML:
 			if _, err = io.WriteString(ios.Out, "---\n"); err == nil {
-				err = writeData(ios.Out, FormatYAML, watchView(s, act, cost))
+				err = output.WriteData(ios.Out, output.FormatYAML, watchView(s, act, cost))
 			}
 		default:
 			_, err = fmt.Fprintln(ios.Out, watchLine(s, act, cost))
@@ -268,7 +269,7 @@ func writeJSONLine(w io.Writer, v any) error {
 }
 
 func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
-	v := WatchView{Time: time.UnixMicro(s.Now).UTC().Format(time.RFC3339Nano), StateView: stateView(s)}
+	v := WatchView{Time: time.UnixMicro(s.Now).UTC().Format(time.RFC3339Nano), StateView: output.StateOf(s)}
 	f := func(x float64) *float64 { return &x }
 	if act != nil {
 		v.IntervalMS = f(format.JSONMS(act.Interval))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"sync"
 	"testing"
@@ -186,7 +187,7 @@ func TestWatchFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Key != "k" || got.Interval != 250*time.Millisecond || got.Count != 5 || got.Duration != time.Minute ||
-		got.Output != FormatJSON || got.Spec.Cost != 2 {
+		got.Output != output.FormatJSON || got.Spec.Cost != 2 {
 		t.Errorf("options %+v", got)
 	}
 }

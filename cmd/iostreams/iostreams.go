@@ -1,4 +1,4 @@
-package cmd
+package iostreams
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ type IOStreams struct {
 	Prompt func(question string) (string, error)
 }
 
-// SystemIO returns the process's streams.
-func SystemIO() *IOStreams {
+// System returns the process's streams.
+func System() *IOStreams {
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
@@ -36,8 +36,8 @@ func SystemIO() *IOStreams {
 	return io
 }
 
-// TestIO returns streams over buffers, as when piped: no TTY, no prompt.
-func TestIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+// Test returns streams over buffers, as when piped: no TTY, no prompt.
+func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: in, Out: out, ErrOut: errOut, NoColor: true}, in, out, errOut
 }

@@ -1,9 +1,9 @@
-package cmd
+package output
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"io"
 	"math"
 	"strconv"
@@ -26,27 +26,15 @@ const (
 	FormatYAML  = "yaml"
 )
 
-// stateFormats are the -o formats of the commands that print bucket states: wide is the
+// StateFormats are the -o formats of the commands that print bucket states: wide is the
 // table with a NODE column (the master serving the key).
-var stateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJSONL}
+var StateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJSONL}
 
-// isData says format prints data (JSON or YAML) rather than a table.
-func isData(format string) bool { return format == FormatJSON || format == FormatYAML }
+// IsData says format prints data (JSON or YAML) rather than a table.
+func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }
 
-func checkFormat(f string, allowed ...string) error {
-	if len(allowed) == 0 {
-		allowed = []string{FormatTable, FormatJSON, FormatYAML}
-	}
-	for _, a := range allowed {
-		if f == a {
-			return nil
-		}
-	}
-	return usagef("-o %q: must be one of %s", f, strings.Join(allowed, ", "))
-}
-
-// writeData writes v as JSON (one document, indented) or YAML.
-func writeData(w io.Writer, format string, v any) error {
+// WriteData writes v as JSON (one document, indented) or YAML.
+func WriteData(w io.Writer, format string, v any) error {
 	if format == FormatYAML {
 		var n yaml.Node
 		if err := n.Encode(v); err != nil {
@@ -83,26 +71,26 @@ func plainFloats(n *yaml.Node) {
 
 // table is a table printed at once: the stream table's layout (display width, so colour
 // never moves a column; on a terminal the key column cut in the middle) over all its rows.
-type table struct {
-	io *IOStreams
+type Table struct {
+	io *iostreams.IOStreams
 	t  *streamTable
 }
 
-func newTable(io *IOStreams, header ...string) *table {
-	return &table{io: io, t: newStreamTable(io, header)}
+func NewTable(io *iostreams.IOStreams, header ...string) *Table {
+	return &Table{io: io, t: newStreamTable(io, header)}
 }
 
-func (t *table) add(cells ...string) { t.t.add(cells) }
+func (t *Table) Add(cells ...string) { t.t.add(cells) }
 
-func (t *table) render() error {
+func (t *Table) Render() error {
 	w := bufio.NewWriter(t.io.Out)
 	t.t.writePage(w)
 	return w.Flush()
 }
 
-// colorStyle is a style for stdout: ANSI colours on a colour terminal, none otherwise,
+// ColorStyle is a style for stdout: ANSI colours on a colour terminal, none otherwise,
 // whatever the process's own stdout is (the streams may be a test's buffer).
-func colorStyle(io *IOStreams) lipgloss.Style {
+func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 	r := lipgloss.NewRenderer(io.Out)
 	if io.Color() {
 		r.SetColorProfile(termenv.ANSI)
@@ -158,7 +146,7 @@ type ClockView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
 }
 
-func resultView(key string, r bucket.Result, cost float64, layout string) ResultView {
+func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultView {
 	tokens, full := format.JSONTokens(r.Remaining), format.JSONMS(r.ResetAfter)
 	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: format.JSONSpec(r.Spec.Capacity),
 		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONMS(r.RetryAfter), TimeToFullMS: full,
@@ -205,7 +193,7 @@ type StateView struct {
 	Node        string     `json:"node,omitempty" yaml:"node,omitempty"`
 }
 
-func stateView(s bucket.State) StateView {
+func StateOf(s bucket.State) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
 		LayoutDetected: s.Detected, StoredTokens: format.JSONTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
 		AgeMS: format.JSONMS(s.Age()), AheadMS: format.JSONMS(s.Ahead), TTLMS: format.JSONTTL(s.TTL)}
@@ -224,7 +212,7 @@ func stateView(s bucket.State) StateView {
 		v.SpecSource = s.SpecSource
 		v.FullAtExpiry, v.Ambiguous = d.FullByExpiry, s.Ambiguity()
 		if d1 := s.Decide(1); d1.Writer != nil {
-			v.WriterClock = clockView(*d1.Writer)
+			v.WriterClock = ClockOf(*d1.Writer)
 		}
 	} else {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
@@ -234,10 +222,10 @@ func stateView(s bucket.State) StateView {
 
 // stateViews are the JSON/YAML shapes of states, with the node serving each key when node
 // is not nil.
-func stateViews(states []bucket.State, node func(key string) string) []StateView {
+func StatesOf(states []bucket.State, node func(key string) string) []StateView {
 	views := make([]StateView, len(states))
 	for i, s := range states {
-		views[i] = stateView(s)
+		views[i] = StateOf(s)
 		if node != nil {
 			views[i].Node = node(s.Key)
 		}
@@ -245,24 +233,15 @@ func stateViews(states []bucket.State, node func(key string) string) []StateView
 	return views
 }
 
-// stateNodes returns the function naming the node of a key when the output format shows
-// nodes (wide, JSON, YAML), and nil for the plain table.
-func stateNodes(ctx context.Context, f *Factory, format string) (func(string) string, error) {
-	if format == FormatTable {
-		return nil, nil
-	}
-	return f.nodeOf(ctx)
-}
-
-func colorVerdict(io *IOStreams, ok bool, s string) string {
+func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {
 	c := lipgloss.Color("1")
 	if ok {
 		c = lipgloss.Color("2")
 	}
-	return colorStyle(io).Foreground(c).Bold(true).Render(s)
+	return ColorStyle(io).Foreground(c).Bold(true).Render(s)
 }
 
-func clockView(d bucket.Decision) *ClockView {
+func ClockOf(d bucket.Decision) *ClockView {
 	v := &ClockView{Allowed: d.Allowed, Tokens: format.JSONTokens(d.Remaining), RetryAfterMS: format.JSONMS(d.RetryAfter), TimeToFullMS: format.JSONMS(d.ResetAfter)}
 	if d.RetryAfter < 0 {
 		v.RetryAfterMS = -1

@@ -1,9 +1,10 @@
-package cmd
+package output
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"os"
 	"strconv"
 	"strings"
@@ -19,30 +20,30 @@ import (
 // FormatJSONL is one JSON object per line, for streams of records.
 const FormatJSONL = "jsonl"
 
-// recordStream writes records as they arrive, a page at a time, in one of the output
+// Stream writes records as they arrive, a page at a time, in one of the output
 // formats: a table whose columns keep their width from page to page, a JSON array written
 // element by element, JSON lines, or a YAML sequence. Each page is one write to the
 // terminal or pipe; memory holds one page.
-type recordStream struct {
+type Stream struct {
 	out    *bufio.Writer
 	format string
 	n      int
 	table  *streamTable
 }
 
-func newRecordStream(io *IOStreams, format string, header ...string) *recordStream {
-	s := &recordStream{out: bufio.NewWriterSize(io.Out, 64<<10), format: format}
-	if !isData(format) && format != FormatJSONL {
+func NewStream(io *iostreams.IOStreams, format string, header ...string) *Stream {
+	s := &Stream{out: bufio.NewWriterSize(io.Out, 64<<10), format: format}
+	if !IsData(format) && format != FormatJSONL {
 		s.table = newStreamTable(io, header)
 	}
 	return s
 }
 
 // isTable says records are written as table rows (cells), not data (v).
-func (s *recordStream) isTable() bool { return s.table != nil }
+func (s *Stream) IsTable() bool { return s.table != nil }
 
 // add buffers one record: v for the data formats, cells for the table.
-func (s *recordStream) add(v any, cells ...string) error {
+func (s *Stream) Add(v any, cells ...string) error {
 	s.n++
 	switch s.format {
 	case FormatJSON:
@@ -76,7 +77,7 @@ func (s *recordStream) add(v any, cells ...string) error {
 }
 
 // flush ends a page: the table lays out its rows, and everything buffered is written.
-func (s *recordStream) flush() error {
+func (s *Stream) Flush() error {
 	if s.table != nil {
 		s.table.writePage(s.out)
 	}
@@ -84,7 +85,7 @@ func (s *recordStream) flush() error {
 }
 
 // close ends the stream (the JSON array's bracket, an empty sequence).
-func (s *recordStream) close() error {
+func (s *Stream) Close() error {
 	switch {
 	case s.format == FormatJSON && s.n == 0:
 		s.out.WriteString("[]\n")
@@ -93,7 +94,7 @@ func (s *recordStream) close() error {
 	case s.format == FormatYAML && s.n == 0:
 		s.out.WriteString("[]\n")
 	}
-	return s.flush()
+	return s.Flush()
 }
 
 // streamTable lays out columns by display width (so colour and wide characters never move
@@ -110,12 +111,12 @@ type streamTable struct {
 	started bool
 }
 
-func newStreamTable(io *IOStreams, header []string) *streamTable {
-	return &streamTable{header: header, bold: io.Color(), head: colorStyle(io).Bold(true), width: termWidth(io)}
+func newStreamTable(io *iostreams.IOStreams, header []string) *streamTable {
+	return &streamTable{header: header, bold: io.Color(), head: ColorStyle(io).Bold(true), width: TermWidth(io)}
 }
 
-// termWidth is the width of the terminal on stdout, 0 when stdout is not one.
-func termWidth(io *IOStreams) int {
+// TermWidth is the width of the terminal on stdout, 0 when stdout is not one.
+func TermWidth(io *iostreams.IOStreams) int {
 	if !io.StdoutTTY {
 		return 0
 	}
@@ -192,17 +193,17 @@ func (t *streamTable) line(cells []string) string {
 	return strings.TrimRight(b.String(), " ")
 }
 
-// progress is a one-line progress report on stderr, redrawn in place, only on a terminal.
-type progress struct {
-	io      *IOStreams
+// Progress is a one-line Progress report on stderr, redrawn in place, only on a terminal.
+type Progress struct {
+	io      *iostreams.IOStreams
 	shown   bool
-	enabled bool
+	Enabled bool
 }
 
-func newProgress(io *IOStreams) *progress { return &progress{io: io, enabled: io.StderrTTY} }
+func NewProgress(io *iostreams.IOStreams) *Progress { return &Progress{io: io, Enabled: io.StderrTTY} }
 
-func (p *progress) show(format string, args ...any) {
-	if !p.enabled {
+func (p *Progress) Show(format string, args ...any) {
+	if !p.Enabled {
 		return
 	}
 	fmt.Fprintf(p.io.ErrOut, "\r\x1b[K"+format, args...)
@@ -210,12 +211,9 @@ func (p *progress) show(format string, args ...any) {
 }
 
 // clear removes the line (before rows are written to the same terminal, and at the end).
-func (p *progress) clear() {
+func (p *Progress) Clear() {
 	if p.shown {
 		fmt.Fprint(p.io.ErrOut, "\r\x1b[K")
 		p.shown = false
 	}
 }
-
-// safe escapes a key name or a message holding one for a person's terminal.
-func safe(s string) string { return format.SafeKey(s) }
