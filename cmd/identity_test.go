@@ -11,6 +11,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -93,6 +94,13 @@ rules:
 	r = run(t, url, "list", "--match", "lock:*")
 	if !strings.Contains(r.out, "throttled??") || !strings.Contains(r.out, "guess: a bare number") {
 		t.Errorf("list table does not mark the guess:\n%s", r.out)
+	}
+
+	// audit reports the guesses and suggests the rule that would declare them.
+	av, ar := auditJSON(t, "--url", url, "--match", "lock:*")
+	if f := findingOf(av, audit.FindingUndeclared); ar.code != 0 || f == nil || f.Count != 1 ||
+		!strings.Contains(f.Detail, `{match: "lock:order:*", layout: throttled`) {
+		t.Errorf("audit of lock:*: exit %d, undeclared finding %+v", ar.code, f)
 	}
 
 	// By pattern: deadlines are never deleted.

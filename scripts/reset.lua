@@ -50,19 +50,16 @@ local function split(s)
   return out
 end
 
--- A TAT in the library's form: redis_rate a plain decimal in [0, 2^32) (seconds since
--- 2017); throttled a canonical integer of Unix nanoseconds in [1e18, 2^63).
+-- A TAT in the library's form: redis_rate a number of the one grammar (the prelude's num) in
+-- [0, 2^32) (seconds since 2017); throttled a canonical integer of Unix nanoseconds in
+-- [1e18, 2^63) (bucket/gcra.go ParseTAT is the Go side).
 local function gcra_tat(lib, v)
-  if type(v) ~= 'string' or #v == 0 or #v > 64 then return false end
+  if type(v) ~= 'string' then return false end
   if lib == 'throttled' then
     return #v == 19 and string.find(v, '^[1-9]%d*$') ~= nil and v <= '9223372036854775807'
   end
   if lib ~= 'redis_rate' then return false end
-  local mant, exp = string.match(v, '^[+-]?([%d%.]+)(.*)$')
-  if mant == nil then return false end
-  if exp ~= '' and string.find(exp, '^[eE][+-]?%d+$') == nil then return false end
-  if string.find(mant, '^%d+%.?%d*$') == nil and string.find(mant, '^%.%d+$') == nil then return false end
-  local n = tonumber(v)
+  local n = num(v)
   return n ~= nil and n >= 0 and n < 4294967296
 end
 

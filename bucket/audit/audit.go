@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ const (
 	FindingExtraFields   FindingKind = "extra-fields"
 	FindingHotSlot       FindingKind = "hot-slot"
 	FindingNoTTLByDesign FindingKind = "no-ttl-by-design"
+	FindingUndeclared    FindingKind = "undeclared"
 )
 
 // FindingInfo is what a kind of finding means and how to fix it.
@@ -80,6 +82,8 @@ var Findings = []FindingInfo{
 		"tag per user or tenant ({user:42}), not per family"},
 	{FindingNoTTLByDesign, Info, "buckets of an application that never sets a TTL (webman): keys of churned users stay in memory",
 		"expire idle buckets in the application, or remove old ones with bucketctl reset --match"},
+	{FindingUndeclared, Info, "bare numbers that look like GCRA buckets (a guess: deadlines, leases and locks store the same): read, never written, until a layout is declared for them",
+		"if they are buckets, declare their layout with the rule shown (config file) or --layout; if not, nothing to do"},
 }
 
 // InfoOf returns the description of a kind.
@@ -211,6 +215,9 @@ func ttlSlack(l bucket.Layout) time.Duration {
 
 // kinds are the findings of one state (hot-slot is found per family, in Report).
 func (a *Auditor) kinds(s bucket.State) []FindingKind {
+	if s.Guess != "" {
+		return []FindingKind{FindingUndeclared}
+	}
 	if s.Problem != "" {
 		switch {
 		case strings.HasPrefix(s.Problem, "corrupt"):
@@ -275,6 +282,9 @@ func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 			}
 			if (k == FindingClockAhead || k == FindingGCRADebt) && s.Ahead > f.MaxAhead {
 				f.MaxAhead = s.Ahead
+			}
+			if k == FindingUndeclared && f.Detail == "" {
+				f.Detail = SuggestRule(s)
 			}
 			want = want || f.Sampled < a.o.Samples
 		}
@@ -391,4 +401,15 @@ func (a *Auditor) Report() Report {
 		r.Findings = append(r.Findings, *f)
 	}
 	return r
+}
+
+// SuggestRule is the config-file rule that would declare the layout guessed for s (a bare
+// number read as a GCRA bucket): its family's keys, the guessed layout, and the capacity and
+// rate to fill in.
+func SuggestRule(s bucket.State) string {
+	match := "*"
+	if fam := FamilyOf(s.Key, 0); fam != "" {
+		match = bucket.QuoteGlob(fam) + ":*"
+	}
+	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)
 }
