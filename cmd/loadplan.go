@@ -170,34 +170,20 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 	return refused
 }
 
-// loadCleanup deletes the keys the run created, each only if it still is a native bucket,
-// even after an interrupt. A key it could not delete is named in the error: it is left
-// behind. The error wraps the cause, so Redis unreachable exits 3.
+// loadCleanup deletes the keys the run created (see load.CleanupAll). A key it could not
+// delete is named in the error: it is left behind. The error wraps the cause, so Redis
+// unreachable exits 3.
 func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
-	var left []string
-	var first error
-	deadline := time.Now().Add(wait)
-	for i, k := range created {
-		err := within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
-			return load.Cleanup(ctx, rdb, k)
-		})
-		if err != nil {
-			left = append(left, format.SafeKey(k))
-			first = cmp(first, err)
-			if errors.Is(err, context.DeadlineExceeded) {
-				for _, k := range created[i+1:] {
-					left = append(left, format.SafeKey(k))
-				}
-				break
-			}
-		}
-	}
-	if first == nil {
+	left, err := load.CleanupAll(rdb, created, wait)
+	if err == nil {
 		return nil
 	}
-	if errors.Is(first, load.ErrNotBucket) {
-		return fmt.Errorf("the run's key %s was left as it is: %w", strings.Join(left, ", "), first)
+	for i, k := range left {
+		left[i] = format.SafeKey(k)
+	}
+	if errors.Is(err, load.ErrNotBucket) {
+		return fmt.Errorf("the run's key %s was left as it is: %w", strings.Join(left, ", "), err)
 	}
 	return fmt.Errorf("could not delete the run's key %s, so it is left behind; delete it once Redis answers again: %w",
-		strings.Join(left, ", "), first)
+		strings.Join(left, ", "), err)
 }

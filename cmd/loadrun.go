@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bucketctl/bucketctl/cmd/output"
-	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -27,7 +26,6 @@ const afterRunGrace = time.Second
 
 func loadRun(opts *LoadOptions) (err error) {
 	f, ctx := opts.src, opts.Ctx
-	var ranUntil time.Time // when the runs ended
 	conn, err := f.Conn()
 	if err != nil {
 		return err
@@ -51,6 +49,7 @@ func loadRun(opts *LoadOptions) (err error) {
 	if err := confirmLoad(f, opts, plans); err != nil {
 		return err
 	}
+	runs := &load.Session{}
 	if !opts.Keep {
 		var created []string
 		for _, p := range plans {
@@ -62,8 +61,8 @@ func loadRun(opts *LoadOptions) (err error) {
 			// A key left behind matters more than how the run ended. After a run, the
 			// clean-up shares the run's grace second with the PING below.
 			within := 5 * time.Second
-			if !ranUntil.IsZero() {
-				within = max(time.Until(ranUntil.Add(afterRunGrace)), 0)
+			if ended := runs.Ended(); !ended.IsZero() {
+				within = max(time.Until(ended.Add(afterRunGrace)), 0)
 			}
 			if cerr := loadCleanup(st.Redis(), created, within); cerr != nil {
 				var se *SilentError
@@ -74,35 +73,13 @@ func loadRun(opts *LoadOptions) (err error) {
 			}
 		}()
 	}
-	runs := &loadRuns{}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	execute := func() {
-		defer func() { ranUntil = time.Now() }()
-		for i, p := range plans {
-			if stopCtx.Err() != nil {
-				break
-			}
-			e, err := load.New(st, opts.configFor(i, p))
-			if err != nil {
-				runs.fail(err)
-				return
-			}
-			runs.start(e)
-			r, err := e.Run(stopCtx)
-			var stopped *load.StoppedError
-			if err != nil && !errors.As(err, &stopped) {
-				runs.fail(err)
-				return
-			}
-			r.Server = conn.Addr()
-			runs.finish(r)
-			if err != nil {
-				runs.fail(err)
-				return
-			}
-		}
+	configs := make([]load.Config, len(plans))
+	for i, p := range plans {
+		configs[i] = opts.configFor(i, p)
 	}
+	execute := func() { runs.Run(stopCtx, st, configs, conn.Addr()) }
 
 	width := reportWidth
 	if f.IO.StdoutTTY && f.IO.StderrTTY {
@@ -116,7 +93,7 @@ func loadRun(opts *LoadOptions) (err error) {
 	}
 
 	// The report so far comes first, whatever ended the run.
-	reports, runErr := runs.result()
+	reports, runErr := runs.Result()
 	if err := printLoad(f, opts, reports, width); err != nil {
 		return err
 	}
@@ -134,7 +111,7 @@ func loadRun(opts *LoadOptions) (err error) {
 	}
 	if errs {
 		// Requests failed: if Redis went away and stays away, say so (exit 3).
-		perr := within(ctx, max(time.Until(ranUntil.Add(afterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
+		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(afterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
 			return st.Redis().Ping(ctx).Err()
 		})
 		if perr != nil && rediserr.IsUnreachable(perr) {
@@ -155,56 +132,19 @@ func loadRun(opts *LoadOptions) (err error) {
 
 // failedCount says how many requests failed: "1,204 of 3,000 requests failed".
 func failedCount(reports []load.Report) string {
-	var failed, total int64
-	for _, r := range reports {
-		failed += r.Errors
-		total += r.Requests
-	}
+	failed, total := load.Failed(reports)
 	return fmt.Sprintf("%s of %s requests failed", format.Count(failed), format.Count(total))
-}
-
-// loadRuns is the state of the runs shared between the runner and the views.
-type loadRuns struct {
-	mu      sync.Mutex
-	cur     *load.Engine
-	reports []load.Report
-	err     error
-}
-
-func (r *loadRuns) start(e *load.Engine) { r.mu.Lock(); r.cur = e; r.mu.Unlock() }
-func (r *loadRuns) finish(rep load.Report) {
-	r.mu.Lock()
-	r.reports = append(r.reports, rep)
-	r.mu.Unlock()
-}
-func (r *loadRuns) fail(err error) { r.mu.Lock(); r.err = err; r.mu.Unlock() }
-
-// snapshot is the current run's snapshot (zero before the first starts).
-func (r *loadRuns) snapshot() load.Snapshot {
-	r.mu.Lock()
-	e := r.cur
-	r.mu.Unlock()
-	if e == nil {
-		return load.Snapshot{}
-	}
-	return e.Snapshot()
-}
-
-func (r *loadRuns) result() ([]load.Report, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]load.Report(nil), r.reports...), r.err
 }
 
 // loadLive runs the live view on stderr while execute runs, and returns the terminal's
 // width. The view clears itself at the end; the report is printed after it, as when piped.
-func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns, stop func(), execute func()) (int, error) {
+func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Session, stop func(), execute func()) (int, error) {
 	styles := tuiStyles(f.IO)
 	var order []load.Strategy
 	if opts.Compare {
 		order = load.Strategies
 	}
-	m := tui.NewLoad(runs.snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
+	m := tui.NewLoad(runs.Snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.ErrOut))
 	done := make(chan struct{})
 	go func() {
@@ -231,13 +171,13 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *loadRuns
 // whole second of the run: its "last second" is then the one that has just ended. (A
 // free-running ticker, started before the run's clock, fired a little before each whole
 // second and so repeated the second before.)
-func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
+func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		execute()
 	}()
-	timer := time.NewTimer(plainWait(runs.snapshot()))
+	timer := time.NewTimer(plainWait(runs.Snapshot()))
 	defer timer.Stop()
 	var last load.Strategy
 	lastSec := 0
@@ -247,7 +187,7 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *loadRuns, execute func()) {
 			return
 		case <-timer.C:
 		}
-		s := runs.snapshot()
+		s := runs.Snapshot()
 		if sec := int(s.Elapsed / time.Second); s.Running && sec > 0 && (sec != lastSec || s.Strategy != last) {
 			last, lastSec = s.Strategy, sec
 			line := tui.LoadProgressLine(s)
@@ -313,24 +253,4 @@ func jsonReport(r load.Report) load.Report {
 	}
 	r.Histogram = bands
 	return r
-}
-
-// within runs fn with a context of deadline d and waits at most d for it: a new
-// connection's handshake to a server that stopped answering does not heed the context's
-// deadline, so fn is then left to end on its own, and within says it did not answer.
-func within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
-	done := make(chan error, 1)
-	go func() {
-		defer cancel()
-		done <- fn(wctx)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		return fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
-	}
 }

@@ -1,0 +1,134 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// Session runs a load test's plans one after another (one run, or one per strategy for a
+// comparison) and is what a live view reads while they run: the current run's snapshot,
+// the reports so far, and the error that ended them.
+type Session struct {
+	mu      sync.Mutex
+	cur     *Engine
+	reports []Report
+	err     error
+	ended   time.Time
+}
+
+// Run runs each config in turn on store until one fails or ctx ends; server names the
+// server in each report. It returns when the runs are over (see Result).
+func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
+	defer func() { s.mu.Lock(); s.ended = time.Now(); s.mu.Unlock() }()
+	for _, c := range configs {
+		if ctx.Err() != nil {
+			return
+		}
+		e, err := New(store, c)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		s.mu.Lock()
+		s.cur = e
+		s.mu.Unlock()
+		r, err := e.Run(ctx)
+		var stopped *StoppedError
+		if err != nil && !errors.As(err, &stopped) {
+			s.fail(err)
+			return
+		}
+		r.Server = server
+		s.mu.Lock()
+		s.reports = append(s.reports, r)
+		s.mu.Unlock()
+		if err != nil {
+			s.fail(err)
+			return
+		}
+	}
+}
+
+func (s *Session) fail(err error) { s.mu.Lock(); s.err = err; s.mu.Unlock() }
+
+// Snapshot is the current run's snapshot (zero before the first starts).
+func (s *Session) Snapshot() Snapshot {
+	s.mu.Lock()
+	e := s.cur
+	s.mu.Unlock()
+	if e == nil {
+		return Snapshot{}
+	}
+	return e.Snapshot()
+}
+
+// Result is the reports of the runs that ended, and the error that stopped them.
+func (s *Session) Result() ([]Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Report(nil), s.reports...), s.err
+}
+
+// Ended is when the runs ended (zero while they run, or if they never did).
+func (s *Session) Ended() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
+// CleanupAll deletes the keys a session created, each only if it still is a native bucket
+// (see Cleanup), within wait in all, also after an interrupt. It returns the keys left
+// behind and the first error: a key that became something else wraps ErrNotBucket.
+func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
+	deadline := time.Now().Add(wait)
+	for i, k := range created {
+		cerr := Within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
+			return Cleanup(ctx, rdb, k)
+		})
+		if cerr != nil {
+			left = append(left, k)
+			if err == nil {
+				err = cerr
+			}
+			if errors.Is(cerr, context.DeadlineExceeded) {
+				left = append(left, created[i+1:]...)
+				break
+			}
+		}
+	}
+	return left, err
+}
+
+// Within runs fn with a context of deadline d and waits at most d for it: a new
+// connection's handshake to a server that stopped answering does not heed the context's
+// deadline, so fn is then left to end on its own, and Within says it did not answer.
+func Within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- fn(wctx)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
+	}
+}
+
+// Failed sums up the requests that failed across reports.
+func Failed(reports []Report) (failed, total int64) {
+	for _, r := range reports {
+		failed += r.Errors
+		total += r.Requests
+	}
+	return failed, total
+}
