@@ -176,7 +176,7 @@ type TopSource struct {
 	wl   *bucket.Watchlist
 	keep string
 	addr string // the server, for a refused reset's message
-	hot  topHot
+	hot  *topHot
 }
 
 // NewTopSource returns the source of the top dashboard over st.
@@ -192,7 +192,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	}
 	connect.CountCost(st.Redis())
 	budget := int64(float64(p.Budget) * p.Interval.Seconds())
-	hot := topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
+	hot := &topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
 	if pre := globPrefix(p.Match); pre != "" {
 		hot.opts.Prefixes = []string{pre}
 	}

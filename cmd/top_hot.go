@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
@@ -21,7 +22,11 @@ const (
 	maxNotBuckets = 10000
 )
 
+// A topHot is used by the refresh in flight and closed by the view's end, which can come
+// while a refresh is still running: mu orders them, and nothing starts after close.
 type topHot struct {
+	mu        sync.Mutex
+	closed    bool
 	tracker   *hot.Tracker
 	note      string // why hot buckets are unavailable
 	notBucket map[string]bool
@@ -33,8 +38,10 @@ type topHot struct {
 // next follows writes (starting the tracker on the first call) and returns the hot
 // candidates since the last call, with their writes per second.
 func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.rates = map[string]float64{}
-	if h.note != "" {
+	if h.note != "" || h.closed {
 		return nil
 	}
 	if h.tracker != nil && h.tracker.Err() != nil {
@@ -70,6 +77,8 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 // done takes what the watchlist found: keys that are not buckets are not read again; the
 // hot ones that are come back as writes/s by key.
 func (h *topHot) done(states []bucket.State, notBuckets []string) map[string]float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if len(h.notBucket) > maxNotBuckets {
 		clear(h.notBucket)
 	}
@@ -90,6 +99,9 @@ func (h *topHot) done(states []bucket.State, notBuckets []string) map[string]flo
 }
 
 func (h *topHot) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 	if h.tracker != nil {
 		h.tracker.Close()
 		h.tracker = nil
