@@ -313,7 +313,7 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 	if exists && stored.TS > at && l.KeepsLaterTime() {
 		at = stored.TS
 	}
-	tokensStr, timeStr = FormatTokens(tokens), l.FormatTime(at)
+	tokensStr, timeStr = l.FormatTokens(tokens), l.FormatTime(at)
 	if spec.IsZero() || spec.Validate() != nil {
 		return tokensStr, timeStr, 0
 	}

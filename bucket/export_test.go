@@ -25,6 +25,8 @@ var (
 	HashTag         = hashTag
 	NumberOverflows = numberOverflows
 	TokensUsed      = tokensUsed
+	RedisRateSpec   = redisRateSpec
+	ThrottledSpec   = throttledSpec
 )
 
 type (

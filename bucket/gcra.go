@@ -63,20 +63,20 @@ func (l Layout) validateGCRA() error {
 	return nil
 }
 
-// RedisRateSpec is the spec of a redis_rate Limit{Rate, Burst, Period}.
-func RedisRateSpec(rate, burst int, period time.Duration) Spec {
+// redisRateSpec is the spec of a redis_rate Limit{Rate, Burst, Period}.
+func redisRateSpec(rate, burst int, period time.Duration) Spec {
 	return Spec{Capacity: float64(burst), Rate: float64(rate) / period.Seconds()}
 }
 
-// ThrottledSpec is the spec of a throttled RateQuota{PerDuration(count, period), maxBurst}:
+// throttledSpec is the spec of a throttled RateQuota{PerDuration(count, period), maxBurst}:
 // capacity maxBurst+1, one token per period/count (truncated to whole nanoseconds).
-func ThrottledSpec(maxBurst, count int, period time.Duration) Spec {
+func throttledSpec(maxBurst, count int, period time.Duration) Spec {
 	return Spec{Capacity: float64(maxBurst + 1), Rate: 1e9 / float64(period/time.Duration(count))}
 }
 
 // throttledInterval recovers throttled's emission interval (whole nanoseconds) from a
 // rate: 1e9/rate truncated, snapped to the nearest integer when within float error of it
-// (so that ThrottledSpec's rate gives back the library's own interval).
+// (so that throttledSpec's rate gives back the library's own interval).
 func throttledInterval(rate float64) int64 {
 	x := 1e9 / rate
 	if r := math.Round(x); math.Abs(x-r) <= 1e-15*x {

@@ -186,5 +186,5 @@ func (l Layout) FormatTime(us int64) string {
 	return strconv.FormatInt(int64(math.Floor(v)), 10)
 }
 
-// FormatTokens writes a token count with full precision and no exponent.
-func FormatTokens(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }
+// FormatTokens writes a token count as a bucket stores it: full precision, no exponent.
+func (Layout) FormatTokens(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }

@@ -78,7 +78,7 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 	return m.Tiers[m.Denied], true
 }
 
-var multiScript = LazyScript(scripts.MultiBucket)
+var multiScript = scripts.Lazy(scripts.MultiBucket)
 
 // TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
 // refilled, and only when every tier holds its cost is the cost taken from each; otherwise

@@ -68,7 +68,7 @@ func (o ResetOutcome) String() string {
 		"corrupt: left untouched", "a bare number with no layout declared: left untouched"}[o]
 }
 
-var resetScript = LazyScript(scripts.Reset)
+var resetScript = scripts.Lazy(scripts.Reset)
 
 // Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
 // returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
@@ -290,7 +290,7 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 		respec = "respec"
 	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
-		strings.Join(opt, ","), FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec}
+		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec}
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}

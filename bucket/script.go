@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,18 +11,12 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// LazyScript makes a script (and hashes it) on first use, not at start-up: every
-// package's init runs on every bucketctl command, and hashing copies the source.
-func LazyScript(src func() string) func() *redis.Script {
-	return sync.OnceValue(func() *redis.Script { return redis.NewScript(src()) })
-}
-
-// lazyScript is LazyScript of a source known at start-up.
+// lazyScript is scripts.Lazy of a source known at start-up.
 func lazyScript(src string) func() *redis.Script {
-	return LazyScript(func() string { return src })
+	return scripts.Lazy(func() string { return src })
 }
 
-var nativeScript = LazyScript(scripts.TokenBucket)
+var nativeScript = scripts.Lazy(scripts.TokenBucket)
 
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
 // which proves nothing ran), but has go-redis send each of the two commands at most once.

@@ -97,9 +97,9 @@ func detectHash(fields map[string]string) (Layout, bool) {
 	return Layout{}, false
 }
 
-// Detect recognises a layout from a hash's fields or a numeric string with a numeric
+// detect recognises a layout from a hash's fields or a numeric string with a numeric
 // companion time key. It is strict: see the safety rule at the top of this file.
-func Detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
+func detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
 	switch redisType {
 	case "string":
 		if hasTimeKey {

@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bucketctl/bucketctl/bucket/units"
 	"github.com/spf13/pflag"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Flag values read by bucket's parsers, so every flag takes numbers as the views print
@@ -17,7 +16,7 @@ import (
 // rateValue is a rate in tokens per second: 5, 5/s, 300/m, 0.5/h.
 type rateValue struct{ p *float64 }
 
-func (v rateValue) Set(s string) (err error) { *v.p, err = bucket.ParseRate(s); return err }
+func (v rateValue) Set(s string) (err error) { *v.p, err = units.ParseRate(s); return err }
 func (v rateValue) Type() string             { return "rate" }
 func (v rateValue) String() string {
 	if *v.p == 0 {
@@ -29,14 +28,14 @@ func (v rateValue) String() string {
 // amountValue is a number of tokens or requests: 10, 2.5, 1,000, 1e6.
 type amountValue struct{ p *float64 }
 
-func (v amountValue) Set(s string) (err error) { *v.p, err = bucket.ParseAmount(s); return err }
+func (v amountValue) Set(s string) (err error) { *v.p, err = units.ParseAmount(s); return err }
 func (v amountValue) Type() string             { return "number" }
 func (v amountValue) String() string           { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
 
 // durationValue is a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
 type durationValue struct{ p *time.Duration }
 
-func (v durationValue) Set(s string) (err error) { *v.p, err = bucket.ParseDuration(s, 0); return err }
+func (v durationValue) Set(s string) (err error) { *v.p, err = units.ParseDuration(s, 0); return err }
 func (v durationValue) Type() string             { return "duration" }
 func (v durationValue) String() string {
 	if *v.p == 0 {
@@ -85,7 +84,7 @@ func valueProblem(fl *pflag.Flag, err error) string {
 	case "int", "int64", "int32", "uint", "uint64":
 		return "not a whole number; write it as 10"
 	case "float64":
-		return "not a number; write it as " + bucket.AmountExample
+		return "not a number; write it as " + units.AmountExample
 	case "bool":
 		return "write true or false (or just --" + fl.Name + ")"
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Named is one of bucketctl's scripts: its name and its source.
@@ -19,3 +21,9 @@ var BySHA = sync.OnceValue(func() map[string]Named {
 	}
 	return m
 })
+
+// Lazy makes a script (and hashes it) on first use, not at start-up: every package's init
+// runs on every bucketctl command, and hashing copies the source.
+func Lazy(src func() string) func() *redis.Script {
+	return sync.OnceValue(func() *redis.Script { return redis.NewScript(src()) })
+}

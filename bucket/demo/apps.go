@@ -41,7 +41,7 @@ func (a *App) Take(ctx context.Context, rdb redis.Scripter, key string, spec buc
 
 // appScript is the application's published script, read and hashed on first use.
 func appScript(name string) func() *redis.Script {
-	return bucket.LazyScript(func() string { return scripts.App(name) })
+	return scripts.Lazy(func() string { return scripts.App(name) })
 }
 
 func secondsF(t time.Time) string {

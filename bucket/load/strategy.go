@@ -159,7 +159,7 @@ func (n *naive) writes(ctx context.Context, rd read, l bucket.Level, r bucket.Re
 		counter, count = "allowed", rd.stored.Allowed+1
 	}
 	args := make([]interface{}, 0, 12)
-	args = append(args, "hset", n.key, "ts", strconv.FormatInt(l.TS, 10), "tokens", bucket.FormatTokens(l.Tokens),
+	args = append(args, "hset", n.key, "ts", strconv.FormatInt(l.TS, 10), "tokens", bucket.NativeLayout.FormatTokens(l.Tokens),
 		counter, strconv.FormatInt(count, 10))
 	if !rd.exists || !n.stored {
 		args = append(args, "capacity", n.capS, "rate", n.rateS)

@@ -157,7 +157,7 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 
 // cleanupScript deletes a key a run created, if it still is a native bucket.
 // It checks with the prelude's native(), the one identity rule of the scripts.
-var cleanupScript = bucket.LazyScript(func() string {
+var cleanupScript = scripts.Lazy(func() string {
 	return scripts.Prelude + `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end

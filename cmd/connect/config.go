@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
 // Config is the config file: named contexts (like kubectl), custom layouts and rules.
@@ -328,7 +329,7 @@ type RateValue float64
 
 // UnmarshalYAML reads the rate as a person wrote it.
 func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
-	v, err := bucket.ParseRate(node.Value)
+	v, err := units.ParseRate(node.Value)
 	if err != nil || node.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: rate %q: %v", node.Line, node.Value, err)
 	}

@@ -1,16 +1,13 @@
-package bucket
+package units
 
 import (
 	"errors"
 	"math"
 	"strings"
 	"time"
-)
 
-// The grammar of values as people type them, one parser per kind, used by every flag and
-// config value: what the views print reads back ("1,500/s", "0.4/h", "340k", "1m1s"). The
-// number inside is the one number grammar (ParseNumber).
-// Errors are in the user's words, with an example of a valid value; none quotes Go.
+	"github.com/bucketctl/bucketctl/bucket"
+)
 
 // Examples of valid values, for error messages.
 const (
@@ -88,7 +85,7 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// parseNumber reads a number as people type it: the one number grammar (ParseNumber),
+// parseNumber reads a number as people type it: the one number grammar (bucket.ParseNumber),
 // with optional thousands separators (1,500) and a k/M/G suffix (340k), as the views print
 // counts.
 func parseNumber(s string) (float64, bool) {
@@ -117,7 +114,7 @@ func parseNumber(s string) (float64, bool) {
 			s += "." + frac
 		}
 	}
-	v, ok := ParseNumber(s)
+	v, ok := bucket.ParseNumber(s)
 	if !ok || math.IsInf(v*mult, 0) {
 		return 0, false
 	}
