@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"io"
 	"math"
@@ -156,7 +157,7 @@ type resetter struct {
 	st        *bucket.Store
 	opts      *ResetOptions
 	setTokens bool
-	tally     resetTally
+	tally     resetplan.Tally
 	// flagSpec is --capacity/--rate (zero without them): on a native bucket whose stored spec
 	// differs, the reset changes the stored spec on purpose.
 	flagSpec bucket.Spec
@@ -166,76 +167,60 @@ type resetter struct {
 	guesses int
 }
 
-// op is the reset of one bucket, or ok=false for a key that is not a bucket or needs nothing.
+// op is the reset of one bucket (see resetplan.For), or ok=false for a key that is not a
+// bucket or needs nothing, with its line of the plan.
 func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v ResetView, ok bool, err error) {
 	v = ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
 	if s.Problem != "" {
-		return bucket.ResetOp{}, v, false, nil
-	}
-	if s.Guess != "" {
-		// A bare number is a bucket only where a layout is declared.
-		if r.match {
-			r.guesses++
-			return bucket.ResetOp{}, v, false, nil
-		}
-		return bucket.ResetOp{}, v, false, usagef("%s: left untouched: it is a bare number, which deadlines, leases and counters store too, and no layout is declared for it; if it is a %s bucket, declare it: --layout %s, or a rule in the config file",
-			format.QuoteKey(s.Key), s.Layout.Name, s.Layout.Name)
-	}
-	if s.HasSpec() || s.Exists {
-		before := format.JSONTokens(s.Tokens)
-		v.TokensBefore = &before
-	}
-	op = bucket.OpFor(s, bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens})
-	if s.Layout.Native && s.Exists && !r.flagSpec.IsZero() && r.flagSpec != s.Spec {
-		// --capacity/--rate on a native bucket storing another spec: the operator changes
-		// the application's spec on purpose. The bucket is written (refilled to the new
-		// capacity without --tokens) with the new spec, and its TTL covers the new spec.
-		op.Spec, op.Respec = r.flagSpec, true
-		if !r.setTokens {
-			op.To = bucket.ResetTo{Tokens: r.flagSpec.Capacity}
-			v.Action = "refill"
-		}
-		defer func() {
-			v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),
-				format.Rate(r.flagSpec.Rate), format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate))
-		}()
-	}
-	after := op.Spec.Capacity
-	if !op.To.Delete {
-		if r.setTokens {
-			after = r.opts.Tokens
-			v.Action = fmt.Sprintf("set %s tokens", format.Tokens(after))
-			if !s.Exists {
-				v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(after))
-			}
-		}
-		if err := op.Validate(); err != nil {
-			if errors.Is(err, bucket.ErrNoSpec) {
-				return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", format.QuoteKey(s.Key))
-			}
-			return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
-		}
-	} else if !s.Exists {
-		v.Action = "none (no key: already full)"
 		return op, v, false, nil
 	}
-	v.AheadMS = format.JSONMS(s.Ahead)
-	if !op.To.Delete {
-		// What the application reads right after the write, in its own arithmetic.
-		server, writer, differs := s.Layout.ResetReads(op.Spec, s.Stored, s.Exists, s.Now, after)
-		after = server
-		if differs {
-			w := format.JSONTokens(writer)
-			v.TokensAfterWriterClock = &w
-			v.Note = fmt.Sprintf("stored time %s ahead of the server's: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
-				format.Duration(s.Ahead), s.Layout.Name, format.Tokens(max(0, server)), format.Tokens(max(0, writer)))
-		}
+	step, err := resetplan.For(s, resetplan.Settings{SetTokens: r.setTokens, Tokens: r.opts.Tokens, Spec: r.flagSpec})
+	switch {
+	case errors.Is(err, resetplan.ErrGuess) && r.match:
+		r.guesses++ // a --match skips it, and says how many it skipped
+		return op, v, false, nil
+	case errors.Is(err, resetplan.ErrGuess):
+		return op, v, false, usagef("%s: left untouched: it is a bare number, which deadlines, leases and counters store too, and no layout is declared for it; if it is a %s bucket, declare it: --layout %s, or a rule in the config file",
+			format.QuoteKey(s.Key), s.Layout.Name, s.Layout.Name)
+	case errors.Is(err, bucket.ErrNoSpec):
+		return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", format.QuoteKey(s.Key))
+	case err != nil:
+		return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
 	}
-	if !op.To.Delete || s.HasSpec() {
-		after = format.JSONTokens(after)
-		v.TokensAfter = &after
+	v.TokensBefore, v.TokensAfter = jsonTokens(step.Before), jsonTokens(step.After)
+	switch {
+	case !step.Needed:
+		v.Action = "none (no key: already full)"
+	case r.setTokens && !s.Exists:
+		v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(r.opts.Tokens))
+	case r.setTokens:
+		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(r.opts.Tokens))
+	case step.Respec:
+		v.Action = "refill"
 	}
-	return op, v, true, nil
+	if step.Respec {
+		v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),
+			format.Rate(r.flagSpec.Rate), format.Tokens(step.StoredSpec.Capacity), format.Rate(step.StoredSpec.Rate))
+	}
+	if !step.Needed {
+		return step.Op, v, false, nil
+	}
+	v.AheadMS = format.JSONMS(step.Ahead)
+	if step.AfterWriter != nil {
+		v.TokensAfterWriterClock = jsonTokens(step.AfterWriter)
+		v.Note = fmt.Sprintf("stored time %s ahead of the server's: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
+			format.Duration(s.Ahead), s.Layout.Name, format.Tokens(max(0, *step.After)), format.Tokens(max(0, *step.AfterWriter)))
+	}
+	return step.Op, v, true, nil
+}
+
+// jsonTokens is a level rounded for JSON, nil for unknown.
+func jsonTokens(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := format.JSONTokens(*p)
+	return &v
 }
 
 // keysRun resets buckets named on the command line.
@@ -304,7 +289,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	byKey := map[string]bucket.ResetOutcome{}
 	for i, op := range ops {
 		byKey[op.Key] = out[i]
-		r.tally.add(op, out[i])
+		r.tally.Add(op, out[i])
 	}
 	for i := range plan {
 		if o, ok := byKey[plan[i].Key]; ok {
@@ -315,9 +300,9 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	if perr := r.printPlan(plan); perr != nil {
 		return perr
 	}
-	r.tally.report(f.IO)
+	reportTally(f.IO, &r.tally)
 	if err != nil {
-		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.done+r.tally.created), fmtCount(len(ops))), err)
+		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.Reset()), fmtCount(len(ops))), err)
 	}
 	return r.missing(states)
 }

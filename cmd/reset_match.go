@@ -4,21 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
-
-// resetBatch is the most buckets one pipelined round trip resets.
-const resetBatch = 500
-
-// errRefused stops a bulk reset when the server refuses writes (see rediserr.Refusal).
-var errRefused = errors.New("the server refuses writes")
 
 // planSummary is a bulk reset's plan as a person reads it: counts per layout and the first
 // keys, not a line per key.
@@ -60,48 +54,10 @@ func (p *planSummary) String() string {
 	return b.String()
 }
 
-// resetTally counts what a reset did.
-type resetTally struct {
-	done, created, missing, changed, failed int
-	corrupt, undeclared                     int
-	byLayout                                map[string]int
-	changedKeys, corruptKeys                []string
-	errs                                    []error
-}
-
-func (t *resetTally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
-	if t.byLayout == nil {
-		t.byLayout = map[string]int{}
-	}
-	switch o {
-	case bucket.ResetDone:
-		t.done++
-		t.byLayout[op.Layout.Name]++
-	case bucket.ResetCreated:
-		t.created++
-		t.byLayout[op.Layout.Name]++
-	case bucket.ResetMissing:
-		t.missing++
-	case bucket.ResetFailed:
-		t.failed++
-	case bucket.ResetCorrupt:
-		t.corrupt++
-		if len(t.corruptKeys) < 5 {
-			t.corruptKeys = append(t.corruptKeys, safe(op.Key))
-		}
-	case bucket.ResetUndeclared:
-		t.undeclared++
-	case bucket.ResetChanged:
-		t.changed++
-		if len(t.changedKeys) < 5 {
-			t.changedKeys = append(t.changedKeys, safe(op.Key))
-		}
-	}
-}
-
-func (t *resetTally) report(io *IOStreams) {
+// reportTally says on stderr what the resets counted in t did.
+func reportTally(io *IOStreams, t *resetplan.Tally) {
 	var parts []string
-	for n, c := range t.byLayout {
+	for n, c := range t.ByLayout {
 		parts = append(parts, fmt.Sprintf("%s %s", n, fmtCount(c)))
 	}
 	sort.Strings(parts)
@@ -109,24 +65,24 @@ func (t *resetTally) report(io *IOStreams) {
 	if len(parts) > 0 {
 		layouts = " (" + strings.Join(parts, ", ") + ")"
 	}
-	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.done+t.created), layouts)
-	if t.created > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(t.created))
+	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.Reset()), layouts)
+	if t.Created > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(t.Created))
 	}
-	if t.missing > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(t.missing))
+	if t.Missing > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(t.Missing))
 	}
-	if t.changed > 0 {
+	if t.Changed > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			fmtCount(t.changed), strings.Join(t.changedKeys, ", "))
+			fmtCount(t.Changed), strings.Join(t.ChangedKeys, ", "))
 	}
-	if t.corrupt > 0 {
+	if t.Corrupt > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			fmtCount(t.corrupt), strings.Join(t.corruptKeys, ", "))
+			fmtCount(t.Corrupt), strings.Join(t.CorruptKeys, ", "))
 	}
-	if t.undeclared > 0 {
+	if t.Undeclared > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched (declare one with --layout or a rule)\n",
-			fmtCount(t.undeclared))
+			fmtCount(t.Undeclared))
 	}
 }
 
@@ -208,10 +164,11 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 	out := output.NewStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	prog := output.NewProgress(f.IO)
 	start := time.Now()
-	interrupted, refused := false, false
+	interrupted := false
 	err := run.run(ctx, func(page []bucket.State) error {
 		var ops []bucket.ResetOp
 		var views []ResetView
+		done := 0
 		for _, s := range page {
 			op, v, ok, err := r.op(s)
 			if err != nil {
@@ -221,44 +178,30 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				ops, views = append(ops, op), append(views, v)
 			}
 		}
-		for i := 0; i < len(ops); i += resetBatch {
-			j := min(i+resetBatch, len(ops))
-			// The batch in flight completes even after Ctrl-C: each op is atomic, and the
-			// report must say exactly what was done.
-			res, err := r.st.ResetMany(context.WithoutCancel(ctx), ops[i:j])
-			if res == nil {
-				return err
-			}
+		rerr := resetplan.Run(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
 			for k, o := range res {
-				r.tally.add(ops[i+k], o)
+				r.tally.Add(batch[k], o)
 				if stream {
-					v := views[i+k]
+					v := views[done+k]
 					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, outcomeName(o)
 					_ = out.Add(v, resetRow(v)...)
 				}
 			}
+			done += len(batch)
 			if err != nil {
-				r.tally.errs = append(r.tally.errs, err)
-				// A server that refuses one write (NOREPLICAS, READONLY, OOM…) refuses
-				// the next batch's too: stop here.
-				refused = refused || rediserr.Refusal(err) != ""
+				r.tally.Errs = append(r.tally.Errs, err)
 			}
 			if stream {
 				if err := out.Flush(); err != nil {
 					return err
 				}
 			}
-			n := r.tally.done + r.tally.created
+			n := r.tally.Reset()
 			prog.Show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
-			if ctx.Err() != nil {
-				interrupted = true
-				return ctx.Err()
-			}
-			if refused {
-				return errRefused
-			}
-		}
-		return nil
+			return nil
+		})
+		interrupted = interrupted || (rerr != nil && errors.Is(rerr, ctx.Err()))
+		return rerr
 	})
 	prog.Clear()
 	if stream {
@@ -266,25 +209,26 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			err = cerr
 		}
 	}
-	r.tally.report(f.IO)
+	reportTally(f.IO, &r.tally)
+	refused := errors.Is(err, resetplan.ErrRefused)
 	if interrupted || errors.Is(err, context.Canceled) {
 		fmt.Fprintf(f.IO.ErrOut, "interrupted: stopped after %s bucket(s); the scan had not finished, so more may match (run the same command again)\n",
-			fmtCount(r.tally.done+r.tally.created))
+			fmtCount(r.tally.Reset()))
 		return &SilentError{Code: ExitInterrupted}
 	}
-	what, n := "reset --match "+format.QuoteKey(r.opts.Match), fmtCount(r.tally.done+r.tally.created)
+	what, n := "reset --match "+format.QuoteKey(r.opts.Match), fmtCount(r.tally.Reset())
 	stopped := fmt.Sprintf("stopped after %s bucket(s) were reset", n)
 	switch {
 	case refused:
-		return writeFailure(f, what, stopped, errors.Join(r.tally.errs...))
+		return writeFailure(f, what, stopped, errors.Join(r.tally.Errs...))
 	case hasReply(err):
 		return writeFailure(f, what, stopped, err)
 	case err != nil:
 		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, n)
-	case hasReply(errors.Join(r.tally.errs...)):
-		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", n, fmtCount(r.tally.failed)), errors.Join(r.tally.errs...))
-	case len(r.tally.errs) > 0:
-		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
+	case hasReply(errors.Join(r.tally.Errs...)):
+		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", n, fmtCount(r.tally.Failed)), errors.Join(r.tally.Errs...))
+	case len(r.tally.Errs) > 0:
+		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.Errs[0], len(r.tally.Errs))
 	}
 	r.guessNote()
 	run.notes(r.opts.Match)
