@@ -2,14 +2,15 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"time"
 
+	"github.com/bucketctl/bucketctl/cmd/output"
+
 	"github.com/spf13/cobra"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -83,7 +84,7 @@ func listHotRun(opts *ListOptions) error {
 	out := output.NewStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
 	shown := 0
 	for _, b := range rep.Buckets {
-		if opts.Match != "*" && !bucket.GlobMatch(opts.Match, b.State.Key) {
+		if opts.Match != "*" && !rules.GlobMatch(opts.Match, b.State.Key) {
 			continue
 		}
 		shown++

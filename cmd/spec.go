@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
 // SpecFlags are the flags that say what a bucket is: its spec and layout. Flags win over
@@ -102,7 +103,7 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var keys []string
-		_ = st.ScanKeys(ctx, bucket.QuoteGlob(prefix)+"*", 200, func(page []string) error {
+		_ = st.ScanKeys(ctx, rules.QuoteGlob(prefix)+"*", 200, func(page []string) error {
 			keys = append(keys, page...)
 			if len(keys) >= 200 {
 				return bucket.ErrStop

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
 // top's hot buckets: a hot.Tracker follows writes (client tracking) from the first
@@ -61,7 +62,7 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 		h.tracker = t
 		return nil
 	}
-	skip := func(k string) bool { return h.notBucket[k] || !bucket.GlobMatch(h.match, k) }
+	skip := func(k string) bool { return h.notBucket[k] || !rules.GlobMatch(h.match, k) }
 	top := h.tracker.Top(hotCandidates, skip)
 	secs := max(h.tracker.Reset().Seconds(), 0.001)
 	var keys []string

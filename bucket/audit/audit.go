@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
 // Severity ranks a finding.
@@ -409,7 +410,7 @@ func (a *Auditor) Report() Report {
 func SuggestRule(s bucket.State) string {
 	match := "*"
 	if fam := FamilyOf(s.Key, 0); fam != "" {
-		match = bucket.QuoteGlob(fam) + ":*"
+		match = rules.QuoteGlob(fam) + ":*"
 	}
 	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)
 }

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
@@ -35,8 +36,8 @@ type Config struct {
 	// Path is the file read ("" when there is none).
 	Path string `mapstructure:"-" yaml:"-" json:"-"`
 
-	ruleTable   *bucket.Rules // Rules, checked and compiled by validate
-	defaultPath string        // the default location, named when there is no file
+	ruleTable   *rules.Table // Rules, checked and compiled by validate
+	defaultPath string       // the default location, named when there is no file
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
@@ -61,7 +62,7 @@ type ContextConfig struct {
 }
 
 // Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
-// layout and a spec (see bucket.Rule). The first matching rule wins.
+// layout and a spec (see rules.Rule). The first matching rule wins.
 type Rule struct {
 	Name     string    `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
 	Match    string    `mapstructure:"match" yaml:"match" json:"match,omitempty"`
@@ -201,7 +202,7 @@ func (cfg *Config) validate() error {
 		}
 		cfg.Layouts[name] = l
 	}
-	rules := make([]bucket.Rule, len(cfg.Rules))
+	list := make([]rules.Rule, len(cfg.Rules))
 	for i := range cfg.Rules {
 		r := &cfg.Rules[i]
 		if r.Match == "" {
@@ -210,21 +211,21 @@ func (cfg *Config) validate() error {
 		if r.Name == "" {
 			r.Name = r.Match
 		}
-		rules[i] = bucket.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: float64(r.Rate)}, Cost: r.Cost}
+		list[i] = rules.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: float64(r.Rate)}, Cost: r.Cost}
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
 			if err != nil {
 				return Usagef("config file %s: rule %q: %v", path, r.Name, err)
 			}
-			rules[i].Layout = &l
+			list[i].Layout = &l
 		}
-		if !rules[i].Spec.IsZero() {
-			if err := rules[i].Spec.Validate(); err != nil {
+		if !list[i].Spec.IsZero() {
+			if err := list[i].Spec.Validate(); err != nil {
 				return Usagef("config file %s: rule %q: %s", path, r.Name, strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": "))
 			}
 		}
 	}
-	table, err := bucket.NewRules(rules)
+	table, err := rules.New(list)
 	if err != nil {
 		return Usagef("config file %s: %v", path, err)
 	}
@@ -311,7 +312,7 @@ func (c *Config) noteEmptyServers(doc *yaml.Node) {
 func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
 
 // RuleTable is the rules, checked and compiled.
-func (c *Config) RuleTable() *bucket.Rules { return c.ruleTable }
+func (c *Config) RuleTable() *rules.Table { return c.ruleTable }
 
 // ContextNames lists the config's contexts, sorted.
 func (c *Config) ContextNames() []string {

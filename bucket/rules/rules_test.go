@@ -1,4 +1,4 @@
-package bucket_test
+package rules_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
 // globCases are patterns and keys on which the rules' glob agrees with Redis's MATCH.
@@ -52,9 +53,9 @@ var globCases = []struct {
 	{"x[ab", "xa", true},
 }
 
-func rules(t *testing.T, rs ...bucket.Rule) *bucket.Rules {
+func compile(t *testing.T, rs ...rules.Rule) *rules.Table {
 	t.Helper()
-	table, err := bucket.NewRules(rs)
+	table, err := rules.New(rs)
 	if err != nil {
 		t.Fatalf("NewRules: %v", err)
 	}
@@ -63,7 +64,7 @@ func rules(t *testing.T, rs ...bucket.Rule) *bucket.Rules {
 
 func TestRulesGlob(t *testing.T) {
 	for _, tc := range globCases {
-		_, got := rules(t, bucket.Rule{Match: tc.glob}).For(tc.key)
+		_, got := compile(t, rules.Rule{Match: tc.glob}).For(tc.key)
 		if got != tc.want {
 			t.Errorf("%q ~ %q = %v, want %v", tc.glob, tc.key, got, tc.want)
 		}
@@ -96,9 +97,9 @@ func TestRulesGlobAsRedis(t *testing.T) {
 }
 
 func TestRulesFirstMatchWins(t *testing.T) {
-	table := rules(t,
-		bucket.Rule{Name: "vip", Match: "rate:user:vip:*", Spec: bucket.Spec{Capacity: 1000, Rate: 100}},
-		bucket.Rule{Name: "users", Match: "rate:user:*", Spec: bucket.Spec{Capacity: 10, Rate: 1}},
+	table := compile(t,
+		rules.Rule{Name: "vip", Match: "rate:user:vip:*", Spec: bucket.Spec{Capacity: 1000, Rate: 100}},
+		rules.Rule{Name: "users", Match: "rate:user:*", Spec: bucket.Spec{Capacity: 10, Rate: 1}},
 	)
 	for key, want := range map[string]string{"rate:user:vip:1": "vip", "rate:user:2": "users", "rate:user:vip": "users"} {
 		if r, ok := table.For(key); !ok || r.Name != want {
@@ -108,19 +109,19 @@ func TestRulesFirstMatchWins(t *testing.T) {
 	if r, ok := table.For("rate:org:1"); ok {
 		t.Errorf("For(rate:org:1) = %q, want no rule", r.Name)
 	}
-	var none *bucket.Rules
+	var none *rules.Table
 	if _, ok := none.For("x"); ok {
 		t.Error("a nil table matched a key")
 	}
 }
 
 func TestNewRulesRefusesBadRules(t *testing.T) {
-	for name, r := range map[string]bucket.Rule{
+	for name, r := range map[string]rules.Rule{
 		"no pattern":   {Name: "a", Spec: bucket.Spec{Capacity: 1, Rate: 1}},
 		"no rate":      {Name: "a", Match: "a:*", Spec: bucket.Spec{Capacity: 1}},
 		"negative cap": {Name: "a", Match: "a:*", Spec: bucket.Spec{Capacity: -1, Rate: 1}},
 	} {
-		if _, err := bucket.NewRules([]bucket.Rule{r}); !errors.Is(err, bucket.ErrInvalid) {
+		if _, err := rules.New([]rules.Rule{r}); !errors.Is(err, bucket.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
@@ -138,7 +139,7 @@ func TestRulesResolver(t *testing.T) {
 		t.Fatal(err)
 	}
 	ruleLayout := express
-	table := rules(t, bucket.Rule{Name: "users", Match: "rate:user:*", Layout: &ruleLayout,
+	table := compile(t, rules.Rule{Name: "users", Match: "rate:user:*", Layout: &ruleLayout,
 		Spec: bucket.Spec{Capacity: 100, Rate: 10}, Cost: 5})
 
 	open := table.Resolver(bucket.Target{Cost: 1}, false)
@@ -168,10 +169,10 @@ func TestRulesResolver(t *testing.T) {
 // TestQuoteGlob: a quoted prefix matches itself literally, metacharacters and all.
 func TestQuoteGlob(t *testing.T) {
 	prefix := `a*b?[c]\d`
-	if got, want := bucket.QuoteGlob(prefix), `a\*b\?\[c\]\\d`; got != want {
+	if got, want := rules.QuoteGlob(prefix), `a\*b\?\[c\]\\d`; got != want {
 		t.Fatalf("QuoteGlob(%q) = %q, want %q", prefix, got, want)
 	}
-	table := rules(t, bucket.Rule{Match: bucket.QuoteGlob(prefix) + "*"})
+	table := compile(t, rules.Rule{Match: rules.QuoteGlob(prefix) + "*"})
 	for key, want := range map[string]bool{prefix: true, prefix + ":1": true, `aXbYcZd`: false, `a*b?c\d`: false} {
 		if _, got := table.For(key); got != want {
 			t.Errorf("For(%q) = %v, want %v", key, got, want)

@@ -1,40 +1,42 @@
-package bucket
+package rules
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Rule maps the keys matching a Redis glob pattern to a layout and a spec, like a line of
 // a rate-limit rules table. A zero field leaves its value to the caller's flags, the bucket
 // itself or detection.
 type Rule struct {
-	// Name names the rule where a Target's Source reports it ("rule <Name>").
+	// Name names the rule where a bucket.Target's Source reports it ("rule <Name>").
 	Name string
 	// Match is a Redis glob pattern: * and ? (any run, any one character), [abc], [a-z],
 	// [^a] and \x (x itself).
 	Match string
 	// Layout is the layout of the matching keys; nil: not set by the rule.
-	Layout *Layout
+	Layout *bucket.Layout
 	// Spec is their capacity and rate; zero: not set by the rule.
-	Spec Spec
+	Spec bucket.Spec
 	// Cost is the cost a check assumes for them; 0 (or less): not set by the rule.
 	Cost float64
 }
 
-// Rules is an ordered table of rules: the first rule whose pattern matches a key wins. The
-// nil *Rules matches no key.
-type Rules struct {
+// Table is an ordered table of rules: the first rule whose pattern matches a key wins. The
+// nil *Table matches no key.
+type Table struct {
 	rules []Rule
 }
 
-// NewRules compiles the patterns of rules, in order. A rule needs a pattern, and its spec
+// New compiles the patterns of rules, in order. A rule needs a pattern, and its spec
 // is zero or valid.
-func NewRules(rules []Rule) (*Rules, error) {
-	rs := &Rules{rules: make([]Rule, len(rules))}
+func New(rules []Rule) (*Table, error) {
+	rs := &Table{rules: make([]Rule, len(rules))}
 	for i, r := range rules {
 		if r.Match == "" {
-			return nil, fmt.Errorf("%w: rule %d has no match pattern", ErrInvalid, i+1)
+			return nil, fmt.Errorf("%w: rule %d has no match pattern", bucket.ErrInvalid, i+1)
 		}
 		if !r.Spec.IsZero() {
 			if err := r.Spec.Validate(); err != nil {
@@ -48,7 +50,7 @@ func NewRules(rules []Rule) (*Rules, error) {
 
 // For returns the first rule whose pattern matches key. The rule's Layout is shared: do
 // not change it.
-func (rs *Rules) For(key string) (Rule, bool) {
+func (rs *Table) For(key string) (Rule, bool) {
 	if rs == nil {
 		return Rule{}, false
 	}
@@ -60,13 +62,13 @@ func (rs *Rules) For(key string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Resolver returns the Resolver that starts every key's Target from base (what the caller's
-// flags say) and fills in what base leaves open from the first rule matching the key: the
+// Resolver returns the bucket.Resolver that starts every key's Target from base (what the
+// caller's flags say) and fills in what base leaves open from the first rule matching the key: the
 // layout when base has none, the spec (and Source "rule <name>") when base's is zero, and
 // the cost when the rule sets one, unless costFixed (the caller's cost was given
 // explicitly).
-func (rs *Rules) Resolver(base Target, costFixed bool) Resolver {
-	return func(key string) Target {
+func (rs *Table) Resolver(base bucket.Target, costFixed bool) bucket.Resolver {
+	return func(key string) bucket.Target {
 		t := base
 		r, ok := rs.For(key)
 		if !ok {
