@@ -54,7 +54,7 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 		var he *hot.UnsupportedError
 		switch {
 		case errors.As(err, &he):
-			h.note = he.Error()
+			h.note = he.Reason()
 			return nil
 		case err != nil:
 			return nil // unreachable: the refresh says so, and the next one tries again

@@ -189,3 +189,19 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestUnsupportedReasonForTop: top goes on without hot buckets and says why in its own
+// terms; the command-line error names top as the way to go on, the view does not.
+func TestUnsupportedReasonForTop(t *testing.T) {
+	for _, e := range []*hot.UnsupportedError{
+		{Addr: "127.0.0.1:6379", Err: errors.New("ERR unknown subcommand 'TRACKING'")},
+		{Addr: "127.0.0.1:6379", NoPerm: true, Err: errors.New("NOPERM this user has no permissions to run the 'client|tracking' command")},
+	} {
+		if r := e.Reason(); strings.Contains(r, "bucketctl top") || !strings.Contains(r, "rows come from the scan") {
+			t.Errorf("Reason() = %q", r)
+		}
+		if !strings.Contains(e.Error(), "bucketctl top") {
+			t.Errorf("Error() = %q: the command line should be told to use top", e.Error())
+		}
+	}
+}

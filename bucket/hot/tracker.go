@@ -52,6 +52,15 @@ func (e *UnsupportedError) Error() string {
 		e.Addr, firstLine(e.Err))
 }
 
+// Reason is the short why, for a view that goes on without hot buckets (top): it names
+// no other command to use.
+func (e *UnsupportedError) Reason() string {
+	if e.NoPerm {
+		return "the user may not follow writes (needs +client|tracking +subscribe); rows come from the scan"
+	}
+	return "the server has no client tracking (Redis 6+); rows come from the scan"
+}
+
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 func firstLine(err error) string {
