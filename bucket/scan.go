@@ -49,6 +49,15 @@ type ScanOptions struct {
 	// it while pages come back less than a quarter full, up to MaxCount), so a pattern that
 	// matches one key in ten does not cost ten times the round trips. 0: Count throughout.
 	MaxCount int64
+	// The following are ScanStates': BucketsOnly hands on buckets only (the others are
+	// counted in ScanStats.Other); Limit, above 0, ends the scan after this many buckets
+	// (ScanStats.Truncated); CountKeys reads DBSIZE first (ScanStats.DBSize), for a share
+	// of the keyspace covered; OnPage, when set, is called after each page with the counts
+	// so far (a progress line).
+	BucketsOnly bool
+	Limit       int64
+	CountKeys   bool
+	OnPage      func(ScanStats)
 }
 
 // ScanStats count what a scan read and what it cost.
@@ -64,6 +73,10 @@ type ScanStats struct {
 	Done    bool
 	// PerMaster is the commands sent to each master, by address.
 	PerMaster map[string]int64
+	// Truncated says ScanStates stopped at ScanOptions.Limit; DBSize is the keys on all
+	// masters when the scan began (ScanOptions.CountKeys; 0: not read).
+	Truncated bool
+	DBSize    int64
 }
 
 // Scanner walks the keys matching a pattern on every master, a page at a time, taking the
@@ -237,31 +250,63 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// ScanStates scans every master and hands each page's states to fn, in SCAN order. The
-// states of keys that are not buckets are handed on too (Problem set); callers filter.
+// ScanStates scans every master and hands each page's states to fn, in SCAN order: the
+// one scan of list, inspect --match, reset --match and audit. The next page is scanned and
+// read while fn handles this one (see Pages). The states of keys that are not buckets are
+// handed on too (Problem set) unless o.BucketsOnly; o.Limit ends the scan after that many
+// buckets, in the middle of a page. fn may stop the scan by returning ErrStop.
 func (s *Store) ScanStates(ctx context.Context, o ScanOptions, fn func([]State) error) (ScanStats, error) {
 	sc, err := s.NewScanner(ctx, o)
 	if err != nil {
 		return ScanStats{}, err
 	}
-	for {
-		page, err := sc.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return sc.Stats(), nil
+	var dbsize int64
+	if o.CountKeys {
+		dbsize, _ = sc.DBSize(ctx) // a share not shown is no failure
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stats ScanStats
+	found := int64(0)
+	for p := range sc.Pages(ctx, 1) {
+		stats = p.Stats
+		stats.DBSize = dbsize
+		if p.Err != nil {
+			return stats, p.Err
 		}
-		if err != nil {
-			return sc.Stats(), err
-		}
-		if err := fn(page); err != nil {
-			if errors.Is(err, ErrStop) {
-				return sc.Stats(), nil
+		keep := p.States[:0]
+		for _, st := range p.States {
+			if st.Problem != "" && o.BucketsOnly {
+				continue
 			}
-			return sc.Stats(), err
+			if st.Problem == "" {
+				if o.Limit > 0 && found >= o.Limit {
+					stats.Truncated = true
+					break
+				}
+				found++
+			}
+			keep = append(keep, st)
+		}
+		if len(keep) > 0 {
+			if err := fn(keep); err != nil {
+				if errors.Is(err, ErrStop) {
+					return stats, nil
+				}
+				return stats, err
+			}
+		}
+		if stats.Truncated {
+			return stats, nil
+		}
+		if o.OnPage != nil {
+			o.OnPage(stats)
 		}
 		if err := ctx.Err(); err != nil {
-			return sc.Stats(), err
+			return stats, err
 		}
 	}
+	return stats, ctx.Err()
 }
 
 // ScanKeys walks the key names matching pattern (SCAN only, no read), for shell completion:

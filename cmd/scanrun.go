@@ -93,62 +93,28 @@ func (r *reading) scan(match string, limit int, all bool) *scanRun {
 		Custom: r.custom, Count: 500, MaxCount: 8000}}
 }
 
-// run scans and calls fn with each page's states (buckets only, unless all). The progress
-// line is cleared before fn runs, so rows written to the same terminal stay clean.
+// run scans (bucket.Store.ScanStates) and calls fn with each page's states (buckets only,
+// unless all). The progress line is cleared before fn runs, so rows written to the same
+// terminal stay clean.
 func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error {
-	sc, err := r.st.NewScanner(ctx, r.opts)
-	if err != nil {
-		return err
-	}
 	prog := output.NewProgress(r.io)
 	defer prog.Clear()
-	var dbsize int64
-	if prog.Enabled {
-		dbsize, _ = sc.DBSize(ctx)
-	}
 	start, last := time.Now(), time.Time{}
-	found := 0
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The next page is scanned and read while this one is written out.
-	for p := range sc.Pages(ctx, 1) {
-		r.stats = p.Stats
-		if p.Err != nil {
-			return p.Err
-		}
-		page := p.States
-		keep := page[:0]
-		for _, s := range page {
-			if s.Problem != "" && !r.all {
-				continue
-			}
-			if s.Problem == "" {
-				if r.limit > 0 && found >= r.limit {
-					r.truncated = true
-					break
-				}
-				found++
-			}
-			keep = append(keep, s)
-		}
-		if len(keep) > 0 {
-			prog.Clear()
-			if err := fn(keep); err != nil {
-				return err
-			}
-		}
-		if r.truncated {
-			return nil
-		}
+	o := r.opts
+	o.BucketsOnly, o.Limit, o.CountKeys = !r.all, int64(r.limit), prog.Enabled
+	o.OnPage = func(s bucket.ScanStats) {
+		r.stats = s
 		if time.Since(last) > 100*time.Millisecond {
 			last = time.Now()
-			prog.Show("%s", scanProgress(r.stats, dbsize, time.Since(start)))
-		}
-		if err := ctx.Err(); err != nil {
-			return err
+			prog.Show("%s", scanProgress(s, s.DBSize, time.Since(start)))
 		}
 	}
-	return ctx.Err()
+	stats, err := r.st.ScanStates(ctx, o, func(page []bucket.State) error {
+		prog.Clear()
+		return fn(page)
+	})
+	r.stats, r.truncated = stats, stats.Truncated
+	return err
 }
 
 // scanProgress is the progress line: keys scanned (and share of DBSIZE), buckets, rate.
