@@ -137,12 +137,15 @@ func TestTakeManyNeverResendsAfterATimeout(t *testing.T) {
 	}
 	awake()
 	// The server runs the commands it read once it wakes, maybe after answering others:
-	// wait for them, then make sure no second copy follows.
-	deadline := time.Now().Add(2 * time.Second)
-	for a, _ := counters(t, admin, "k"); a < 3 && time.Now().Before(deadline); a, _ = counters(t, admin, "k") {
-		time.Sleep(10 * time.Millisecond)
+	// wait for them, then a round trip of the same client (a second copy would have been
+	// written before it), then make sure no second copy ran.
+	redistest.WaitFor(t, 2*time.Second, "the three decisions read before the stall to run", func() bool {
+		a, _ := counters(t, admin, "k")
+		return a >= 3
+	})
+	if err := c.Ping(ctxT(t)).Err(); err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
 	if a, d := counters(t, admin, "k"); a != 3 || d != 0 {
 		t.Fatalf("counters allowed=%d denied=%d after the timeout, want 3 and 0: sent once, run once", a, d)
 	}

@@ -351,7 +351,15 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatalf("consume on a stalled master: exit %d %q", r.code, r.errOut)
 	}
 	oneLine(t, r)
-	time.Sleep(100 * time.Millisecond) // a re-sent consume would be applied by now
+	// The consume was written before the read timed out: the master runs it once it wakes.
+	// Wait for that copy; the command closed its client, so a re-sent copy was written
+	// before: one more round trip to that master, then check that no second copy ran.
+	redistest.WaitFor(t, 3*time.Second, "the timed-out consume to run once the master wakes", func() bool {
+		return hget(t, direct[2], k2, "allowed") != "1"
+	})
+	if err := direct[2].Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if got := hget(t, direct[2], k2, "allowed"); got != "1" && got != "2" {
 		t.Fatalf("after a timed-out consume the bucket counts %q allowed, want 1 or 2 (applied at most once)", got)
 	}

@@ -79,7 +79,15 @@ func TestTimeoutHonoured(t *testing.T) {
 		t.Fatalf("consume on a stalled server: exit %d %q", r.code, r.errOut)
 	}
 	oneLine(t, r)
-	time.Sleep(100 * time.Millisecond)
+	// The consume was written before the read timed out: the server runs it once it wakes.
+	// Wait for that copy; the command closed its client, so a re-sent copy was written
+	// before: one more round trip, then check that no second copy ran.
+	redistest.WaitFor(t, 3*time.Second, "the timed-out consume to run once the server wakes", func() bool {
+		return hget(t, admin, "slow", "allowed") != "1"
+	})
+	if err := admin.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if got := hget(t, admin, "slow", "allowed"); got != "1" && got != "2" {
 		t.Fatalf("%q allowed after a timed-out consume, want 1 or 2 (applied at most once)", got)
 	}

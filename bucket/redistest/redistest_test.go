@@ -214,17 +214,10 @@ func TestReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := r.Client(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	WaitFor(t, 10*time.Second, "the replica to hold k = v", func() bool {
 		got, err := rc.Get(ctx, "k").Result()
-		if err == nil && got == "v" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica GET k = %q, %v", got, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && got == "v"
+	})
 	if err := rc.Set(ctx, "k", "w", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 		t.Errorf("SET on the replica: %v, want READONLY", err)
 	}

@@ -130,12 +130,15 @@ func TestFormatters(t *testing.T) {
 }
 
 func TestShownValuesCompareEqual(t *testing.T) {
-	for _, c := range [][3]float64{{25.00001, 25.00002, 25}, {3.4567, 3.4561, 3.45}, {150.2, 150.9, 150}} {
-		if a, b := TokensShown(c[0]), TokensShown(c[1]); a != b || a != c[2] {
-			t.Errorf("TokensShown: %v and %v, want both %v", a, b, c[2])
+	for _, c := range []struct {
+		a, b, shown float64
+		text        string
+	}{{25.00001, 25.00002, 25, "25"}, {3.4567, 3.4561, 3.45, "3.45"}, {150.2, 150.9, 150, "150"}} {
+		if a, b := TokensShown(c.a), TokensShown(c.b); a != b || a != c.shown {
+			t.Errorf("TokensShown: %v and %v, want both %v", a, b, c.shown)
 		}
-		if got, want := Tokens(c[0]), Tokens(c[2]); got != want {
-			t.Errorf("Tokens(%v) = %q, want %q", c[0], got, want)
+		if got := Tokens(c.a); got != c.text {
+			t.Errorf("Tokens(%v) = %q, want %q", c.a, got, c.text)
 		}
 	}
 	if a, b := RateShown(3.3333334), RateShown(3.3333331); a != b || a != 3.33 {
