@@ -32,7 +32,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 build:
-	$(GO) build -o bin/bucketctl .
+	$(GO) build -buildvcs=auto -o bin/bucketctl .
 
 # The comparisons of the README's performance figures ('bucketctl help performance'), on
 # loopback redis-servers the benchmarks start themselves: server script time per decision
