@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/bucketctl/bucketctl/bucket/consume"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
-	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -120,25 +119,10 @@ func decideRun(opts *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	var d bucket.Decision
-	layout, exists := bucket.NativeLayout.Name, true
-	// A cost above a known capacity is denied without touching the bucket, as the native
-	// script does: consume only reads it then, like check.
-	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
-	if opts.peek || never {
-		d, layout, exists, err = decideRead(ctx, st, opts.Key, t, opts.peek)
-	} else {
-		d.Result, err = st.Take(ctx, opts.Key, t.Spec, t.Cost)
-		if err != nil {
-			err = writeFailure(f, "consume "+format.QuoteKey(opts.Key), "", &bucket.KeyError{Key: opts.Key, Err: err})
-		}
-	}
-	if (errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign)) && !opts.peek {
-		// The script saw a key it will not touch; a read says what it is (a user record, a
-		// counter, another application's bucket) instead of the script's bare refusal.
-		if _, _, _, rerr := decideRead(ctx, st, opts.Key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
-			err = rerr
-		}
+	o, err := consume.Decide(ctx, st, opts.Key, t, opts.peek)
+	var wf *consume.WriteFailed
+	if errors.As(err, &wf) {
+		err = writeFailure(f, "consume "+format.QuoteKey(opts.Key), "", wf.Err)
 	}
 	if err != nil {
 		switch {
@@ -151,42 +135,16 @@ func decideRun(opts *DecideOptions) error {
 		}
 		return err
 	}
-	if err := printDecision(f, opts, d, t.Cost, layout, exists); err != nil {
+	if err := printDecision(f, opts, o.Decision, t.Cost, o.Layout, o.Exists); err != nil {
 		return err
 	}
-	if !d.Allowed {
+	if !o.Allowed {
 		return &DeniedError{Key: opts.Key}
 	}
-	if opts.peek && !exists {
+	if opts.peek && !o.Exists {
 		return noSuchKey([]string{opts.Key})
 	}
 	return nil
-}
-
-// decideRead reads the bucket as inspect does (the same layout detection, one pipelined
-// round trip, nothing written) and decides the way the bucket's application does. consume
-// (peek=false) comes here only for a cost above capacity, on native buckets.
-func decideRead(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (bucket.Decision, string, bool, error) {
-	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
-	if err != nil {
-		return bucket.Decision{}, "", false, err
-	}
-	s := states[0]
-	if s.Problem != "" {
-		return bucket.Decision{}, "", true, bucket.NotBucketError(key, s.Problem)
-	}
-	if !peek && !s.Layout.Native {
-		return bucket.Decision{}, "", true, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
-	}
-	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
-		return bucket.Decision{}, "", true, &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
-	}
-	if _, err := s.Peek(t.Cost); err != nil {
-		return bucket.Decision{}, "", s.Exists, err
-	}
-	// The same decision inspect, list, top, watch and audit show (State.Decide).
-	d := s.Decide(t.Cost)
-	return d, s.Layout.Name, s.Exists, nil
 }
 
 // register adds the flags check and consume share: the spec, --headers and -o.

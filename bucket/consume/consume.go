@@ -1,0 +1,75 @@
+// Package consume is the policy of a single decision, as bucketctl's consume and check make
+// it: check reads the bucket and decides the way its application does, writing nothing;
+// consume takes tokens with the native script, except when the cost is above a known
+// capacity (denied without a write, as the script itself would).
+package consume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
+)
+
+// Outcome is a decision with the layout the key was read as and whether it exists.
+type Outcome struct {
+	bucket.Decision
+	Layout string
+	Exists bool
+}
+
+// WriteFailed is a consume whose write failed (the script's error reply or the round
+// trip's); Err is a *bucket.KeyError.
+type WriteFailed struct{ Err error }
+
+func (e *WriteFailed) Error() string { return e.Err.Error() }
+func (e *WriteFailed) Unwrap() error { return e.Err }
+
+// Decide decides for key with target t: a check when peek, else a consume.
+func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
+	// A cost above a known capacity is denied without touching the bucket, as the native
+	// script does: consume only reads it then, like check.
+	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
+	if peek || never {
+		return Read(ctx, st, key, t, peek)
+	}
+	res, err := st.Take(ctx, key, t.Spec, t.Cost)
+	if err == nil {
+		return Outcome{Decision: bucket.Decision{Result: res}, Layout: bucket.NativeLayout.Name, Exists: true}, nil
+	}
+	if errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign) {
+		// The script saw a key it will not touch; a read says what it is (a user record, a
+		// counter, another application's bucket) instead of the script's bare refusal.
+		if _, rerr := Read(ctx, st, key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
+			return Outcome{}, rerr
+		}
+	}
+	return Outcome{}, &WriteFailed{Err: &bucket.KeyError{Key: key, Err: err}}
+}
+
+// Read reads the bucket as inspect does (the same layout detection, one pipelined round
+// trip, nothing written) and decides the way the bucket's application does. A consume
+// (peek false) refuses what the native script would: another layout, a differing spec.
+func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
+	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
+	if err != nil {
+		return Outcome{}, err
+	}
+	s := states[0]
+	if s.Problem != "" {
+		return Outcome{Exists: true}, bucket.NotBucketError(key, s.Problem)
+	}
+	if !peek && !s.Layout.Native {
+		return Outcome{Exists: true}, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+	}
+	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
+		return Outcome{Exists: true}, &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
+	}
+	if _, err := s.Peek(t.Cost); err != nil {
+		return Outcome{Exists: s.Exists}, err
+	}
+	// The same decision inspect, list, top, watch and audit show (State.Decide).
+	return Outcome{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists}, nil
+}
