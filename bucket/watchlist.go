@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sort"
+	"time"
 )
 
 // Watchlist is top's view of a keyspace of any size at a bounded cost. Each Refresh spends a
@@ -39,6 +40,10 @@ type WatchOptions struct {
 	Keep int
 	// Budget is the most commands one Refresh sends (default 10,000).
 	Budget int64
+	// PerSecond, when above 0, sets Budget from a rate instead: the commands per second
+	// spread over refreshes every Interval (at least 50 a refresh).
+	PerSecond int64
+	Interval  time.Duration
 	// Limit, when above 0, ends each pass after this many buckets: the view covers the
 	// first Limit buckets SCAN finds, and starts over.
 	Limit int64
@@ -63,6 +68,9 @@ type WatchResult struct {
 func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, error) {
 	if o.Keep <= 0 {
 		o.Keep = 200
+	}
+	if o.PerSecond > 0 && o.Interval > 0 {
+		o.Budget = max(int64(float64(o.PerSecond)*o.Interval.Seconds()), 50)
 	}
 	if o.Budget <= 0 {
 		o.Budget = 10000

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
@@ -217,5 +218,43 @@ func TestScannerNextWithinHoldsTheRest(t *testing.T) {
 	// One SCAN, and per capped page its reads and TIME.
 	if stats.Commands != 1+250+3 {
 		t.Fatalf("%d commands, want 254", stats.Commands)
+	}
+}
+
+// TestWatchlistBudgetPerSecond: 1,000 commands a second refreshed every 100 ms is a budget
+// of 100 commands a refresh, and 100 a second every 100 ms the floor of 50.
+func TestWatchlistBudgetPerSecond(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := 0; i < 2000; i++ {
+		pipe.HSet(ctx, fmt.Sprintf("ps:%04d", i), "tokens", "3", "ts", "1700000000000000", "capacity", "10", "rate", "1")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := bucket.NewStore(c)
+	for _, tc := range []struct {
+		perSecond int64
+		want      int64
+	}{{1000, 100}, {100, 50}} {
+		wl, err := st.NewWatchlist(ctx, bucket.WatchOptions{PerSecond: tc.perSecond, Interval: 100 * time.Millisecond,
+			ScanOptions: bucket.ScanOptions{Match: "ps:*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		most := int64(0)
+		for i := 0; i < 5; i++ {
+			res, err := wl.Refresh(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, res.Commands)
+		}
+		if most > tc.want || most < tc.want/2 {
+			t.Errorf("%d/s every 100ms: refreshes sent up to %d commands, want a budget of %d", tc.perSecond, most, tc.want)
+		}
 	}
 }

@@ -191,12 +191,11 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 		p.Budget = defaultTopBudget
 	}
 	connect.CountCost(st.Redis())
-	budget := int64(float64(p.Budget) * p.Interval.Seconds())
 	hot := &topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
 	if pre := globPrefix(p.Match); pre != "" {
 		hot.opts.Prefixes = []string{pre}
 	}
-	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: bucket.WatchOptions{Budget: max(budget, 50), Limit: int64(p.Limit),
+	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: bucket.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
 		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
