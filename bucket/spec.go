@@ -1,8 +1,3 @@
-// Package bucket is bucketctl's domain: token-bucket specs and results, the refill model
-// (the oracle the Lua script is tested against), bucket layouts of other applications, and a
-// Store that runs the native script over go-redis.
-//
-// The package never prints and imports no CLI or terminal code, so an application can embed it.
 package bucket
 
 import (

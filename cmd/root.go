@@ -1,5 +1,3 @@
-// Package cmd is bucketctl's command line: cobra commands that parse flags, build a
-// bucket.Store, call it and print. It holds no bucket math.
 package cmd
 
 import (

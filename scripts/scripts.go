@@ -1,4 +1,3 @@
-// Package scripts holds bucketctl's Lua sources, embedded into the binary.
 package scripts
 
 import (

@@ -1,0 +1,33 @@
+// Package bucket is a token-bucket rate limiter in Redis, and the reader of the buckets
+// other applications keep there.
+//
+// A Store runs bucketctl's native script over go-redis: Take consumes tokens atomically in
+// one round trip, Peek computes the same decision without writing, TakeAll decides several
+// tiers all or nothing. A Spec is a bucket's capacity and refill rate; a Result is one
+// decision (allowed, tokens remaining, when to retry, when the bucket is full again).
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	store := bucket.NewStore(rdb)
+//	res, err := store.Take(ctx, "rl:user:42", bucket.Spec{Capacity: 10, Rate: 5}, 1)
+//	if err != nil {
+//		return err // ErrInvalid, or a Redis error; an *UncertainError may have been applied
+//	}
+//	if !res.Allowed {
+//		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
+//	}
+//
+// A Layout says how an application stores its buckets (a hash with tokens and a time, two
+// string keys, a GCRA TAT): NativeLayout is bucketctl's own, Presets the applications it
+// reads. Inspect and ScanStates read keys as State values in the owning application's own
+// model, and Reset and ResetMany write or delete a bucket only when it is, inside the script
+// that writes, a bucket of the declared or strictly verified layout.
+//
+// Errors are matched with errors.Is against the Err values (ErrInvalid, ErrNoSpec,
+// ErrWrongType, ErrCorrupt, ErrChanged, ...); errors about one key come as a *KeyError.
+//
+// The sub-packages hold what builds on a Store: audit (what is wrong in a keyspace), hot
+// (the buckets written now), load (load tests), resetplan (resets of many keys), rules (the
+// config file's key patterns), units (typed values), rediserr (reading Redis errors),
+// httplimit (HTTP middleware), and redistest and sandbox (real redis-server processes, for
+// the tests and the demo). The package never prints and imports no CLI or terminal code.
+package bucket
