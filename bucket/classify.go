@@ -256,8 +256,10 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		if st.Problem == "" {
 			st.Guess = guessHint(l.Name)
 		}
+		st.Bare = true
 		return st
 	}
+	st.Bare = true
 	st.Problem = notBucket("a number with no time key beside it (a counter? if it is a bucket, declare its layout with --layout or a rule)")
 	return st
 }

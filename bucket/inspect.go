@@ -36,6 +36,9 @@ type State struct {
 	// layout. Deadlines, leases and counters store bare numbers too, so such a key is shown,
 	// marked, and never written or deleted.
 	Guess string
+	// Bare is set for a lone bare number read with no layout declared for it (a guess or
+	// not): writing or deleting it needs a declaration, never just a better look.
+	Bare bool
 	// Problem is set when the key is not a readable bucket (another type, unknown fields).
 	Problem string
 	// Stored is the level as stored: tokens at the last update.

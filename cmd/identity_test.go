@@ -117,6 +117,14 @@ rules:
 		!strings.Contains(r.errOut, "--layout throttled") {
 		t.Errorf("reset lock:order:7 --tokens 5: exit %d: %q", r.code, r.errOut)
 	}
+	// A bare number that does not even look like a GCRA value (a deadline in seconds, a
+	// counter) is refused the same way: exit 2, declare a layout to act on it.
+	for _, k := range []string{"session:44:expires_at", "quota:acme:deadline", "lease:worker:3", "hits:today", "counter:plain", "counter:float"} {
+		r := run(t, url, "reset", k, "--tokens", "2", "--capacity", "10", "--rate", "1", "--yes")
+		if r.code != ExitUsage || !strings.Contains(r.errOut, "declare its layout") {
+			t.Errorf("reset %s (%s): exit %d, want %d (undeclared bare number): %q", k, isLook[k], r.code, ExitUsage, r.errOut)
+		}
+	}
 	for _, k := range names {
 		for _, args := range [][]string{{"reset", k, "--yes"}, {"reset", k, "--tokens", "2", "--capacity", "10", "--rate", "1", "--yes"}} {
 			if r := run(t, url, args...); r.code == ExitOK {

@@ -247,6 +247,11 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		// All or nothing: a key that is not a bucket stops the whole request, so the buckets
 		// named beside it are not reset behind the operator's back (dry run alike).
 		err := problemsErr(f, states)
+		if onlyBareNumbers(states) {
+			// Lone bare numbers with no layout declared: writing one needs a declaration
+			// (--layout or a rule), a usage matter, as for a guessed GCRA value.
+			err = &SilentError{Code: ExitUsage}
+		}
 		if len(states) > 1 { // one key: its own line says it all
 			fmt.Fprintf(f.IO.ErrOut, "bucketctl: nothing reset: %s\n", notBuckets(problems, len(states)))
 		}
@@ -418,3 +423,18 @@ func serverOf(f *Factory) string {
 }
 
 func fmtCount(n int) string { return format.Count(int64(n)) }
+
+// onlyBareNumbers reports whether every key that is not a bucket is a lone bare number with
+// no layout declared for it.
+func onlyBareNumbers(states []bucket.State) bool {
+	n := 0
+	for _, s := range states {
+		if s.Problem != "" {
+			if !s.Bare {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
