@@ -179,7 +179,7 @@ func inspectRow(s bucket.State, node func(string) string) []string {
 			tokens += " (stored)"
 		}
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
-			updated = format.Duration(s.Age()) + " ago"
+			updated = format.Ago(s.Age())
 		}
 		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
 			format.Count(s.Allowed), format.Count(s.Denied)}

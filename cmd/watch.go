@@ -347,7 +347,7 @@ func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	}
 	kv("ttl", format.TTL(s.TTL))
 	if s.Exists {
-		kv("updated", format.Duration(s.Age())+" ago")
+		kv("updated", format.Ago(s.Age()))
 	} else {
 		kv("updated", "never")
 	}

@@ -188,7 +188,7 @@ func (v bucketView) stats() []string {
 		// A stored time ahead of the server's: written by a client whose clock runs fast.
 		items = append(items, item("updated", v.st.Warn.Render("written "+format.Duration(s.Ahead)+" ahead of server time: client clock skew?")))
 	default:
-		items = append(items, item("updated", format.Duration(s.Age())+" ago"))
+		items = append(items, item("updated", format.Ago(s.Age())))
 	}
 	layout := s.Layout.Name
 	switch {

@@ -79,3 +79,13 @@ func Latency(msec float64) string {
 	}
 	return Duration(time.Duration(msec * float64(time.Millisecond)))
 }
+
+// Ago is when something happened, d before now: "4.2s ago". A time ahead of the server's
+// clock (a writer whose clock runs ahead) reads "4.2s ahead of the server's clock", never a
+// negative age.
+func Ago(d time.Duration) string {
+	if d < 0 {
+		return Duration(-d) + " ahead of the server's clock"
+	}
+	return Duration(d) + " ago"
+}

@@ -3,6 +3,7 @@ package format
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestLatencyAndBytes(t *testing.T) {
@@ -21,6 +22,22 @@ func TestLatencyAndBytes(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestAgo(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{4200 * time.Millisecond, "4.2s ago"},
+		{0, "0s ago"},
+		{-4200 * time.Millisecond, "4.2s ahead of the server's clock"},
+		{-90 * time.Second, "1m30s ahead of the server's clock"},
+	} {
+		if got := Ago(c.d); got != c.want {
+			t.Errorf("Ago(%v) = %q, want %q", c.d, got, c.want)
 		}
 	}
 }
