@@ -15,7 +15,10 @@ import (
 	"github.com/bucketctl/bucketctl/tui"
 )
 
-// fillBuckets writes n native buckets key:00000... and a few other keys, pipelined.
+// fillBuckets writes n native buckets key:00000... (holding i%100 of 100 tokens) and a few
+// other keys, pipelined. They refill slowly
+// (0.001/s), so their order by level is the same at every read, however long a loaded
+// machine takes between refreshes.
 func fillBuckets(tb testing.TB, c *redis.Client, prefix string, n int) {
 	tb.Helper()
 	ctx := context.Background()
@@ -24,7 +27,7 @@ func fillBuckets(tb testing.TB, c *redis.Client, prefix string, n int) {
 		pipe := c.Pipeline()
 		for i := start; i < min(n, start+1000); i++ {
 			pipe.HSet(ctx, fmt.Sprintf("%s%05d", prefix, i), "tokens", strconv.Itoa(i%100), "ts", now,
-				"capacity", "100", "rate", "10", "allowed", i, "denied", 0)
+				"capacity", "100", "rate", "0.001", "allowed", i, "denied", 0)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			tb.Fatal(err)
