@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"context"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
@@ -75,3 +76,17 @@ func stateNodes(ctx context.Context, f *Factory, format string) (func(string) st
 
 // safe escapes a key name or a message holding one for a person's terminal.
 func safe(s string) string { return format.SafeKey(s) }
+
+// confirm asks question on the terminal: yes goes on; anything else cancels, and nothing
+// changed (exit 1).
+func confirm(io *IOStreams, question string) error {
+	answer, err := io.Prompt(question)
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(answer); a != "y" && a != "yes" {
+		fmt.Fprintln(io.ErrOut, "cancelled: nothing changed")
+		return &SilentError{Code: ExitError}
+	}
+	return nil
+}

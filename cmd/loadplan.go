@@ -102,15 +102,7 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	if err := renderLoadPlan(f, opts, plans, true); err != nil {
 		return err
 	}
-	answer, err := f.IO.Prompt(fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", format.Count(int64(len(existing)))))
-	if err != nil {
-		return err
-	}
-	if a := strings.ToLower(answer); a != "y" && a != "yes" {
-		fmt.Fprintln(f.IO.ErrOut, "cancelled: nothing changed")
-		return &SilentError{Code: ExitError}
-	}
-	return nil
+	return confirm(f.IO, fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", format.Count(int64(len(existing)))))
 }
 
 // renderLoadPlan writes the plan as a table: each key, what it holds, the spec the run

@@ -322,15 +322,7 @@ func (r *resetter) confirm(n int, preview func()) error {
 		return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", n)
 	}
 	preview()
-	answer, err := f.IO.Prompt(fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
-	if err != nil {
-		return err
-	}
-	if a := strings.ToLower(answer); a != "y" && a != "yes" {
-		fmt.Fprintln(f.IO.ErrOut, "cancelled: nothing changed")
-		return &SilentError{Code: ExitError}
-	}
-	return nil
+	return confirm(f.IO, fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
 }
 
 func (r *resetter) printPlan(plan []ResetView) error {
