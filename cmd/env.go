@@ -1,8 +1,8 @@
 package cmd
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
