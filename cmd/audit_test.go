@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,17 +63,17 @@ func plantHealthy(t *testing.T, c redis.UniversalClient, url []string, prefix st
 	return keys
 }
 
-func auditJSON(t *testing.T, args ...string) (AuditView, result) {
+func auditJSON(t *testing.T, args ...string) (output.AuditView, result) {
 	t.Helper()
 	r := run(t, "", append(args, "audit", "-o", "json")...)
-	var v AuditView
+	var v output.AuditView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatalf("audit -o json (exit %d, %s): %v: %q", r.code, r.errOut, err, r.out)
 	}
 	return v, r
 }
 
-func findingOf(v AuditView, kind audit.FindingKind) *FindingView {
+func findingOf(v output.AuditView, kind audit.FindingKind) *output.FindingView {
 	for i := range v.Findings {
 		if v.Findings[i].Kind == string(kind) {
 			return &v.Findings[i]
@@ -83,7 +84,7 @@ func findingOf(v AuditView, kind audit.FindingKind) *FindingView {
 
 // checkAudit asserts every planted key is reported under its finding and no healthy key
 // under any warning or error.
-func checkAudit(t *testing.T, v AuditView, planted map[audit.FindingKind]string, healthy []string) {
+func checkAudit(t *testing.T, v output.AuditView, planted map[audit.FindingKind]string, healthy []string) {
 	t.Helper()
 	for kind, key := range planted {
 		fd := findingOf(v, kind)
@@ -159,7 +160,7 @@ func TestAuditPlantedKeyspace(t *testing.T) {
 	if fd := findingOf(v, audit.FindingNoTTLByDesign); fd == nil || !contains(fd.Examples, "{ok:webman:1}") {
 		t.Errorf("webman's missing TTL: want an info finding, got %+v", fd)
 	}
-	fams := map[string]FamilyView{}
+	fams := map[string]output.FamilyView{}
 	for _, fm := range v.Families {
 		fams[fm.Prefix] = fm
 	}
@@ -252,7 +253,7 @@ func TestAuditReadOnlyACL(t *testing.T) {
 	c.HSet(context.Background(), "bad:nottl", "tokens", "5", "last_refill", "1700000000.5")
 	setEnv(t, "BUCKETCTL_PASSWORD", "ro-pass")
 	r := run(t, srv.URL(), "--user", "ops-ro", "audit", "-o", "json", "--capacity", "10", "--rate", "1")
-	var v AuditView
+	var v output.AuditView
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || r.code != 0 {
 		t.Fatalf("audit as ops-ro: exit %d %v: %s %s", r.code, err, r.out, r.errOut)
 	}
