@@ -199,7 +199,7 @@ func TestClusterCommands(t *testing.T) {
 		}
 	}
 	r = cli("reset", "--match", "rl:user:*", "--yes", "-o", "json")
-	var plan []ResetView
+	var plan []output.ResetView
 	if err := json.Unmarshal([]byte(r.out), &plan); r.code != ExitOK || err != nil || len(plan) != len(keys) {
 		t.Fatalf("reset --match: exit %d %v %q %q", r.code, err, r.out, r.errOut)
 	}

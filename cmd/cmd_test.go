@@ -279,7 +279,7 @@ func TestResetMatch(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("reset --yes: exit %d %q", r.code, r.errOut)
 	}
-	var plan []ResetView
+	var plan []output.ResetView
 	if err := json.Unmarshal([]byte(r.out), &plan); err != nil || len(plan) != 3 {
 		t.Fatalf("reset output %q %v", r.out, err)
 	}

@@ -119,7 +119,7 @@ func TestResetWebmanWrittenAhead(t *testing.T) {
 		}
 	}
 	r := run(t, srv.URL(), "reset", "wm", "--layout", "webman", "--capacity", "10", "--rate", "10", "--tokens", "3", "--yes", "-o", "json")
-	var plan []ResetView
+	var plan []output.ResetView
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &plan) != nil || len(plan) != 1 {
 		t.Fatalf("reset: exit %d %q %q", r.code, r.out, r.errOut)
 	}

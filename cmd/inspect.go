@@ -100,9 +100,9 @@ func inspectRun(opts *InspectOptions) error {
 		return err
 	}
 	f, ctx, node := opts.src, opts.Ctx, sr.node
-	out := output.NewStream(opts.IO, opts.Output, withNode(node, inspectHeader...)...)
+	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, output.InspectHeader...)...)
 	var notes inspectNotes
-	emit := stateWriter(out, node, inspectRow, notes.see)
+	emit := output.StateWriter(out, node, output.InspectRow, notes.see)
 	if opts.Match == "" {
 		states, err := sr.st.InspectWith(ctx, opts.Keys, sr.resolve, sr.custom)
 		if err != nil {
@@ -110,7 +110,7 @@ func inspectRun(opts *InspectOptions) error {
 		}
 		if output.IsData(opts.Output) && len(states) == 1 {
 			// One KEY prints an object, not an array.
-			if err := output.WriteData(f.IO.Out, opts.Output, stateViewNode(states[0], node)); err != nil {
+			if err := output.WriteData(f.IO.Out, opts.Output, output.StateNode(states[0], node)); err != nil {
 				return err
 			}
 		} else {
@@ -156,40 +156,6 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-var inspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
-
-// inspectRow is one row of the inspect table.
-func inspectRow(s bucket.State, node func(string) string) []string {
-	var cells []string
-	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-"}
-	} else {
-		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
-		if s.HasSpec() {
-			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
-		}
-		updated := "-"
-		switch {
-		case !s.Exists:
-			tokens, fill, full = "no such key", "-", "-"
-		case !s.HasSpec() && s.TAT != nil:
-			tokens = "? (a TAT: needs capacity and rate)"
-		case !s.HasSpec():
-			tokens += " (stored)"
-		}
-		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
-			updated = format.Ago(s.Age())
-		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
-			format.Count(s.Allowed), format.Count(s.Denied)}
-	}
-	if node != nil {
-		cells = append(cells, node(s.Key))
-	}
-	return cells
-}
-
 // inspectNotes collects, across pages, what the table's notes explain.
 type inspectNotes struct {
 	guessed, noSpec bool
@@ -205,7 +171,7 @@ func (n *inspectNotes) see(s bucket.State) {
 	if s.Problem != "" {
 		return
 	}
-	n.guessed = n.guessed || guessedLayout(s)
+	n.guessed = n.guessed || output.GuessedLayout(s)
 	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
 	if s.Ahead > 0 {
 		if len(n.ahead) < 5 {
@@ -257,20 +223,4 @@ func missingErr(states []bucket.State) error {
 		return nil
 	}
 	return noSuchKey(missing)
-}
-
-// guessedLayout says another application's layout was detected from the key's fields, not
-// configured: the reading is a good guess, marked with "?".
-func guessedLayout(s bucket.State) bool { return s.Detected && !s.Layout.Native }
-
-// layoutLabel is the LAYOUT column: the layout's name, with "?" when it was detected, and
-// "??" when it was guessed from a bare number no rule or --layout declares.
-func layoutLabel(s bucket.State) string {
-	if s.Guess != "" {
-		return s.Layout.Name + "??"
-	}
-	if guessedLayout(s) {
-		return s.Layout.Name + "?"
-	}
-	return s.Layout.Name
 }

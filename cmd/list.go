@@ -102,9 +102,9 @@ func listRun(opts *ListOptions) error {
 		return err
 	}
 	node, run := sr.node, sr.scan(opts.Match, opts.Limit, opts.All)
-	out := output.NewStream(opts.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
+	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
-	err = run.run(opts.Ctx, stateWriter(out, node, listRow, func(s bucket.State) {
+	err = run.run(opts.Ctx, output.StateWriter(out, node, output.ListRow, func(s bucket.State) {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
 			noTTL++
 		}
@@ -120,75 +120,4 @@ func listRun(opts *ListOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", format.Count(int64(noTTL)))
 	}
 	return nil
-}
-
-// withNode appends the NODE column to a header when node is set (-o wide).
-func withNode(node func(string) string, header ...string) []string {
-	if node != nil {
-		return append(header, "NODE")
-	}
-	return header
-}
-
-// stateWriter writes pages of states to out: a row of row's cells each in a table, a
-// output.StateView each otherwise; see is shown every state first.
-func stateWriter(out *output.Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
-	see func(bucket.State)) func([]bucket.State) error {
-	return func(page []bucket.State) error {
-		for _, s := range page {
-			see(s)
-			var err error
-			if out.IsTable() {
-				err = out.Add(nil, row(s, node)...)
-			} else {
-				err = out.Add(stateViewNode(s, node))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return out.Flush()
-	}
-}
-
-func stateViewNode(s bucket.State, node func(string) string) output.StateView {
-	v := output.StateOf(s)
-	if node != nil {
-		v.Node = node(s.Key)
-	}
-	return v
-}
-
-// listRow is one row of the list table.
-func listRow(s bucket.State, node func(string) string) []string {
-	var cells []string
-	if s.Problem != "" {
-		cells = []string{safe(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), safe(s.Problem)}
-	} else {
-		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
-		if s.HasSpec() {
-			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
-		} else {
-			tokens += " (stored)"
-		}
-		ttl := format.TTL(s.TTL)
-		if s.Exists && s.TTL == -1 {
-			ttl = "none!"
-		}
-		note := ""
-		switch {
-		case s.Guess != "":
-			note = "guess: a bare number; declare --layout " + s.Layout.Name + " or a rule to act on it"
-		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
-			note = "debt " + format.Duration(s.Ahead) + " past a full window (limit lowered?)"
-		case s.Ahead > 0:
-			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
-		}
-		cells = []string{safe(s.Key), layoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
-	}
-	if node != nil {
-		cells = append(cells, node(s.Key))
-	}
-	return cells
 }

@@ -22,20 +22,6 @@ const (
 	maxHotFor       = time.Hour
 )
 
-// HotView is one bucket of list --hot in JSON and YAML: the bucket as list shows it, and how
-// busy it was. DecisionsPerSec comes from the native counters (RateFrom "counters", with
-// DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
-// names what ranked the keys.
-type HotView struct {
-	output.StateView `yaml:",inline"`
-	DecisionsPerSec  float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
-	DeniedPerSec     *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
-	WritesSeen       int64    `json:"writes_seen" yaml:"writes_seen"`
-	RateFrom         string   `json:"rate_from" yaml:"rate_from"`
-	RankedBy         string   `json:"ranked_by" yaml:"ranked_by"`
-	ObservedMS       float64  `json:"observed_ms" yaml:"observed_ms"`
-}
-
 func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
 	if !opts.Hot {
 		if cmd.Flags().Changed("for") {
@@ -81,7 +67,7 @@ func listHotRun(opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	out := output.NewStream(f.IO, opts.Output, withNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
+	out := output.NewStream(f.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "DECISIONS/s", "DENIED/s", "TOKENS", "CAPACITY", "FILL", "TTL")...)
 	shown := 0
 	for _, b := range rep.Buckets {
 		if opts.Match != "*" && !rules.GlobMatch(opts.Match, b.State.Key) {
@@ -89,9 +75,9 @@ func listHotRun(opts *ListOptions) error {
 		}
 		shown++
 		if out.IsTable() {
-			err = out.Add(nil, hotRow(b, node)...)
+			err = out.Add(nil, output.HotRow(b, node)...)
 		} else {
-			err = out.Add(hotView(b, rep, node))
+			err = out.Add(output.HotOf(b, rep, node))
 		}
 		if err != nil {
 			return err
@@ -106,41 +92,4 @@ func listHotRun(opts *ListOptions) error {
 		format.Plural(int(rep.Messages), "invalidation message"), format.Count(rep.NotBuckets),
 		format.Plural(shown, "bucket")+" listed")
 	return nil
-}
-
-func hotRate(v float64) string { return format.PerSecond(v) }
-
-func hotRow(b hot.Bucket, node func(string) string) []string {
-	s := b.State
-	rate, denied := hotRate(b.PerSecond), "-"
-	if b.Counted {
-		denied = hotRate(b.DeniedPerSecond)
-	} else {
-		rate += " (writes)"
-	}
-	tokens, capacity, fill := format.Tokens(s.Tokens), "?", "?"
-	if s.HasSpec() {
-		capacity, fill = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill())
-	} else {
-		tokens += " (stored)"
-	}
-	ttl := format.TTL(s.TTL)
-	if s.Exists && s.TTL == -1 {
-		ttl = "none!"
-	}
-	cells := []string{safe(s.Key), layoutLabel(s), rate, denied, tokens, capacity, fill, ttl}
-	if node != nil {
-		cells = append(cells, node(s.Key))
-	}
-	return cells
-}
-
-func hotView(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
-	v := HotView{StateView: stateViewNode(b.State, node), DecisionsPerSec: format.JSONRate(b.PerSecond),
-		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: format.JSONMS(rep.Observed)}
-	if b.Counted {
-		d := format.JSONRate(b.DeniedPerSecond)
-		v.DeniedPerSec, v.RateFrom = &d, "counters"
-	}
-	return v
 }

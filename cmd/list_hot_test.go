@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"sync"
 	"testing"
@@ -46,24 +47,24 @@ func hammerKeys(t *testing.T, c bucket.Client, hot, web, counter string) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-func hotViews(t *testing.T, r result) []HotView {
+func hotViews(t *testing.T, r result) []output.HotView {
 	t.Helper()
 	if r.code != ExitOK {
 		t.Fatalf("list --hot: exit %d: %s", r.code, r.errOut)
 	}
-	var views []HotView
+	var views []output.HotView
 	if err := json.Unmarshal([]byte(r.out), &views); err != nil {
 		t.Fatalf("list --hot -o json: %v\n%s", err, r.out)
 	}
 	return views
 }
 
-func checkHotViews(t *testing.T, views []HotView, hot, web string) {
+func checkHotViews(t *testing.T, views []output.HotView, hot, web string) {
 	t.Helper()
 	if len(views) < 2 {
 		t.Fatalf("want the two hammered buckets, got %+v", views)
 	}
-	got := map[string]HotView{views[0].Key: views[0], views[1].Key: views[1]}
+	got := map[string]output.HotView{views[0].Key: views[0], views[1].Key: views[1]}
 	h, okH := got[hot]
 	w, okW := got[web]
 	if !okH || !okW {

@@ -35,26 +35,6 @@ type ResetOptions struct {
 	Output        string
 }
 
-// ResetView is one line of reset's JSON/YAML output.
-type ResetView struct {
-	Key          string   `json:"key" yaml:"key"`
-	Layout       string   `json:"layout" yaml:"layout"`
-	Action       string   `json:"action" yaml:"action"`
-	TokensBefore *float64 `json:"tokens_before" yaml:"tokens_before"`
-	TokensAfter  *float64 `json:"tokens_after" yaml:"tokens_after"`
-	// AheadMS is how far the stored time was ahead of the server's clock (0: not ahead).
-	// TokensAfterWriterClock is what a caller whose clock reads that stored time sees right
-	// after the reset, when it differs from tokens_after (what a caller on the server's
-	// clock reads); Note says so in words.
-	AheadMS                float64  `json:"ahead_ms" yaml:"ahead_ms"`
-	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty" yaml:"tokens_after_writer_clock,omitempty"`
-	Note                   string   `json:"note,omitempty" yaml:"note,omitempty"`
-	Done                   bool     `json:"done" yaml:"done"`
-	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
-	// left untouched) or failed; empty in a plan.
-	Outcome string `json:"outcome,omitempty" yaml:"outcome,omitempty"`
-}
-
 // NewCmdReset builds `reset`.
 func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 	opts := &ResetOptions{}
@@ -169,8 +149,8 @@ type resetter struct {
 
 // op is the reset of one bucket (see resetplan.For), or ok=false for a key that is not a
 // bucket or needs nothing, with its line of the plan.
-func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v ResetView, ok bool, err error) {
-	v = ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
+func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok bool, err error) {
+	v = output.ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
 	if s.Problem != "" {
 		return op, v, false, nil
 	}
@@ -226,7 +206,7 @@ func jsonTokens(p *float64) *float64 {
 // keysRun resets buckets named on the command line.
 func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	f, opts := r.f, r.opts
-	var plan []ResetView
+	var plan []output.ResetView
 	var ops []bucket.ResetOp
 	problems := 0
 	for _, s := range states {
@@ -325,7 +305,7 @@ func (r *resetter) confirm(n int, preview func()) error {
 	return confirm(f.IO, fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
 }
 
-func (r *resetter) printPlan(plan []ResetView) error {
+func (r *resetter) printPlan(plan []output.ResetView) error {
 	if r.opts.Output != output.FormatTable {
 		if r.opts.Output == output.FormatJSONL {
 			s := output.NewStream(r.f.IO, output.FormatJSONL)
@@ -339,12 +319,12 @@ func (r *resetter) printPlan(plan []ResetView) error {
 	return r.printPlanTo(r.f.IO.Out, plan)
 }
 
-func (r *resetter) printPlanTo(w io.Writer, plan []ResetView) error {
+func (r *resetter) printPlanTo(w io.Writer, plan []output.ResetView) error {
 	io := *r.f.IO
 	io.Out = w
 	t := output.NewStream(&io, output.FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	for _, v := range plan {
-		_ = t.Add(nil, resetRow(v)...)
+		_ = t.Add(nil, output.ResetRow(v)...)
 	}
 	if err := t.Close(); err != nil {
 		return err
@@ -355,27 +335,6 @@ func (r *resetter) printPlanTo(w io.Writer, plan []ResetView) error {
 		}
 	}
 	return nil
-}
-
-func resetRow(v ResetView) []string {
-	num := func(p *float64) string {
-		if p == nil {
-			return "?"
-		}
-		return format.Tokens(*p)
-	}
-	action := v.Action
-	switch {
-	case v.Done:
-		action += " ✓"
-	case v.Outcome != "" && v.Outcome != "reset":
-		action += ": " + v.Outcome
-	}
-	after := num(v.TokensAfter)
-	if v.TokensAfterWriterClock != nil {
-		after += " (" + num(v.TokensAfterWriterClock) + " on the writer's clock)"
-	}
-	return []string{safe(v.Key), v.Layout, num(v.TokensBefore), action, after}
 }
 
 func anyDone(out []bucket.ResetOutcome) bool {

@@ -22,7 +22,7 @@ type planSummary struct {
 	first    []string
 }
 
-func (p *planSummary) add(v ResetView) {
+func (p *planSummary) add(v output.ResetView) {
 	if p.byLayout == nil {
 		p.byLayout = map[string]int{}
 	}
@@ -139,7 +139,7 @@ func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, er
 			}
 			sum.add(v)
 			if full {
-				if err := out.Add(v, resetRow(v)...); err != nil {
+				if err := out.Add(v, output.ResetRow(v)...); err != nil {
 					return err
 				}
 			}
@@ -167,7 +167,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 	interrupted := false
 	err := run.run(ctx, func(page []bucket.State) error {
 		var ops []bucket.ResetOp
-		var views []ResetView
+		var views []output.ResetView
 		done := 0
 		for _, s := range page {
 			op, v, ok, err := r.op(s)
@@ -184,7 +184,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				if stream {
 					v := views[done+k]
 					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, outcomeName(o)
-					_ = out.Add(v, resetRow(v)...)
+					_ = out.Add(v, output.ResetRow(v)...)
 				}
 			}
 			done += len(batch)

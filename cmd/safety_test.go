@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -345,7 +346,7 @@ func TestResetTokensWithAFastClient(t *testing.T) {
 				}
 			}
 			r := run(t, url, "reset", key, "--layout", app.Layout, "--capacity", "10", "--rate", "1", "--tokens", "3", "--yes", "-o", "json")
-			var plan []ResetView
+			var plan []output.ResetView
 			if r.code != 0 || json.Unmarshal([]byte(r.out), &plan) != nil || len(plan) != 1 || plan[0].TokensAfter == nil {
 				t.Fatalf("reset: %+v", r)
 			}

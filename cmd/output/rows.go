@@ -1,0 +1,223 @@
+package output
+
+import (
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
+	"github.com/bucketctl/bucketctl/tui/format"
+)
+
+// The rows of the tables of inspect, list, list --hot and reset, and the JSON shapes that
+// only they print.
+
+var InspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
+
+// InspectRow is one row of the inspect table.
+func InspectRow(s bucket.State, node func(string) string) []string {
+	var cells []string
+	if s.Problem != "" {
+		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-"}
+	} else {
+		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
+		if s.HasSpec() {
+			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
+			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
+		}
+		updated := "-"
+		switch {
+		case !s.Exists:
+			tokens, fill, full = "no such key", "-", "-"
+		case !s.HasSpec() && s.TAT != nil:
+			tokens = "? (a TAT: needs capacity and rate)"
+		case !s.HasSpec():
+			tokens += " (stored)"
+		}
+		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
+			updated = format.Ago(s.Age())
+		}
+		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
+			format.Count(s.Allowed), format.Count(s.Denied)}
+	}
+	if node != nil {
+		cells = append(cells, node(s.Key))
+	}
+	return cells
+}
+
+// GuessedLayout says another application's layout was detected from the key's fields, not
+// configured: the reading is a good guess, marked with "?".
+func GuessedLayout(s bucket.State) bool { return s.Detected && !s.Layout.Native }
+
+// LayoutLabel is the LAYOUT column: the layout's name, with "?" when it was detected, and
+// "??" when it was guessed from a bare number no rule or --layout declares.
+func LayoutLabel(s bucket.State) string {
+	if s.Guess != "" {
+		return s.Layout.Name + "??"
+	}
+	if GuessedLayout(s) {
+		return s.Layout.Name + "?"
+	}
+	return s.Layout.Name
+}
+
+// WithNode appends the NODE column to a header when node is set (-o wide).
+func WithNode(node func(string) string, header ...string) []string {
+	if node != nil {
+		return append(header, "NODE")
+	}
+	return header
+}
+
+// StateWriter writes pages of states to out: a row of row's cells each in a table, a
+// StateView each otherwise; see is shown every state first.
+func StateWriter(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
+	see func(bucket.State)) func([]bucket.State) error {
+	return func(page []bucket.State) error {
+		for _, s := range page {
+			see(s)
+			var err error
+			if out.IsTable() {
+				err = out.Add(nil, row(s, node)...)
+			} else {
+				err = out.Add(StateNode(s, node))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return out.Flush()
+	}
+}
+
+func StateNode(s bucket.State, node func(string) string) StateView {
+	v := StateOf(s)
+	if node != nil {
+		v.Node = node(s.Key)
+	}
+	return v
+}
+
+// ListRow is one row of the list table.
+func ListRow(s bucket.State, node func(string) string) []string {
+	var cells []string
+	if s.Problem != "" {
+		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem)}
+	} else {
+		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
+		if s.HasSpec() {
+			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
+			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
+		} else {
+			tokens += " (stored)"
+		}
+		ttl := format.TTL(s.TTL)
+		if s.Exists && s.TTL == -1 {
+			ttl = "none!"
+		}
+		note := ""
+		switch {
+		case s.Guess != "":
+			note = "guess: a bare number; declare --layout " + s.Layout.Name + " or a rule to act on it"
+		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
+			note = "debt " + format.Duration(s.Ahead) + " past a full window (limit lowered?)"
+		case s.Ahead > 0:
+			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
+		}
+		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
+	}
+	if node != nil {
+		cells = append(cells, node(s.Key))
+	}
+	return cells
+}
+
+// HotView is one bucket of list --hot in JSON and YAML: the bucket as list shows it, and how
+// busy it was. DecisionsPerSec comes from the native counters (RateFrom "counters", with
+// DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
+// names what ranked the keys.
+type HotView struct {
+	StateView       `yaml:",inline"`
+	DecisionsPerSec float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
+	DeniedPerSec    *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
+	WritesSeen      int64    `json:"writes_seen" yaml:"writes_seen"`
+	RateFrom        string   `json:"rate_from" yaml:"rate_from"`
+	RankedBy        string   `json:"ranked_by" yaml:"ranked_by"`
+	ObservedMS      float64  `json:"observed_ms" yaml:"observed_ms"`
+}
+
+func hotRate(v float64) string { return format.PerSecond(v) }
+
+func HotRow(b hot.Bucket, node func(string) string) []string {
+	s := b.State
+	rate, denied := hotRate(b.PerSecond), "-"
+	if b.Counted {
+		denied = hotRate(b.DeniedPerSecond)
+	} else {
+		rate += " (writes)"
+	}
+	tokens, capacity, fill := format.Tokens(s.Tokens), "?", "?"
+	if s.HasSpec() {
+		capacity, fill = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill())
+	} else {
+		tokens += " (stored)"
+	}
+	ttl := format.TTL(s.TTL)
+	if s.Exists && s.TTL == -1 {
+		ttl = "none!"
+	}
+	cells := []string{format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, ttl}
+	if node != nil {
+		cells = append(cells, node(s.Key))
+	}
+	return cells
+}
+
+func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
+	v := HotView{StateView: StateNode(b.State, node), DecisionsPerSec: format.JSONRate(b.PerSecond),
+		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: format.JSONMS(rep.Observed)}
+	if b.Counted {
+		d := format.JSONRate(b.DeniedPerSecond)
+		v.DeniedPerSec, v.RateFrom = &d, "counters"
+	}
+	return v
+}
+
+// ResetView is one line of reset's JSON/YAML
+type ResetView struct {
+	Key          string   `json:"key" yaml:"key"`
+	Layout       string   `json:"layout" yaml:"layout"`
+	Action       string   `json:"action" yaml:"action"`
+	TokensBefore *float64 `json:"tokens_before" yaml:"tokens_before"`
+	TokensAfter  *float64 `json:"tokens_after" yaml:"tokens_after"`
+	// AheadMS is how far the stored time was ahead of the server's clock (0: not ahead).
+	// TokensAfterWriterClock is what a caller whose clock reads that stored time sees right
+	// after the reset, when it differs from tokens_after (what a caller on the server's
+	// clock reads); Note says so in words.
+	AheadMS                float64  `json:"ahead_ms" yaml:"ahead_ms"`
+	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty" yaml:"tokens_after_writer_clock,omitempty"`
+	Note                   string   `json:"note,omitempty" yaml:"note,omitempty"`
+	Done                   bool     `json:"done" yaml:"done"`
+	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
+	// left untouched) or failed; empty in a plan.
+	Outcome string `json:"outcome,omitempty" yaml:"outcome,omitempty"`
+}
+
+func ResetRow(v ResetView) []string {
+	num := func(p *float64) string {
+		if p == nil {
+			return "?"
+		}
+		return format.Tokens(*p)
+	}
+	action := v.Action
+	switch {
+	case v.Done:
+		action += " ✓"
+	case v.Outcome != "" && v.Outcome != "reset":
+		action += ": " + v.Outcome
+	}
+	after := num(v.TokensAfter)
+	if v.TokensAfterWriterClock != nil {
+		after += " (" + num(v.TokensAfterWriterClock) + " on the writer's clock)"
+	}
+	return []string{format.SafeKey(v.Key), v.Layout, num(v.TokensBefore), action, after}
+}
