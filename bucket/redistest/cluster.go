@@ -36,7 +36,7 @@ type Cluster struct {
 	mu      sync.Mutex
 	masters []*clusterNode // masters[i] serves ranges[i]
 	ranges  [][2]int
-	clients map[*redis.ClusterClient]struct{}
+	clients tracked[*redis.ClusterClient]
 }
 
 type clusterNode struct {
@@ -63,7 +63,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	bin := requireRedisServer(t)
 	root := t.TempDir()
 	n := masters * (1 + replicasPerMaster)
-	c := &Cluster{tb: t, replicas: replicasPerMaster, nodes: make([]*clusterNode, n), clients: map[*redis.ClusterClient]struct{}{}}
+	c := &Cluster{tb: t, replicas: replicasPerMaster, nodes: make([]*clusterNode, n)}
 
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -235,17 +235,7 @@ func (c *Cluster) Options() *redis.ClusterOptions {
 // makes it learn the new slot owner before returning.
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
-	cl := redis.NewClusterClient(c.Options())
-	c.mu.Lock()
-	c.clients[cl] = struct{}{}
-	c.mu.Unlock()
-	t.Cleanup(func() {
-		c.mu.Lock()
-		delete(c.clients, cl)
-		c.mu.Unlock()
-		_ = cl.Close()
-	})
-	return cl
+	return c.clients.add(t, redis.NewClusterClient(c.Options()))
 }
 
 // KeyOnMaster returns prefix followed by a number, the first such key whose

@@ -104,13 +104,7 @@ func (c *Cluster) WaitForFailover(t testing.TB, killedAddr string) {
 func (c *Cluster) refreshClients(t testing.TB, idx int) {
 	t.Helper()
 	key := c.KeyOnMaster(idx, "redistest:probe:")
-	c.mu.Lock()
-	clients := make([]*redis.ClusterClient, 0, len(c.clients))
-	for cl := range c.clients {
-		clients = append(clients, cl)
-	}
-	c.mu.Unlock()
-	for _, cl := range clients {
+	for _, cl := range c.clients.list() {
 		ok, status := poll(failoverWait, func(ctx context.Context) (bool, string) {
 			cl.ReloadState(ctx)
 			master, err := cl.MasterForKey(ctx, key)

@@ -28,7 +28,7 @@ type Sentinel struct {
 	sentinels []*sandbox.Redis
 
 	mu      sync.Mutex
-	clients map[*redis.Client]struct{}
+	clients tracked[*redis.Client]
 }
 
 // StartSentinel starts a master, a replica of it and three sentinels, and
@@ -39,7 +39,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 	bin := requireRedisServer(t)
 	master := Start(t)
 	replica := Start(t, WithReplicaOf(master))
-	s := &Sentinel{tb: t, data: []*Server{master, replica}, clients: map[*redis.Client]struct{}{}}
+	s := &Sentinel{tb: t, data: []*Server{master, replica}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("redistest: sentinel logs:%s", logTails(s.sentinels...))
@@ -127,16 +127,7 @@ func (s *Sentinel) FailoverClient(t testing.TB) *redis.Client {
 		MasterName:    sentinelMasterName,
 		SentinelAddrs: s.SentinelAddrs(),
 	})
-	s.mu.Lock()
-	s.clients[c] = struct{}{}
-	s.mu.Unlock()
-	t.Cleanup(func() {
-		s.mu.Lock()
-		delete(s.clients, c)
-		s.mu.Unlock()
-		_ = c.Close()
-	})
-	return c
+	return s.clients.add(t, c)
 }
 
 // Failover asks a sentinel for a failover (SENTINEL FAILOVER) and waits
@@ -289,13 +280,7 @@ func sentinelView(ctx context.Context, sc *redis.SentinelClient, masterAddr, rep
 // master at addr.
 func (s *Sentinel) refreshClients(t testing.TB, addr string) {
 	t.Helper()
-	s.mu.Lock()
-	clients := make([]*redis.Client, 0, len(s.clients))
-	for c := range s.clients {
-		clients = append(clients, c)
-	}
-	s.mu.Unlock()
-	for _, c := range clients {
+	for _, c := range s.clients.list() {
 		ok, status := poll(failoverWait, func(ctx context.Context) (bool, string) {
 			// The old master is a replica now, so ROLE tells them apart.
 			role, err := c.Do(ctx, "ROLE").Slice()
