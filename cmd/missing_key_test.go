@@ -123,7 +123,8 @@ func TestMissingKeyTTLInJSON(t *testing.T) {
 
 // TestDecideMissingKeyWithoutSpec: check and consume of a key that does not exist, with no
 // capacity and rate from flags or a rule, say first that the key does not exist (a
-// misspelling?), then what to pass; exit 2 and nothing written. A bucket that exists
+// misspelling?), then what to pass; consume exits 2 (it needs a spec to create the bucket),
+// check 6 (no such key, as inspect); nothing written. A bucket that exists
 // without a stored spec keeps its message.
 func TestDecideMissingKeyWithoutSpec(t *testing.T) {
 	t.Parallel()
@@ -131,17 +132,20 @@ func TestDecideMissingKeyWithoutSpec(t *testing.T) {
 	c := srv.Client(t)
 	url := srv.URL()
 	want := `bucketctl: "rate:user:nokey" does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)` + "\n"
-	for _, verb := range []string{"check", "consume"} {
-		r := run(t, url, verb, "rate:user:nokey")
-		if r.code != ExitUsage || r.errOut != want {
-			t.Errorf("%s of a missing key: exit %d stderr %q, want exit 2 and %q", verb, r.code, r.errOut, want)
-		}
+	r := run(t, url, "consume", "rate:user:nokey")
+	if r.code != ExitUsage || r.errOut != want {
+		t.Errorf("consume of a missing key: exit %d stderr %q, want exit 2 and %q", r.code, r.errOut, want)
+	}
+	// check only reads: the missing key is its answer, exit 6 as for inspect.
+	wantCheck := `bucketctl: no such key: "rate:user:nokey" (check the spelling: a bucket that does not exist yet is full); pass --capacity and --rate to see what a new bucket would decide` + "\n"
+	if r := run(t, url, "check", "rate:user:nokey"); r.code != ExitNoKey || r.errOut != wantCheck {
+		t.Errorf("check of a missing key: exit %d stderr %q, want exit %d and %q", r.code, r.errOut, ExitNoKey, wantCheck)
 	}
 	if n := c.Exists(context.Background(), "rate:user:nokey").Val(); n != 0 {
 		t.Fatal("the key was created")
 	}
 	c.HSet(context.Background(), "ex:1", "tokens", "3", "last_refill", "1700000000.5")
-	r := run(t, url, "check", "ex:1")
+	r = run(t, url, "check", "ex:1")
 	if r.code != ExitUsage || strings.Contains(r.errOut, "does not exist") || !strings.Contains(r.errOut, "has no stored capacity/rate") {
 		t.Errorf("check of an express bucket without a spec: exit %d %q", r.code, r.errOut)
 	}
