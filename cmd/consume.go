@@ -2,17 +2,14 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
 	"github.com/bucketctl/bucketctl/bucket/consume"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/httplimit"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -138,7 +135,8 @@ func decideRun(opts *DecideOptions) error {
 		}
 		return err
 	}
-	if err := printDecision(f, opts, o.Decision, t.Cost, o.Layout, o.Exists); err != nil {
+	if err := output.PrintDecision(opts.IO, o.Decision, output.DecisionOf{Key: opts.Key, Cost: t.Cost, Layout: o.Layout, Exists: o.Exists,
+		Peek: opts.peek, Headers: opts.Headers, Format: opts.Output, Now: opts.Now()}); err != nil {
 		return err
 	}
 	if !o.Allowed {
@@ -157,90 +155,6 @@ func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
 	addOutputFlag(cmd, &o.Output)
 }
 
-func printDecision(f *Factory, opts *DecideOptions, d bucket.Decision, cost float64, layout string, exists bool) error {
-	res := d.Result
-	v := output.ResultOf(opts.Key, res, cost, layout)
-	if opts.peek {
-		v.Exists = &exists
-	}
-	var notes []string
-	if res.RetryAfter < 0 {
-		v.Note = neverNote
-	}
-	if d.AppDiffers(bucket.Presets[layout].Step()) {
-		app := format.JSONMS(d.AppRetryAfter)
-		v.AppRetryAfterMS = &app
-		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Duration(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
-	}
-	v.AheadMS = format.JSONMS(d.Ahead)
-	v.RetryAtExpiry, v.FullAtExpiry = d.RetryByExpiry, d.FullByExpiry
-	if d.RetryByExpiry {
-		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Duration(res.RetryAfter), layout))
-	}
-	if d.Ahead > 0 {
-		notes = append(notes, aheadNoteFor(bucket.Presets[layout], d.Ahead))
-	}
-	if d.Writer != nil {
-		v.WriterClock = output.ClockOf(*d.Writer)
-		if d.ClockSplit(bucket.Presets[layout].Step()) {
-			w := d.Writer
-			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
-				layout, format.Duration(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
-			notes = append(notes, v.Ambiguous)
-		}
-	}
-	if opts.Headers {
-		headers := httplimit.Headers("default", res, f.Now())
-		v.Headers = map[string]string{}
-		for _, k := range headerOrder {
-			if val := headers.Get(k); val != "" {
-				v.Headers[k] = val
-			}
-		}
-	}
-	if opts.Output != output.FormatTable {
-		return output.WriteData(f.IO.Out, opts.Output, v)
-	}
-	for _, n := range notes {
-		fmt.Fprintln(f.IO.ErrOut, "note: "+n)
-	}
-	verdict := "allowed"
-	if !res.Allowed {
-		verdict = "denied"
-	}
-	if f.IO.Color() {
-		verdict = output.ColorVerdict(f.IO, res.Allowed, verdict)
-	}
-	retry := format.RetryAfter(res.RetryAfter)
-	if res.RetryAfter < 0 {
-		retry = neverNote
-	}
-	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
-	if !exists {
-		tokens = "no such key (new and full: " + tokens + ")"
-	}
-	_, err := fmt.Fprintf(f.IO.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, safe(opts.Key),
-		tokens, retry, format.Duration(res.ResetAfter))
-	if err != nil || v.Headers == nil {
-		return err
-	}
-	status := "HTTP/1.1 200 OK"
-	if !res.Allowed {
-		status = "HTTP/1.1 429 Too Many Requests"
-	}
-	if _, err := fmt.Fprintln(f.IO.Out, status); err != nil {
-		return err
-	}
-	for _, k := range headerOrder {
-		if val, ok := v.Headers[k]; ok {
-			if _, err := fmt.Fprintf(f.IO.Out, "%s: %s\n", k, val); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // decisionJSONHelp documents the decision's JSON/YAML fields, named as inspect's.
 const decisionJSONHelp = `-o json/yaml fields: key, allowed, tokens (left after the decision), capacity, rate,
 cost, retry_after_ms (-1: never), time_to_full_ms, layout, ahead_ms, and note,
@@ -248,35 +162,6 @@ app_retry_after_ms, headers, retry_at_expiry/full_at_expiry (the key's expiry en
 writer_clock and ambiguous (a client clock written ahead) when they apply. remaining is an alias of tokens and reset_after_ms an alias of
 time_to_full_ms, kept for compatibility. Tokens are floored to 3 decimals, durations are
 milliseconds to the microsecond.`
-
-// neverNote says why a request is never allowed: no bucket ever holds more than capacity.
-const neverNote = "never: cost exceeds capacity"
-
-// aheadNote says a bucket's stored time is ahead of the server's clock.
-func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
-}
-
-// aheadNoteFor says what a stored time ahead of the server's means for the layout's
-// application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
-// over it, or the server's clock went back), which the library waits out on the server's
-// clock; for the others, a client clock running fast.
-func aheadNoteFor(l bucket.Layout, d time.Duration) string {
-	if l.Type == bucket.GCRA {
-		return fmt.Sprintf("TAT %s beyond a full window: debt from a higher limit (burst lowered?) or a server clock that went back; the library waits it out", format.Duration(d))
-	}
-	return aheadNote(d)
-}
-
-func verdictWord(ok bool) string {
-	if ok {
-		return "allowed"
-	}
-	return "denied"
-}
-
-// headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
-var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
 
 // specDiffersErr is the usage error of a decision whose --capacity/--rate (or rule) differ
 // from the spec the bucket stores: the application's spec is never rewritten by a flag.

@@ -175,7 +175,7 @@ func (n *inspectNotes) see(s bucket.State) {
 	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
 	if s.Ahead > 0 {
 		if len(n.ahead) < 5 {
-			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), aheadNoteFor(s.Layout, s.Ahead)))
+			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), output.AheadNoteFor(s.Layout, s.Ahead)))
 		} else {
 			n.moreAhead++
 		}

@@ -1,0 +1,138 @@
+package output
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/httplimit"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/tui/format"
+)
+
+// DecisionOf says what a decision was about and how to print it.
+type DecisionOf struct {
+	Key, Layout string
+	Cost        float64
+	// Exists: the key existed (Peek: a check, which says so); Headers: print the HTTP
+	// rate-limit headers, as of Now.
+	Exists, Peek, Headers bool
+	Format                string
+	Now                   time.Time
+}
+
+// PrintDecision prints a decision of check or consume: a line (with notes on stderr) or a
+// ResultView, and the HTTP headers when asked.
+func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) error {
+	cost, layout, exists := p.Cost, p.Layout, p.Exists
+	res := d.Result
+	v := ResultOf(p.Key, res, cost, layout)
+	if p.Peek {
+		v.Exists = &exists
+	}
+	var notes []string
+	if res.RetryAfter < 0 {
+		v.Note = neverNote
+	}
+	if d.AppDiffers(bucket.Presets[layout].Step()) {
+		app := format.JSONMS(d.AppRetryAfter)
+		v.AppRetryAfterMS = &app
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Duration(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
+	}
+	v.AheadMS = format.JSONMS(d.Ahead)
+	v.RetryAtExpiry, v.FullAtExpiry = d.RetryByExpiry, d.FullByExpiry
+	if d.RetryByExpiry {
+		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Duration(res.RetryAfter), layout))
+	}
+	if d.Ahead > 0 {
+		notes = append(notes, AheadNoteFor(bucket.Presets[layout], d.Ahead))
+	}
+	if d.Writer != nil {
+		v.WriterClock = ClockOf(*d.Writer)
+		if d.ClockSplit(bucket.Presets[layout].Step()) {
+			w := d.Writer
+			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
+				layout, format.Duration(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
+			notes = append(notes, v.Ambiguous)
+		}
+	}
+	if p.Headers {
+		headers := httplimit.Headers("default", res, p.Now)
+		v.Headers = map[string]string{}
+		for _, k := range headerOrder {
+			if val := headers.Get(k); val != "" {
+				v.Headers[k] = val
+			}
+		}
+	}
+	if p.Format != FormatTable {
+		return WriteData(io.Out, p.Format, v)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(io.ErrOut, "note: "+n)
+	}
+	verdict := "allowed"
+	if !res.Allowed {
+		verdict = "denied"
+	}
+	if io.Color() {
+		verdict = ColorVerdict(io, res.Allowed, verdict)
+	}
+	retry := format.RetryAfter(res.RetryAfter)
+	if res.RetryAfter < 0 {
+		retry = neverNote
+	}
+	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
+	if !exists {
+		tokens = "no such key (new and full: " + tokens + ")"
+	}
+	_, err := fmt.Fprintf(io.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
+		tokens, retry, format.Duration(res.ResetAfter))
+	if err != nil || v.Headers == nil {
+		return err
+	}
+	status := "HTTP/1.1 200 OK"
+	if !res.Allowed {
+		status = "HTTP/1.1 429 Too Many Requests"
+	}
+	if _, err := fmt.Fprintln(io.Out, status); err != nil {
+		return err
+	}
+	for _, k := range headerOrder {
+		if val, ok := v.Headers[k]; ok {
+			if _, err := fmt.Fprintf(io.Out, "%s: %s\n", k, val); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// aheadNote says a bucket's stored time is ahead of the server's clock.
+func aheadNote(d time.Duration) string {
+	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
+}
+
+// AheadNoteFor says what a stored time ahead of the server's means for the layout's
+// application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
+// over it, or the server's clock went back), which the library waits out on the server's
+// clock; for the others, a client clock running fast.
+func AheadNoteFor(l bucket.Layout, d time.Duration) string {
+	if l.Type == bucket.GCRA {
+		return fmt.Sprintf("TAT %s beyond a full window: debt from a higher limit (burst lowered?) or a server clock that went back; the library waits it out", format.Duration(d))
+	}
+	return aheadNote(d)
+}
+
+func verdictWord(ok bool) string {
+	if ok {
+		return "allowed"
+	}
+	return "denied"
+}
+
+// headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
+var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+// neverNote says why a request is never allowed: no bucket ever holds more than capacity.
+const neverNote = "never: cost exceeds capacity"
