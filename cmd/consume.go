@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"github.com/bucketctl/bucketctl/bucket/consume"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
