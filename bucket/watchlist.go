@@ -191,7 +191,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 // exists, whatever the orderings say; "" keeps none.
 func (w *Watchlist) Keep(key string) { w.pinned = key }
 
-// Hot makes keys being written now (from a HotTracker) read on every refresh and kept
+// Hot makes keys being written now (from a hot.Tracker) read on every refresh and kept
 // whatever the orderings say, until the next call; keys that are not buckets come back in
 // WatchResult.NotBuckets. The caller bounds how many.
 func (w *Watchlist) Hot(keys []string) { w.hot = keys }

@@ -14,7 +14,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// list --hot: the buckets being written now (bucket.HotBuckets), busiest first.
+// list --hot: the buckets being written now (hot.Buckets), busiest first.
 
 const (
 	defaultHotFor   = 1500 * time.Millisecond

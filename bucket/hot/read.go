@@ -48,7 +48,7 @@ type Query struct {
 	Resolve bucket.Resolver
 }
 
-// HotBuckets follows writes for q.For and returns the buckets written most, busiest first.
+// Buckets follows writes for q.For and returns the buckets written most, busiest first.
 // A quarter into the observation (at most 1 s in) the busiest keys so far are read once, so
 // that native buckets' decisions and denials per second come from their counters; at the end
 // the busiest keys are read again, and keys that are not buckets are left out.

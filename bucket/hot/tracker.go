@@ -26,7 +26,7 @@ import (
 //
 // A key written several times within one event-loop iteration is named once, so the counts
 // are writes seen, a lower bound of writes made: they rank keys; the native counters give
-// the decisions per second (see HotBuckets).
+// the decisions per second (see Buckets).
 
 // SourceTracking names the ranking's source: client tracking's invalidations.
 const SourceTracking = "client-tracking"
@@ -115,7 +115,7 @@ type Count struct {
 	Writes int64
 }
 
-// TrackHot starts following writes on every master. Close it when done.
+// Track starts following writes on every master. Close it when done.
 func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 	if o.MaxKeys <= 0 {
 		o.MaxKeys = 100000
