@@ -3,7 +3,7 @@
 -- are written once on the Lua side. Their Go side: bucket/number.go ParseNumber and
 -- bucket/classify.go; a table test runs both on the same strings against a real server.
 
--- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, MaxRefill).
+-- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
 
 -- num(v): the number v holds by the one grammar, or nil. Grammar: optional sign, digits,
