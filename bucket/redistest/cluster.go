@@ -242,14 +242,10 @@ func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 // slot the i-th master serves (see MasterAddrs). A prefix with a {hash tag}
 // fixes the slot, so it rarely works.
 func (c *Cluster) KeyOnMaster(i int, prefix string) string {
-	c.mu.Lock()
-	if i < 0 || i >= len(c.ranges) {
-		c.mu.Unlock()
-		c.tb.Fatalf("redistest: KeyOnMaster(%d): the cluster has %d masters", i, len(c.ranges))
+	r, ok := masterItem(c, "KeyOnMaster", i, func() [][2]int { return c.ranges })
+	if !ok {
 		return ""
 	}
-	r := c.ranges[i]
-	c.mu.Unlock()
 	for n := range 1_000_000 {
 		key := prefix + strconv.Itoa(n)
 		if s := KeySlot(key); s >= r[0] && s <= r[1] {
@@ -280,4 +276,21 @@ func (c *Cluster) Stop() {
 		})
 	}
 	wg.Wait()
+}
+
+// masterItem returns the i-th master's entry of list (read under c.mu), failing the test
+// when i is not a master's index; what names the caller.
+func masterItem[T any](c *Cluster, what string, i int, list func() []T) (T, bool) {
+	c.mu.Lock()
+	l := list()
+	var v T
+	ok := i >= 0 && i < len(l)
+	if ok {
+		v = l[i]
+	}
+	c.mu.Unlock()
+	if !ok {
+		c.tb.Fatalf("redistest: %s(%d): the cluster has %d masters", what, i, len(l))
+	}
+	return v, ok
 }

@@ -12,14 +12,10 @@ import (
 // KillMaster kills the i-th master (see MasterAddrs) with SIGKILL and
 // returns its address, for WaitForFailover.
 func (c *Cluster) KillMaster(i int) string {
-	c.mu.Lock()
-	if i < 0 || i >= len(c.masters) {
-		c.mu.Unlock()
-		c.tb.Fatalf("redistest: KillMaster(%d): the cluster has %d masters", i, len(c.masters))
+	m, ok := masterItem(c, "KillMaster", i, func() []*clusterNode { return c.masters })
+	if !ok {
 		return ""
 	}
-	m := c.masters[i]
-	c.mu.Unlock()
 	if err := m.r.Kill(); err != nil {
 		c.tb.Fatalf("redistest: kill master %s: %v", m.addr(), err)
 	}
