@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // InspectOptions are the options of inspect.
@@ -101,8 +100,8 @@ func inspectRun(opts *InspectOptions) error {
 	}
 	f, ctx, node := opts.src, opts.Ctx, sr.node
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, output.InspectHeader...)...)
-	var notes inspectNotes
-	emit := output.StateWriter(out, node, output.InspectRow, notes.see)
+	var notes output.InspectNotes
+	emit := output.StateWriter(out, node, output.InspectRow, notes.See)
 	if opts.Match == "" {
 		states, err := sr.st.InspectWith(ctx, opts.Keys, sr.resolve, sr.custom)
 		if err != nil {
@@ -121,7 +120,7 @@ func inspectRun(opts *InspectOptions) error {
 				return err
 			}
 		}
-		notes.print(f.IO, opts.Output)
+		notes.Print(f.IO, opts.Output)
 		if err := problemsErr(f, states); err != nil {
 			return err
 		}
@@ -136,7 +135,7 @@ func inspectRun(opts *InspectOptions) error {
 		return err
 	}
 	run.notes(opts.Match)
-	notes.print(f.IO, opts.Output)
+	notes.Print(f.IO, opts.Output)
 	return nil
 }
 
@@ -154,59 +153,6 @@ func problemsErr(f *Factory, states []bucket.State) error {
 		return &SilentError{Code: ExitError}
 	}
 	return nil
-}
-
-// inspectNotes collects, across pages, what the table's notes explain.
-type inspectNotes struct {
-	guessed, noSpec bool
-	// ahead are the first buckets whose stored time is ahead of the server's; ambiguous
-	// the first whose figures depend on what bucketctl cannot read, or end at the key's
-	// expiry, and why.
-	ahead     []string
-	moreAhead int
-	ambiguous []string
-}
-
-func (n *inspectNotes) see(s bucket.State) {
-	if s.Problem != "" {
-		return
-	}
-	n.guessed = n.guessed || output.GuessedLayout(s)
-	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
-	if s.Ahead > 0 {
-		if len(n.ahead) < 5 {
-			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", safe(s.Key), output.AheadNoteFor(s.Layout, s.Ahead)))
-		} else {
-			n.moreAhead++
-		}
-	}
-	if why := s.Ambiguity(); why != "" && len(n.ambiguous) < 5 {
-		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", safe(s.Key), why))
-	}
-	if s.HasSpec() && s.Exists && s.Problem == "" && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
-		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", safe(s.Key), format.Duration(s.TTL)))
-	}
-}
-
-func (n *inspectNotes) print(io *IOStreams, outFormat string) {
-	if outFormat != output.FormatTable && outFormat != output.FormatWide {
-		return
-	}
-	if n.guessed {
-		fmt.Fprintln(io.ErrOut, "note: LAYOUT with ? was detected from the key's shape (set --layout or a rule to be sure)")
-	}
-	if n.noSpec {
-		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
-	}
-	for _, a := range n.ahead {
-		fmt.Fprintln(io.ErrOut, "note: "+a)
-	}
-	for _, a := range n.ambiguous {
-		fmt.Fprintln(io.ErrOut, "note: "+a)
-	}
-	if n.moreAhead > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", format.Count(int64(n.moreAhead)))
-	}
 }
 
 // missingErr is exit 6 when a key named on the command line does not exist: its row says

@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"io"
-	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -30,18 +28,6 @@ type WatchOptions struct {
 	Window   time.Duration
 	Spec     SpecFlags
 	Output   string
-}
-
-// WatchView is one line of watch's JSON stream: the bucket as inspect shows it, plus the
-// read's server time and the activity since the previous read (null on the first line).
-type WatchView struct {
-	Time             string `json:"time" yaml:"time"`
-	output.StateView `yaml:",inline"`
-	IntervalMS       *float64 `json:"interval_ms" yaml:"interval_ms"`
-	AllowedPerS      *float64 `json:"allowed_per_s" yaml:"allowed_per_s"`
-	DeniedPerS       *float64 `json:"denied_per_s" yaml:"denied_per_s"`
-	ConsumedPerS     *float64 `json:"consumed_per_s" yaml:"consumed_per_s"`
-	RetryAfterMS     *float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
 }
 
 // NewCmdWatch builds `watch`.
@@ -248,13 +234,13 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		}
 		switch opts.Output {
 		case output.FormatJSON:
-			err = writeJSONLine(ios.Out, watchView(s, act, cost))
+			err = output.WriteJSONLine(ios.Out, output.WatchOf(s, act, cost))
 		case output.FormatYAML:
 			if _, err = io.WriteString(ios.Out, "---\n"); err == nil {
-				err = output.WriteData(ios.Out, output.FormatYAML, watchView(s, act, cost))
+				err = output.WriteData(ios.Out, output.FormatYAML, output.WatchOf(s, act, cost))
 			}
 		default:
-			_, err = fmt.Fprintln(ios.Out, watchLine(s, act, cost))
+			_, err = fmt.Fprintln(ios.Out, output.WatchLine(s, act, cost))
 		}
 		if err != nil {
 			return err
@@ -262,95 +248,4 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		prev, hasPrev = s, true
 	}
 	return lastErr
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
-}
-
-func watchView(s bucket.State, act *bucket.Activity, cost float64) WatchView {
-	v := WatchView{Time: time.UnixMicro(s.Now).UTC().Format(time.RFC3339Nano), StateView: output.StateOf(s)}
-	f := func(x float64) *float64 { return &x }
-	if act != nil {
-		v.IntervalMS = f(format.JSONMS(act.Interval))
-		if act.Counted {
-			v.AllowedPerS, v.DeniedPerS = f(format.JSONRate(act.Allowed)), f(format.JSONRate(act.Denied))
-		}
-		if act.ConsumedKnown {
-			v.ConsumedPerS = f(format.JSONRate(act.Consumed))
-		}
-	}
-	if r, err := s.Peek(cost); err == nil {
-		v.RetryAfterMS = f(format.JSONMS(r.RetryAfter))
-		if r.RetryAfter < 0 {
-			v.RetryAfterMS = f(-1)
-		}
-	}
-	return v
-}
-
-// watchLine is one logfmt-style line: time, key, then what is known of the bucket.
-func watchLine(s bucket.State, act *bucket.Activity, cost float64) string {
-	var b strings.Builder
-	kv := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		if strings.ContainsAny(v, " \"=") || v == "" {
-			v = fmt.Sprintf("%q", v)
-		}
-		b.WriteString(k + "=" + v)
-	}
-	kv("time", time.UnixMicro(s.Now).UTC().Format("2006-01-02T15:04:05.000Z"))
-	kv("key", format.SafeKey(s.Key))
-	if s.Problem != "" {
-		kv("problem", s.Problem)
-		return b.String()
-	}
-	if !s.Exists {
-		// Never tokens=0: a typo must not read as a drained bucket.
-		kv("exists", "false")
-		if !s.HasSpec() {
-			kv("missing", "no such key")
-			kv("ttl", format.TTL(s.TTL))
-			return b.String()
-		}
-	}
-	kv("tokens", format.Tokens(s.Tokens))
-	if s.HasSpec() {
-		kv("capacity", format.Tokens(s.Spec.Capacity))
-		kv("fill", format.Percent(s.Fill()))
-		kv("rate", format.PerSecond(s.Spec.Rate))
-	} else {
-		kv("spec", "unknown")
-	}
-	var a bucket.Activity
-	if act != nil {
-		a = *act
-	}
-	rate := func(k string, known bool, v float64) {
-		if act == nil || !known {
-			kv(k, "-")
-			return
-		}
-		kv(k, format.PerSecond(v))
-	}
-	if s.Layout.Native {
-		rate("allowed_per_s", a.Counted, a.Allowed)
-		rate("denied_per_s", a.Counted, a.Denied)
-	}
-	if s.HasSpec() {
-		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
-		if r, err := s.Peek(cost); err == nil {
-			kv("retry_after", format.RetryAfter(r.RetryAfter))
-		}
-	}
-	kv("ttl", format.TTL(s.TTL))
-	if s.Exists {
-		kv("updated", format.Ago(s.Age()))
-	} else {
-		kv("updated", "never")
-	}
-	kv("layout", s.Layout.Name)
-	return b.String()
 }

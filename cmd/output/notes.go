@@ -1,0 +1,64 @@
+package output
+
+import (
+	"fmt"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/tui/format"
+)
+
+// InspectNotes collects, across pages, what the table's notes explain.
+type InspectNotes struct {
+	guessed, noSpec bool
+	// ahead are the first buckets whose stored time is ahead of the server's; ambiguous
+	// the first whose figures depend on what bucketctl cannot read, or end at the key's
+	// expiry, and why.
+	ahead     []string
+	moreAhead int
+	ambiguous []string
+}
+
+// See notes what s needs said.
+func (n *InspectNotes) See(s bucket.State) {
+	if s.Problem != "" {
+		return
+	}
+	n.guessed = n.guessed || GuessedLayout(s)
+	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
+	if s.Ahead > 0 {
+		if len(n.ahead) < 5 {
+			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AheadNoteFor(s.Layout, s.Ahead)))
+		} else {
+			n.moreAhead++
+		}
+	}
+	if why := s.Ambiguity(); why != "" && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), why))
+	}
+	if s.HasSpec() && s.Exists && s.Problem == "" && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", format.SafeKey(s.Key), format.Duration(s.TTL)))
+	}
+}
+
+// Print says the notes on stderr under a table.
+func (n *InspectNotes) Print(io *iostreams.IOStreams, outFormat string) {
+	if outFormat != FormatTable && outFormat != FormatWide {
+		return
+	}
+	if n.guessed {
+		fmt.Fprintln(io.ErrOut, "note: LAYOUT with ? was detected from the key's shape (set --layout or a rule to be sure)")
+	}
+	if n.noSpec {
+		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
+	}
+	for _, a := range n.ahead {
+		fmt.Fprintln(io.ErrOut, "note: "+a)
+	}
+	for _, a := range n.ambiguous {
+		fmt.Fprintln(io.ErrOut, "note: "+a)
+	}
+	if n.moreAhead > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", format.Count(int64(n.moreAhead)))
+	}
+}
