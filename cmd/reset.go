@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/output"
-	"io"
 	"math"
 	"strings"
 
@@ -238,7 +237,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		return err
 	}
 	if len(ops) == 0 {
-		if err := r.printPlan(plan); err != nil {
+		if err := output.PrintResetPlan(f.IO, opts.Output, plan); err != nil {
 			return err
 		}
 		if err := r.missing(states); err != nil {
@@ -248,13 +247,13 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		return nil
 	}
 	if opts.DryRun {
-		if err := r.printPlan(plan); err != nil {
+		if err := output.PrintResetPlan(f.IO, opts.Output, plan); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
 		return r.missing(states)
 	}
-	if err := r.confirm(len(ops), func() { r.printPlanTo(f.IO.ErrOut, plan) }); err != nil {
+	if err := r.confirm(len(ops), func() { output.PrintResetTable(f.IO, f.IO.ErrOut, plan) }); err != nil {
 		return err
 	}
 	out, err := r.st.ResetMany(ctx, ops)
@@ -279,13 +278,13 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	for i := range plan {
 		if o, ok := byKey[plan[i].Key]; ok {
 			plan[i].Done = o == bucket.ResetDone || o == bucket.ResetCreated
-			plan[i].Outcome = outcomeName(o)
+			plan[i].Outcome = output.OutcomeName(o)
 		}
 	}
-	if perr := r.printPlan(plan); perr != nil {
+	if perr := output.PrintResetPlan(f.IO, opts.Output, plan); perr != nil {
 		return perr
 	}
-	reportTally(f.IO, &r.tally)
+	output.ReportTally(f.IO, &r.tally)
 	if err != nil {
 		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.Reset()), fmtCount(len(ops))), err)
 	}
@@ -305,38 +304,6 @@ func (r *resetter) confirm(n int, preview func()) error {
 	return confirm(f.IO, fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
 }
 
-func (r *resetter) printPlan(plan []output.ResetView) error {
-	if r.opts.Output != output.FormatTable {
-		if r.opts.Output == output.FormatJSONL {
-			s := output.NewStream(r.f.IO, output.FormatJSONL)
-			for _, v := range plan {
-				_ = s.Add(v)
-			}
-			return s.Close()
-		}
-		return output.WriteData(r.f.IO.Out, r.opts.Output, plan)
-	}
-	return r.printPlanTo(r.f.IO.Out, plan)
-}
-
-func (r *resetter) printPlanTo(w io.Writer, plan []output.ResetView) error {
-	io := *r.f.IO
-	io.Out = w
-	t := output.NewStream(&io, output.FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
-	for _, v := range plan {
-		_ = t.Add(nil, output.ResetRow(v)...)
-	}
-	if err := t.Close(); err != nil {
-		return err
-	}
-	for _, v := range plan {
-		if v.Note != "" {
-			fmt.Fprintf(r.f.IO.ErrOut, "note: %s: %s\n", safe(v.Key), v.Note)
-		}
-	}
-	return nil
-}
-
 func anyDone(out []bucket.ResetOutcome) bool {
 	for _, o := range out {
 		if o != bucket.ResetFailed {
@@ -344,24 +311,6 @@ func anyDone(out []bucket.ResetOutcome) bool {
 		}
 	}
 	return false
-}
-
-func outcomeName(o bucket.ResetOutcome) string {
-	switch o {
-	case bucket.ResetDone:
-		return "reset"
-	case bucket.ResetCreated:
-		return "created"
-	case bucket.ResetMissing:
-		return "no key"
-	case bucket.ResetChanged:
-		return "changed"
-	case bucket.ResetCorrupt:
-		return "corrupt"
-	case bucket.ResetUndeclared:
-		return "undeclared"
-	}
-	return "failed"
 }
 
 // serverOf names the Redis a command acts on, for prompts and summaries.

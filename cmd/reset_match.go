@@ -6,85 +6,11 @@ import (
 	"fmt"
 	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/output"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
-
-// planSummary is a bulk reset's plan as a person reads it: counts per layout and the first
-// keys, not a line per key.
-type planSummary struct {
-	total    int
-	byLayout map[string]int
-	first    []string
-}
-
-func (p *planSummary) add(v output.ResetView) {
-	if p.byLayout == nil {
-		p.byLayout = map[string]int{}
-	}
-	p.total++
-	p.byLayout[v.Layout]++
-	if len(p.first) < 5 {
-		p.first = append(p.first, safe(v.Key))
-	}
-}
-
-func (p *planSummary) String() string {
-	var b strings.Builder
-	names := make([]string, 0, len(p.byLayout))
-	for n := range p.byLayout {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-12s %s bucket(s)\n", n, fmtCount(p.byLayout[n]))
-	}
-	if len(p.first) > 0 {
-		more := ""
-		if p.total > len(p.first) {
-			more = fmt.Sprintf(", … (%s more)", fmtCount(p.total-len(p.first)))
-		}
-		fmt.Fprintf(&b, "  first: %s%s\n", strings.Join(p.first, ", "), more)
-	}
-	fmt.Fprintf(&b, "  total: %s bucket(s)\n", fmtCount(p.total))
-	return b.String()
-}
-
-// reportTally says on stderr what the resets counted in t did.
-func reportTally(io *IOStreams, t *resetplan.Tally) {
-	var parts []string
-	for n, c := range t.ByLayout {
-		parts = append(parts, fmt.Sprintf("%s %s", n, fmtCount(c)))
-	}
-	sort.Strings(parts)
-	layouts := ""
-	if len(parts) > 0 {
-		layouts = " (" + strings.Join(parts, ", ") + ")"
-	}
-	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.Reset()), layouts)
-	if t.Created > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(t.Created))
-	}
-	if t.Missing > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(t.Missing))
-	}
-	if t.Changed > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			fmtCount(t.Changed), strings.Join(t.ChangedKeys, ", "))
-	}
-	if t.Corrupt > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			fmtCount(t.Corrupt), strings.Join(t.CorruptKeys, ", "))
-	}
-	if t.Undeclared > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched (declare one with --layout or a rule)\n",
-			fmtCount(t.Undeclared))
-	}
-}
 
 // matchRun resets every bucket matching --match. Without --yes it first scans for the plan
 // (a summary on a terminal) and asks; the reset itself scans again and resets each page's
@@ -100,7 +26,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 		if err != nil {
 			return err
 		}
-		if sum.total == 0 {
+		if sum.Total == 0 {
 			r.guessNote()
 			run.notes(opts.Match)
 			return nil
@@ -109,12 +35,12 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 			if opts.Output == output.FormatTable && f.IO.StdoutTTY {
 				fmt.Fprint(f.IO.Out, sum.String())
 			}
-			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.total), serverOf(f))
+			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.Total), serverOf(f))
 			r.guessNote()
 			run.notes(opts.Match)
 			return nil
 		}
-		if err := r.confirm(sum.total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
+		if err := r.confirm(sum.Total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
 			return err
 		}
 		run.stats, r.guesses = bucket.ScanStats{}, 0
@@ -124,8 +50,8 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 
 // planPass scans for the plan: streamed in full to data formats and pipes, summed up for a
 // terminal.
-func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, error) {
-	sum := &planSummary{}
+func (r *resetter) planPass(ctx context.Context, run *scanRun) (*output.PlanSummary, error) {
+	sum := &output.PlanSummary{}
 	full := r.opts.DryRun && (r.opts.Output != output.FormatTable || !r.f.IO.StdoutTTY)
 	out := output.NewStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	err := run.run(ctx, func(page []bucket.State) error {
@@ -137,7 +63,7 @@ func (r *resetter) planPass(ctx context.Context, run *scanRun) (*planSummary, er
 			if !ok {
 				continue
 			}
-			sum.add(v)
+			sum.Add(v)
 			if full {
 				if err := out.Add(v, output.ResetRow(v)...); err != nil {
 					return err
@@ -183,7 +109,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 				r.tally.Add(batch[k], o)
 				if stream {
 					v := views[done+k]
-					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, outcomeName(o)
+					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
 					_ = out.Add(v, output.ResetRow(v)...)
 				}
 			}
@@ -209,7 +135,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 			err = cerr
 		}
 	}
-	reportTally(f.IO, &r.tally)
+	output.ReportTally(f.IO, &r.tally)
 	refused := errors.Is(err, resetplan.ErrRefused)
 	if interrupted || errors.Is(err, context.Canceled) {
 		fmt.Fprintf(f.IO.ErrOut, "interrupted: stopped after %s bucket(s); the scan had not finished, so more may match (run the same command again)\n",
