@@ -99,55 +99,16 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 		return usagef("%s already exists: a load test would change its %s; pass --yes to run on it anyway (preview with --dry-run; nothing was touched)",
 			strings.Join(existing, ", "), strings.Join(changes, ", "))
 	}
-	if err := renderLoadPlan(f, opts, plans, true); err != nil {
+	if err := output.PrintLoadPlan(f.IO, plans, opts.Yes, opts.Keep, true); err != nil {
 		return err
 	}
 	return confirm(f.IO, fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", format.Count(int64(len(existing)))))
 }
 
-// renderLoadPlan writes the plan as a table: each key, what it holds, the spec the run
-// uses, what the run does and every field it changes. toErr writes it to stderr (before a
-// question), else to stdout (a dry run).
-func renderLoadPlan(f *Factory, opts *LoadOptions, plans []load.Plan, toErr bool) error {
-	io := *f.IO
-	if toErr {
-		io.Out, io.StdoutTTY = io.ErrOut, io.StderrTTY
-	}
-	t := output.NewTable(&io, "KEY", "HOLDS", "SPEC", "ACTION", "CHANGES")
-	for _, p := range plans {
-		tg := p.Target
-		holds, action := "nothing", "create, load-test, delete at the end"
-		switch {
-		case tg.Exists() && !tg.IsBucket():
-			holds, action = "a "+tg.Type+", not a bucket", "refused: it "+tg.Problem
-		case tg.Exists():
-			holds, action = "native bucket", "load-test, keep"
-			if !opts.Yes {
-				action += " (needs --yes)"
-			}
-		case opts.Keep:
-			action = "create, load-test, keep"
-		}
-		spec, changes := "–", "nothing"
-		if !tg.Exists() || tg.IsBucket() {
-			spec = format.Tokens(p.Spec.Capacity) + " / " + format.Rate(p.Spec.Rate)
-			switch {
-			case p.StoredSpec:
-				spec += " (stored)"
-			case tg.Exists():
-				spec += " (was " + format.Tokens(tg.Stored.Spec.Capacity) + " / " + format.Rate(tg.Stored.Spec.Rate) + ")"
-			}
-			changes = strings.Join(p.Changes, ", ")
-		}
-		t.Add(format.SafeKey(tg.Key), holds, spec, action, changes)
-	}
-	return t.Render()
-}
-
 // loadDryRun shows the plan and sends no decision. A key the run would refuse makes it
 // exit as the run would.
 func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error) error {
-	if err := renderLoadPlan(f, opts, plans, false); err != nil {
+	if err := output.PrintLoadPlan(f.IO, plans, opts.Yes, opts.Keep, false); err != nil {
 		return err
 	}
 	c := opts.Config

@@ -15,11 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// loadComparison is the JSON/YAML shape of --compare.
-type loadComparison struct {
-	Runs []load.Report `json:"runs" yaml:"runs"`
-}
-
 // afterRunGrace is the time the PING and clean-up after a run may take in all: with
 // --timeout, the grace load's help promises after --duration.
 const afterRunGrace = time.Second
@@ -94,7 +89,7 @@ func loadRun(opts *LoadOptions) (err error) {
 
 	// The report so far comes first, whatever ended the run.
 	reports, runErr := runs.Result()
-	if err := printLoad(f, opts, reports, width); err != nil {
+	if err := output.PrintLoad(f.IO, opts.Output, opts.Compare, tuiStyles(f.IO), reports, width); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -212,45 +207,3 @@ func plainWait(s load.Snapshot) time.Duration {
 
 // reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
 const reportWidth = 80
-
-// printLoad prints the report on stdout, the same on a terminal (after the live view
-// cleared itself) as piped; a narrower terminal gets it at its width.
-func printLoad(f *Factory, opts *LoadOptions, reports []load.Report, width int) error {
-	if len(reports) == 0 {
-		return nil
-	}
-	if opts.Output != output.FormatTable {
-		rounded := make([]load.Report, len(reports))
-		for i, r := range reports {
-			rounded[i] = jsonReport(r)
-		}
-		if opts.Compare {
-			return output.WriteData(f.IO.Out, opts.Output, loadComparison{Runs: rounded})
-		}
-		return output.WriteData(f.IO.Out, opts.Output, rounded[0])
-	}
-	st := tuiStyles(f.IO)
-	var text string
-	if opts.Compare {
-		text = tui.RenderLoadComparison(st, reports, width)
-	} else {
-		text = tui.RenderLoadReport(st, reports[0], width)
-	}
-	_, err := fmt.Fprintln(f.IO.Out, text)
-	return err
-}
-
-// jsonReport rounds a load report for JSON and YAML.
-func jsonReport(r load.Report) load.Report {
-	r.ArrivalRate, r.Capacity, r.Rate, r.Cost = format.JSONSpec(r.ArrivalRate), format.JSONSpec(r.Capacity), format.JSONSpec(r.Rate), format.JSONSpec(r.Cost)
-	r.DurationS, r.BurstEveryS = format.JSONSeconds(r.DurationS), format.JSONSeconds(r.BurstEveryS)
-	r.RedisCallsPerRequest, r.OpsPerSec, r.OverGrantPct = format.Round3(r.RedisCallsPerRequest), format.JSONRate(r.OpsPerSec), format.Round3(r.OverGrantPct)
-	l := &r.LatencyMS
-	l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max = format.Round3(l.Min), format.Round3(l.Mean), format.Round3(l.P50), format.Round3(l.P90), format.Round3(l.P99), format.Round3(l.P999), format.Round3(l.Max)
-	bands := make([]load.Band, len(r.Histogram))
-	for i, b := range r.Histogram {
-		bands[i] = load.Band{UpToMS: format.Round3(b.UpToMS), Count: b.Count}
-	}
-	r.Histogram = bands
-	return r
-}
