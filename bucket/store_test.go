@@ -177,6 +177,11 @@ func TestScriptMatchesModel(t *testing.T) {
 				if int64(parse(t, h[1].(string))) != level.TS {
 					t.Fatalf("seq %d step %d: stored ts %v, model %v", seq, step, h[1], level.TS)
 				}
+				// The TTL covers the time to full plus the grace (60 s by default), less
+				// the real time the sequence has taken since it was set (well under 5 s).
+				if ttl := c.PTTL(ctx, key).Val(); ttl < got.ResetAfter+60*time.Second-5*time.Second {
+					t.Fatalf("seq %d step %d: TTL %v, time to full %v + 60 s grace", seq, step, ttl, got.ResetAfter)
+				}
 			}
 		}
 	}
@@ -364,5 +369,46 @@ func TestTTLAtLeastUntilFull(t *testing.T) {
 	ttl := c.PTTL(ctx, "k").Val()
 	if ttl < r.ResetAfter-50*time.Millisecond || ttl > r.ResetAfter+time.Second {
 		t.Fatalf("TTL %v, want about the time to full %v", ttl, r.ResetAfter)
+	}
+}
+
+// TestTTLCoversTimeToFull: on the server clock, after every take — allows that must extend
+// the TTL, allows that find it still long enough, denies — the TTL covers the time to full
+// plus the grace, and no take shortens it (a grace of 60 s, and of 2 s: every extension
+// then has 1 s of headroom, a few allows of rate 1).
+func TestTTLCoversTimeToFull(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := ctxT(t)
+	for _, grace := range []time.Duration{60 * time.Second, 2 * time.Second} {
+		st := bucket.NewStore(c, bucket.WithTTLGrace(grace))
+		if grace == 60*time.Second {
+			st = bucket.NewStore(c) // the default grace: no ARGV[6]
+		}
+		rng := rand.New(rand.NewPCG(uint64(grace), 1))
+		key := "ttl:" + grace.String()
+		extended, kept := 0, 0
+		for i := 0; i < 300; i++ {
+			before := c.PTTL(ctx, key).Val()
+			r, err := st.Take(ctx, key, spec(500, 1), float64(rng.IntN(4)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ttl := c.PTTL(ctx, key).Val()
+			if ttl < r.ResetAfter+grace-time.Second {
+				t.Fatalf("grace %v take %d: TTL %v, time to full %v", grace, i, ttl, r.ResetAfter)
+			}
+			if before > 0 && ttl < before-time.Second {
+				t.Fatalf("grace %v take %d: TTL shortened from %v to %v", grace, i, before, ttl)
+			}
+			if ttl > before+time.Second {
+				extended++
+			} else {
+				kept++
+			}
+		}
+		if extended < 2 || kept < 2 {
+			t.Fatalf("grace %v: %d takes extended the TTL and %d kept it, want both paths", grace, extended, kept)
+		}
 	}
 }

@@ -7,7 +7,8 @@
 -- ARGV[4]  optional: now in microseconds (client clock); absent or "" = Redis TIME
 -- ARGV[5]  optional: "peek" to only compute the decision (run it with EVALSHA_RO);
 --          absent, "" or "take" to apply it
--- ARGV[6]  optional: extra TTL in milliseconds kept after the bucket is full (default 60000)
+-- ARGV[6]  optional: extra TTL in milliseconds kept after the bucket is full (default 60000);
+--          an allow that must extend the TTL adds half of it again as headroom
 -- ARGV[7]  optional: "keep" refuses a capacity or rate that differs from the bucket's stored
 --          spec (an error reply naming the stored one); absent or "": a given spec is
 --          written into the bucket (the owning application changed its spec)
@@ -20,6 +21,7 @@
 -- native bucket or one whose stored values are corrupt (the prelude, number.lua).
 
 local key = KEYS[1]
+local fmt, ceil = string.format, math.ceil
 -- One read of the whole hash (a native bucket has at most six fields): its fields, and by
 -- its length whether it holds others too. pcall: a key of another type is refused below,
 -- not raised.
@@ -75,7 +77,7 @@ if cap_s == st[3] then capacity = s_cap else capacity = num(cap_s) end
 if rate_s == st[4] then rate = s_rate else rate = num(rate_s) end
 cost = num(ARGV[3])
 -- (num() refuses what is not finite; the checks below are written out, not in functions.)
-local huge, ceil = math.huge, math.ceil
+local huge = math.huge
 if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
   return redis.error_reply('ERR bucketctl: capacity must be a positive finite number of at most 1e15')
 end
@@ -97,8 +99,9 @@ if ARGV[4] ~= nil and ARGV[4] ~= '' then
     return redis.error_reply('ERR bucketctl: now must be microseconds')
   end
 else
+  -- TIME's two decimal strings, converted by Lua's arithmetic (no tonumber calls).
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
 
 local tokens, ts = s_tokens, s_ts
@@ -107,11 +110,10 @@ if tokens == nil then
 end
 -- Time never runs backwards: a late caller with an older clock refills nothing.
 if now > ts then
-  tokens = math.min(capacity, tokens + ((now - ts) / 1000000) * rate)
+  tokens = tokens + ((now - ts) / 1000000) * rate
   ts = now
-else
-  tokens = math.min(capacity, tokens)
 end
+if tokens > capacity then tokens = capacity end
 
 -- The reply: allowed, tokens left, retry-after (until cost tokens are there; -1 never),
 -- reset-after (until full), then the spec when it came from the bucket.
@@ -120,7 +122,7 @@ if ARGV[1] == '' or ARGV[2] == '' then r[5] = cap_s; r[6] = rate_s end
 
 -- A cost above capacity can never succeed: deny without touching the bucket.
 if cost > capacity then
-  r[2], r[3], r[4] = string.format('%.17g', tokens), -1, ceil(((capacity - tokens) / rate) * 1000000)
+  r[2], r[3], r[4] = fmt('%.17g', tokens), -1, ceil(((capacity - tokens) / rate) * 1000000)
   return r
 end
 
@@ -139,18 +141,26 @@ else
     tokens = tokens - cost
     allowed, counter, count = 1, 'allowed', (s_allowed or 0) + 1
   end
-  tok_s = string.format('%.17g', tokens)
+  tok_s = fmt('%.17g', tokens)
   if spec_changed then
     redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
   else
     redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count)
   end
   -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
+  -- After an allow, PTTL says whether the TTL left still covers the new time to full plus
+  -- the grace; only when it does not (or the key has none) is it set, to that plus half the
+  -- grace as headroom, so that most allows of a busy bucket read the TTL instead of writing
+  -- it (a read costs the server a third of a write). A TTL is never shortened.
   if allowed == 1 or spec_changed then
-    redis.call('PEXPIRE', key, ceil(((capacity - tokens) / rate) * 1000) + (tonumber(ARGV[6]) or 60000))
+    local grace = tonumber(ARGV[6]) or 60000
+    local need = ceil(((capacity - tokens) / rate) * 1000) + grace
+    if redis.call('PTTL', key) < need then
+      redis.call('PEXPIRE', key, need + ceil(grace / 2))
+    end
   end
 end
 
-r[1], r[2], r[4] = allowed, tok_s or string.format('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
+r[1], r[2], r[4] = allowed, tok_s or fmt('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
 if tokens < cost then r[3] = ceil(((cost - tokens) / rate) * 1000000) end
 return r
