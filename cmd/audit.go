@@ -29,23 +29,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit [--match PATTERN]",
 		Short: "Report what is wrong with the buckets in this Redis: TTLs, clocks, corrupt values, slots, memory",
-		Long: `Scan the keys matching --match on every master (SCAN, never KEYS; one page of keys in
-memory at a time) and report, by kind, the buckets that are wrong: with a count, a few
-example keys, the memory involved and how to fix it. Then the key families (prefix up to
-the last ':' segment, or --depth segments) with their layouts and memory.
-
-Findings, by severity (the README explains each):
-` + findingsHelp() + `
-Memory is estimated from MEMORY USAGE of a few sampled keys per family and per finding
-(--samples), never of every key. A bucket's spec (capacity, rate) comes from the native
-bucket itself, a rule or --capacity/--rate; without one, the TTL and capacity checks are
-skipped for it.
-
-Redis cost: list's (one SCAN and one pipelined read per page of about 500 keys) plus one
-pipelined MEMORY USAGE round trip for a page with sampled keys.
-
---fail-on warning|error exits 5 when a finding is at or above that severity, so a CI job
-or deploy can gate on it. Output: a table, or -o json|yaml (one document).`,
+		Long:  commandHelp("audit") + findingsHelp() + commandHelp("audit-memory"),
 		Example: `  bucketctl audit
   bucketctl audit --match 'rate:*' -o json > audit.json
   bucketctl audit --fail-on error          # exit 5 when any bucket hands out wrong decisions`,

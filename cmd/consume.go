@@ -31,15 +31,7 @@ func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "consume KEY",
 		Short: "Take tokens from a bucket (exit 4 when denied)",
-		Long: `Take --cost tokens from the bucket at KEY if it holds them, in one atomic script call
-with Redis server time. A missing bucket starts full. Capacity and rate come from the flags, a
-config rule, or the bucket itself (native buckets store them); without them, a KEY that does
-not exist is refused (exit 2: a misspelt key?). A cost above capacity is denied
-("never: cost exceeds capacity") and the bucket left untouched, as the script does.
-
-` + decisionJSONHelp + `
-
-Exit code 0 means allowed, 4 denied (see 'bucketctl exit-codes').`,
+		Long:  commandHelp("consume") + "\n\n" + commandHelp("decision-json") + "\n\n" + commandHelp("consume-exit"),
 		Example: `  bucketctl consume rate:user:42 --capacity 10 --rate 5
   bucketctl consume rate:user:42 --cost 3 -o json
   bucketctl consume rate:user:42 || echo "throttled, exit $?"
@@ -54,21 +46,7 @@ func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check KEY",
 		Short: "Say whether a request would be allowed, without consuming (exit 4 if not)",
-		Long: `Peek at the bucket at KEY: would a request of --cost be allowed now? Nothing is written:
-the bucket is read as inspect reads it (the same layout detection, one pipelined round trip)
-and decided the way its application decides: its clamping or lack of it, its max(now, ts),
-its time resolution (Spring refills in whole seconds, so retry-after ends on one). Where the
-application reports another retry-after (Express truncates it to whole seconds), check shows
-the true wait and says what the application will report (app_retry_after_ms).
-
-A cost above capacity is denied: "never: cost exceeds capacity". A KEY that does not exist
-is decided as the new, full bucket it would be and says "no such key" (JSON "exists":
-false); allowed, it exits 6, not 0: a misspelt key must not pass for a bucket.
-
-` + decisionJSONHelp + `
-
-Exit code 0 means it would be allowed, 4 denied, 6 no such key (see 'bucketctl help
-exit-codes').`,
+		Long:  commandHelp("check") + "\n\n" + commandHelp("decision-json") + "\n\n" + commandHelp("check-exit"),
 		Example: `  bucketctl check rate:user:42
   bucketctl check rate:user:42 --cost 5 -o json
   bucketctl check rate:ip:10.0.0.7 --layout express --capacity 100 --rate 10`,
@@ -155,14 +133,6 @@ func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
 	cmd.Flags().BoolVar(&o.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
 	addOutputFlag(cmd, &o.Output)
 }
-
-// decisionJSONHelp documents the decision's JSON/YAML fields, named as inspect's.
-const decisionJSONHelp = `-o json/yaml fields: key, allowed, tokens (left after the decision), capacity, rate,
-cost, retry_after_ms (-1: never), time_to_full_ms, layout, ahead_ms, and note,
-app_retry_after_ms, headers, retry_at_expiry/full_at_expiry (the key's expiry ends the wait),
-writer_clock and ambiguous (a client clock written ahead) when they apply. remaining is an alias of tokens and reset_after_ms an alias of
-time_to_full_ms, kept for compatibility. Tokens are floored to 3 decimals, durations are
-milliseconds to the microsecond.`
 
 // specDiffersErr is the usage error of a decision whose --capacity/--rate (or rule) differ
 // from the spec the bucket stores: the application's spec is never rewritten by a flag.

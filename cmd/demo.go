@@ -33,17 +33,7 @@ func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start a sandbox Redis with live rate-limited traffic and watch it",
-		Long: `Start a throwaway Redis on a free loopback port (a real redis-server from PATH when there is
-one, otherwise an in-process server), load the script, seed buckets of every layout, and drive
-bursty Poisson traffic at each of them while showing the buckets live: bucketctl's own buckets
-through its script (a scraper far above its rate is denied within seconds), and one or two
-buckets of each other application (webman, go-bench, spring, multi-tier, express) through that
-application's own Lua script, clock and TTL. The view opens on the busiest bucket and shows the
-sandbox's URL and a command to try from another terminal. Nothing outside the sandbox is
-touched; it stops on Ctrl-C or after --duration, and the sandbox goes with it.
-
-When stdout is not a terminal it prints one line per second and stops after 10s unless
---duration says otherwise.`,
+		Long:  commandHelp("demo"),
 		Example: `  go run . demo
   bucketctl demo --duration 30s
   bucketctl demo --in-process | head -20`,

@@ -38,31 +38,7 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "inspect KEY... | --match PATTERN",
 		Short: "Show buckets: tokens refilled to now, spec, TTL, last update, counters",
-		Long: `Read buckets without changing them: one pipelined round trip for all the keys given (per
-SCAN page with --match). Tokens are refilled to the Redis server's clock when the capacity and
-rate are known (from flags, a config rule, or the bucket itself); otherwise the stored tokens
-and their age are shown and the output says what is missing.
-
-A key with no rule is recognised by its whole shape (its fields, or a numeric string with a
-numeric time key beside it), and the output names the layout assumed. A key that does not
-have a bucket's whole shape is "not a bucket", whatever --layout or a rule says. A redis-rate
-or throttled bucket is one number in its library's form with the TTL the library always sets
-for it: a counter or a flag without a TTL is not one.
-
-With --match, rows stream as SCAN pages arrive (as in 'bucketctl list', with its --limit,
---all and progress); -o json streams one array and -o jsonl one object per line.
-
-` + layoutsHelp + "\n\n" + layoutTable() + `
-A KEY that does not exist is not a bucket: its row says "no such key" (JSON "exists": false)
-and inspect exits 6 after printing every key, so a misspelt key never passes for a full
-bucket (see 'bucketctl help exit-codes').
-
-JSON fields: key, type, exists, layout, layout_detected, problem, tokens, stored_tokens,
-capacity, rate, spec_source, missing, fill, time_to_full_ms, ttl_ms (-1: no TTL, -2: no
-such key), updated_at, age_ms, ahead_ms (the stored time is this far ahead of the server's:
-a fast client clock), allowed, denied, node (the master serving the key). One KEY prints an
-object; several keys or --match print an array (-o jsonl: one object per line). -o wide
-adds a NODE column.`,
+		Long:  commandHelp("inspect") + layoutsHelp + "\n\n" + layoutTable() + commandHelp("inspect-fields"),
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
   bucketctl inspect --match 'rate:user:*' -o yaml

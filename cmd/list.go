@@ -30,35 +30,7 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--match PATTERN]",
 		Short: "List buckets matching a pattern: layout, tokens, fill, time to full, TTL",
-		Long: `List the buckets whose keys match --match (a Redis glob), on every master, with SCAN (never
-KEYS). Rows stream as pages arrive, in SCAN order (pipe through sort for another order);
-memory holds one page whatever the keyspace.
-
-Redis cost: per page of about 500 keys, one SCAN and one pipelined round trip with one
-read command per key (EVALSHA_RO of a read-only script) plus TIME. A hash with more fields
-than any bucket, or a string longer than a number, is answered with its size alone.
-
-Only buckets are listed: keys that are not (sessions, counters, queues, hashes of other
-fields) are counted and left out; --all lists them too, with a dash. A two-key bucket's time
-key (KEY:last_time) is part of its bucket KEY, never a row of its own. Buckets without a TTL
-are flagged: they stay in memory forever unless their application deletes them. NOTE says
-when a bucket's stored time is ahead of the server's (a client whose clock runs fast wrote
-it) and, with --all, why a key is not a bucket.
-
-On a terminal, --limit defaults to 1000 and progress shows on stderr; piped output is
-complete unless --limit says otherwise. -o json streams one array, -o jsonl one object per
-line.
-
---hot lists the buckets being written now instead, busiest first: decisions per second
-(from the native counters, with denials per second; for other layouts, writes seen per
-second), layout and level, after observing for --for (default 1.5s). It follows writes
-with client tracking in broadcast mode (Redis 6+): on every master one connection
-subscribes to __redis__:invalidate and another runs CLIENT TRACKING on REDIRECT ... BCAST,
-with PREFIX the literal start of --match. Nothing in the server's configuration changes
-and MONITOR is not used; both connections close at the end, which ends the tracking.
-Redis cost: the server sends one message per event-loop iteration that writes keys under
-the prefix, and the busiest keys are read twice (one pipelined round trip each). Keys that
-are not buckets are left out; a two-key bucket's time key counts for its bucket.`,
+		Long:  commandHelp("list"),
 		Example: `  bucketctl list
   bucketctl list --hot                       # the buckets being hammered now
   bucketctl list --hot --for 10s --match 'rate:*' -o json

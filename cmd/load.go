@@ -30,80 +30,6 @@ type LoadOptions struct {
 	capacityGiven, rateGiven bool
 }
 
-const loadLong = `Hammer one bucket with decisions and report what happened: throughput, latency, and
-how many requests were allowed against the most a correct limiter may allow.
-
-KEYS AND SAFETY
-  The bucket is bucketctl:load:KEY, bucketctl's own prefix, unless --raw-key uses KEY as
-  given. Before the run each key is read (TYPE, HLEN, HMGET of the native fields):
-  - a missing key is created with --capacity/--rate (default 10, 10/s) and deleted at the
-    end (--keep keeps it); a clean-up that fails is an error naming the key left behind;
-  - an existing native bucket (a hash of exactly tokens, ts, capacity, rate and the
-    allowed/denied counters, each a finite number) needs --yes, or a yes at the prompt
-    after the plan: the run changes its tokens, ts, counters and TTL, keeps its stored
-    capacity and rate unless --capacity/--rate are given, and keeps the key;
-  - any other key (another type, a hash with other fields, a non-number) is refused, for
-    every strategy (exit 1, nothing touched). During the run, the watch strategy checks the
-    whole shape under its WATCH, multi on each read (it stays racy), the script refuses
-    other types and other layouts' hashes; a refused decision stops the run.
-  --dry-run shows each key, what it holds, the spec, and every field the run would change,
-  and sends no decision.
-
-BOUNDS
-  Every run stops by itself: after --duration (default 10s), after --requests, or at the
-  first of both; with --requests alone, after at most 10m (the hard cap of any run, with at
-  most 100,000,000 requests). A closed loop's duration counts from the first answer, and
-  each worker sends one last request at its end, so the decisions span all of it. Ctrl-C
-  (or q in the live view) stops early and prints the report so far (exit 130). Requests
-  under way are let finish, never cut; each waits at most --timeout. So a run ends within
-  --duration plus its grace, --timeout and one second, also when the server stops
-  answering mid-run (no request is sent after the end; the second is a PING that tells
-  an unreachable server from failed requests), and the report says what it saw.
-
-ARRIVALS (--arrival)
-  closed    each of --concurrency workers sends its next request when the previous one is
-            answered: as fast as the server allows.
-  constant  open loop at --arrival-rate per second: request i is due at i/rate.
-  poisson   open loop, exponential gaps around a mean of --arrival-rate per second;
-            --burst-every D --burst-size N adds N requests due at once every D.
-  Open-loop latency runs from the time a request was due, so waiting for a busy worker
-  counts (no coordinated omission); arrivals due before the end that found no free worker
-  are reported as unsent.
-
-STRATEGIES (--strategy)
-  lua    bucketctl's script: one atomic EVALSHA per decision (or --pipeline N per round trip).
-  multi  HMGET, refill computed here, then HSET and PEXPIRE: 3 round trips with nothing
-         holding the key in between; concurrent workers race and over-grant.
-  watch  WATCH, HMGET, MULTI/HSET/PEXPIRE/EXEC, retried when the key changed (at most
-         --watch-retries times; an exhausted decision counts as an error).
-  Both naive strategies use the same refill model and hash fields as the script, on this
-  machine's clock. --compare runs the three in turn on fresh keys (KEY:lua, KEY:multi,
-  KEY:watch) with the same spec and duration, and prints a comparison.
-
-THE REPORT
-  theoretical_max is floor((capacity + rate × T) / cost), T the measured duration from the
-  first request sent to the last answer; over_grant_pct is (allowed - theoretical_max) /
-  theoretical_max × 100: above 0 the limiter let through more than it may.
-
-  On a terminal a live view shows progress, allowed and denied per second, the bucket's level
-  (from the last decision: the view adds no Redis traffic) and latency so far, then the report.
-  Otherwise a progress line goes to stderr each second and the report to stdout.
-
-  -o json and -o yaml have these stable fields: server, key, strategy, arrival, arrival_rate,
-  burst_every_s, burst_size, concurrency, pipeline, capacity, rate, cost, duration_s (T),
-  requests (allowed + denied + errors), allowed, denied, errors, retries, unsent,
-  redis_calls (round trips; a pipeline is one), redis_calls_per_request, ops_per_sec
-  (allowed + denied per second of T), theoretical_max, over_grant_pct,
-  latency_ms {min, mean, p50, p90, p99, p99_9, max}, latency_histogram [{le_ms, count}],
-  per_second [{allowed, denied, errors}], error_samples [{message, count}], interrupted.
-  With --compare: {"runs": [one such object per strategy]}.
-
-EXIT STATUS
-  0 the run completed; 1 every request failed, a key is not a native bucket, or the
-  clean-up failed; 2 usage, or an existing bucket without --yes; 3 Redis unreachable, also
-  when it went away during the run and stays away (the report so far is printed first);
-  130 interrupted (the report so far was printed).`
-
 // NewCmdLoad builds `load`.
 func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	opts := &LoadOptions{}
@@ -111,7 +37,7 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load KEY",
 		Short: "Load-test a bucket: throughput, latency, allowed vs the theoretical maximum",
-		Long:  loadLong,
+		Long:  commandHelp("load"),
 		Example: `  bucketctl load api --capacity 10 --rate 10 --concurrency 64 --duration 3s
   bucketctl load api --compare --capacity 10 --rate 10 --concurrency 64 --duration 3s
   bucketctl load api --capacity 1e12 --rate 1e12 -c 64 --pipeline 16 --requests 1000000 -o json

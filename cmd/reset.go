@@ -40,37 +40,7 @@ func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reset KEY... | --match PATTERN",
 		Short: "Refill buckets (or set them to N tokens); shows what it touches first",
-		Long: `Reset buckets of any layout. By default a bucket is refilled by deleting its key(s): every
-layout reads a missing bucket as full, so this is exact for every application. --tokens N (or
---empty) instead writes N tokens and the current time in the layout's own fields and time unit,
-atomically (both keys of a two-key layout together), so the owning application reads exactly N.
-
-Nothing but an identified bucket is ever changed. A hash is a bucket when it holds exactly a
-layout's fields, each a plain finite number; a two-key bucket when both keys hold numbers. A
-lone bare number (a redis-rate or throttled TAT, a webman level without its time key) is
-also what deadlines, leases and counters store: it is a bucket only where --layout or a rule
-declares its layout (and its value fits: the TTL its library sets, or a level within the
-capacity); without one, reset KEY refuses it with exit 2 and --match skips it. A bucket with
-corrupt values (overflowing, negative counters or spec) is never touched. Every delete and
-write re-checks identity, the declaration included, inside the same script that changes the
-key, so a key that became application data since it was listed is skipped and reported
-("changed"), never touched. On a native bucket, --capacity and --rate that differ from its
-stored spec change that spec on purpose (refilled to the new capacity without --tokens).
---match selects keys whose own name matches and skips those that are not buckets; a two-key
-bucket's time key is never selected on its own. Keys named on the command line are reset all
-together or not at all: when one of them is not a bucket, nothing is written (--dry-run says
-the same) and the exit status is 1; leave it out and run again. A key that does not exist is
-reported and exits 6 once the others are reset (a misspelt key must not pass unnoticed);
-with --ignore-missing it is no error (it is already full).
-
---tokens N needs the capacity and rate (flags, a rule, or the native bucket itself): the
-write sets the TTL the owning application would set (or one that covers the refill), and
-never moves the stored time backwards. On a missing key it writes a whole bucket.
-
-reset shows what it will touch and asks on a terminal (a summary per layout for --match),
-and needs --yes otherwise. --dry-run changes nothing; with -o json or jsonl it streams the
-whole plan. With --match, buckets are reset in pipelined batches of 500 as SCAN pages
-arrive; Ctrl-C stops after the batch in flight and reports what was done (exit 130).`,
+		Long:  commandHelp("reset"),
 		Example: `  bucketctl reset rate:user:42
   bucketctl reset --match 'rate:user:*' --dry-run
   bucketctl reset --match 'rate:user:*' --yes

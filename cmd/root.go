@@ -273,15 +273,6 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func minArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < n {
-			return usagef("%s needs %s (see '%s --help')", cmd.Name(), what, cmd.CommandPath())
-		}
-		return nil
-	}
-}
-
 func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return values, cobra.ShellCompDirectiveNoFileComp

@@ -34,40 +34,7 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "top [--match PATTERN]",
 		Short: "Live dashboard of many buckets: fill, tokens, rate, deny rate, TTL",
-		Long: `A live dashboard of every bucket whose key matches --match, refreshed in the background:
-one row per bucket with a fill bar, tokens, capacity, refill rate, allowed, denied and consumed
-per second, and TTL, as the terminal's width allows. It shows the buckets that fit, hottest
-first, and counts the rest.
-
-The header names the server (and context). The cursor starts on the first row and follows
-the top of the order until you move it; then it stays on its bucket, also after a reset.
-
-Keys: ↑/↓ (j/k), pgup/pgdn, G move, g back to the top; s cycles the order, S reverses it,
-1 by fill (emptiest first), 2 by denials per second, 3 by name, 4 by decisions per second;
-space pauses (rows and values freeze, no reads); / filters the buckets kept by part of
-the key (esc clears); enter opens the bucket's detail (the watch view), esc goes back;
-r resets the selected bucket (deletes its keys, so it reads as full) after a y/n
-confirmation naming the server; ? shows every key and the Redis cost of a refresh (? or
-esc closes it); q quits.
-
-Its Redis cost is bounded by --budget (commands per second, default 10,000) whatever the
-keyspace: each refresh re-reads the buckets on show (one read command each, one pipelined
-round trip), then goes on scanning where the last refresh stopped (SCAN, COUNT --page-size,
-and one read command per key) until the refresh's share of the budget is spent. It keeps the
-200 emptiest, the 200 most denied and the first 200 by name of all it has seen (fewer when a
-refresh's budget is under about 1,200 commands: re-reading them takes at most half of it),
-and the header says how much of the keyspace it has covered ("scanned 340k of ~1.3M keys"); after a
-whole pass it starts another. A refresh never starts while the last
-one is in flight; when one takes longer than --interval the header says so. When Redis is
-unreachable a banner names the address and the cause, the last data stays on screen, and
-the dashboard recovers by itself.
-
-Buckets being written now show whatever the scan has reached: top follows writes with
-client tracking in broadcast mode (Redis 6+, as 'list --hot' does; no configuration
-change), reads the keys written most since the last refresh (at most 10 more read
-commands), and puts the buckets among them first, marked '!', named in a "hot now" line.
-
-top needs a terminal; for scripts use 'bucketctl list' or 'bucketctl watch KEY -o json'.`,
+		Long:  commandHelp("top"),
 		Example: `  bucketctl top
   bucketctl top --match 'rate:user:*' --interval 2s
   bucketctl top --match 'ratelimit:*' --layout webman --capacity 50 --rate 10`,

@@ -11,7 +11,9 @@ import (
 // They are also man pages (scripts/gen renders every help topic) and the README links to
 // the files themselves.
 //
-//go:embed topics/*.txt
+// The long help of the commands with the most to say is in help/, one file each.
+//
+//go:embed topics/*.txt help/*.txt
 var topicFiles embed.FS
 
 // helpTopics are the topics, in the order 'bucketctl help' lists them.
@@ -36,6 +38,15 @@ func topicText(name string) string {
 		panic("help topic " + name + " is not embedded") // a build mistake, caught by tests
 	}
 	return strings.TrimRight(string(b), "\n")
+}
+
+// commandHelp is the long help of the command name, from help/NAME.txt.
+func commandHelp(name string) string {
+	b, err := topicFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("help of " + name + " is not embedded") // a build mistake, caught by tests
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // newCmdTopic builds a help topic: a command with no Run, which cobra lists under

@@ -36,28 +36,7 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch KEY",
 		Short: "Watch one bucket live: tokens, chart, allowed/denied per second, retry-after, TTL",
-		Long: `Watch one bucket of any layout. Each refresh is one pipelined round trip that only reads
-(TIME, TYPE, PTTL and the bucket's fields): no MONITOR, no keyspace notifications.
-
-On a terminal it opens a live view: a gauge of tokens against capacity, a chart of the level
-over the last --window, allowed and denied per second (from the native layout's counters),
-tokens consumed per second (for every layout with a known rate: what the refill would have
-added minus what is left), retry-after, TTL, last update and layout; the header names the
-server (and context). A key that does not exist shows as missing, never as 0 tokens, and
-the chart keeps its history while it is gone (a Redis restart). Keys: ctrl+r refreshes now,
-? shows the help and the Redis cost, q quits.
-
-When stdout is not a terminal, with -o json or yaml, or with --count, it prints one record
-per refresh instead, for logs and runbooks: logfmt-style key=value pairs, one YAML document
-(after "---") with -o yaml, or one JSON object per line with
-the fields of 'inspect -o json' plus time, interval_ms, allowed_per_s, denied_per_s,
-consumed_per_s and retry_after_ms (the rates are null on the first line). A missing key
-prints exists=false (JSON "exists": false, tokens null unless the capacity is known: a
-missing bucket reads as full). A failed read is reported on stderr and retried at the next
-refresh.
-
-It stops on q or Ctrl-C, after --count refreshes, or after --duration. Exit status: 0, or
-that of the last read when it failed (3: Redis unreachable).`,
+		Long:  commandHelp("watch"),
 		Example: `  bucketctl watch rate:user:42
   bucketctl watch rate:user:42 --interval 250ms --window 1m
   bucketctl watch api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
