@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/bucketctl/bucketctl/bucket/cost"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
-	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -157,7 +157,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if p.Budget <= 0 {
 		p.Budget = defaultTopBudget
 	}
-	connect.CountCost(st.Redis())
+	cost.Install(st.Redis())
 	hot := &topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
 	if pre := globPrefix(p.Match); pre != "" {
 		hot.opts.Prefixes = []string{pre}
@@ -183,8 +183,8 @@ const defaultTopBudget = 10000
 
 // Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
-	c := &connect.CostCounter{}
-	ctx = connect.WithCostCounter(ctx, c)
+	c := &cost.Counter{}
+	ctx = cost.With(ctx, c)
 	start := time.Now()
 	if s.wl == nil {
 		wl, err := s.st.NewWatchlist(ctx, s.opts)
@@ -200,7 +200,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	hot := s.hot.done(res.States, res.NotBuckets)
-	cost := c.Cost()
+	spent := tui.Cost{Commands: c.Commands(), RoundTrips: c.RoundTrips()}
 	cover := "scanned " + plural64(res.Scanned, "key")
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))
@@ -208,8 +208,8 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	if res.Passes > 0 {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
-	cost.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
-	snap := tui.TopSnapshot{States: res.States, Cost: cost, Took: time.Since(start), Coverage: cover,
+	spent.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
+	snap := tui.TopSnapshot{States: res.States, Cost: spent, Took: time.Since(start), Coverage: cover,
 		Keyspace: max(0, res.DBSize), Hot: hot, HotSource: "client tracking", HotNote: s.hot.note}
 	if res.Whole {
 		snap.Coverage = "" // the rows are every bucket there is

@@ -1,4 +1,8 @@
-package connect
+// Package cost counts what an operation costs Redis: the commands sent and the round trips
+// (one command, or one pipeline to one node, is one round trip). The counter rides in the
+// context, so other users of the same client are not counted; Install puts the counting
+// hook on a client's connections.
+package cost
 
 import (
 	"context"
@@ -9,30 +13,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/tui"
 )
 
-// CostCounter counts what one operation costs Redis: commands sent and round trips (a
-// single command or a pipeline to one node is one round trip). It rides in the context, so
-// other users of the same client (a demo's traffic, a reset) are not counted.
-type CostCounter struct {
-	commands, roundTrips, scans atomic.Int64
+// Counter counts what one operation costs Redis (see With).
+type Counter struct {
+	commands, roundTrips atomic.Int64
 }
 
-func (c *CostCounter) Cost() tui.Cost {
-	return tui.Cost{Commands: int(c.commands.Load()), RoundTrips: int(c.roundTrips.Load())}
-}
+// Commands and RoundTrips are the counts so far.
+func (c *Counter) Commands() int   { return int(c.commands.Load()) }
+func (c *Counter) RoundTrips() int { return int(c.roundTrips.Load()) }
 
 type costKey struct{}
 
-// WithCostCounter returns ctx carrying c: the requests made with it are counted in c.
-
-func WithCostCounter(ctx context.Context, c *CostCounter) context.Context {
+// With returns ctx carrying c: the requests made with it are counted in c.
+func With(ctx context.Context, c *Counter) context.Context {
 	return context.WithValue(ctx, costKey{}, c)
 }
 
-func costFrom(ctx context.Context) *CostCounter {
-	c, _ := ctx.Value(costKey{}).(*CostCounter)
+func costFrom(ctx context.Context) *Counter {
+	c, _ := ctx.Value(costKey{}).(*Counter)
 	return c
 }
 
@@ -57,9 +57,6 @@ func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if c := costFrom(ctx); c != nil && !handshake(cmd) {
 			c.commands.Add(1)
 			c.roundTrips.Add(1)
-			if strings.EqualFold(cmd.Name(), "scan") {
-				c.scans.Add(1)
-			}
 		}
 		return next(ctx, cmd)
 	}
@@ -86,10 +83,10 @@ func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 // hooked remembers the clients that already carry the hook (go-redis cannot remove one).
 var hooked sync.Map
 
-// CountCost installs the counting hook on the clients that talk to the servers: the client
+// Install puts the counting hook on the clients that talk to the servers: the client
 // itself when standalone (or Sentinel), each node's client for a Cluster or a Ring, since a
 // cluster pipeline is one round trip per node.
-func CountCost(rdb bucket.Client) {
+func Install(rdb bucket.Client) {
 	add := func(c *redis.Client) {
 		if _, dup := hooked.LoadOrStore(c, struct{}{}); !dup {
 			c.AddHook(costHook{})
