@@ -48,6 +48,8 @@ func WithClientClock(now func() time.Time) Option { return func(s *Store) { s.no
 
 // WithTTLGrace sets how long a bucket is kept after it would be full again (default 60 s).
 // A missing bucket starts full, so expiry after that is lossless but for the counters.
+// When an allow must extend the TTL, it adds half the grace again as headroom, so that
+// the next allows find it long enough and only read it.
 func WithTTLGrace(d time.Duration) Option {
 	return func(s *Store) { s.grace = strconv.FormatInt(d.Milliseconds(), 10) }
 }
