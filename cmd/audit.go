@@ -14,13 +14,10 @@ import (
 // AuditOptions are the options of audit.
 type AuditOptions struct {
 	Env
-	Match   string
-	Limit   int
+	Selection
 	FailOn  string
 	Depth   int
 	Samples int
-	Spec    SpecFlags
-	Output  string
 }
 
 // NewCmdAudit builds `audit`.

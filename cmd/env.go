@@ -90,3 +90,12 @@ func confirm(io *IOStreams, question string) error {
 	}
 	return nil
 }
+
+// Selection are the options of the commands that read many buckets: which keys (--match,
+// at most --limit buckets), what they are (the spec flags) and how they print (-o).
+type Selection struct {
+	Match  string
+	Limit  int
+	Spec   SpecFlags
+	Output string
+}

@@ -13,12 +13,9 @@ import (
 // InspectOptions are the options of inspect.
 type InspectOptions struct {
 	Env
-	Keys   []string
-	Match  string
-	Limit  int
-	All    bool
-	Spec   SpecFlags
-	Output string
+	Selection
+	Keys []string
+	All  bool
 }
 
 const layoutsHelp = `Layouts: how a bucket is stored. bucketctl reads and resets all of these; consume and load

@@ -14,11 +14,8 @@ import (
 // ListOptions are the options of list.
 type ListOptions struct {
 	Env
-	Match  string
-	Limit  int
-	All    bool
-	Spec   SpecFlags
-	Output string
+	Selection
+	All bool
 	// Hot lists the buckets being written now instead (For: how long to observe).
 	Hot bool
 	For time.Duration

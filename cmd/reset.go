@@ -18,20 +18,17 @@ import (
 // ResetOptions are the options of reset.
 type ResetOptions struct {
 	Env
+	Selection
 	Keys   []string
-	Match  string
 	Tokens float64
 	// TokensSet: --tokens was given (or --empty).
 	TokensSet bool
 	Empty     bool
 	DryRun    bool
 	Yes       bool
-	Limit     int
 	// IgnoreMissing makes a key that does not exist no error (as kubectl's
 	// --ignore-not-found): it is already full.
 	IgnoreMissing bool
-	Spec          SpecFlags
-	Output        string
 }
 
 // NewCmdReset builds `reset`.

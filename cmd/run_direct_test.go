@@ -68,7 +68,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("inspect", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := inspectRun(&InspectOptions{Env: env, Keys: []string{"direct:a"}, Output: output.FormatJSON}); err != nil {
+		if err := inspectRun(&InspectOptions{Env: env, Keys: []string{"direct:a"}, Selection: Selection{Output: output.FormatJSON}}); err != nil {
 			t.Fatal(err)
 		}
 		var v output.StateView
@@ -78,7 +78,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("list", func(t *testing.T) {
 		env, out, errOut := directEnv(t, url)
-		if err := listRun(&ListOptions{Env: env, Match: "direct:*", Output: output.FormatJSONL}); err != nil {
+		if err := listRun(&ListOptions{Env: env, Selection: Selection{Match: "direct:*", Output: output.FormatJSONL}}); err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"key":"direct:a"`) {
@@ -87,7 +87,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("list --hot", func(t *testing.T) {
 		env, out, errOut := directEnv(t, url)
-		if err := listHotRun(&ListOptions{Env: env, Match: "direct:*", Output: output.FormatJSON, Hot: true, For: 200 * time.Millisecond, Limit: 5}); err != nil {
+		if err := listHotRun(&ListOptions{Env: env, Selection: Selection{Match: "direct:*", Output: output.FormatJSON, Limit: 5}, Hot: true, For: 200 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		if strings.TrimSpace(out.String()) != "[]" || !strings.Contains(errOut.String(), "hot: ranked by") {
@@ -96,7 +96,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("audit", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := auditRun(&AuditOptions{Env: env, Match: "direct:*", Samples: 1, FailOn: "none", Output: output.FormatJSON}); err != nil {
+		if err := auditRun(&AuditOptions{Env: env, Selection: Selection{Match: "direct:*", Output: output.FormatJSON}, Samples: 1, FailOn: "none"}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), `"buckets": 1`) {
@@ -146,7 +146,7 @@ func TestRunsWithoutCobra(t *testing.T) {
 	// reset last: it refills the bucket by deleting its key.
 	t.Run("reset", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		if err := resetRun(&ResetOptions{Env: env, Keys: []string{"direct:a"}, Yes: true, Output: output.FormatJSON}); err != nil {
+		if err := resetRun(&ResetOptions{Env: env, Keys: []string{"direct:a"}, Yes: true, Selection: Selection{Output: output.FormatJSON}}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), `"outcome": "reset"`) {
