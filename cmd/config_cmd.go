@@ -68,7 +68,7 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 			return connect.EncodeNode(f.IO.Out, doc)
 		},
 	}
-	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatYAML, "outFormat format: yaml|json")
+	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatYAML, "output format: yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatYAML, output.FormatJSON))
 	return cmd
 }
@@ -129,7 +129,7 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 		},
 		ValidArgsFunction: completeContextArgs(f),
 	}
-	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatTable, "outFormat format: table|json|yaml|name")
+	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatTable, "output format: table|json|yaml|name")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatTable, output.FormatJSON, output.FormatYAML, "name"))
 	return cmd
 }
