@@ -18,6 +18,31 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
+// competitor is one limiter the benchmarks compare: one decision of cost 1 on key.
+type competitor struct {
+	name string
+	take func(key string) error
+}
+
+// competitors are bucketctl's Take (coalescing, and with direct, without) and redis_rate's
+// Allow, with the same limit: 100 tokens, 100 a second.
+func competitors(b *testing.B, rdb *redis.Client, direct bool) []competitor {
+	ctx := context.Background()
+	st := bucket.NewStore(rdb)
+	if _, _, err := st.LoadScript(ctx); err != nil {
+		b.Fatal(err)
+	}
+	limiter := redis_rate.NewLimiter(rdb)
+	sp := bucket.Spec{Capacity: 100, Rate: 100}
+	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
+	out := []competitor{{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }}}
+	if direct {
+		d := bucket.NewStore(rdb, bucket.WithCoalescing(0))
+		out = append(out, competitor{"bucketctl_direct", func(key string) error { _, err := d.Take(ctx, key, sp, 1); return err }})
+	}
+	return append(out, competitor{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }})
+}
+
 // BenchmarkTake measures one decision per op against a real local redis-server, side by side
 // with go-redis/redis_rate's Allow in the same run: 1, 16, 64 and 256 goroutines, on one hot
 // key and on one key per goroutine.
@@ -27,24 +52,7 @@ func BenchmarkTake(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 300, MaxRetries: -1})
 	defer rdb.Close()
-	ctx := context.Background()
-	st := bucket.NewStore(rdb)
-	if _, _, err := st.LoadScript(ctx); err != nil {
-		b.Fatal(err)
-	}
-	direct := bucket.NewStore(rdb, bucket.WithCoalescing(0))
-	limiter := redis_rate.NewLimiter(rdb)
-	sp := bucket.Spec{Capacity: 100, Rate: 100}
-	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
-
-	impls := []struct {
-		name string
-		take func(key string) error
-	}{
-		{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }},
-		{"bucketctl_direct", func(key string) error { _, err := direct.Take(ctx, key, sp, 1); return err }},
-		{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }},
-	}
+	impls := competitors(b, rdb, true)
 	for _, mode := range []string{"hot_key", "per_key"} {
 		for _, g := range []int{1, 16, 64, 256} {
 			for _, impl := range impls {

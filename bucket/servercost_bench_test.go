@@ -10,10 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
@@ -29,21 +27,7 @@ func BenchmarkServerCost(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 32, MaxRetries: -1})
 	defer rdb.Close()
-	ctx := context.Background()
-	st := bucket.NewStore(rdb)
-	if _, _, err := st.LoadScript(ctx); err != nil {
-		b.Fatal(err)
-	}
-	limiter := redis_rate.NewLimiter(rdb)
-	sp := bucket.Spec{Capacity: 100, Rate: 100}
-	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
-	impls := []struct {
-		name string
-		take func(key string) error
-	}{
-		{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }},
-		{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }},
-	}
+	impls := competitors(b, rdb, false)
 	run := func(name string, take func(string) error) float64 {
 		before := scriptUsec(b, rdb)
 		var next atomic.Int64
