@@ -27,7 +27,8 @@
 //
 // The sub-packages hold what builds on a Store: audit (what is wrong in a keyspace), hot
 // (the buckets written now), load (load tests), resetplan (resets of many keys), rules (the
-// config file's key patterns), units (typed values), rediserr (reading Redis errors),
-// httplimit (HTTP middleware), and redistest and sandbox (real redis-server processes, for
-// the tests and the demo). The package never prints and imports no CLI or terminal code.
+// config file's key patterns), units (typed values), rediserr (reading Redis errors), cost
+// (counting what Redis is sent), httplimit (HTTP middleware), and redistest and sandbox
+// (real redis-server processes, for the tests and the demo). The package never prints and
+// imports no CLI or terminal code.
 package bucket

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,12 +23,6 @@ var readScript = lazyScript(scripts.Read)
 // Store's client for keys given by name.
 type pipeliner interface {
 	Pipeline() redis.Pipeliner
-}
-
-// ReadCost counts what reads sent, for the figures scan and top report.
-type ReadCost struct {
-	Commands   int64
-	RoundTrips int64
 }
 
 // readOpts say how to read and classify a batch of keys.
@@ -232,14 +225,12 @@ func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []stri
 	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
 }
 
-func (s *Store) countRead(commands, roundTrips int64) {
-	atomic.AddInt64(&s.readCost.Commands, commands)
-	atomic.AddInt64(&s.readCost.RoundTrips, roundTrips)
-}
+func (s *Store) countRead(commands, roundTrips int64) { s.reads.Add(commands, roundTrips) }
 
-// ReadCost returns the commands and round trips reads have sent so far.
-func (s *Store) ReadCost() ReadCost {
-	return ReadCost{Commands: atomic.LoadInt64(&s.readCost.Commands), RoundTrips: atomic.LoadInt64(&s.readCost.RoundTrips)}
+// ReadCost returns the commands and round trips reads have sent so far, for the figures
+// scan and top report.
+func (s *Store) ReadCost() (commands, roundTrips int64) {
+	return int64(s.reads.Commands()), int64(s.reads.RoundTrips())
 }
 
 func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *keyRead) error {

@@ -141,7 +141,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]State, error) 
 		keys = keys[:most]
 	}
 	addr := n.c.Options().Addr
-	before := sc.s.ReadCost()
+	beforeCmds, beforeRTs := sc.s.ReadCost()
 	o := sc.read
 	states, err := sc.s.readKeys(ctx, n.c, keys, o)
 	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
@@ -149,10 +149,10 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]State, error) 
 		// follows redirects.
 		states, err = sc.s.readKeys(ctx, sc.s.rdb, keys, o)
 	}
-	after := sc.s.ReadCost()
-	sc.stats.Commands += after.Commands - before.Commands
-	sc.stats.RoundTrips += after.RoundTrips - before.RoundTrips
-	sc.stats.PerMaster[addr] += after.Commands - before.Commands
+	afterCmds, afterRTs := sc.s.ReadCost()
+	sc.stats.Commands += afterCmds - beforeCmds
+	sc.stats.RoundTrips += afterRTs - beforeRTs
+	sc.stats.PerMaster[addr] += afterCmds - beforeCmds
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket/cost"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -34,7 +35,7 @@ type Store struct {
 	co    *coalescer // nil: every Take is its own round trip
 
 	readMode atomic.Int32 // how reads send the read script (read.go)
-	readCost ReadCost     // what reads sent (atomic)
+	reads    cost.Counter // what reads sent
 }
 
 // Option configures a Store.

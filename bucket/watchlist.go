@@ -92,7 +92,7 @@ func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, e
 func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	before := w.sc.Stats()
 	startPages := before.Pages
-	beforeRead := w.s.ReadCost()
+	_, beforeRTs := w.s.ReadCost()
 	var res WatchResult
 	spent := int64(0)
 	if w.dbsize < 0 {
@@ -172,10 +172,10 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		before = st
 	}
 	after := w.sc.Stats()
-	afterRead := w.s.ReadCost()
+	_, afterRTs := w.s.ReadCost()
 	res.Pages = after.Pages - startPages
 	res.Commands = spent
-	res.RoundTrips += afterRead.RoundTrips - beforeRead.RoundTrips + res.Pages
+	res.RoundTrips += afterRTs - beforeRTs + res.Pages
 	res.States = make([]State, 0, len(w.kept))
 	for _, s := range w.kept {
 		res.States = append(res.States, s)

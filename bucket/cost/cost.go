@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Counter counts what one operation costs Redis (see With).
+// Counter counts what Redis is sent: commands and round trips. It is safe for concurrent
+// use. The requests made with a context carrying one are counted by the hook (see With and
+// Install); a bucket.Store counts its reads in one of its own with Add.
 type Counter struct {
 	commands, roundTrips atomic.Int64
 }
@@ -19,6 +19,12 @@ type Counter struct {
 // Commands and RoundTrips are the counts so far.
 func (c *Counter) Commands() int   { return int(c.commands.Load()) }
 func (c *Counter) RoundTrips() int { return int(c.roundTrips.Load()) }
+
+// Add counts commands sent in roundTrips round trips.
+func (c *Counter) Add(commands, roundTrips int64) {
+	c.commands.Add(commands)
+	c.roundTrips.Add(roundTrips)
+}
 
 type costKey struct{}
 
@@ -51,8 +57,7 @@ func handshake(cmd redis.Cmder) bool {
 func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if c := costFrom(ctx); c != nil && !handshake(cmd) {
-			c.commands.Add(1)
-			c.roundTrips.Add(1)
+			c.Add(1, 1)
 		}
 		return next(ctx, cmd)
 	}
@@ -68,8 +73,7 @@ func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 				}
 			}
 			if n > 0 {
-				c.commands.Add(n)
-				c.roundTrips.Add(1)
+				c.Add(n, 1)
 			}
 		}
 		return next(ctx, cmds)
@@ -82,7 +86,7 @@ var hooked sync.Map
 // Install puts the counting hook on the clients that talk to the servers: the client
 // itself when standalone (or Sentinel), each node's client for a Cluster or a Ring, since a
 // cluster pipeline is one round trip per node.
-func Install(rdb bucket.Client) {
+func Install(rdb redis.UniversalClient) {
 	add := func(c *redis.Client) {
 		if _, dup := hooked.LoadOrStore(c, struct{}{}); !dup {
 			c.AddHook(costHook{})
