@@ -34,20 +34,24 @@ fmt-check:
 build:
 	$(GO) build -buildvcs=auto -o bin/bucketctl .
 
-# The comparisons of the README's performance figures ('bucketctl help performance'), on
-# loopback redis-servers the benchmarks start themselves: server script time per decision
-# and Take side by side with go-redis/redis_rate (table by scripts/bench/benchtable), then
-# load against redis-benchmark. A few minutes on two cores.
 # The README's pictures, drawn from the real binary on pseudo-terminals against the demo's
 # sandbox (Linux); a test fails when a picture's command no longer runs.
 screenshots: deps build
 	$(GO) run ./scripts/screenshots --bin bin/bucketctl --out scripts/screenshots
 
+# The comparisons of the README's performance figures ('bucketctl help performance'), on
+# loopback redis-servers the benchmarks start themselves: server script time per decision
+# and Take side by side with go-redis/redis_rate, load against redis-benchmark, start-up
+# against redis-cli; scripts/bench/benchtable echoes their output and ends with the table
+# (date, cores and load average included), failing when a command gave no figures. A few
+# minutes on two cores: run it on an otherwise idle machine. benchtable is built first, so
+# its compilation does not run beside the first benchmark.
 bench: deps
+	$(GO) build -o bin/benchtable ./scripts/bench/benchtable
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem; \
-	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; } | $(GO) run ./scripts/bench/benchtable
-	N1=$${N1:-50000} N16=$${N16:-200000} scripts/bench/load-vs-redis-benchmark.sh
-	scripts/bench/startup.sh
+	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; \
+	  N1=$${N1:-50000} N16=$${N16:-200000} scripts/bench/load-vs-redis-benchmark.sh; \
+	  scripts/bench/startup.sh; } | bin/benchtable
 
 clean:
 	rm -rf bin dist dist-gen

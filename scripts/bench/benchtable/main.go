@@ -3,14 +3,28 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// A line: BenchmarkTake/bucketctl/hot_key/g16-2   123   4567 ns/op   ... metrics.
-var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+var (
+	// A line: BenchmarkTake/bucketctl/hot_key/g16-2   123   4567 ns/op   ... metrics.
+	line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	// load-vs-redis-benchmark.sh's medians:
+	//   -P 16  redis-benchmark 120481.93   bucketctl load --pipeline 16   119128.20   ratio 0.989 (...)
+	loadLine = regexp.MustCompile(`^\s*-P (\d+)\s+redis-benchmark\s+([\d.]+)\s+bucketctl load --pipeline \d+\s+([\d.]+)\s+ratio ([\d.]+)`)
+	// startup.sh's figures.
+	initLine    = regexp.MustCompile(`^package init \(.*median of (\d+)\): ([\d.]+) ms`)
+	floorLine   = regexp.MustCompile(`^\s*the libraries' floor, in turn with it:\s+([\d.]+) ms`)
+	inspectLine = regexp.MustCompile(`^inspect KEY vs redis-cli hgetall KEY:\s+A ([\d.]+) ms\s+B ([\d.]+) ms\s+A/B ([\d.]+) \(median of (\d+) pairs`)
+	// Both scripts print the load average before and after their runs.
+	loadavgLine = regexp.MustCompile(`^load average (?:before|after):\s+([\d.]+)`)
+)
 
 func metrics(rest string) map[string]float64 {
 	out := map[string]float64{}
@@ -23,47 +37,129 @@ func metrics(rest string) map[string]float64 {
 	return out
 }
 
-func main() {
-	take := map[string]float64{} // impl/mode/gN -> ns/op
-	var cost map[string]float64
-	sc := bufio.NewScanner(os.Stdin)
+// figures are what the commands of `make bench` printed.
+type figures struct {
+	take    map[string]float64 // impl/mode/gN -> ns/op
+	cost    map[string]float64
+	load    map[string][3]float64 // P -> redis-benchmark, bucketctl, ratio
+	init    []float64             // ms, the libraries' floor's ms, runs
+	inspect []float64             // bucketctl ms, redis-cli ms, ratio, pairs
+	loadavg []float64             // 1-minute load averages
+}
+
+func num(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+
+// read echoes in to echo and collects the figures.
+func read(in io.Reader, echo io.Writer) (figures, error) {
+	fs := figures{take: map[string]float64{}, load: map[string][3]float64{}}
+	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		fmt.Println(sc.Text())
-		m := line.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		name, ms := m[1], metrics(m[2])
-		switch {
-		case name == "ServerCost":
-			cost = ms
-		case strings.HasPrefix(name, "Take/"):
-			take[strings.TrimPrefix(name, "Take/")] = ms["ns/op"]
+		t := sc.Text()
+		fmt.Fprintln(echo, t)
+		if m := line.FindStringSubmatch(t); m != nil {
+			name, ms := m[1], metrics(m[2])
+			switch {
+			case name == "ServerCost":
+				fs.cost = ms
+			case strings.HasPrefix(name, "Take/"):
+				fs.take[strings.TrimPrefix(name, "Take/")] = ms["ns/op"]
+			}
+		} else if m := loadLine.FindStringSubmatch(t); m != nil {
+			fs.load[m[1]] = [3]float64{num(m[2]), num(m[3]), num(m[4])}
+		} else if m := initLine.FindStringSubmatch(t); m != nil {
+			fs.init = []float64{num(m[2]), 0, num(m[1])}
+		} else if m := floorLine.FindStringSubmatch(t); m != nil && fs.init != nil {
+			fs.init[1] = num(m[1])
+		} else if m := inspectLine.FindStringSubmatch(t); m != nil {
+			fs.inspect = []float64{num(m[1]), num(m[2]), num(m[3]), num(m[4])}
+		} else if m := loadavgLine.FindStringSubmatch(t); m != nil {
+			fs.loadavg = append(fs.loadavg, num(m[1]))
 		}
 	}
-	fmt.Println()
-	fmt.Println("| comparison (same redis-server, loopback) | bucketctl | redis_rate | ratio |")
-	fmt.Println("|---|---:|---:|---:|")
-	ok := true
-	if cost != nil {
-		r := cost["ratio"]
-		fmt.Printf("| server script time per decision (µs, INFO commandstats, median of 3) | %.2f | %.2f | %.2f× (≤ 1 wanted) |\n",
-			cost["bucketctl-srv-µs/decision"], cost["redis_rate-srv-µs/decision"], r)
+	return fs, sc.Err()
+}
+
+// table prints the comparison table and returns the figures that are missing (their
+// command failed or printed nothing) and whether every figure present meets its goal.
+func table(w io.Writer, fs figures, when time.Time) (missing []string, ok bool) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "measured %s, %d cores", when.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU())
+	if len(fs.loadavg) > 0 {
+		lo, hi := fs.loadavg[0], fs.loadavg[0]
+		for _, v := range fs.loadavg {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		fmt.Fprintf(w, ", 1-minute load average %.2f–%.2f around the runs", lo, hi)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| comparison (same redis-server, loopback) | bucketctl | reference | ratio |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	ok = true
+	if fs.cost != nil {
+		r := fs.cost["ratio"]
+		fmt.Fprintf(w, "| server script time per decision (µs, INFO commandstats, median of 3) | %.2f | redis_rate %.2f | %.2f× (≤ 1 wanted) |\n",
+			fs.cost["bucketctl-srv-µs/decision"], fs.cost["redis_rate-srv-µs/decision"], r)
 		ok = ok && r <= 1
+	} else {
+		missing = append(missing, "server script time per decision (go test ./bucket -bench ServerCost)")
 	}
+	takes := 0
 	for _, mode := range []string{"hot_key", "per_key"} {
 		for _, g := range []string{"g1", "g16", "g64"} {
-			ours, theirs := take["bucketctl/"+mode+"/"+g], take["redis_rate/"+mode+"/"+g]
+			ours, theirs := fs.take["bucketctl/"+mode+"/"+g], fs.take["redis_rate/"+mode+"/"+g]
 			if ours == 0 || theirs == 0 {
 				continue
 			}
+			takes++
 			r := theirs / ours
-			fmt.Printf("| Take vs Allow, %s, %s goroutines (ns/op) | %.0f | %.0f | %.2f× (≥ 1 wanted) |\n",
+			fmt.Fprintf(w, "| Take vs Allow, %s, %s goroutines (ns/op) | %.0f | %.0f | %.2f× (≥ 1 wanted) |\n",
 				strings.ReplaceAll(mode, "_", " "), strings.TrimPrefix(g, "g"), ours, theirs, r)
 			ok = ok && r >= 1
 		}
 	}
+	if takes == 0 {
+		missing = append(missing, "Take vs Allow (go test ./bucket -bench 'Take$')")
+	}
+	for _, p := range []string{"1", "16"} {
+		l, found := fs.load[p]
+		if !found {
+			missing = append(missing, "load -P "+p+" (scripts/bench/load-vs-redis-benchmark.sh)")
+			continue
+		}
+		fmt.Fprintf(w, "| `load --pipeline %s` vs `redis-benchmark -P %s`, same script (ops/s, medians) | %.0f | %.0f | %.2f× (≥ 0.9 wanted) |\n",
+			p, p, l[1], l[0], l[2])
+		ok = ok && l[2] >= 0.9
+	}
+	if fs.init != nil {
+		fmt.Fprintf(w, "| package init, `GODEBUG=inittrace=1 bucketctl version` (ms, median of %.0f) | %.2f | libraries' floor %.2f | (≤ 2 ms wanted) |\n",
+			fs.init[2], fs.init[0], fs.init[1])
+		ok = ok && fs.init[0] <= 2
+	} else {
+		missing = append(missing, "package init (scripts/bench/startup.sh)")
+	}
+	if fs.inspect != nil {
+		fmt.Fprintf(w, "| `inspect KEY` vs `redis-cli hgetall KEY` (ms, median of %.0f pairs) | %.2f | %.2f | %.2f× (≤ 1.3 wanted) |\n",
+			fs.inspect[3], fs.inspect[0], fs.inspect[1], fs.inspect[2])
+		ok = ok && fs.inspect[2] <= 1.3
+	} else {
+		missing = append(missing, "inspect vs redis-cli (scripts/bench/startup.sh)")
+	}
+	return missing, ok
+}
+
+func main() {
+	fs, err := read(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	missing, ok := table(os.Stdout, fs, time.Now())
 	if !ok {
-		fmt.Println("\nbenchtable: a ratio is on the wrong side of 1 (see the table)")
+		fmt.Println("\nbenchtable: a figure misses its goal (see the table)")
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "benchtable: no figures of %s: its command failed (see above)\n", strings.Join(missing, "; "))
+		os.Exit(1)
 	}
 }

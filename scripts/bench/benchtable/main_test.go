@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Lines as make bench's four commands print them (trimmed to the ones read).
+const sample = `BenchmarkTake/bucketctl/hot_key/g1-2         	   17043	     72217 ns/op	        37.15 cli-cpu-µs/op	     471 B/op	      13 allocs/op
+BenchmarkTake/redis_rate/hot_key/g1-2        	   16747	     61701 ns/op	        31.10 cli-cpu-µs/op	     695 B/op	      19 allocs/op
+BenchmarkServerCost-2   	       1	3396911078 ns/op	        11.48 bucketctl-srv-µs/decision	         1.937 ratio	         5.926 redis_rate-srv-µs/decision
+load average before: 2.68 1.75 2.35
+medians over 3 runs (ops/s):
+  -P 1   redis-benchmark     47214.35   bucketctl load --pipeline 1       56002.57   ratio 1.186 (median of ratios 1.100)
+  -P 16  redis-benchmark    109170.30   bucketctl load --pipeline 16     102818.95   ratio 0.942 (median of ratios 0.950)
+load average after: 3.10 1.90 2.39
+load average before: 0.82 1.35 2.30
+package init (GODEBUG=inittrace=1 bucketctl version, sum of clock, median of 21): 0.883 ms
+  the libraries' floor, in turn with it:                              0.918 ms
+load average after:  0.90 1.35 2.30
+inspect KEY vs redis-cli hgetall KEY:      A 5.054 ms  B 3.368 ms  A/B 1.483 (median of 20 pairs; min 0.522, max 2.623)
+`
+
+func TestTable(t *testing.T) {
+	var echo, out strings.Builder
+	fs, err := read(strings.NewReader(sample), &echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if echo.String() != sample {
+		t.Errorf("input not echoed as read:\n%s", echo.String())
+	}
+	missing, ok := table(&out, fs, time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC))
+	got := out.String()
+	for _, want := range []string{
+		"measured 2026-11-25 18:00 UTC, ",
+		"1-minute load average 0.82–3.10 around the runs",
+		"| server script time per decision (µs, INFO commandstats, median of 3) | 11.48 | redis_rate 5.93 | 1.94× (≤ 1 wanted) |",
+		"| Take vs Allow, hot key, 1 goroutines (ns/op) | 72217 | 61701 | 0.85× (≥ 1 wanted) |",
+		"| `load --pipeline 1` vs `redis-benchmark -P 1`, same script (ops/s, medians) | 56003 | 47214 | 1.19× (≥ 0.9 wanted) |",
+		"| `load --pipeline 16` vs `redis-benchmark -P 16`, same script (ops/s, medians) | 102819 | 109170 | 0.94× (≥ 0.9 wanted) |",
+		"| package init, `GODEBUG=inittrace=1 bucketctl version` (ms, median of 21) | 0.88 | libraries' floor 0.92 | (≤ 2 ms wanted) |",
+		"| `inspect KEY` vs `redis-cli hgetall KEY` (ms, median of 20 pairs) | 5.05 | 3.37 | 1.48× (≤ 1.3 wanted) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if ok {
+		t.Errorf("ratios of 1.94 (≤ 1 wanted) and 1.48 (≤ 1.3 wanted) reported as meeting their goals")
+	}
+	if len(missing) != 0 {
+		t.Errorf("missing %q, though every command printed its figures", missing)
+	}
+}
+
+func TestTableMissing(t *testing.T) {
+	// Only the load script ran: the rest are missing, by name.
+	in := "  -P 1   redis-benchmark 10.0   bucketctl load --pipeline 1   10.0   ratio 1.000 (x)\n"
+	fs, err := read(strings.NewReader(in), &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	missing, ok := table(&out, fs, time.Now())
+	if !ok {
+		t.Errorf("a ratio of 1.0 (≥ 0.9 wanted) reported as missing its goal")
+	}
+	got := strings.Join(missing, "\n")
+	for _, want := range []string{"ServerCost", "Take$", "load -P 16", "package init", "inspect vs redis-cli"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing figures %q do not name %q", missing, want)
+		}
+	}
+	if strings.Contains(got, "load -P 1 ") {
+		t.Errorf("load -P 1 reported missing though it was read: %q", missing)
+	}
+}
