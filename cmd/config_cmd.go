@@ -97,10 +97,10 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 				names = cfg.ContextNames()
 			}
 			type row struct {
-				Name    string `json:"name" yaml:"name"`
-				Current bool   `json:"current" yaml:"current"`
-				Server  string `json:"server" yaml:"server"`
-				User    string `json:"user,omitempty" yaml:"user,omitempty"`
+				Name    string `json:"name"`
+				Current bool   `json:"current"`
+				Server  string `json:"server"`
+				User    string `json:"user,omitempty"`
 			}
 			rows := make([]row, 0, len(names))
 			for _, n := range names {

@@ -13,52 +13,52 @@ import (
 // Report is the outcome of a run. Its JSON and YAML field names are stable.
 type Report struct {
 	// Server names the Redis the run went to; the engine leaves it to the caller.
-	Server      string   `json:"server" yaml:"server"`
-	Key         string   `json:"key" yaml:"key"`
-	Strategy    Strategy `json:"strategy" yaml:"strategy"`
-	Arrival     Arrival  `json:"arrival" yaml:"arrival"`
-	ArrivalRate float64  `json:"arrival_rate" yaml:"arrival_rate"`
-	BurstEveryS float64  `json:"burst_every_s" yaml:"burst_every_s"`
-	BurstSize   int      `json:"burst_size" yaml:"burst_size"`
-	Concurrency int      `json:"concurrency" yaml:"concurrency"`
-	Pipeline    int      `json:"pipeline" yaml:"pipeline"`
-	Capacity    float64  `json:"capacity" yaml:"capacity"`
-	Rate        float64  `json:"rate" yaml:"rate"`
-	Cost        float64  `json:"cost" yaml:"cost"`
+	Server      string   `json:"server"`
+	Key         string   `json:"key"`
+	Strategy    Strategy `json:"strategy"`
+	Arrival     Arrival  `json:"arrival"`
+	ArrivalRate float64  `json:"arrival_rate"`
+	BurstEveryS float64  `json:"burst_every_s"`
+	BurstSize   int      `json:"burst_size"`
+	Concurrency int      `json:"concurrency"`
+	Pipeline    int      `json:"pipeline"`
+	Capacity    float64  `json:"capacity"`
+	Rate        float64  `json:"rate"`
+	Cost        float64  `json:"cost"`
 	// DurationS is the measured duration T: from the first request sent to the last answer.
-	DurationS float64 `json:"duration_s" yaml:"duration_s"`
+	DurationS float64 `json:"duration_s"`
 	// Requests is the decisions sent: Allowed + Denied + Errors.
-	Requests int64 `json:"requests" yaml:"requests"`
-	Allowed  int64 `json:"allowed" yaml:"allowed"`
-	Denied   int64 `json:"denied" yaml:"denied"`
-	Errors   int64 `json:"errors" yaml:"errors"`
+	Requests int64 `json:"requests"`
+	Allowed  int64 `json:"allowed"`
+	Denied   int64 `json:"denied"`
+	Errors   int64 `json:"errors"`
 	// Retries are the watch strategy's retries (a watched key changed before EXEC).
-	Retries int64 `json:"retries" yaml:"retries"`
+	Retries int64 `json:"retries"`
 	// Unsent are open-loop arrivals due before the end that no worker was free to send.
-	Unsent int64 `json:"unsent" yaml:"unsent"`
+	Unsent int64 `json:"unsent"`
 	// RedisCalls are round trips to Redis; a pipeline of N decisions is one.
-	RedisCalls           int64   `json:"redis_calls" yaml:"redis_calls"`
-	RedisCallsPerRequest float64 `json:"redis_calls_per_request" yaml:"redis_calls_per_request"`
+	RedisCalls           int64   `json:"redis_calls"`
+	RedisCallsPerRequest float64 `json:"redis_calls_per_request"`
 	// OpsPerSec is the decisions answered (allowed + denied) per second of DurationS.
-	OpsPerSec float64 `json:"ops_per_sec" yaml:"ops_per_sec"`
+	OpsPerSec float64 `json:"ops_per_sec"`
 	// TheoreticalMax is the most a correct limiter allows in DurationS from a full bucket:
 	// floor((capacity + rate × duration_s) / cost).
-	TheoreticalMax int64 `json:"theoretical_max" yaml:"theoretical_max"`
+	TheoreticalMax int64 `json:"theoretical_max"`
 	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100: above 0 the
 	// limiter let through more than it may; below 0 it granted less than it could.
-	OverGrantPct float64       `json:"over_grant_pct" yaml:"over_grant_pct"`
-	LatencyMS    Latency       `json:"latency_ms" yaml:"latency_ms"`
-	Histogram    []Band        `json:"latency_histogram" yaml:"latency_histogram"`
-	PerSecond    []Second      `json:"per_second" yaml:"per_second"`
-	ErrorSamples []ErrorSample `json:"error_samples" yaml:"error_samples"`
+	OverGrantPct float64       `json:"over_grant_pct"`
+	LatencyMS    Latency       `json:"latency_ms"`
+	Histogram    []Band        `json:"latency_histogram"`
+	PerSecond    []Second      `json:"per_second"`
+	ErrorSamples []ErrorSample `json:"error_samples"`
 	// Interrupted marks a run stopped before its bounds (Ctrl-C): the report so far.
-	Interrupted bool `json:"interrupted" yaml:"interrupted"`
+	Interrupted bool `json:"interrupted"`
 }
 
 // ErrorSample is one distinct error message and how often it came.
 type ErrorSample struct {
-	Message string `json:"message" yaml:"message"`
-	Count   int64  `json:"count" yaml:"count"`
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
 }
 
 // Duration is DurationS as a time.Duration.

@@ -23,9 +23,9 @@ const (
 
 // Second is one second of the run: the decisions that completed in it.
 type Second struct {
-	Allowed int64 `json:"allowed" yaml:"allowed"`
-	Denied  int64 `json:"denied" yaml:"denied"`
-	Errors  int64 `json:"errors" yaml:"errors"`
+	Allowed int64 `json:"allowed"`
+	Denied  int64 `json:"denied"`
+	Errors  int64 `json:"errors"`
 }
 
 // counts are the tallies every shard keeps and a snapshot sums.
@@ -132,20 +132,20 @@ func (s *shard) record(o *outcome) {
 // Open-loop latencies run from the intended send time, so time spent waiting for a free
 // worker counts (no coordinated omission).
 type Latency struct {
-	Min  float64 `json:"min" yaml:"min"`
-	Mean float64 `json:"mean" yaml:"mean"`
-	P50  float64 `json:"p50" yaml:"p50"`
-	P90  float64 `json:"p90" yaml:"p90"`
-	P99  float64 `json:"p99" yaml:"p99"`
-	P999 float64 `json:"p99_9" yaml:"p99_9"`
-	Max  float64 `json:"max" yaml:"max"`
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
+	Max  float64 `json:"max"`
 }
 
 // Band is one bar of the latency histogram: Count decisions took more than the previous
 // band's UpToMS and at most UpToMS milliseconds.
 type Band struct {
-	UpToMS float64 `json:"le_ms" yaml:"le_ms"`
-	Count  int64   `json:"count" yaml:"count"`
+	UpToMS float64 `json:"le_ms"`
+	Count  int64   `json:"count"`
 }
 
 // usToMS converts the histogram's microseconds.

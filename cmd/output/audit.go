@@ -14,41 +14,41 @@ import (
 
 // AuditView is the JSON/YAML document of audit. Field names are stable; memory in bytes.
 type AuditView struct {
-	Findings []FindingView `json:"findings" yaml:"findings"`
-	Families []FamilyView  `json:"families" yaml:"families"`
+	Findings []FindingView `json:"findings"`
+	Families []FamilyView  `json:"families"`
 	// Worst is the highest severity found ("" when nothing was found).
-	Worst         string `json:"worst" yaml:"worst"`
-	KeysScanned   int64  `json:"keys_scanned" yaml:"keys_scanned"`
-	Buckets       int64  `json:"buckets" yaml:"buckets"`
-	OtherKeys     int64  `json:"other_keys" yaml:"other_keys"`
-	MemorySamples int    `json:"memory_samples" yaml:"memory_samples"`
+	Worst         string `json:"worst"`
+	KeysScanned   int64  `json:"keys_scanned"`
+	Buckets       int64  `json:"buckets"`
+	OtherKeys     int64  `json:"other_keys"`
+	MemorySamples int    `json:"memory_samples"`
 	// MemoryNote says why memory was not estimated (an ACL without MEMORY).
-	MemoryNote string `json:"memory_note,omitempty" yaml:"memory_note,omitempty"`
-	Commands   int64  `json:"commands" yaml:"commands"`
-	RoundTrips int64  `json:"round_trips" yaml:"round_trips"`
-	Truncated  bool   `json:"truncated" yaml:"truncated"`
+	MemoryNote string `json:"memory_note,omitempty"`
+	Commands   int64  `json:"commands"`
+	RoundTrips int64  `json:"round_trips"`
+	Truncated  bool   `json:"truncated"`
 }
 
 // FindingView is one kind of finding.
 type FindingView struct {
-	Kind        string   `json:"kind" yaml:"kind"`
-	Severity    string   `json:"severity" yaml:"severity"`
-	Count       int64    `json:"count" yaml:"count"`
-	Examples    []string `json:"examples" yaml:"examples"`
-	MemoryBytes int64    `json:"memory_bytes" yaml:"memory_bytes"`
-	MaxAheadMS  *float64 `json:"max_ahead_ms,omitempty" yaml:"max_ahead_ms,omitempty"`
-	Detail      string   `json:"detail,omitempty" yaml:"detail,omitempty"`
-	Meaning     string   `json:"meaning" yaml:"meaning"`
-	Fix         string   `json:"fix" yaml:"fix"`
+	Kind        string   `json:"kind"`
+	Severity    string   `json:"severity"`
+	Count       int64    `json:"count"`
+	Examples    []string `json:"examples"`
+	MemoryBytes int64    `json:"memory_bytes"`
+	MaxAheadMS  *float64 `json:"max_ahead_ms,omitempty"`
+	Detail      string   `json:"detail,omitempty"`
+	Meaning     string   `json:"meaning"`
+	Fix         string   `json:"fix"`
 }
 
 // FamilyView is one key family.
 type FamilyView struct {
-	Prefix      string           `json:"prefix" yaml:"prefix"`
-	Keys        int64            `json:"keys" yaml:"keys"`
-	Buckets     int64            `json:"buckets" yaml:"buckets"`
-	Layouts     map[string]int64 `json:"layouts" yaml:"layouts"`
-	MemoryBytes int64            `json:"memory_bytes" yaml:"memory_bytes"`
+	Prefix      string           `json:"prefix"`
+	Keys        int64            `json:"keys"`
+	Buckets     int64            `json:"buckets"`
+	Layouts     map[string]int64 `json:"layouts"`
+	MemoryBytes int64            `json:"memory_bytes"`
 }
 
 // AuditOf is audit's document of report r over a scan with stats s.

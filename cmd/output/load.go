@@ -52,7 +52,7 @@ func PrintLoadPlan(ios *iostreams.IOStreams, plans []load.Plan, yes, keep, toErr
 
 // LoadComparison is the JSON/YAML shape of --compare.
 type LoadComparison struct {
-	Runs []load.Report `json:"runs" yaml:"runs"`
+	Runs []load.Report `json:"runs"`
 }
 
 // PrintLoad prints the report on stdout, the same on a terminal (after the live view

@@ -135,13 +135,13 @@ func ListRow(s bucket.State, node func(string) string) []string {
 // DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
 // names what ranked the keys.
 type HotView struct {
-	StateView       `yaml:",inline"`
-	DecisionsPerSec float64  `json:"decisions_per_sec" yaml:"decisions_per_sec"`
-	DeniedPerSec    *float64 `json:"denied_per_sec" yaml:"denied_per_sec"`
-	WritesSeen      int64    `json:"writes_seen" yaml:"writes_seen"`
-	RateFrom        string   `json:"rate_from" yaml:"rate_from"`
-	RankedBy        string   `json:"ranked_by" yaml:"ranked_by"`
-	ObservedMS      float64  `json:"observed_ms" yaml:"observed_ms"`
+	StateView
+	DecisionsPerSec float64  `json:"decisions_per_sec"`
+	DeniedPerSec    *float64 `json:"denied_per_sec"`
+	WritesSeen      int64    `json:"writes_seen"`
+	RateFrom        string   `json:"rate_from"`
+	RankedBy        string   `json:"ranked_by"`
+	ObservedMS      float64  `json:"observed_ms"`
 }
 
 func hotRate(v float64) string { return format.PerSecond(v) }
@@ -183,22 +183,22 @@ func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
 
 // ResetView is one line of reset's JSON/YAML
 type ResetView struct {
-	Key          string   `json:"key" yaml:"key"`
-	Layout       string   `json:"layout" yaml:"layout"`
-	Action       string   `json:"action" yaml:"action"`
-	TokensBefore *float64 `json:"tokens_before" yaml:"tokens_before"`
-	TokensAfter  *float64 `json:"tokens_after" yaml:"tokens_after"`
+	Key          string   `json:"key"`
+	Layout       string   `json:"layout"`
+	Action       string   `json:"action"`
+	TokensBefore *float64 `json:"tokens_before"`
+	TokensAfter  *float64 `json:"tokens_after"`
 	// AheadMS is how far the stored time was ahead of the server's clock (0: not ahead).
 	// TokensAfterWriterClock is what a caller whose clock reads that stored time sees right
 	// after the reset, when it differs from tokens_after (what a caller on the server's
 	// clock reads); Note says so in words.
-	AheadMS                float64  `json:"ahead_ms" yaml:"ahead_ms"`
-	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty" yaml:"tokens_after_writer_clock,omitempty"`
-	Note                   string   `json:"note,omitempty" yaml:"note,omitempty"`
-	Done                   bool     `json:"done" yaml:"done"`
+	AheadMS                float64  `json:"ahead_ms"`
+	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty"`
+	Note                   string   `json:"note,omitempty"`
+	Done                   bool     `json:"done"`
 	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
 	// left untouched) or failed; empty in a plan.
-	Outcome string `json:"outcome,omitempty" yaml:"outcome,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
 }
 
 func ResetRow(v ResetView) []string {

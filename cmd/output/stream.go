@@ -65,7 +65,11 @@ func (s *Stream) Add(v any, cells ...string) error {
 		s.out.Write(b)
 		s.out.WriteByte('\n')
 	case FormatYAML:
-		b, err := yaml.Marshal([]any{v})
+		n, err := yamlNode(v)
+		if err != nil {
+			return err
+		}
+		b, err := yaml.Marshal(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{n}})
 		if err != nil {
 			return err
 		}

@@ -2,17 +2,11 @@ package output
 
 import (
 	"bufio"
-	"encoding/json"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"io"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -32,42 +26,6 @@ var StateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, For
 
 // IsData says format prints data (JSON or YAML) rather than a table.
 func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }
-
-// WriteData writes v as JSON (one document, indented) or YAML.
-func WriteData(w io.Writer, format string, v any) error {
-	if format == FormatYAML {
-		var n yaml.Node
-		if err := n.Encode(v); err != nil {
-			return err
-		}
-		plainFloats(&n)
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(&n); err != nil {
-			return err
-		}
-		return enc.Close()
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// plainFloats writes YAML's floats as JSON writes them, without an exponent: an age of
-// 95442068183.225 ms, not 9.5442068183225e+10.
-func plainFloats(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && strings.ContainsAny(n.Value, "eE") {
-		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && !math.IsInf(f, 0) {
-			n.Value = strconv.FormatFloat(f, 'f', -1, 64)
-			if !strings.Contains(n.Value, ".") {
-				n.Tag = "!!int" // a whole number reads as one, as in JSON (no "!!float" tag shown)
-			}
-		}
-	}
-	for _, c := range n.Content {
-		plainFloats(c)
-	}
-}
 
 // table is a table printed at once: the stream table's layout (display width, so colour
 // never moves a column; on a terminal the key column cut in the middle) over all its rows.
@@ -105,45 +63,45 @@ func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 // reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
 // (jsonnum.go).
 type ResultView struct {
-	Key          string  `json:"key" yaml:"key"`
-	Allowed      bool    `json:"allowed" yaml:"allowed"`
-	Tokens       float64 `json:"tokens" yaml:"tokens"`
-	Remaining    float64 `json:"remaining" yaml:"remaining"`
-	Capacity     float64 `json:"capacity" yaml:"capacity"`
-	Rate         float64 `json:"rate" yaml:"rate"`
-	Cost         float64 `json:"cost" yaml:"cost"`
-	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
-	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
-	ResetAfterMS float64 `json:"reset_after_ms" yaml:"reset_after_ms"`
-	Layout       string  `json:"layout" yaml:"layout"`
+	Key          string  `json:"key"`
+	Allowed      bool    `json:"allowed"`
+	Tokens       float64 `json:"tokens"`
+	Remaining    float64 `json:"remaining"`
+	Capacity     float64 `json:"capacity"`
+	Rate         float64 `json:"rate"`
+	Cost         float64 `json:"cost"`
+	RetryAfterMS float64 `json:"retry_after_ms"`
+	TimeToFullMS float64 `json:"time_to_full_ms"`
+	ResetAfterMS float64 `json:"reset_after_ms"`
+	Layout       string  `json:"layout"`
 	// Exists says whether the key exists (check only: consume creates it).
-	Exists *bool `json:"exists,omitempty" yaml:"exists,omitempty"`
+	Exists *bool `json:"exists,omitempty"`
 	// Note says why a request is never allowed ("never: cost exceeds capacity").
-	Note string `json:"note,omitempty" yaml:"note,omitempty"`
+	Note string `json:"note,omitempty"`
 	// AppRetryAfterMS is the retry-after the bucket's application itself reports when it
 	// differs from the true one (Express truncates it; a stored time ahead is left out).
-	AppRetryAfterMS *float64 `json:"app_retry_after_ms,omitempty" yaml:"app_retry_after_ms,omitempty"`
+	AppRetryAfterMS *float64 `json:"app_retry_after_ms,omitempty"`
 	// Headers are the HTTP rate-limit headers for the decision (with --headers).
-	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 	// AheadMS is how far the stored time is ahead of the server's clock (0: not ahead).
-	AheadMS float64 `json:"ahead_ms" yaml:"ahead_ms"`
+	AheadMS float64 `json:"ahead_ms"`
 	// RetryAtExpiry and FullAtExpiry say the key's expiry, not the refill, ends the wait:
 	// the application starts a full bucket when the key expires.
-	RetryAtExpiry bool `json:"retry_at_expiry,omitempty" yaml:"retry_at_expiry,omitempty"`
-	FullAtExpiry  bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
+	RetryAtExpiry bool `json:"retry_at_expiry,omitempty"`
+	FullAtExpiry  bool `json:"full_at_expiry,omitempty"`
 	// WriterClock is the decision of a caller whose clock reads the stored time now, for an
 	// application on its callers' clocks written ahead of the server's; Ambiguous says why
 	// the answer depends on the next caller's clock, when it does.
-	WriterClock *ClockView `json:"writer_clock,omitempty" yaml:"writer_clock,omitempty"`
-	Ambiguous   string     `json:"ambiguous,omitempty" yaml:"ambiguous,omitempty"`
+	WriterClock *ClockView `json:"writer_clock,omitempty"`
+	Ambiguous   string     `json:"ambiguous,omitempty"`
 }
 
 // ClockView is a decision on another clock than the server's.
 type ClockView struct {
-	Allowed      bool    `json:"allowed" yaml:"allowed"`
-	Tokens       float64 `json:"tokens" yaml:"tokens"`
-	RetryAfterMS float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
-	TimeToFullMS float64 `json:"time_to_full_ms" yaml:"time_to_full_ms"`
+	Allowed      bool    `json:"allowed"`
+	Tokens       float64 `json:"tokens"`
+	RetryAfterMS float64 `json:"retry_after_ms"`
+	TimeToFullMS float64 `json:"time_to_full_ms"`
 }
 
 func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultView {
@@ -161,36 +119,36 @@ func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultVi
 // are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
 // Numbers are rounded by kind (jsonnum.go).
 type StateView struct {
-	Key            string `json:"key" yaml:"key"`
-	Type           string `json:"type" yaml:"type"`
-	Exists         bool   `json:"exists" yaml:"exists"`
-	Layout         string `json:"layout,omitempty" yaml:"layout,omitempty"`
-	LayoutDetected bool   `json:"layout_detected" yaml:"layout_detected"`
+	Key            string `json:"key"`
+	Type           string `json:"type"`
+	Exists         bool   `json:"exists"`
+	Layout         string `json:"layout,omitempty"`
+	LayoutDetected bool   `json:"layout_detected"`
 	// LayoutGuess says the layout was guessed from a lone bare number no rule or --layout
 	// declares, and how to declare it: such a key is never written or deleted.
-	LayoutGuess  string   `json:"layout_guess,omitempty" yaml:"layout_guess,omitempty"`
-	Problem      string   `json:"problem,omitempty" yaml:"problem,omitempty"`
-	Tokens       *float64 `json:"tokens" yaml:"tokens"`
-	StoredTokens float64  `json:"stored_tokens" yaml:"stored_tokens"`
-	Capacity     *float64 `json:"capacity" yaml:"capacity"`
-	Rate         *float64 `json:"rate" yaml:"rate"`
-	SpecSource   string   `json:"spec_source,omitempty" yaml:"spec_source,omitempty"`
-	Missing      string   `json:"missing,omitempty" yaml:"missing,omitempty"`
-	Fill         *float64 `json:"fill,omitempty" yaml:"fill,omitempty"`
-	TimeToFullMS *float64 `json:"time_to_full_ms,omitempty" yaml:"time_to_full_ms,omitempty"`
-	TTLMS        float64  `json:"ttl_ms" yaml:"ttl_ms"`
-	UpdatedAt    string   `json:"updated_at,omitempty" yaml:"updated_at,omitempty"`
-	AgeMS        float64  `json:"age_ms" yaml:"age_ms"`
-	AheadMS      float64  `json:"ahead_ms" yaml:"ahead_ms"`
+	LayoutGuess  string   `json:"layout_guess,omitempty"`
+	Problem      string   `json:"problem,omitempty"`
+	Tokens       *float64 `json:"tokens"`
+	StoredTokens float64  `json:"stored_tokens"`
+	Capacity     *float64 `json:"capacity"`
+	Rate         *float64 `json:"rate"`
+	SpecSource   string   `json:"spec_source,omitempty"`
+	Missing      string   `json:"missing,omitempty"`
+	Fill         *float64 `json:"fill,omitempty"`
+	TimeToFullMS *float64 `json:"time_to_full_ms,omitempty"`
+	TTLMS        float64  `json:"ttl_ms"`
+	UpdatedAt    string   `json:"updated_at,omitempty"`
+	AgeMS        float64  `json:"age_ms"`
+	AheadMS      float64  `json:"ahead_ms"`
 	// FullAtExpiry: the key expires before the refill ends, so time_to_full_ms is its TTL.
-	FullAtExpiry bool `json:"full_at_expiry,omitempty" yaml:"full_at_expiry,omitempty"`
+	FullAtExpiry bool `json:"full_at_expiry,omitempty"`
 	// Ambiguous says why the figures depend on something bucketctl cannot read.
-	Ambiguous string `json:"ambiguous,omitempty" yaml:"ambiguous,omitempty"`
+	Ambiguous string `json:"ambiguous,omitempty"`
 	// WriterClock: the figures on the clock of the caller that wrote ahead (see ResultView).
-	WriterClock *ClockView `json:"writer_clock,omitempty" yaml:"writer_clock,omitempty"`
-	Allowed     int64      `json:"allowed" yaml:"allowed"`
-	Denied      int64      `json:"denied" yaml:"denied"`
-	Node        string     `json:"node,omitempty" yaml:"node,omitempty"`
+	WriterClock *ClockView `json:"writer_clock,omitempty"`
+	Allowed     int64      `json:"allowed"`
+	Denied      int64      `json:"denied"`
+	Node        string     `json:"node,omitempty"`
 }
 
 func StateOf(s bucket.State) StateView {

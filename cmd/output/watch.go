@@ -14,13 +14,13 @@ import (
 // WatchView is one line of watch's JSON stream: the bucket as inspect shows it, plus the
 // read's server time and the activity since the previous read (null on the first line).
 type WatchView struct {
-	Time         string `json:"time" yaml:"time"`
-	StateView    `yaml:",inline"`
-	IntervalMS   *float64 `json:"interval_ms" yaml:"interval_ms"`
-	AllowedPerS  *float64 `json:"allowed_per_s" yaml:"allowed_per_s"`
-	DeniedPerS   *float64 `json:"denied_per_s" yaml:"denied_per_s"`
-	ConsumedPerS *float64 `json:"consumed_per_s" yaml:"consumed_per_s"`
-	RetryAfterMS *float64 `json:"retry_after_ms" yaml:"retry_after_ms"`
+	Time string `json:"time"`
+	StateView
+	IntervalMS   *float64 `json:"interval_ms"`
+	AllowedPerS  *float64 `json:"allowed_per_s"`
+	DeniedPerS   *float64 `json:"denied_per_s"`
+	ConsumedPerS *float64 `json:"consumed_per_s"`
+	RetryAfterMS *float64 `json:"retry_after_ms"`
 }
 
 // WriteJSONLine writes v as one line of JSON.
