@@ -26,10 +26,10 @@ import (
 	"time"
 )
 
-// The GCRA libraries a gcra layout can follow.
+// The GCRA libraries a gcra layout can follow (Layout.Library).
 const (
-	LibRedisRate = "redis_rate"
-	LibThrottled = "throttled"
+	libRedisRate = "redis_rate"
+	libThrottled = "throttled"
 )
 
 // redisRateEpoch is redis_rate's jan_1_2017: 2017-01-01T00:00:00Z in Unix seconds.
@@ -46,19 +46,19 @@ const (
 // validateGCRA checks that a gcra layout names a library and that library's number format.
 func (l Layout) validateGCRA() error {
 	switch l.Library {
-	case LibRedisRate:
-		if l.TimeUnit != Seconds || !l.FloatTime {
+	case libRedisRate:
+		if l.TimeUnit != unitS || !l.FloatTime {
 			return fmt.Errorf("%w: layout %q: redis_rate stores float seconds: set time_unit s and float_time true", ErrInvalid, l.Name)
 		}
 		if l.Epoch < 0 {
 			return fmt.Errorf("%w: layout %q: epoch %d must be a Unix time in seconds >= 0", ErrInvalid, l.Name, l.Epoch)
 		}
-	case LibThrottled:
-		if l.TimeUnit != Nanoseconds || l.FloatTime || l.Epoch != 0 {
+	case libThrottled:
+		if l.TimeUnit != unitNS || l.FloatTime || l.Epoch != 0 {
 			return fmt.Errorf("%w: layout %q: throttled stores integer Unix nanoseconds: set time_unit ns, float_time false, epoch 0", ErrInvalid, l.Name)
 		}
 	default:
-		return fmt.Errorf("%w: layout %q: library %q must be %s or %s", ErrInvalid, l.Name, l.Library, LibRedisRate, LibThrottled)
+		return fmt.Errorf("%w: layout %q: library %q must be %s or %s", ErrInvalid, l.Name, l.Library, libRedisRate, libThrottled)
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func (t TAT) Time() time.Time { return time.Unix(0, t.Unix) }
 // refuses what the library cannot use or could not have written.
 func (l Layout) ParseTAT(v string) (TAT, error) {
 	switch l.Library {
-	case LibRedisRate:
+	case libRedisRate:
 		f, ok := ParseNumber(v)
 		if !ok {
 			return TAT{}, fmt.Errorf("value %q is not a decimal number (or it overflows)", v)
@@ -112,7 +112,7 @@ func (l Layout) ParseTAT(v string) (TAT, error) {
 		sec := math.Floor(f)
 		ns := (l.Epoch+int64(sec))*1e9 + int64(math.Round((f-sec)*1e9))
 		return TAT{Unix: ns, seconds: f}, nil
-	case LibThrottled:
+	case libThrottled:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return TAT{}, fmt.Errorf("value %q is not an integer (throttled reads it with ParseInt)", v)
@@ -143,7 +143,7 @@ func nowNanos(now time.Time) int64 { return now.UnixMicro() * 1000 }
 func (l Layout) GCRATokens(spec Spec, t TAT, now time.Time) (tokens float64, ahead time.Duration) {
 	var d float64 // TAT − now, in emission intervals
 	var window, dt time.Duration
-	if l.Library == LibRedisRate {
+	if l.Library == libRedisRate {
 		T := 1 / spec.Rate
 		ds := float64(t.seconds - luaNow(now, l.Epoch))
 		d = ds / T
@@ -193,9 +193,9 @@ func (l Layout) GCRADecide(spec Spec, stored *TAT, now time.Time, cost int) (gcr
 		return gcraAnswer{}, fmt.Errorf("%w: cost %d must be >= 0", ErrInvalid, cost)
 	}
 	switch l.Library {
-	case LibRedisRate:
+	case libRedisRate:
 		return l.decideRedisRate(spec, stored, now, cost), nil
-	case LibThrottled:
+	case libThrottled:
 		return decideThrottled(spec, stored, now, cost), nil
 	}
 	return gcraAnswer{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
@@ -317,7 +317,7 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, 
 		return gcraWrite{}, fmt.Errorf("%w: tokens %v: must be between 0 and the capacity %v", ErrInvalid, tokens, spec.Capacity)
 	}
 	switch l.Library {
-	case LibRedisRate:
+	case libRedisRate:
 		waitUs := int64(math.Floor((spec.Capacity - tokens) / spec.Rate * 1e6))
 		if waitUs <= 0 {
 			return gcraWrite{Delete: true}, nil
@@ -342,7 +342,7 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, 
 			ttl := max(time.Second, time.Duration(math.Ceil(float64(t.seconds-luaNow(now, l.Epoch))))*time.Second)
 			return gcraWrite{Value: v, TAT: t, TTL: ttl}, nil
 		}
-	case LibThrottled:
+	case libThrottled:
 		T := throttledInterval(spec.Rate)
 		var waitNs int64
 		if k := spec.Capacity - tokens; k == math.Trunc(k) {

@@ -52,11 +52,17 @@ const gcraRuleSlack = time.Second
 // what detection calls maybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the
 // same bounds, passed from here.
 func (l Layout) gcraTTLBounds() (below, above time.Duration) {
-	below, above = time.Second+gcraTTLSlack+gcraRuleSlack, gcraTTLSlack
-	if l.Library == LibThrottled {
-		above += time.Second
+	return time.Second + gcraTTLSlack + gcraRuleSlack, gcraTTLSlack + l.TTLShortfall()
+}
+
+// TTLShortfall is how much shorter than the time to full the owning application may set a
+// bucket's TTL by design: throttled rounds it down to whole seconds (up to 1 s); the others
+// set it at least as long.
+func (l Layout) TTLShortfall() time.Duration {
+	if l.Type == GCRA && l.Library == libThrottled {
+		return time.Second
 	}
-	return below, above
+	return 0
 }
 
 // GCRAShape checks whether the string value at key, with its PTTL (-1: none), can be a

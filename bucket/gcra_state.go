@@ -58,7 +58,7 @@ func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
 	waitNs := int64(math.Round((spec.Capacity - tokens) / spec.Rate * 1e9))
 	unix := nowNanos(now) + waitNs
 	t := TAT{Unix: unix}
-	if l.Library == LibRedisRate {
+	if l.Library == libRedisRate {
 		t.seconds = luaNow(now, l.Epoch) + float64(waitNs)/1e9
 	}
 	return &t

@@ -31,10 +31,10 @@ func TestGCRAPresetsValidate(t *testing.T) {
 	bad := []bucket.Layout{
 		{Name: "x", Type: bucket.GCRA},
 		{Name: "x", Type: bucket.GCRA, Library: "leaky"},
-		{Name: "x", Type: bucket.GCRA, Library: bucket.LibRedisRate, TimeUnit: bucket.Milliseconds},
-		{Name: "x", Type: bucket.GCRA, Library: bucket.LibRedisRate, TimeUnit: bucket.Seconds},
-		{Name: "x", Type: bucket.GCRA, Library: bucket.LibThrottled, TimeUnit: bucket.Nanoseconds, FloatTime: true},
-		{Name: "x", Type: bucket.GCRA, Library: bucket.LibThrottled, TimeUnit: bucket.Nanoseconds, Epoch: 1},
+		{Name: "x", Type: bucket.GCRA, Library: "redis_rate", TimeUnit: "ms"},
+		{Name: "x", Type: bucket.GCRA, Library: "redis_rate", TimeUnit: "s"},
+		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", FloatTime: true},
+		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", Epoch: 1},
 	}
 	for _, l := range bad {
 		if err := l.Validate(); !errors.Is(err, bucket.ErrInvalid) {
@@ -94,7 +94,7 @@ func TestGCRATokensClampAndAhead(t *testing.T) {
 func shiftTAT(t *testing.T, l bucket.Layout, v string, d time.Duration) bucket.TAT {
 	t.Helper()
 	var s string
-	if l.Library == bucket.LibThrottled {
+	if l.Library == "throttled" {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		s = strconv.FormatInt(n+int64(d), 10)
 	} else {
@@ -143,7 +143,7 @@ func TestGCRAResetInverseProperty(t *testing.T) {
 			// when the double of its decimal rounds up), plus the double's resolution;
 			// throttled: 1 ns.
 			slack := spec.Rate*2.1e-6 + 1e-12*spec.Capacity
-			if l.Library == bucket.LibThrottled {
+			if l.Library == "throttled" {
 				slack = spec.Rate*1e-9 + 1e-12*spec.Capacity
 			}
 			if got < n || got > n+slack {
@@ -151,7 +151,7 @@ func TestGCRAResetInverseProperty(t *testing.T) {
 			}
 			wait := time.Duration(tat.Unix - now.UnixNano())
 			var want time.Duration
-			if l.Library == bucket.LibRedisRate {
+			if l.Library == "redis_rate" {
 				// EX ceil(new_tat − now), in the script's doubles.
 				f, _ := strconv.ParseFloat(w.Value, 64)
 				luaNow := float64(now.Unix()-1483228800) + float64(now.Nanosecond()/1000)/1e6

@@ -21,24 +21,25 @@ const (
 	GCRA KeyType = "gcra"
 )
 
-// TimeUnit is the unit of a layout's stored time.
+// TimeUnit is the unit of a layout's stored time: "s", "ms", "us" or "ns".
 type TimeUnit string
 
+// The time units.
 const (
-	Seconds      TimeUnit = "s"
-	Milliseconds TimeUnit = "ms"
-	Microseconds TimeUnit = "us"
-	Nanoseconds  TimeUnit = "ns"
+	unitS  TimeUnit = "s"
+	unitMS TimeUnit = "ms"
+	unitUS TimeUnit = "us"
+	unitNS TimeUnit = "ns"
 )
 
 // perSecond is how many of the unit make a second.
 func (u TimeUnit) perSecond() float64 {
 	switch u {
-	case Milliseconds:
+	case unitMS:
 		return 1e3
-	case Microseconds:
+	case unitUS:
 		return 1e6
-	case Nanoseconds:
+	case unitNS:
 		return 1e9
 	}
 	return 1
@@ -74,26 +75,26 @@ type Layout struct {
 
 // NativeLayout is what bucketctl's own script writes.
 var NativeLayout = Layout{Name: "native", Type: Hash, TokensField: "tokens", TimeField: "ts",
-	TimeUnit: Microseconds, Native: true,
+	TimeUnit: unitUS, Native: true,
 	About: "bucketctl's script: hash tokens/ts (µs, Redis TIME), capacity, rate, allowed, denied"}
 
 // Presets are the named layouts bucketctl knows: its own and those of common applications.
 var Presets = map[string]Layout{
 	"native": NativeLayout,
-	"webman": {Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: Seconds, FloatTime: true,
+	"webman": {Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: unitS, FloatTime: true,
 		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"},
-	"go-bench": {Name: "go-bench", Type: Hash, TokensField: "tokens", TimeField: "ts", TimeUnit: Milliseconds,
+	"go-bench": {Name: "go-bench", Type: Hash, TokensField: "tokens", TimeField: "ts", TimeUnit: unitMS,
 		About: "Go benchmark limiter: hash tokens/ts (ms, client clock), PEXPIRE from the caller"},
-	"spring": {Name: "spring", Type: Hash, TokensField: "tokens", TimeField: "last_refill_time", TimeUnit: Seconds,
+	"spring": {Name: "spring", Type: Hash, TokensField: "tokens", TimeField: "last_refill_time", TimeUnit: unitS,
 		About: "Spring Boot script: hash tokens/last_refill_time (whole seconds, Redis TIME), TTL ceil(cap/rate)+60 s"},
-	"multi-tier": {Name: "multi-tier", Type: Hash, TokensField: "tokens", TimeField: "last_refill_at", TimeUnit: Seconds, FloatTime: true,
+	"multi-tier": {Name: "multi-tier", Type: Hash, TokensField: "tokens", TimeField: "last_refill_at", TimeUnit: unitS, FloatTime: true,
 		About: "Python multi-tier design: hash tokens/last_refill_at (seconds, float), TTL ceil(2·burst/rate) s"},
-	"express": {Name: "express", Type: Hash, TokensField: "tokens", TimeField: "last_refill", TimeUnit: Seconds, FloatTime: true,
+	"express": {Name: "express", Type: Hash, TokensField: "tokens", TimeField: "last_refill", TimeUnit: unitS, FloatTime: true,
 		About: "Node/Express middleware: hash tokens/last_refill (seconds, float), TTL ceil(2·cap/rate) s"},
-	"redis-rate": {Name: "redis-rate", Type: GCRA, Library: LibRedisRate, KeyPrefix: "rate:", Epoch: redisRateEpoch,
-		TimeUnit: Seconds, FloatTime: true,
+	"redis-rate": {Name: "redis-rate", Type: GCRA, Library: libRedisRate, KeyPrefix: "rate:", Epoch: redisRateEpoch,
+		TimeUnit: unitS, FloatTime: true,
 		About: "go-redis/redis_rate v10: string rate:KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = Burst"},
-	"throttled": {Name: "throttled", Type: GCRA, Library: LibThrottled, TimeUnit: Nanoseconds,
+	"throttled": {Name: "throttled", Type: GCRA, Library: libThrottled, TimeUnit: unitNS,
 		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"},
 }
 
@@ -135,7 +136,7 @@ func (l Layout) Validate() error {
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
 	}
 	switch l.TimeUnit {
-	case Seconds, Milliseconds, Microseconds:
+	case unitS, unitMS, unitUS:
 	default:
 		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms or us", ErrInvalid, l.Name, l.TimeUnit)
 	}
@@ -163,7 +164,7 @@ func (l Layout) ParseTime(s string) (int64, error) {
 // that stores whole seconds refills in whole seconds, so its next decision sees the level
 // at the start of the current second, and so should a reader.
 func (l Layout) Quantize(now int64) int64 {
-	if l.FloatTime || l.TimeUnit == Microseconds || l.TimeUnit == "" {
+	if l.FloatTime || l.TimeUnit == unitUS || l.TimeUnit == "" {
 		return now
 	}
 	step := int64(1e6 / l.TimeUnit.perSecond())
@@ -176,7 +177,7 @@ func (l Layout) Quantize(now int64) int64 {
 // FormatTime writes microseconds since the epoch in the layout's own unit, so the owning
 // application reads it back correctly.
 func (l Layout) FormatTime(us int64) string {
-	if l.TimeUnit == Microseconds && !l.FloatTime {
+	if l.TimeUnit == unitUS && !l.FloatTime {
 		return strconv.FormatInt(us, 10)
 	}
 	v := float64(us) / 1e6 * l.TimeUnit.perSecond()

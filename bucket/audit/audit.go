@@ -207,11 +207,7 @@ func New(o Options) *Auditor {
 // rounding and the read's own time, the application's time step, and throttled's TTL,
 // which it rounds down to whole seconds by design.
 func ttlSlack(l bucket.Layout) time.Duration {
-	slack := 100*time.Millisecond + l.Step()
-	if l.Type == bucket.GCRA && l.Library == bucket.LibThrottled {
-		slack += time.Second
-	}
-	return slack
+	return 100*time.Millisecond + l.Step() + l.TTLShortfall()
 }
 
 // kinds are the findings of one state (hot-slot is found per family, in Report).
