@@ -18,17 +18,18 @@
 //
 // A Layout says how an application stores its buckets (a hash with tokens and a time, two
 // string keys, a GCRA TAT): NativeLayout is bucketctl's own, Presets the applications it
-// reads. Inspect and ScanStates read keys as State values in the owning application's own
-// model, and Reset and ResetMany write or delete a bucket only when it is, inside the script
-// that writes, a bucket of the declared or strictly verified layout.
+// reads. Inspect (and ReadScanned, for package scan) reads keys as State values in the
+// owning application's own model, and Reset and ResetMany write or delete a bucket only when
+// it is, inside the script that writes, a bucket of the declared or strictly verified layout.
 //
 // Errors are matched with errors.Is against the Err values (ErrInvalid, ErrNoSpec,
 // ErrWrongType, ErrCorrupt, ErrChanged, ...); errors about one key come as a *KeyError.
 //
-// The sub-packages hold what builds on a Store: audit (what is wrong in a keyspace), hot
-// (the buckets written now), load (load tests), resetplan (resets of many keys), rules (the
-// config file's key patterns), units (typed values), rediserr (reading Redis errors), cost
-// (counting what Redis is sent), httplimit (HTTP middleware), and redistest and sandbox
+// The sub-packages hold what builds on a Store: scan (the one keyspace scan, and top's
+// bounded view of a keyspace), audit (what is wrong in a keyspace), hot (the buckets written
+// now), load (load tests), resetplan (resets of many keys), rules (the config file's key
+// patterns), units (typed values), rediserr (reading Redis errors), cost (counting what
+// Redis is sent), httplimit (HTTP middleware), and redistest and sandbox
 // (real redis-server processes, for the tests and the demo). The package never prints and
 // imports no CLI or terminal code.
 package bucket

@@ -54,9 +54,6 @@ var (
 	// ErrNotSent is a decision whose context ended while it waited for a round trip: it was
 	// never sent, so nothing was applied.
 	ErrNotSent = errors.New("decision not sent")
-
-	// ErrStop, returned by a ScanStates callback, ends the scan without an error.
-	ErrStop = errors.New("stop scan")
 )
 
 // UncertainError is a decision that was sent and got no reply: a timeout, or a connection
@@ -110,14 +107,9 @@ func notSent(err error) bool {
 	return false
 }
 
-// networkErr asks a Cluster client to refresh its slot map after a network error: the
-// node may have failed, and go-redis otherwise learns of its replacement only from a
-// MOVED reply (which a dead node never sends) or its periodic reload (every 60 s).
-func (s *Store) networkErr(err error) {
-	if c, ok := s.rdb.(*redis.ClusterClient); ok && rediserr.IsNetwork(err) {
-		c.ReloadState(context.Background())
-	}
-}
+// networkErr asks a Cluster client to refresh its slot map after a network error
+// (rediserr.ReloadSlots).
+func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
 // NotBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
 // or without its "not a bucket" start): `"k": not a bucket: a hash with fields a, b (left

@@ -108,6 +108,28 @@ func PresetNames() []string {
 	return names
 }
 
+// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
+// layouts, one per time suffix.
+func TwoKeyLayouts(custom []Layout) []Layout {
+	var out []Layout
+	seen := map[string]bool{}
+	for _, l := range append(presetList(), custom...) {
+		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
+			seen[l.TimeSuffix] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func presetList() []Layout {
+	out := make([]Layout, 0, len(Presets))
+	for _, n := range PresetNames() {
+		out = append(out, Presets[n])
+	}
+	return out
+}
+
 // LookupLayout finds a preset by name.
 func LookupLayout(name string) (Layout, error) {
 	if l, ok := Presets[name]; ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 )
 
 func decide(t *testing.T, app apptest.App, c *redis.Client, key string, capacity, rate float64, now time.Time) bool {
@@ -190,7 +191,7 @@ func seedBuckets(t testing.TB, c *redis.Client, n int) {
 // inspectAll is what `inspect --match` and `list` do: SCAN pages, one pipelined read each.
 func inspectAll(ctx context.Context, st *bucket.Store, pattern string) (int, error) {
 	n := 0
-	_, err := st.ScanStates(ctx, bucket.ScanOptions{Match: pattern}, func(states []bucket.State) error {
+	_, err := scan.States(ctx, st, scan.Options{Match: pattern}, func(states []bucket.State) error {
 		n += len(states)
 		return nil
 	})

@@ -111,6 +111,19 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	return out, nil
 }
 
+// ReadScanned reads keys that SCAN returned, as Inspect reads keys by name, through c: the
+// client of the master that scanned them (nil: the Store's client, which follows a Cluster's
+// redirects). A key gone since SCAN is dropped, and so is the time key of a two-key bucket
+// (SCAN returns its bucket too). pairLayouts are the two-key layouts to look for
+// (TwoKeyLayouts). This is package scan's page read.
+func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, resolve Resolver, pairLayouts []Layout) ([]State, error) {
+	var p pipeliner = s.rdb
+	if c != nil {
+		p = c
+	}
+	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster()})
+}
+
 // readPipeline sends the read script for every key and TIME, and fills reads. A server that
 // has not loaded the script gets it once; a server without EVALSHA_RO (Redis < 7) gets
 // EVALSHA (the script writes nothing either way).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -43,7 +44,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 		if err := r.confirm(sum.Total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
 			return err
 		}
-		run.stats, r.guesses = bucket.ScanStats{}, 0
+		run.stats, r.guesses = scan.Stats{}, 0
 	}
 	return r.resetPass(ctx, run)
 }

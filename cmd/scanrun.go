@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -38,7 +39,7 @@ func resolveLimit(cmd *cobra.Command, io *IOStreams, v int) (int, error) {
 type scanRun struct {
 	io    *IOStreams
 	st    *bucket.Store
-	opts  bucket.ScanOptions
+	opts  scan.Options
 	limit int
 	all   bool
 	// listsOthers is what lists the keys left out, for the note on them; "" for the
@@ -46,7 +47,7 @@ type scanRun struct {
 	listsOthers string
 
 	truncated bool
-	stats     bucket.ScanStats
+	stats     scan.Stats
 }
 
 // reading is what the commands that read buckets set up first: the -o format checked, the
@@ -89,11 +90,11 @@ func (e Env) reading(spec *SpecFlags, output string, formats ...string) (*readin
 // scan is a streaming scan of the keys matching match, at most limit buckets (0: no
 // limit), keys that are not buckets too when all.
 func (r *reading) scan(match string, limit int, all bool) *scanRun {
-	return &scanRun{io: r.io, st: r.st, limit: limit, all: all, opts: bucket.ScanOptions{Match: match, Resolve: r.resolve,
+	return &scanRun{io: r.io, st: r.st, limit: limit, all: all, opts: scan.Options{Match: match, Resolve: r.resolve,
 		Custom: r.custom, Count: 500, MaxCount: 8000}}
 }
 
-// run scans (bucket.Store.ScanStates) and calls fn with each page's states (buckets only,
+// run scans (scan.States) and calls fn with each page's states (buckets only,
 // unless all). The progress line is cleared before fn runs, so rows written to the same
 // terminal stay clean.
 func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error {
@@ -102,14 +103,14 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	start, last := time.Now(), time.Time{}
 	o := r.opts
 	o.BucketsOnly, o.Limit, o.CountKeys = !r.all, int64(r.limit), prog.Enabled
-	o.OnPage = func(s bucket.ScanStats) {
+	o.OnPage = func(s scan.Stats) {
 		r.stats = s
 		if time.Since(last) > 100*time.Millisecond {
 			last = time.Now()
 			prog.Show("%s", scanProgress(s, s.DBSize, time.Since(start)))
 		}
 	}
-	stats, err := r.st.ScanStates(ctx, o, func(page []bucket.State) error {
+	stats, err := scan.States(ctx, r.st, o, func(page []bucket.State) error {
 		prog.Clear()
 		return fn(page)
 	})
@@ -118,7 +119,7 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 }
 
 // scanProgress is the progress line: keys scanned (and share of DBSIZE), buckets, rate.
-func scanProgress(s bucket.ScanStats, dbsize int64, took time.Duration) string {
+func scanProgress(s scan.Stats, dbsize int64, took time.Duration) string {
 	share := ""
 	if dbsize > 0 {
 		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))

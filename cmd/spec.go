@@ -10,6 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rules"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 )
 
 // SpecFlags are the flags that say what a bucket is: its spec and layout. Flags win over
@@ -103,10 +104,10 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var keys []string
-		_ = st.ScanKeys(ctx, rules.QuoteGlob(prefix)+"*", 200, func(page []string) error {
+		_ = scan.Keys(ctx, st, rules.QuoteGlob(prefix)+"*", 200, func(page []string) error {
 			keys = append(keys, page...)
 			if len(keys) >= 200 {
-				return bucket.ErrStop
+				return scan.ErrStop
 			}
 			return nil
 		})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -134,13 +135,13 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 	return tui.NewStyles(r)
 }
 
-// TopSource is the Redis side of top: a bucket.Watchlist, which spends a budget of commands
+// TopSource is the Redis side of top: a scan.Watchlist, which spends a budget of commands
 // per refresh (re-reading the buckets it keeps, then scanning on where it stopped) and keeps
 // the emptiest, most denied and first-named buckets, whatever the keyspace's size.
 type TopSource struct {
 	st   *bucket.Store
-	opts bucket.WatchOptions
-	wl   *bucket.Watchlist
+	opts scan.WatchOptions
+	wl   *scan.Watchlist
 	keep string
 	addr string // the server, for a refused reset's message
 	hot  *topHot
@@ -162,8 +163,8 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if pre := globPrefix(p.Match); pre != "" {
 		hot.opts.Prefixes = []string{pre}
 	}
-	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: bucket.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
-		ScanOptions: bucket.ScanOptions{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
+	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
+		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
 }
 
 // Close ends following writes.
@@ -187,7 +188,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	ctx = cost.With(ctx, c)
 	start := time.Now()
 	if s.wl == nil {
-		wl, err := s.st.NewWatchlist(ctx, s.opts)
+		wl, err := scan.NewWatchlist(ctx, s.st, s.opts)
 		if err != nil {
 			return tui.TopSnapshot{}, err
 		}

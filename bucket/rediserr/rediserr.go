@@ -45,6 +45,16 @@ func IsNetwork(err error) bool {
 	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
 }
 
+// ReloadSlots asks a Cluster client to refresh its slot map after a network error: the
+// node may have failed, and go-redis otherwise learns of its replacement only from a MOVED
+// reply (which a dead node never sends) or its periodic reload (every 60 s). Other clients
+// and other errors are left alone.
+func ReloadSlots(rdb redis.UniversalClient, err error) {
+	if c, ok := rdb.(*redis.ClusterClient); ok && IsNetwork(err) {
+		c.ReloadState(context.Background())
+	}
+}
+
 // IsTimeout reports whether err is a server that was reached but did not answer in time (a
 // read or write timeout, a deadline, a saturated connection pool), as opposed to one that
 // could not be reached at all (refused, reset, a dial that timed out, TLS, auth). A live

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/audit"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -52,7 +52,7 @@ type FamilyView struct {
 }
 
 // AuditOf is audit's document of report r over a scan with stats s.
-func AuditOf(r audit.Report, s bucket.ScanStats, truncated bool) AuditView {
+func AuditOf(r audit.Report, s scan.Stats, truncated bool) AuditView {
 	v := AuditView{Findings: []FindingView{}, Families: []FamilyView{}, Worst: string(r.Worst()),
 		KeysScanned: s.Keys, Buckets: s.Buckets, OtherKeys: s.Other, MemorySamples: r.Samples, MemoryNote: r.NoMemory,
 		Commands: s.Commands, RoundTrips: s.RoundTrips, Truncated: truncated}

@@ -1,4 +1,4 @@
-package bucket
+package scan
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
 )
 
 // Watchlist is top's view of a keyspace of any size at a bounded cost. Each Refresh spends a
@@ -15,11 +17,11 @@ import (
 // is bounded by Keep and the page; the Redis cost of a refresh by the budget, whatever the
 // keyspace. When the scan has covered the keyspace it starts a new pass.
 type Watchlist struct {
-	s      *Store
+	s      *bucket.Store
 	sc     *Scanner
 	keep   int
 	budget int64
-	kept   map[string]State
+	kept   map[string]bucket.State
 	pinned string
 	// hot are keys being written now (see Hot): read every refresh, kept while hot.
 	hot []string
@@ -34,7 +36,7 @@ type Watchlist struct {
 
 // WatchOptions configure a Watchlist.
 type WatchOptions struct {
-	ScanOptions
+	Options
 	// Keep is how many buckets are kept per ordering (emptiest, most denied, by name):
 	// at most 3 × Keep in all (default 200, and at most what half the budget re-reads).
 	Keep int
@@ -52,7 +54,7 @@ type WatchOptions struct {
 // WatchResult is one refresh.
 type WatchResult struct {
 	// States are the buckets kept, in no particular order.
-	States []State
+	States []bucket.State
 	// Scanned is the keys scanned in the current pass, DBSize the keys on all masters (read
 	// once per pass), Passes the passes completed.
 	Scanned, DBSize, Passes int64
@@ -64,8 +66,8 @@ type WatchResult struct {
 	NotBuckets []string
 }
 
-// NewWatchlist prepares a Watchlist (nothing is read until Refresh).
-func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, error) {
+// NewWatchlist prepares a Watchlist over s (nothing is read until Refresh).
+func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchlist, error) {
 	if o.Keep <= 0 {
 		o.Keep = 200
 	}
@@ -81,11 +83,11 @@ func (s *Store) NewWatchlist(ctx context.Context, o WatchOptions) (*Watchlist, e
 	// Re-reading the kept buckets (3 × Keep, the pinned one and TIME) takes at most half
 	// the budget, so that every refresh also scans on.
 	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3)))
-	sc, err := s.NewScanner(ctx, o.ScanOptions)
+	sc, err := New(ctx, s, o.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, limit: o.Limit, kept: map[string]State{}, dbsize: -1}, nil
+	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, limit: o.Limit, kept: map[string]bucket.State{}, dbsize: -1}, nil
 }
 
 // Refresh re-reads the kept buckets and scans on within the budget.
@@ -119,9 +121,8 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 			}
 			hot[k] = true
 		}
-		o := w.sc.read
-		o.scanned = false // a kept bucket that is gone comes back as missing, and is dropped
-		states, err := w.s.readKeys(ctx, w.s.rdb, keys, o)
+		// Read by name: a kept bucket that is gone comes back as missing, and is dropped.
+		states, err := w.s.InspectWith(ctx, keys, w.sc.resolve, w.sc.o.Custom)
 		if err != nil {
 			return res, err
 		}
@@ -140,7 +141,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	// A page costs SCAN, TIME and a read per key: one is begun while a whole page fits, and
 	// reads no more keys than the budget has left.
 	for room := w.budget - spent - 2; room >= w.sc.o.Count; room = w.budget - spent - 2 {
-		var page []State
+		var page []bucket.State
 		var err error
 		if w.limit > 0 && w.passBuckets >= w.limit {
 			err = io.EOF // the pass ends at the limit
@@ -176,7 +177,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	res.Pages = after.Pages - startPages
 	res.Commands = spent
 	res.RoundTrips += afterRTs - beforeRTs + res.Pages
-	res.States = make([]State, 0, len(w.kept))
+	res.States = make([]bucket.State, 0, len(w.kept))
 	for _, s := range w.kept {
 		res.States = append(res.States, s)
 	}
@@ -202,7 +203,7 @@ func (w *Watchlist) prune() {
 	if len(w.kept) <= 3*w.keep {
 		return
 	}
-	all := make([]State, 0, len(w.kept))
+	all := make([]bucket.State, 0, len(w.kept))
 	for _, s := range w.kept {
 		all = append(all, s)
 	}
@@ -210,15 +211,15 @@ func (w *Watchlist) prune() {
 	for _, k := range w.hot {
 		keep[k] = true
 	}
-	pick := func(less func(a, b State) bool) {
+	pick := func(less func(a, b bucket.State) bool) {
 		sort.Slice(all, func(i, j int) bool { return less(all[i], all[j]) })
 		for _, s := range all[:min(w.keep, len(all))] {
 			keep[s.Key] = true
 		}
 	}
-	pick(func(a, b State) bool { return fillOrder(a) < fillOrder(b) })
-	pick(func(a, b State) bool { return a.Denied > b.Denied })
-	pick(func(a, b State) bool { return a.Key < b.Key })
+	pick(func(a, b bucket.State) bool { return fillOrder(a) < fillOrder(b) })
+	pick(func(a, b bucket.State) bool { return a.Denied > b.Denied })
+	pick(func(a, b bucket.State) bool { return a.Key < b.Key })
 	for k := range w.kept {
 		if !keep[k] {
 			delete(w.kept, k)
@@ -228,7 +229,7 @@ func (w *Watchlist) prune() {
 }
 
 // fillOrder ranks buckets emptiest first; without a spec, by stored tokens.
-func fillOrder(s State) float64 {
+func fillOrder(s bucket.State) float64 {
 	if s.HasSpec() {
 		return s.Fill()
 	}

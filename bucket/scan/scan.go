@@ -1,4 +1,4 @@
-package bucket
+package scan
 
 import (
 	"context"
@@ -7,61 +7,45 @@ import (
 	"io"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
-// layouts, one per time suffix.
-func TwoKeyLayouts(custom []Layout) []Layout {
-	var out []Layout
-	seen := map[string]bool{}
-	for _, l := range append(presetList(), custom...) {
-		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
-			seen[l.TimeSuffix] = true
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func presetList() []Layout {
-	out := make([]Layout, 0, len(Presets))
-	for _, n := range PresetNames() {
-		out = append(out, Presets[n])
-	}
-	return out
-}
+// ErrStop, returned by a States or Keys callback, ends the scan without an error.
+var ErrStop = errors.New("stop scan")
 
 // The streaming scan: SCAN page -> one pipelined read (read.go) -> states handed on -> page
 // dropped. Client memory is bounded by the page, not by the keyspace, and every figure of
-// its Redis cost is counted (ScanStats).
+// its Redis cost is counted (Stats).
 
-// ScanOptions say what to scan.
-type ScanOptions struct {
+// Options say what to scan.
+type Options struct {
 	// Match is the SCAN MATCH pattern (a Redis glob); "" is "*".
 	Match string
 	// Count is the SCAN COUNT hint and so about the keys per page (default 500).
 	Count int64
 	// Resolve maps keys to their configured layout and spec (nil: detect every key).
-	Resolve Resolver
+	Resolve bucket.Resolver
 	// Custom are the config file's layouts, so their two-key buckets are found too.
-	Custom []Layout
+	Custom []bucket.Layout
 	// MaxCount, when above Count, lets a selective pattern raise the COUNT hint (doubling
 	// it while pages come back less than a quarter full, up to MaxCount), so a pattern that
 	// matches one key in ten does not cost ten times the round trips. 0: Count throughout.
 	MaxCount int64
-	// The following are ScanStates': BucketsOnly hands on buckets only (the others are
-	// counted in ScanStats.Other); Limit, above 0, ends the scan after this many buckets
-	// (ScanStats.Truncated); CountKeys reads DBSIZE first (ScanStats.DBSize), for a share
+	// The following are States': BucketsOnly hands on buckets only (the others are
+	// counted in Stats.Other); Limit, above 0, ends the scan after this many buckets
+	// (Stats.Truncated); CountKeys reads DBSIZE first (Stats.DBSize), for a share
 	// of the keyspace covered; OnPage, when set, is called after each page with the counts
 	// so far (a progress line).
 	BucketsOnly bool
 	Limit       int64
 	CountKeys   bool
-	OnPage      func(ScanStats)
+	OnPage      func(Stats)
 }
 
-// ScanStats count what a scan read and what it cost.
-type ScanStats struct {
+// Stats count what a scan read and what it cost.
+type Stats struct {
 	// Keys is how many keys SCAN returned; Buckets and Other how many of them were buckets
 	// and not (time keys of two-key buckets, and keys gone since SCAN, are in neither).
 	Keys, Buckets, Other int64
@@ -73,8 +57,8 @@ type ScanStats struct {
 	Done    bool
 	// PerMaster is the commands sent to each master, by address.
 	PerMaster map[string]int64
-	// Truncated says ScanStates stopped at ScanOptions.Limit; DBSize is the keys on all
-	// masters when the scan began (ScanOptions.CountKeys; 0: not read).
+	// Truncated says States stopped at Options.Limit; DBSize is the keys on all
+	// masters when the scan began (Options.CountKeys; 0: not read).
 	Truncated bool
 	DBSize    int64
 }
@@ -83,13 +67,13 @@ type ScanStats struct {
 // masters in turn so that a limit stops every master's scan alike. It is resumable: top keeps
 // one across refreshes and takes as many pages as its budget allows each time.
 type Scanner struct {
-	s       *Store
-	o       ScanOptions
-	cluster bool
-	read    readOpts // how pages are read (the two-key layouts worked out once)
+	s       *bucket.Store
+	o       Options
+	resolve bucket.Resolver
+	pairs   []bucket.Layout // the two-key layouts, worked out once
 	nodes   []*scanNode
 	turn    int
-	stats   ScanStats
+	stats   Stats
 }
 
 type scanNode struct {
@@ -101,15 +85,15 @@ type scanNode struct {
 	held []string
 }
 
-// NewScanner prepares a scan of every master (nothing is read until Next).
-func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error) {
+// New prepares a scan of every master of s (nothing is read until Next).
+func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 	if o.Count <= 0 {
 		o.Count = 500
 	}
 	if o.Match == "" {
 		o.Match = "*"
 	}
-	sc := &Scanner{s: s, o: o, cluster: s.isCluster(), stats: ScanStats{PerMaster: map[string]int64{}}}
+	sc := &Scanner{s: s, o: o, stats: Stats{PerMaster: map[string]int64{}}}
 	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
 		sc.nodes = append(sc.nodes, &scanNode{c: c, count: o.Count})
 		return nil
@@ -118,20 +102,20 @@ func (s *Store) NewScanner(ctx context.Context, o ScanOptions) (*Scanner, error)
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
-	sc.read = readOpts{resolve: o.Resolve, pairLayouts: TwoKeyLayouts(o.Custom), scanned: true, cluster: sc.cluster}
+	sc.resolve, sc.pairs = o.Resolve, bucket.TwoKeyLayouts(o.Custom)
 	return sc, nil
 }
 
 // Next reads the next page: SCAN on the next master whose scan has not ended, then one read
 // of the page's keys. It returns io.EOF when every master's scan has ended. A page may hold
 // no states (SCAN may return an empty page).
-func (sc *Scanner) Next(ctx context.Context) ([]State, error) { return sc.NextWithin(ctx, 0) }
+func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc.NextWithin(ctx, 0) }
 
 // NextWithin is Next reading at most most keys (0: no cap). COUNT is only a hint: SCAN
 // returns whole hash-table buckets and may pass it by a few keys. The keys past most are
 // held and read by the next call, before any new SCAN, so a caller with a command budget
 // never spends more than most reads, plus SCAN and TIME.
-func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]State, error) {
+func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, error) {
 	n, keys, err := sc.nextKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -142,12 +126,11 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]State, error) 
 	}
 	addr := n.c.Options().Addr
 	beforeCmds, beforeRTs := sc.s.ReadCost()
-	o := sc.read
-	states, err := sc.s.readKeys(ctx, n.c, keys, o)
+	states, err := sc.s.ReadScanned(ctx, n.c, keys, sc.resolve, sc.pairs)
 	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN (resharding): read through the Cluster client, which
 		// follows redirects.
-		states, err = sc.s.readKeys(ctx, sc.s.rdb, keys, o)
+		states, err = sc.s.ReadScanned(ctx, nil, keys, sc.resolve, sc.pairs)
 	}
 	afterCmds, afterRTs := sc.s.ReadCost()
 	sc.stats.Commands += afterCmds - beforeCmds
@@ -197,7 +180,7 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	sc.stats.RoundTrips++
 	sc.stats.PerMaster[addr]++
 	if err != nil {
-		sc.s.networkErr(err)
+		rediserr.ReloadSlots(sc.s.Redis(), err)
 		return nil, nil, fmt.Errorf("scan %s: %w", addr, err)
 	}
 	n.cursor, n.done = next, next == 0
@@ -219,7 +202,7 @@ func (sc *Scanner) allDone() bool {
 }
 
 // Stats returns the counts so far.
-func (sc *Scanner) Stats() ScanStats {
+func (sc *Scanner) Stats() Stats {
 	st := sc.stats
 	st.PerMaster = make(map[string]int64, len(sc.stats.PerMaster))
 	for k, v := range sc.stats.PerMaster {
@@ -250,15 +233,15 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// ScanStates scans every master and hands each page's states to fn, in SCAN order: the
+// States scans every master of s and hands each page's states to fn, in SCAN order: the
 // one scan of list, inspect --match, reset --match and audit. The next page is scanned and
 // read while fn handles this one (see Pages). The states of keys that are not buckets are
 // handed on too (Problem set) unless o.BucketsOnly; o.Limit ends the scan after that many
 // buckets, in the middle of a page. fn may stop the scan by returning ErrStop.
-func (s *Store) ScanStates(ctx context.Context, o ScanOptions, fn func([]State) error) (ScanStats, error) {
-	sc, err := s.NewScanner(ctx, o)
+func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.State) error) (Stats, error) {
+	sc, err := New(ctx, s, o)
 	if err != nil {
-		return ScanStats{}, err
+		return Stats{}, err
 	}
 	var dbsize int64
 	if o.CountKeys {
@@ -266,7 +249,7 @@ func (s *Store) ScanStates(ctx context.Context, o ScanOptions, fn func([]State) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var stats ScanStats
+	var stats Stats
 	found := int64(0)
 	for p := range sc.Pages(ctx, 1) {
 		stats = p.Stats
@@ -309,15 +292,15 @@ func (s *Store) ScanStates(ctx context.Context, o ScanOptions, fn func([]State) 
 	return stats, ctx.Err()
 }
 
-// ScanKeys walks the key names matching pattern (SCAN only, no read), for shell completion:
-// fn gets each page and may stop the walk by returning ErrStop.
-func (s *Store) ScanKeys(ctx context.Context, pattern string, count int64, fn func([]string) error) error {
+// Keys walks the key names matching pattern on every master of s (SCAN only, no read), for
+// shell completion: fn gets each page and may stop the walk by returning ErrStop.
+func Keys(ctx context.Context, s *bucket.Store, pattern string, count int64, fn func([]string) error) error {
 	return s.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		var cursor uint64
 		for {
 			keys, next, err := c.Scan(ctx, cursor, pattern, count).Result()
 			if err != nil {
-				s.networkErr(err)
+				rediserr.ReloadSlots(s.Redis(), err)
 				return err
 			}
 			if err := fn(keys); err != nil {
@@ -333,8 +316,8 @@ func (s *Store) ScanKeys(ctx context.Context, pattern string, count int64, fn fu
 
 // Page is one page of a scan and the counts up to it.
 type Page struct {
-	States []State
-	Stats  ScanStats
+	States []bucket.State
+	Stats  Stats
 	// Err ends the scan (never io.EOF: the channel is closed at the end instead).
 	Err error
 }

@@ -1,4 +1,4 @@
-package bucket_test
+package scan_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 )
 
 // TestScanStatesLimitAndFilter: 30 buckets and 10 other keys; buckets only, a limit of 25
@@ -29,8 +30,8 @@ func TestScanStatesLimitAndFilter(t *testing.T) {
 		}
 	}
 	var got, others, pages int
-	stats, err := st.ScanStates(ctx, bucket.ScanOptions{Match: "s:*", Count: 4, BucketsOnly: true, Limit: 25, CountKeys: true,
-		OnPage: func(bucket.ScanStats) { pages++ }}, func(states []bucket.State) error {
+	stats, err := scan.States(ctx, st, scan.Options{Match: "s:*", Count: 4, BucketsOnly: true, Limit: 25, CountKeys: true,
+		OnPage: func(scan.Stats) { pages++ }}, func(states []bucket.State) error {
 		for _, s := range states {
 			if s.Problem != "" {
 				others++
@@ -43,7 +44,7 @@ func TestScanStatesLimitAndFilter(t *testing.T) {
 		t.Fatalf("limit 25, buckets only: err %v, %d states (%d not buckets), stats %+v, %d pages", err, got, others, stats, pages)
 	}
 	got, others = 0, 0
-	stats, err = st.ScanStates(ctx, bucket.ScanOptions{Match: "s:*"}, func(states []bucket.State) error {
+	stats, err = scan.States(ctx, st, scan.Options{Match: "s:*"}, func(states []bucket.State) error {
 		for _, s := range states {
 			if s.Problem != "" {
 				others++

@@ -1,4 +1,4 @@
-package bucket_test
+package scan_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 )
 
 // TestWatchlistBoundedAndPinned: the Watchlist keeps at most 3 × Keep buckets whatever the
@@ -28,7 +29,7 @@ func TestWatchlistBoundedAndPinned(t *testing.T) {
 	}
 	st := bucket.NewStore(c)
 	l := bucket.Presets["express"]
-	wl, err := st.NewWatchlist(ctx, bucket.WatchOptions{Keep: 5, Budget: 500, ScanOptions: bucket.ScanOptions{Match: "w:*",
+	wl, err := scan.NewWatchlist(ctx, st, scan.WatchOptions{Keep: 5, Budget: 500, Options: scan.Options{Match: "w:*",
 		Resolve: func(string) bucket.Target {
 			return bucket.Target{Layout: &l, Spec: bucket.Spec{Capacity: 10, Rate: 1e-9}}
 		}}})
@@ -37,7 +38,7 @@ func TestWatchlistBoundedAndPinned(t *testing.T) {
 	}
 	const pin = "w:1500" // full, and far from the first by name
 	wl.Keep(pin)
-	var res bucket.WatchResult
+	var res scan.WatchResult
 	for i := 0; i < 30 && res.Passes == 0; i++ {
 		if res, err = wl.Refresh(ctx); err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestWatchlistWhole(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		c.HSet(ctx, fmt.Sprintf("s:%02d", i), "tokens", "3", "last_refill", "1700000000.5")
 	}
-	wl, err := bucket.NewStore(c).NewWatchlist(ctx, bucket.WatchOptions{ScanOptions: bucket.ScanOptions{Match: "s:*"}})
+	wl, err := scan.NewWatchlist(ctx, bucket.NewStore(c), scan.WatchOptions{Options: scan.Options{Match: "s:*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestWatchlistLimit(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wl, err := bucket.NewStore(c).NewWatchlist(ctx, bucket.WatchOptions{Limit: 100, ScanOptions: bucket.ScanOptions{Match: "l:*"}})
+	wl, err := scan.NewWatchlist(ctx, bucket.NewStore(c), scan.WatchOptions{Limit: 100, Options: scan.Options{Match: "l:*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +135,11 @@ func TestWatchlistNeverPassesItsBudget(t *testing.T) {
 	if _, err := st.Inspect(ctx, []string{"nb:00000"}, nil); err != nil { // loads the read script
 		t.Fatal(err)
 	}
-	wl, err := st.NewWatchlist(ctx, bucket.WatchOptions{Budget: 100, ScanOptions: bucket.ScanOptions{Match: "nb:*", Count: 10}})
+	wl, err := scan.NewWatchlist(ctx, st, scan.WatchOptions{Budget: 100, Options: scan.Options{Match: "nb:*", Count: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res bucket.WatchResult
+	var res scan.WatchResult
 	over := 0
 	for i := 0; res.Passes == 0; i++ {
 		if i == 2000 {
@@ -189,7 +190,7 @@ func TestScannerNextWithinHoldsTheRest(t *testing.T) {
 	if _, err := st.Inspect(ctx, []string{"h:000"}, nil); err != nil { // loads the read script
 		t.Fatal(err)
 	}
-	sc, err := st.NewScanner(ctx, bucket.ScanOptions{Match: "h:*", Count: 1000})
+	sc, err := scan.New(ctx, st, scan.Options{Match: "h:*", Count: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +241,8 @@ func TestWatchlistBudgetPerSecond(t *testing.T) {
 		perSecond int64
 		want      int64
 	}{{1000, 100}, {100, 50}} {
-		wl, err := st.NewWatchlist(ctx, bucket.WatchOptions{PerSecond: tc.perSecond, Interval: 100 * time.Millisecond,
-			ScanOptions: bucket.ScanOptions{Match: "ps:*"}})
+		wl, err := scan.NewWatchlist(ctx, st, scan.WatchOptions{PerSecond: tc.perSecond, Interval: 100 * time.Millisecond,
+			Options: scan.Options{Match: "ps:*"}})
 		if err != nil {
 			t.Fatal(err)
 		}
