@@ -3,6 +3,7 @@ package bucket
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -189,7 +190,12 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
-// sendQueued sends the queued calls in one pipeline and sets each one's reply.
+// sendQueued sends the queued calls in one pipeline and sets each one's reply. On a client
+// of one server (standalone or Sentinel), consecutive one-key Takes with the same options go
+// as one EVALSHA of the native script over all their keys, a batch (token_bucket.lua): the
+// server runs the script and reads TIME once for them all, and each decision is still made
+// on its own, in order, atomically. A Cluster's keys in one call would have to share a
+// slot, so there every decision keeps its own EVALSHA.
 func (s *Store) sendQueued(calls []*scriptCall) {
 	// The batch outlives any one caller's cancellation: once sent, every decision gets
 	// its reply read, so the connection stays in step. The client's ReadTimeout and
@@ -197,12 +203,24 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 	ctx := context.WithoutCancel(calls[0].ctx)
 	size := 0
 	for _, call := range calls {
-		size += 3 + len(call.keys) + len(call.args)
+		size += 7 + len(call.keys) + len(call.args)
 	}
 	b := newBatch(len(calls), size)
 	defer b.release()
-	for _, call := range calls {
-		b.evalsha(ctx, call.sc, call.args, call.keys...)
+	_, single := s.rdb.(*redis.Client)
+	runs := make([]int, 0, len(calls)) // runs[i]: how many calls cmds[i] decides
+	for i := 0; i < len(calls); {
+		n := 1
+		if single {
+			n = mergeable(calls[i:])
+		}
+		if n == 1 {
+			b.evalsha(ctx, calls[i].sc, calls[i].args, calls[i].keys...)
+		} else {
+			b.takes(ctx, calls[i:i+n])
+		}
+		runs = append(runs, n)
+		i += n
 	}
 	cmds := b.cmds
 	if err := s.sendBatch(ctx, cmds); err != nil {
@@ -211,7 +229,69 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 		}
 		return
 	}
-	for i, call := range calls {
-		call.v, call.err = cmds[i].Slice()
+	i := 0
+	for c, n := range runs {
+		v, err := cmds[c].Slice()
+		if n == 1 {
+			calls[i].v, calls[i].err = v, err
+			i++
+			continue
+		}
+		for j := range n {
+			call := calls[i+j]
+			switch {
+			case err != nil:
+				call.err = err
+			case j >= len(v):
+				call.err = fmt.Errorf("unexpected batch reply: %d replies for %d decisions", len(v), n)
+			default:
+				switch r := v[j].(type) {
+				case []interface{}:
+					call.v = r
+				case error:
+					call.err = r
+				default:
+					call.err = fmt.Errorf("unexpected batch reply %v", r)
+				}
+			}
+		}
+		i += n
 	}
+}
+
+// mergeable is how many calls from the first on can go as one batch: one-key decisions of
+// the native script whose shared options (ARGV[4] and on) are the same.
+func mergeable(calls []*scriptCall) int {
+	first := calls[0]
+	if first.sc != nativeScript() || len(first.keys) != 1 || len(first.args) < 3 {
+		return 1
+	}
+	n := 1
+	for n < len(calls) {
+		c := calls[n]
+		if c.sc != first.sc || len(c.keys) != 1 || len(c.args) < 3 || !slices.Equal(c.args[3:], first.args[3:]) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// takes adds one EVALSHA of the native script deciding calls in order: KEYS the calls'
+// keys, ARGV the first call's seven (its capacity, rate and cost, then the shared options,
+// "" where absent) followed by capacity, rate and cost of each further call.
+func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
+	start := len(b.args)
+	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))
+	for _, c := range calls {
+		b.args = append(b.args, c.keys[0])
+	}
+	b.args = append(b.args, calls[0].args...)
+	for range 7 - len(calls[0].args) {
+		b.args = append(b.args, "")
+	}
+	for _, c := range calls[1:] {
+		b.args = append(b.args, c.args[:3]...)
+	}
+	b.cmds = append(b.cmds, redis.NewCmd(ctx, b.args[start:len(b.args):len(b.args)]...))
 }

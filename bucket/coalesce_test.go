@@ -25,8 +25,8 @@ import (
 // each once: every reply reached the caller whose decision it was.
 func checkCoalescedExact(t *testing.T, rdb bucket.Client, keys []string) {
 	t.Helper()
-	ctr := &redistest.Counter{}
-	rdb.AddHook(ctr)
+	ctr := &evalCounter{}
+	rdb.AddHook(beforeSend(ctr.count))
 	st := bucket.NewStore(rdb, bucket.WithCoalescing(1))
 	ctx := context.Background()
 	if _, _, err := st.LoadScript(ctx); err != nil {
@@ -87,10 +87,10 @@ func checkCoalescedExact(t *testing.T, rdb bucket.Client, keys []string) {
 			}
 		}
 	}
-	if c, rt := ctr.Commands.Load(), ctr.RoundTrips.Load(); c <= rt {
-		t.Fatalf("%d commands in %d round trips: 32 goroutines on one lane shared no round trip", c, rt)
+	if d, rt := ctr.decisions.Load(), ctr.trips.Load(); d <= rt {
+		t.Fatalf("%d decisions in %d round trips: 32 goroutines on one lane shared no round trip", d, rt)
 	} else {
-		t.Logf("%d commands in %d round trips", c, rt)
+		t.Logf("%d decisions in %d round trips", d, rt)
 	}
 }
 
@@ -369,8 +369,8 @@ func TestCoalescedNoReply(t *testing.T) {
 			t.Fatalf("a decision sent to a server that never answered: %v, want an UncertainError", err)
 		}
 	}
-	if cmds, rt := ctr.cmds.Load(), ctr.trips.Load(); cmds != 3 || rt != 2 {
-		t.Fatalf("%d commands in %d round trips, want 3 in 2: a alone, then b and c together, none sent again", cmds, rt)
+	if d, rt := ctr.decisions.Load(), ctr.trips.Load(); d != 3 || rt != 2 {
+		t.Fatalf("%d decisions in %d round trips, want 3 in 2: a alone, then b and c together, none sent again", d, rt)
 	}
 	if err := admin.Do(ctx, "client", "unpause").Err(); err != nil {
 		t.Fatal(err)
@@ -380,19 +380,22 @@ func TestCoalescedNoReply(t *testing.T) {
 	}
 }
 
-// evalCounter counts EVALSHA commands and the round trips that carried them; connection
-// set-up (HELLO, CLIENT SETINFO) is not counted.
-type evalCounter struct{ cmds, trips atomic.Int64 }
+// evalCounter counts the decisions sent (an EVALSHA decides one per key: a batch of
+// coalesced Takes is one EVALSHA over their keys) and the round trips that carried them;
+// connection set-up (HELLO, CLIENT SETINFO) is not counted.
+type evalCounter struct{ decisions, cmds, trips atomic.Int64 }
 
 func (e *evalCounter) count(cmds []redis.Cmder) {
 	n := 0
 	for _, c := range cmds {
-		if strings.EqualFold(fmt.Sprint(c.Args()[0]), "evalsha") {
-			n++
+		if a := c.Args(); strings.EqualFold(fmt.Sprint(a[0]), "evalsha") {
+			k, _ := a[2].(int)
+			n += k
+			e.cmds.Add(1)
 		}
 	}
 	if n > 0 {
-		e.cmds.Add(int64(n))
+		e.decisions.Add(int64(n))
 		e.trips.Add(1)
 	}
 }
@@ -429,4 +432,72 @@ func aSentBAndCQueued(t *testing.T, st *bucket.Store) (open func(), errs <-chan 
 	}
 	redistest.WaitFor(t, 10*time.Second, "b and c to queue", func() bool { return bucket.Queued(st) == 2 })
 	return func() { close(g.keys["a"].open) }, ch
+}
+
+// TestCoalescedBatchRefusesOnlyItsKey: Takes queued behind one in flight go as one batch
+// (one EVALSHA over their keys); a key in it that is not a native bucket (a lease held as a
+// string, a hash of another application) is refused on its own and left untouched, while
+// the buckets beside it are decided exactly, each with its own spec.
+func TestCoalescedBatchRefusesOnlyItsKey(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	if err := admin.Set(ctx, "lease", "1764090000", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.HSet(ctx, "session", "tokens", "3", "ts", "1", "user", "ann").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, k := range []string{"lease", "session"} {
+		before[k] = admin.Dump(ctx, k).Val()
+	}
+	ctr := &evalCounter{}
+	_, st := oneLaneStore(t, srv, 0, beforeSend(ctr.count))
+	g := newGate("a")
+	st.Redis().AddHook(beforeSend(g.hold))
+	type outcome struct {
+		key string
+		r   bucket.Result
+		err error
+	}
+	keys := []string{"a", "b", "lease", "c", "session", "b"}
+	specs := map[string]bucket.Spec{"a": spec(10, 1), "b": spec(2, 1e-6), "c": spec(7, 1e-6), "lease": spec(5, 1), "session": spec(5, 1)}
+	ch := make(chan outcome, len(keys))
+	for i, k := range keys {
+		go func() { r, err := st.Take(ctx, k, specs[k], 1); ch <- outcome{k, r, err} }()
+		if i == 0 {
+			<-g.keys["a"].sent
+		} else {
+			redistest.WaitFor(t, 10*time.Second, k+" to queue", func() bool { return bucket.Queued(st) == i })
+		}
+	}
+	close(g.keys["a"].open)
+	got := map[string][]outcome{}
+	for range keys {
+		o := <-ch
+		got[o.key] = append(got[o.key], o)
+	}
+	for _, k := range []string{"lease", "session"} {
+		if o := got[k][0]; !errors.Is(o.err, bucket.ErrWrongType) && !errors.Is(o.err, bucket.ErrForeign) {
+			t.Errorf("%s in a batch: %+v, want an error wrapping ErrWrongType or ErrForeign", k, o)
+		}
+		if after := admin.Dump(ctx, k).Val(); after != before[k] {
+			t.Errorf("%s changed by a batch that refused it", k)
+		}
+	}
+	for _, k := range []string{"a", "c"} {
+		if o := got[k][0]; o.err != nil || !o.r.Allowed || o.r.Remaining != specs[k].Capacity-1 {
+			t.Errorf("%s: %+v, want allowed with %v left", k, o, specs[k].Capacity-1)
+		}
+	}
+	// b twice in one batch: decided in order, the second sees the first's take.
+	rem := []float64{got["b"][0].r.Remaining, got["b"][1].r.Remaining}
+	sort.Float64s(rem)
+	if got["b"][0].err != nil || got["b"][1].err != nil || math.Abs(rem[0]) > 1e-3 || math.Abs(rem[1]-1) > 1e-3 {
+		t.Errorf("b taken twice from 2 tokens in one batch: %+v, want 1 then 0 left", got["b"])
+	}
+	if d, c, rt := ctr.decisions.Load(), ctr.cmds.Load(), ctr.trips.Load(); d != 6 || c != 2 || rt != 2 {
+		t.Errorf("%d decisions in %d EVALSHAs and %d round trips, want 6 in 2 and 2: a alone, then the five queued in one batch", d, c, rt)
+	}
 }
