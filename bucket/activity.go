@@ -31,10 +31,10 @@ func (a Activity) DenyRatio() float64 {
 	return 0
 }
 
-// ActivityBetween derives the activity from two reads of the same bucket, prev before cur.
+// ActivitySince derives the activity from two reads of the same bucket, prev before cur.
 // ok is false when the reads cannot be compared: another key, no time between them, or a
 // bucket that is not readable.
-func ActivityBetween(prev, cur State) (a Activity, ok bool) {
+func (cur State) ActivitySince(prev State) (a Activity, ok bool) {
 	if prev.Key != cur.Key || cur.Now <= prev.Now || prev.Problem != "" || cur.Problem != "" {
 		return Activity{}, false
 	}

@@ -24,7 +24,7 @@ func TestDerivedConsumption(t *testing.T) {
 	const every = int64(1_000_000 / 15) // µs between takes
 	for name, o := range oracles(t) {
 		if o.serverClock {
-			continue // Spring reads Redis TIME: its whole-second case is in TestActivityBetween
+			continue // Spring reads Redis TIME: its whole-second case is in TestActivitySince
 		}
 		if o.layout.Native { // take, not peek
 			o.args = func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
@@ -49,7 +49,7 @@ func TestDerivedConsumption(t *testing.T) {
 					}
 					cur := inspectAt(t, c, key, o, sp, readAt)
 					if k > 0 {
-						a, ok := bucket.ActivityBetween(prev, cur)
+						a, ok := cur.ActivitySince(prev)
 						if !ok || !a.ConsumedKnown {
 							t.Fatalf("read %d: no activity", k)
 						}
@@ -79,7 +79,7 @@ func TestDerivedConsumption(t *testing.T) {
 			o.write(t, c, key, sp, bucket.Level{Tokens: 20, TS: base + 5e6}, true)
 			prev := inspectAt(t, c, key, o, sp, base)
 			cur := inspectAt(t, c, key, o, sp, base+1e6)
-			if a, ok := bucket.ActivityBetween(prev, cur); !ok || a.Consumed != 0 || cur.Ahead != 4*time.Second {
+			if a, ok := cur.ActivitySince(prev); !ok || a.Consumed != 0 || cur.Ahead != 4*time.Second {
 				t.Fatalf("idle bucket stored 5 s ahead: %+v (ahead %v), want no use", a, cur.Ahead)
 			}
 		})
@@ -141,7 +141,7 @@ func TestDerivedConsumptionSpring(t *testing.T) {
 		}
 		cur := inspectAt(t, c, key, o, sp, readAt)
 		if k > 0 {
-			a, ok := bucket.ActivityBetween(prev, cur)
+			a, ok := cur.ActivitySince(prev)
 			if !ok {
 				t.Fatalf("read %d: no activity", k)
 			}

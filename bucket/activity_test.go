@@ -16,7 +16,7 @@ func read(layout string, spec Spec, now int64, stored Level, allowed, denied int
 		Tokens: l.Level(spec, stored, now).Tokens, Allowed: allowed, Denied: denied}
 }
 
-func TestActivityBetween(t *testing.T) {
+func TestActivitySince(t *testing.T) {
 	spec := Spec{Capacity: 100, Rate: 10}
 	const t0 = 1_800_000_000 * sec
 	for _, c := range []struct {
@@ -55,7 +55,7 @@ func TestActivityBetween(t *testing.T) {
 		{"same read twice", read("native", spec, sec, Level{50, sec}, 0, 0), read("native", spec, sec, Level{50, sec}, 0, 0), false, false, 0, 0, 0},
 		{"reads out of order", read("native", spec, 2*sec, Level{50, sec}, 0, 0), read("native", spec, sec, Level{50, sec}, 0, 0), false, false, 0, 0, 0},
 	} {
-		a, ok := ActivityBetween(c.prev, c.cur)
+		a, ok := c.cur.ActivitySince(c.prev)
 		if ok != c.ok || a.Counted != c.counted || !near(a.Allowed, c.allowed) || !near(a.Denied, c.denied) ||
 			!near(a.Consumed, c.consumed) {
 			t.Errorf("%s: got ok=%v %+v, want ok=%v counted=%v allowed=%v denied=%v consumed=%v",
@@ -67,17 +67,17 @@ func TestActivityBetween(t *testing.T) {
 	}
 	other := read("native", spec, sec, Level{1, sec}, 0, 0)
 	other.Key = "other"
-	if _, ok := ActivityBetween(read("native", spec, 0, Level{1, 0}, 0, 0), other); ok {
+	if _, ok := other.ActivitySince(read("native", spec, 0, Level{1, 0}, 0, 0)); ok {
 		t.Error("activity between two different keys")
 	}
 	noSpec := read("express", spec, sec, Level{1, 0}, 0, 0)
 	noSpec.Spec = Spec{}
-	if a, ok := ActivityBetween(read("express", spec, 0, Level{5, 0}, 0, 0), noSpec); !ok || a.ConsumedKnown {
+	if a, ok := noSpec.ActivitySince(read("express", spec, 0, Level{5, 0}, 0, 0)); !ok || a.ConsumedKnown {
 		t.Errorf("unknown spec: %+v %v, want consumption unknown", a, ok)
 	}
 	gone := read("express", spec, 2*sec, Level{100, 2 * sec}, 0, 0)
 	gone.Exists = false
-	if a, _ := ActivityBetween(read("express", spec, sec, Level{5, sec}, 0, 0), gone); a.Consumed != 0 {
+	if a, _ := gone.ActivitySince(read("express", spec, sec, Level{5, sec}, 0, 0)); a.Consumed != 0 {
 		t.Errorf("bucket gone: consumed %v, want 0", a.Consumed)
 	}
 	if r := (Activity{Allowed: 3, Denied: 1}).DenyRatio(); r != 0.25 {

@@ -111,10 +111,13 @@ func notSent(err error) bool {
 // (rediserr.ReloadSlots).
 func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
-// NotBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
-// or without its "not a bucket" start): `"k": not a bucket: a hash with fields a, b (left
-// untouched)`.
-func NotBucketError(key, why string) error {
+// NotBucketError is ErrWrongType for the key read as s, with its Problem as why it is not a
+// bucket: `"k": not a bucket: a hash with fields a, b (left untouched)`.
+func (s State) NotBucketError() error { return notBucketError(s.Key, s.Problem) }
+
+// notBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
+// or without its "not a bucket" start).
+func notBucketError(key, why string) error {
 	why = strings.TrimPrefix(strings.TrimPrefix(why, ErrWrongType.Error()), ": ")
 	if why == "" {
 		return fmt.Errorf("%q: %w (left untouched)", key, ErrWrongType)
@@ -149,7 +152,7 @@ func scriptErr(key string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "WRONGTYPE"):
-		return NotBucketError(key, "it holds another Redis type")
+		return notBucketError(key, "it holds another Redis type")
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
 	case strings.Contains(msg, "bucketctl: corrupt bucket: "):

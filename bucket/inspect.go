@@ -102,7 +102,7 @@ func (s State) Peek(cost float64) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %q: pass --capacity and --rate or add a rule", ErrNoSpec, s.Key)
 	}
 	if s.Problem != "" {
-		return Result{}, NotBucketError(s.Key, s.Problem)
+		return Result{}, s.NotBucketError()
 	}
 	return s.Decide(cost).Result, nil
 }

@@ -77,7 +77,7 @@ func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec,
 	return s.resetOne(ctx, ResetOp{Key: key, Layout: layout, Spec: spec, To: to, Declared: true})
 }
 
-// ResetState resets the bucket read as st (see OpFor), as Reset does.
+// ResetState resets the bucket read as st (see State.ResetOp), as Reset does.
 func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, error) {
 	if st.Problem != "" {
 		return 0, stateErr(st)
@@ -85,13 +85,13 @@ func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, er
 	if st.Guess != "" {
 		return 0, fmt.Errorf("%q: %w (a rule or --layout %s); left untouched", st.Key, ErrUndeclared, st.Layout.Name)
 	}
-	return s.resetOne(ctx, OpFor(st, to))
+	return s.resetOne(ctx, st.ResetOp(to))
 }
 
-// OpFor is the reset of the bucket read as st: its layout, its spec, and the declaration a
+// ResetOp is the reset of the bucket read as s: its layout, its spec, and the declaration a
 // rule or --layout made (a layout detected from a bare number is a guess, not declared).
-func OpFor(st State, to ResetTo) ResetOp {
-	return ResetOp{Key: st.Key, Layout: st.Layout, Spec: st.Spec, To: to, Read: &st, Declared: !st.Detected}
+func (s State) ResetOp(to ResetTo) ResetOp {
+	return ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: to, Read: &s, Declared: !s.Detected}
 }
 
 func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
@@ -329,5 +329,5 @@ func stateErr(st State) error {
 	if why, ok := strings.CutPrefix(st.Problem, "corrupt: "); ok {
 		return fmt.Errorf("%q: %w: %s (left untouched)", st.Key, ErrCorrupt, why)
 	}
-	return NotBucketError(st.Key, st.Problem)
+	return st.NotBucketError()
 }

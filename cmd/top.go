@@ -222,7 +222,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 // bucket's keys, and every layout reads a missing bucket as full.
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	if b.Problem != "" {
-		return bucket.NotBucketError(b.Key, b.Problem)
+		return b.NotBucketError()
 	}
 	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {

@@ -207,7 +207,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		saidMissing = !s.Exists
 		var act *bucket.Activity
 		if hasPrev {
-			if a, ok := bucket.ActivityBetween(prev, s); ok {
+			if a, ok := s.ActivitySince(prev); ok {
 				act = &a
 			}
 		}

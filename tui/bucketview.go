@@ -48,7 +48,7 @@ func (v *bucketView) observe(s bucket.State) {
 		*v = newBucketView(v.st, v.cost, v.window)
 	}
 	if v.has {
-		if a, ok := bucket.ActivityBetween(v.cur, s); ok {
+		if a, ok := s.ActivitySince(v.cur); ok {
 			v.act, v.hasAct = a, true
 		} else if s.Now <= v.cur.Now {
 			return // the same read again (or an older one): nothing new

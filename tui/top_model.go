@@ -269,7 +269,7 @@ func (m *Top) apply(s TopSnapshot) {
 		var was *steadyOrder
 		if p, ok := prev[st.Key]; ok && !p.gone {
 			rows[i].prev, rows[i].hasPrev = p.state, true
-			rows[i].act, rows[i].hasAct = bucket.ActivityBetween(p.state, st)
+			rows[i].act, rows[i].hasAct = st.ActivitySince(p.state)
 			was = &p.order
 		}
 		rows[i].order = rows[i].steadied(was)

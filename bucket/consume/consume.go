@@ -55,7 +55,7 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 	}
 	s := states[0]
 	if s.Problem != "" {
-		return Outcome{Exists: true}, bucket.NotBucketError(key, s.Problem)
+		return Outcome{Exists: true}, s.NotBucketError()
 	}
 	if !peek && !s.Layout.Native {
 		return Outcome{Exists: true}, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)

@@ -54,7 +54,7 @@ func For(s bucket.State, set Settings) (Step, error) {
 		before := s.Tokens
 		st.Before = &before
 	}
-	op := bucket.OpFor(s, bucket.ResetTo{Delete: !set.SetTokens, Tokens: set.Tokens})
+	op := s.ResetOp(bucket.ResetTo{Delete: !set.SetTokens, Tokens: set.Tokens})
 	if s.Layout.Native && s.Exists && !set.Spec.IsZero() && set.Spec != s.Spec {
 		// A spec given on a native bucket storing another: the operator changes the
 		// application's spec on purpose. The bucket is written (refilled to the new
