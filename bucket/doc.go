@@ -29,7 +29,7 @@
 // bounded view of a keyspace), audit (what is wrong in a keyspace), hot (the buckets written
 // now), load (load tests), resetplan (resets of many keys), rules (the config file's key
 // patterns), units (typed values), rediserr (reading Redis errors), cost (counting what
-// Redis is sent), httplimit (HTTP middleware), and redistest and sandbox
-// (real redis-server processes, for the tests and the demo). The package never prints and
-// imports no CLI or terminal code.
+// Redis is sent), slot (a key's Cluster slot), httplimit (HTTP middleware), and redistest
+// and sandbox (real redis-server processes, for the tests and the demo). The package never
+// prints and imports no CLI or terminal code.
 package bucket

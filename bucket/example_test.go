@@ -55,15 +55,6 @@ func ExampleTakeAllModel() {
 	// global: had its cost=false remaining=0.5
 }
 
-// Keys of one multi-tier decision must share a Cluster slot: give them one hash tag.
-func ExampleSlot() {
-	fmt.Println(bucket.Slot("rl:{user42}:user") == bucket.Slot("rl:{user42}:global"))
-	fmt.Println(bucket.Slot("rl:user42") == bucket.Slot("rl:global"))
-	// Output:
-	// true
-	// false
-}
-
 // A burst of 12 requests against a user tier of 10 tokens and an overall tier of 5, both
 // refilling once a day: the overall tier allows 5 and denies the rest, and the denied
 // requests take nothing from the user's bucket.

@@ -22,7 +22,6 @@ var (
 	DetectHash      = detectHash
 	GCRALayouts     = gcraLayouts
 	GCRAState       = gcraState
-	HashTag         = hashTag
 	NumberOverflows = numberOverflows
 	TokensUsed      = tokensUsed
 	RedisRateSpec   = redisRateSpec

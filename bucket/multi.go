@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket/slot"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -139,11 +140,11 @@ func (s *Store) checkSlots(keys []string) error {
 	var name func(string) string // only for the error
 	switch s.rdb.(type) {
 	case *redis.ClusterClient:
-		same = func(a, b string) bool { return Slot(a) == Slot(b) }
-		name = func(k string) string { return "slot " + strconv.Itoa(Slot(k)) }
+		same = func(a, b string) bool { return slot.Of(a) == slot.Of(b) }
+		name = func(k string) string { return "slot " + strconv.Itoa(slot.Of(k)) }
 	case *redis.Ring:
-		same = func(a, b string) bool { return hashTag(a) == hashTag(b) }
-		name = func(k string) string { return "shard key " + strconv.Quote(hashTag(k)) }
+		same = func(a, b string) bool { return slot.HashTag(a) == slot.HashTag(b) }
+		name = func(k string) string { return "shard key " + strconv.Quote(slot.HashTag(k)) }
 	default:
 		return nil
 	}
@@ -229,38 +230,6 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 		return append(out[:0:0], levels...), false, r
 	}
 	return out, true, r
-}
-
-// Slot is the Redis Cluster hash slot of key (0..16383): CRC16 (XMODEM) of the key's hash
-// tag, or of the whole key when it has none, modulo 16384, as CLUSTER KEYSLOT computes it.
-func Slot(key string) int { return int(crc16(hashTag(key)) % 16384) }
-
-// hashTag is the part of key that Redis Cluster hashes: the text between the first "{" and
-// the first "}" after it when that is not empty, else the whole key.
-func hashTag(key string) string {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			return key[i+1 : i+1+j]
-		}
-	}
-	return key
-}
-
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the checksum Redis Cluster
-// uses for key slots.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
 }
 
 // lazyRegexp compiles expr on first use, not at start-up: every package's init runs on

@@ -11,31 +11,8 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/slot"
 )
-
-func TestSlot(t *testing.T) {
-	for key, want := range map[string]int{
-		"123456789":        12739, // CRC-16/XMODEM check value 0x31C3
-		"":                 0,
-		"{user42}:a":       bucket.Slot("user42"),
-		"rl:{user42}:user": bucket.Slot("user42"),
-		"foo{}{bar}":       bucket.Slot("foo{}{bar}"),
-		"foo{{bar}}zap":    bucket.Slot("{bar"),
-		"foo{bar}{zap}":    bucket.Slot("bar"),
-	} {
-		if got := bucket.Slot(key); got != want {
-			t.Errorf("Slot(%q) = %d, want %d", key, got, want)
-		}
-	}
-	if bucket.Slot("rl:user42") == bucket.Slot("rl:global") {
-		t.Fatal("untagged test keys should land in different slots")
-	}
-	for key, want := range map[string]string{"rl:{u}:x": "u", "{}x": "{}x", "a{b": "a{b", "a}{b}": "b"} {
-		if got := bucket.HashTag(key); got != want {
-			t.Errorf("HashTag(%q) = %q, want %q", key, got, want)
-		}
-	}
-}
 
 // TestTakeAllCluster runs the all-or-nothing decision on a 3-master Cluster with hash-tagged
 // keys, and checks keys of different slots are refused before any call to Redis.
@@ -69,7 +46,7 @@ func TestTakeAllCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := bucket.Slot(k); int64(got) != want {
+		if got := slot.Of(k); int64(got) != want {
 			t.Errorf("Slot(%q) = %d, CLUSTER KEYSLOT says %d", k, got, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket/slot"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -144,7 +145,7 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 			ks := make([]string, 1, 1+len(pairs[i]))
 			ks[0] = k
 			for _, p := range pairs[i] {
-				if !cluster || Slot(p.key) == Slot(k) {
+				if !cluster || slot.Of(p.key) == slot.Of(k) {
 					ks = append(ks, p.key)
 				}
 			}
@@ -259,7 +260,7 @@ func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *key
 	r.pairVals = make([]*string, len(pairs))
 	j := 4
 	for i, p := range pairs {
-		if cluster && Slot(p.key) != Slot(key) {
+		if cluster && slot.Of(p.key) != slot.Of(key) {
 			continue // read in the second round trip
 		}
 		if j < len(v) {
@@ -292,7 +293,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 			continue
 		}
 		for j, p := range pairs[i] {
-			if Slot(p.key) == Slot(k) {
+			if slot.Of(p.key) == slot.Of(k) {
 				continue
 			}
 			if pipe == nil {

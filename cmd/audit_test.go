@@ -12,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/slot"
 )
 
 // auditRules give every planted key its spec (capacity 10, 1 token/s; the throttled
@@ -223,7 +223,7 @@ func TestAuditCluster(t *testing.T) {
 	}
 	cross := ""
 	for i := 0; cross == ""; i++ {
-		if k := fmt.Sprintf("xs:user:%d", i); bucket.Slot(k) != bucket.Slot(k+":last_time") {
+		if k := fmt.Sprintf("xs:user:%d", i); slot.Of(k) != slot.Of(k+":last_time") {
 			cross = k
 		}
 	}

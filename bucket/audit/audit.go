@@ -8,6 +8,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rules"
+	"github.com/bucketctl/bucketctl/bucket/slot"
 )
 
 // Severity ranks a finding.
@@ -248,7 +249,7 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 		out = append(out, FindingClockAhead)
 	}
 	if a.o.Cluster && s.Layout.Type == bucket.Strings {
-		if k := s.Layout.Keys(s.Key); bucket.Slot(k[0]) != bucket.Slot(k[1]) {
+		if k := s.Layout.Keys(s.Key); slot.Of(k[0]) != slot.Of(k[1]) {
 			out = append(out, FindingCrossSlot)
 		}
 	}
@@ -267,7 +268,7 @@ func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 			fam.Buckets++
 			fam.Layouts[s.Layout.Name]++
 			if a.o.Cluster {
-				fam.slots[bucket.Slot(s.Key)]++
+				fam.slots[slot.Of(s.Key)]++
 			}
 		}
 		want := fam.Sampled < a.o.Samples

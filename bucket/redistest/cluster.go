@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
+	"github.com/bucketctl/bucketctl/bucket/slot"
 )
 
 // clusterSlots is the number of hash slots of a Redis Cluster.
@@ -257,9 +257,9 @@ func (c *Cluster) KeyOnMaster(i int, prefix string) string {
 }
 
 // KeySlot returns the cluster hash slot of key (CRC16 of the key, or of its first non-empty
-// {hash tag}, modulo 16384), as CLUSTER KEYSLOT does: bucket.Slot, which the harness's tests
+// {hash tag}, modulo 16384), as CLUSTER KEYSLOT does: slot.Of, which the harness's tests
 // check against the servers.
-func KeySlot(key string) int { return bucket.Slot(key) }
+func KeySlot(key string) int { return slot.Of(key) }
 
 // Stop stops every node (SIGTERM, then SIGKILL after 2 s). It is idempotent.
 func (c *Cluster) Stop() {
