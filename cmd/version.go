@@ -5,6 +5,7 @@ import (
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,9 +47,11 @@ func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
 			modified = s.Value == "true"
 		}
 	}
-	if rev == "" {
-		// A pseudo-version's time and revision: v0.0.0-20260102150405-abcdef123456 (compiled
-		// here, not at start-up).
+	// A pseudo-version's time and revision: v0.0.0-20260102150405-abcdef123456. Every run
+	// comes here, so the expression is compiled only when the stamp leaves the commit or the
+	// date unset and the version has a pseudo-version's two dashes at least (the test
+	// golang.org/x/mod's IsPseudoVersion makes first): not for a release, nor for (devel).
+	if rev == "" && (v.Commit == "none" || v.Date == "unknown") && strings.Count(info.Main.Version, "-") >= 2 {
 		pseudo := regexp.MustCompile(`-(?:0\.)?(\d{14})-([0-9a-f]{12})(?:\+dirty)?$`)
 		if m := pseudo.FindStringSubmatch(info.Main.Version); m != nil {
 			rev = m[2]
