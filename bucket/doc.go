@@ -1,6 +1,8 @@
 // Package bucket is a token-bucket rate limiter in Redis, and the reader of the buckets
 // other applications keep there.
 //
+// # Deciding
+//
 // A Store runs bucketctl's native script over go-redis: Take consumes tokens atomically in
 // one round trip, Peek computes the same decision without writing, TakeAll decides several
 // tiers all or nothing. A Spec is a bucket's capacity and refill rate; a Result is one
@@ -16,20 +18,28 @@
 //		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
 //	}
 //
+// # Layouts, reading and resetting
+//
 // A Layout says how an application stores its buckets (a hash with tokens and a time, two
 // string keys, a GCRA TAT): NativeLayout is bucketctl's own, Presets the applications it
-// reads. Inspect (and ReadScanned, for package scan) reads keys as State values in the
-// owning application's own model, and Reset and ResetMany write or delete a bucket only when
-// it is, inside the script that writes, a bucket of the declared or strictly verified layout.
+// reads. Inspect reads keys as State values in the owning application's own model (package
+// scan reads a whole keyspace the same way, through ReadScanned), and Reset and ResetMany
+// write or delete a bucket only when it is, inside the script that writes, a bucket of the
+// declared or strictly verified layout.
+//
+// # Errors
 //
 // Errors are matched with errors.Is against the Err values (ErrInvalid, ErrNoSpec,
-// ErrWrongType, ErrCorrupt, ErrChanged, ...); errors about one key come as a *KeyError.
+// ErrWrongType, ErrCorrupt, ErrChanged, ...); errors about one key come as a *KeyError, a
+// TakeMany's failures as a *BatchError, a decision sent without a reply as an *UncertainError.
+//
+// # Sub-packages
 //
 // The sub-packages hold what builds on a Store: scan (the one keyspace scan, and top's
 // bounded view of a keyspace), audit (what is wrong in a keyspace), hot (the buckets written
 // now), load (load tests), resetplan (resets of many keys), rules (the config file's key
-// patterns), units (typed values), rediserr (reading Redis errors), cost (counting what
-// Redis is sent), slot (a key's Cluster slot), httplimit (HTTP middleware), and redistest
-// and sandbox (real redis-server processes, for the tests and the demo). The package never
-// prints and imports no CLI or terminal code.
+// patterns), units (typed values), httplimit (HTTP middleware), and redistest and sandbox
+// (real redis-server processes, for the tests and the demo). Below the package: rediserr
+// (reading Redis errors), cost (counting what Redis is sent) and slot (a key's Cluster
+// slot). The package never prints and imports no CLI or terminal code.
 package bucket
