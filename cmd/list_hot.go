@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/cmd/output"
@@ -38,14 +37,6 @@ func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
 	return nil
 }
 
-// globPrefix is the literal start of a Redis glob: every key it matches starts with it.
-func globPrefix(pattern string) string {
-	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
-		return pattern[:i]
-	}
-	return pattern
-}
-
 func listHotRun(opts *ListOptions) error {
 	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
 	if err != nil {
@@ -57,7 +48,7 @@ func listHotRun(opts *ListOptions) error {
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}
-	if p := globPrefix(opts.Match); p != "" {
+	if p := rules.GlobPrefix(opts.Match); p != "" {
 		q.Prefixes = []string{p}
 	}
 	prog := output.NewProgress(f.IO)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/bucketctl/bucketctl/bucket/cost"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -135,16 +133,12 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 	return tui.NewStyles(r)
 }
 
-// TopSource is the Redis side of top: a scan.Watchlist, which spends a budget of commands
-// per refresh (re-reading the buckets it keeps, then scanning on where it stopped) and keeps
-// the emptiest, most denied and first-named buckets, whatever the keyspace's size.
+// TopSource is the Redis side of top: a scan.Live view (the bucket/scan package's
+// budgeted Watchlist, with the buckets written now first) that the dashboard draws.
 type TopSource struct {
 	st   *bucket.Store
-	opts scan.WatchOptions
-	wl   *scan.Watchlist
-	keep string
+	live *scan.Live
 	addr string // the server, for a refused reset's message
-	hot  *topHot
 }
 
 // NewTopSource returns the source of the top dashboard over st.
@@ -158,25 +152,15 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if p.Budget <= 0 {
 		p.Budget = defaultTopBudget
 	}
-	cost.Install(st.Redis())
-	hot := &topHot{notBucket: map[string]bool{}, match: p.Match, opts: hot.Options{Custom: p.Custom}}
-	if pre := globPrefix(p.Match); pre != "" {
-		hot.opts.Prefixes = []string{pre}
-	}
-	return &TopSource{st: st, addr: p.Addr, hot: hot, opts: scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
-		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}}}
+	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
+		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})}
 }
 
 // Close ends following writes.
-func (s *TopSource) Close() { s.hot.close() }
+func (s *TopSource) Close() { s.live.Close() }
 
 // Keep keeps the bucket under the cursor in every snapshot while it exists.
-func (s *TopSource) Keep(key string) {
-	s.keep = key
-	if s.wl != nil {
-		s.wl.Keep(key)
-	}
-}
+func (s *TopSource) Keep(key string) { s.live.Keep(key) }
 
 // defaultTopBudget is top's default Redis budget, in commands per second: about 4% of one
 // core of a Redis server, so other clients barely notice (see scripts/bench/scale.sh).
@@ -184,24 +168,12 @@ const defaultTopBudget = 10000
 
 // Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
-	c := &cost.Counter{}
-	ctx = cost.With(ctx, c)
-	start := time.Now()
-	if s.wl == nil {
-		wl, err := scan.NewWatchlist(ctx, s.st, s.opts)
-		if err != nil {
-			return tui.TopSnapshot{}, err
-		}
-		s.wl = wl
-		wl.Keep(s.keep)
-	}
-	s.wl.Hot(s.hot.next(ctx, s.st))
-	res, err := s.wl.Refresh(ctx)
+	r, err := s.live.Refresh(ctx)
 	if err != nil {
 		return tui.TopSnapshot{}, err
 	}
-	hot := s.hot.done(res.States, res.NotBuckets)
-	spent := tui.Cost{Commands: c.Commands(), RoundTrips: c.RoundTrips()}
+	res := r.Watch
+	spent := tui.Cost{Commands: r.Commands, RoundTrips: r.RoundTrips}
 	cover := "scanned " + plural64(res.Scanned, "key")
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))
@@ -210,8 +182,8 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
 	spent.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
-	snap := tui.TopSnapshot{States: res.States, Cost: spent, Took: time.Since(start), Coverage: cover,
-		Keyspace: max(0, res.DBSize), Hot: hot, HotSource: "client tracking", HotNote: s.hot.note}
+	snap := tui.TopSnapshot{States: res.States, Cost: spent, Took: r.Took, Coverage: cover,
+		Keyspace: max(0, res.DBSize), Hot: r.Hot, HotSource: "client tracking", HotNote: r.HotNote}
 	if res.Whole {
 		snap.Coverage = "" // the rows are every bucket there is
 	}

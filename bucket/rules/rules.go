@@ -172,6 +172,14 @@ func GlobMatch(pattern, key string) bool {
 	return len(p) == 0 && len(s) == 0
 }
 
+// GlobPrefix is the literal start of a Redis glob: every key it matches starts with it.
+func GlobPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
+}
+
 // QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \), so that a pattern
 // built from it matches s literally: QuoteGlob(prefix) + "*" matches the keys starting
 // with prefix.

@@ -179,3 +179,14 @@ func TestQuoteGlob(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobPrefix: the literal start of a glob, up to its first metacharacter.
+func TestGlobPrefix(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"rate:user:*": "rate:user:", "*": "", "exact": "exact", "a?b": "a", "k[0-9]": "k", `x\*y`: "x", "": "",
+	} {
+		if got := rules.GlobPrefix(pattern); got != want {
+			t.Errorf("GlobPrefix(%q) = %q, want %q", pattern, got, want)
+		}
+	}
+}

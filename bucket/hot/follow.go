@@ -1,4 +1,4 @@
-package cmd
+package hot
 
 import (
 	"context"
@@ -6,13 +6,12 @@ import (
 	"sync"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
-// top's hot buckets: a hot.Tracker follows writes (client tracking) from the first
-// refresh on, and every refresh hands the keys written most since the last one to the
-// watchlist, which reads them whatever its scan has reached. They come first, marked.
+// top's hot buckets: a Tracker follows writes (client tracking) from the first refresh on,
+// and every refresh hands the keys written most since the last one to the watchlist, which
+// reads them whatever its scan has reached. They come first, marked.
 
 const (
 	// hotCandidates is how many of the keys written most each refresh reads.
@@ -23,22 +22,35 @@ const (
 	maxNotBuckets = 10000
 )
 
-// A topHot is used by the refresh in flight and closed by the view's end, which can come
-// while a refresh is still running: mu orders them, and nothing starts after close.
-type topHot struct {
+// A Follower hands a live view, refresh by refresh, the keys matching its pattern that were
+// written most since the last refresh (see Next and Done). It is used by the refresh in
+// flight and closed by the view's end, which can come while a refresh is still running: mu
+// orders them, and nothing starts after Close.
+type Follower struct {
 	mu        sync.Mutex
 	closed    bool
-	tracker   *hot.Tracker
+	tracker   *Tracker
 	note      string // why hot buckets are unavailable
 	notBucket map[string]bool
 	rates     map[string]float64 // writes/s of the keys handed to the watchlist
-	opts      hot.Options
+	opts      Options
 	match     string
 }
 
-// next follows writes (starting the tracker on the first call) and returns the hot
-// candidates since the last call, with their writes per second.
-func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
+// NewFollower follows the writes to the keys matching the Redis glob match (custom: the
+// config file's layouts, so their time keys count for their buckets). Nothing is started
+// until the first Next.
+func NewFollower(match string, custom []bucket.Layout) *Follower {
+	h := &Follower{notBucket: map[string]bool{}, match: match, opts: Options{Custom: custom}}
+	if pre := rules.GlobPrefix(match); pre != "" {
+		h.opts.Prefixes = []string{pre}
+	}
+	return h
+}
+
+// Next follows writes (starting the tracker on the first call) and returns the hot
+// candidates since the last call; Done gives their writes per second.
+func (h *Follower) Next(ctx context.Context, st *bucket.Store) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rates = map[string]float64{}
@@ -50,8 +62,8 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 		h.tracker = nil
 	}
 	if h.tracker == nil {
-		t, err := hot.Track(ctx, st, h.opts)
-		var he *hot.UnsupportedError
+		t, err := Track(ctx, st, h.opts)
+		var he *UnsupportedError
 		switch {
 		case errors.As(err, &he):
 			h.note = he.Reason()
@@ -75,9 +87,9 @@ func (h *topHot) next(ctx context.Context, st *bucket.Store) []string {
 	return keys
 }
 
-// done takes what the watchlist found: keys that are not buckets are not read again; the
+// Done takes what the watchlist found: keys that are not buckets are not read again; the
 // hot ones that are come back as writes/s by key.
-func (h *topHot) done(states []bucket.State, notBuckets []string) map[string]float64 {
+func (h *Follower) Done(states []bucket.State, notBuckets []string) map[string]float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.notBucket) > maxNotBuckets {
@@ -99,7 +111,15 @@ func (h *topHot) done(states []bucket.State, notBuckets []string) map[string]flo
 	return out
 }
 
-func (h *topHot) close() {
+// Note says why hot buckets are unavailable ("" while they are available).
+func (h *Follower) Note() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.note
+}
+
+// Close stops following writes.
+func (h *Follower) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
