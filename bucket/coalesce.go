@@ -36,8 +36,12 @@ const maxCoalesced = 128
 
 // defaultLanes is the number of round trips concurrent Takes may have in flight at once
 // when coalescing is on (the default). Redis runs scripts one at a time, so more round
-// trips in flight do not decide faster; 4 to 16 measured the same at 64 goroutines.
-const defaultLanes = 8
+// trips in flight do not decide faster, while a batch of queued Takes costs the server less
+// per decision than the same Takes sent alone (one script call, one TIME): with 8 callers,
+// 2 lanes make batches of about 3 and cost the server about a fifth less per decision than
+// 8 lanes (server instructions per decision counted under callgrind:
+// scripts/bench/servercost-callgrind.sh).
+const defaultLanes = 2
 
 // WithCoalescing sets how many round trips concurrent decisions (Take, TakeAll) may have
 // in flight at once; decisions beyond that queue and share the next free round trip. 0

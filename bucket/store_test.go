@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -410,5 +411,45 @@ func TestTTLCoversTimeToFull(t *testing.T) {
 		if extended < 2 || kept < 2 {
 			t.Fatalf("grace %v: %d takes extended the TTL and %d kept it, want both paths", grace, extended, kept)
 		}
+	}
+}
+
+// TestTTLCheckedOnEverySixteenthAllow: a busy bucket (an allow's cost/rate far below the
+// grace) reads its TTL on one allow in 16, not on each, and still never lets the TTL fall
+// below the time to full plus the grace: 600 allows of 30 ms each (cost 3 at 100/s) on a
+// bucket that never fills, with a grace of 2 s, so the TTL must grow by 18 s through the
+// run. The TTL is read with PEXPIRETIME here, so that INFO's PTTL count is the script's.
+func TestTTLCheckedOnEverySixteenthAllow(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := ctxT(t)
+	const grace, takes = 2 * time.Second, 600
+	st := bucket.NewStore(c, bucket.WithTTLGrace(grace), bucket.WithCoalescing(0))
+	pttlCalls := func() int {
+		for _, line := range strings.Split(c.Info(ctx, "commandstats").Val(), "\r\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_pttl:calls="); ok {
+				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				return n
+			}
+		}
+		return 0
+	}
+	for i := range takes {
+		start := time.Now()
+		r, err := st.Take(ctx, "busy", spec(1e9, 100), 3)
+		if err != nil || !r.Allowed {
+			t.Fatalf("take %d: %+v, %v", i, r, err)
+		}
+		at := c.Do(ctx, "pexpiretime", "busy").Val().(int64)
+		now := c.Time(ctx).Val()
+		ttl := time.UnixMilli(at).Sub(now)
+		// The TTL and the time to full both shrink as time passes: the slack is the time
+		// since the take began.
+		if slack := time.Since(start); ttl < r.ResetAfter+grace-slack {
+			t.Fatalf("take %d: TTL %v, below time to full %v plus grace %v (slack %v)", i, ttl, r.ResetAfter, grace, slack)
+		}
+	}
+	if n := pttlCalls(); n < takes/16-1 || n > takes/16+1 {
+		t.Fatalf("the script read the TTL on %d of %d allows, want one in 16 (%d)", n, takes, takes/16)
 	}
 }

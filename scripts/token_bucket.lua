@@ -152,14 +152,20 @@ local function decide(key, cap_s, rate_s, cost_s)
       redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count)
     end
     -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
-    -- After an allow, PTTL says whether the TTL left still covers the new time to full plus
-    -- the grace; only when it does not (or the key has none) is it set, to that plus half the
-    -- grace as headroom, so that most allows of a busy bucket read the TTL instead of writing
-    -- it (a read costs the server a third of a write). A TTL is never shortened.
+    -- An allow lengthens it by cost/rate. PTTL says whether the TTL left covers the new time
+    -- to full plus the grace (need) with a margin of a quarter of the grace; only when it
+    -- does not (or the key has none) is it set, to need plus half the grace. A TTL is never
+    -- shortened. So after each check the TTL exceeds need by a quarter of the grace, and an
+    -- allow whose cost/rate is at most 1/32 of half the grace need not check: the script
+    -- checks on every 16th allow of the bucket (the counter), so the at most 15 between
+    -- checks use less than that quarter. A busy bucket reads its TTL on one allow in 16.
     if allowed == 1 or spec_changed then
-      local need = ceil(((capacity - tokens) / rate) * 1000) + grace
-      if redis.call('PTTL', key) < need then
-        redis.call('PEXPIRE', key, need + ceil(grace / 2))
+      local margin = grace / 2
+      if spec_changed or math.floor(count) % 16 == 0 or cost / rate * 32000 > margin then
+        local need = ceil(((capacity - tokens) / rate) * 1000) + grace
+        if redis.call('PTTL', key) < need + margin / 2 then
+          redis.call('PEXPIRE', key, need + ceil(margin))
+        end
       end
     end
   end
