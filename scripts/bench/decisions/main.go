@@ -1,0 +1,85 @@
+// Command decisions makes a fixed number of rate-limit decisions against one loopback
+// redis-server, with bucketctl's Store or with go-redis/redis_rate's Allow, for
+// scripts/bench/servercost-callgrind.sh: after warming up (script loaded, every key
+// written once) it prints "ready" and waits for a line on stdin, then decides and exits, so
+// the script can count the server's instructions for exactly those decisions.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
+	impl := flag.String("impl", "bucketctl", "bucketctl or redis_rate")
+	lanes := flag.Int("lanes", -1, "bucketctl's coalescing lanes (-1: the Store's default, 0: none)")
+	decisions := flag.Int("decisions", 30000, "decisions to make")
+	keys := flag.Int("keys", 100, "keys they spread over")
+	workers := flag.Int("workers", 8, "concurrent callers")
+	flag.Parse()
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		fmt.Fprintln(os.Stderr, "decisions: -addr must be a loopback host:port")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 32, MaxRetries: -1})
+	defer c.Close()
+	var take func(key string) error
+	switch *impl {
+	case "bucketctl":
+		var opts []bucket.Option
+		if *lanes >= 0 {
+			opts = append(opts, bucket.WithCoalescing(*lanes))
+		}
+		st := bucket.NewStore(c, opts...)
+		sp := bucket.Spec{Capacity: 100, Rate: 100}
+		take = func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }
+	case "redis_rate":
+		lim := redis_rate.NewLimiter(c)
+		limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
+		take = func(key string) error { _, err := lim.Allow(ctx, key, limit); return err }
+	default:
+		fmt.Fprintln(os.Stderr, "decisions: -impl must be bucketctl or redis_rate")
+		os.Exit(2)
+	}
+	key := func(i int) string { return fmt.Sprintf("decisions:%s:%d", *impl, i%*keys) }
+	for i := range *keys {
+		if err := take(key(i)); err != nil {
+			fmt.Fprintln(os.Stderr, "decisions:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		os.Exit(1)
+	}
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
+	for w := range *workers {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(*decisions); i = next.Add(1) {
+				if err := take(key(int(i) + w)); err != nil {
+					errs.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := errs.Load(); n > 0 {
+		fmt.Fprintf(os.Stderr, "decisions: %d of %d decisions failed\n", n, *decisions)
+		os.Exit(1)
+	}
+}
