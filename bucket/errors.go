@@ -1,15 +1,11 @@
 package bucket
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
-	"syscall"
 
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
-	"github.com/redis/go-redis/v9"
 )
 
 // The errors of the package, matched with errors.Is. Errors about one key come wrapped in a
@@ -72,39 +68,17 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 
 // decisionErr classifies the error of a decision: an error after the command was written
 // to a connection (no reply in time, a connection lost while waiting) becomes an
-// UncertainError; a reply error, or a failure before anything was written (see notSent),
-// goes through replyErr.
+// UncertainError; a reply error, or a failure before anything was written (see
+// rediserr.NotSent), goes through replyErr.
 func (s *Store) decisionErr(key string, err error, replyErr func(error) error) error {
 	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
 		return err // from the coalescer, final
 	}
 	s.networkErr(err)
-	if !rediserr.IsNetwork(err) || notSent(err) {
+	if !rediserr.IsNetwork(err) || rediserr.NotSent(err) {
 		return replyErr(err)
 	}
 	return &UncertainError{Key: key, Err: err}
-}
-
-// notSent reports whether a network error came before the command was written to a
-// connection, so the server cannot have run it: a failed dial (refused, unresolvable,
-// timed out), a pool that could give no connection, or the context ending
-// while go-redis waited for one. go-redis returns the context's own error only from its
-// pool: once a command is written, a deadline surfaces as a read or write timeout of
-// the connection (a *net.OpError), which stays uncertain.
-func notSent(err error) bool {
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return oe.Op == "dial"
-	}
-	var dns *net.DNSError
-	switch {
-	case errors.As(err, &dns), errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
-		return true
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return true
-	}
-	return false
 }
 
 // networkErr asks a Cluster client to refresh its slot map after a network error

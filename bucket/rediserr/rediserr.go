@@ -55,6 +55,28 @@ func ReloadSlots(rdb redis.UniversalClient, err error) {
 	}
 }
 
+// NotSent reports whether a network error came before the command was written to a
+// connection, so the server cannot have run it: a failed dial (refused, unresolvable,
+// timed out), a pool that could give no connection, or the context ending
+// while go-redis waited for one. go-redis returns the context's own error only from its
+// pool: once a command is written, a deadline surfaces as a read or write timeout of
+// the connection (a *net.OpError), which stays uncertain.
+func NotSent(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Op == "dial"
+	}
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+		return true
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	}
+	return false
+}
+
 // IsTimeout reports whether err is a server that was reached but did not answer in time (a
 // read or write timeout, a deadline, a saturated connection pool), as opposed to one that
 // could not be reached at all (refused, reset, a dial that timed out, TLS, auth). A live
