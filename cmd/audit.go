@@ -32,8 +32,8 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
   bucketctl audit --fail-on error          # exit 5 when any bucket hands out wrong decisions`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Limit < 0 {
-				return usagef("--limit %d: must be >= 0 (0 = no limit)", opts.Limit)
+			if err := notNegative("--limit", opts.Limit, "no limit"); err != nil {
+				return err
 			}
 			switch opts.FailOn {
 			case "", "none", string(audit.Warning), string(audit.Error):

@@ -90,3 +90,32 @@ func valueProblem(fl *pflag.Flag, err error) string {
 	}
 	return "not a valid " + fl.Value.Type()
 }
+
+// The bounds of numeric flags, checked in RunE, worded once: "--page-size 0: must be at
+// least 1", "--limit -1: must be >= 0 (0 = no limit)".
+
+// atLeast is the usage error of a flag below its least value; nil when v is in bounds.
+func atLeast[T int | time.Duration](flag string, v, least T) error {
+	if v >= least {
+		return nil
+	}
+	return usagef("%s %v: must be at least %v", flag, v, least)
+}
+
+// notNegative is the usage error of a negative flag whose 0 means zero ("no limit").
+func notNegative[T int | time.Duration](flag string, v T, zero string) error {
+	if v >= 0 {
+		return nil
+	}
+	return usagef("%s %v: must be >= 0 (0 = %s)", flag, v, zero)
+}
+
+// firstErr is the first of errs that is not nil: flag checks in the order they are listed.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -33,6 +33,33 @@ func TestValuesInTheUsersWords(t *testing.T) {
 	}
 }
 
+// TestFlagBounds: a value out of a flag's bounds is one line naming the flag, the value and
+// the bound, exit 2, before anything reaches Redis.
+func TestFlagBounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"top", "-i", "20ms"}, "bucketctl: --interval 20ms: must be at least 50ms"},
+		{[]string{"top", "--page-size", "0"}, "bucketctl: --page-size 0: must be at least 1"},
+		{[]string{"top", "--limit", "-1"}, "bucketctl: --limit -1: must be >= 0 (0 = no limit)"},
+		{[]string{"top", "--duration", "-1s"}, "bucketctl: --duration -1s: must be >= 0 (0 = until stopped)"},
+		{[]string{"top", "--budget", "99"}, "bucketctl: --budget 99: must be at least 100 commands per second"},
+		{[]string{"watch", "k", "-i", "5ms"}, "bucketctl: --interval 5ms: must be at least 10ms"},
+		{[]string{"watch", "k", "--count", "-2"}, "bucketctl: --count -2: must be >= 0 (0 = until stopped)"},
+		{[]string{"load", "api", "--concurrency", "0"}, "bucketctl: --concurrency 0: must be at least 1"},
+		{[]string{"load", "api", "--watch-retries", "0"}, "bucketctl: --watch-retries 0: must be at least 1"},
+		{[]string{"audit", "--limit", "-3"}, "bucketctl: --limit -3: must be >= 0 (0 = no limit)"},
+		{[]string{"list", "--limit", "-1"}, "bucketctl: --limit -1: must be >= 0 (0 = no limit)"},
+	} {
+		// An address nothing listens on: a value that reached Redis would be exit 3.
+		r := run(t, "127.0.0.1:1", c.args...)
+		if r.code != ExitUsage || strings.TrimRight(r.errOut, "\n") != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.errOut, c.want)
+		}
+	}
+}
+
 // TestRatesAsTheViewsPrintThem: consume --rate 300/m stores 5 tokens a second, as --rate 5.
 func TestRatesAsTheViewsPrintThem(t *testing.T) {
 	srv := redistest.Start(t)

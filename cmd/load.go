@@ -95,15 +95,12 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 	if c.Requests > 0 && !cmd.Flags().Changed("duration") {
 		c.Duration = 0 // bounded by the requests, and by the hard cap
 	}
-	switch {
-	case cmd.Flags().Changed("duration") && c.Duration <= 0:
+	if cmd.Flags().Changed("duration") && c.Duration <= 0 {
 		return usagef("--duration %s: must be > 0", c.Duration)
-	case c.Concurrency < 1:
-		return usagef("--concurrency %d: must be at least 1", c.Concurrency)
-	case c.Pipeline < 1:
-		return usagef("--pipeline %d: must be at least 1", c.Pipeline)
-	case c.WatchRetries < 1:
-		return usagef("--watch-retries %d: must be at least 1", c.WatchRetries)
+	}
+	if err := firstErr(atLeast("--concurrency", c.Concurrency, 1), atLeast("--pipeline", c.Pipeline, 1),
+		atLeast("--watch-retries", c.WatchRetries, 1)); err != nil {
+		return err
 	}
 	c.Key = load.KeyFor(o.Key, o.RawKey)
 	o.capacityGiven, o.rateGiven = cmd.Flags().Changed("capacity"), cmd.Flags().Changed("rate")

@@ -24,8 +24,8 @@ func addLimitFlag(cmd *cobra.Command, p *int, what string) {
 }
 
 func resolveLimit(cmd *cobra.Command, io *IOStreams, v int) (int, error) {
-	if v < 0 {
-		return 0, usagef("--limit %d: must be >= 0 (0 = no limit)", v)
+	if err := notNegative("--limit", v, "no limit"); err != nil {
+		return 0, err
 	}
 	if !cmd.Flags().Changed("limit") && io.StdoutTTY {
 		return terminalLimit, nil

@@ -39,17 +39,12 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
   bucketctl top --match 'ratelimit:*' --layout webman --capacity 50 --rate 10`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch {
-			case opts.Interval < 50*time.Millisecond:
-				return usagef("--interval %s: must be at least 50ms", opts.Interval)
-			case opts.PageSize < 1:
-				return usagef("--page-size %d: must be at least 1", opts.PageSize)
-			case opts.Limit < 0:
-				return usagef("--limit %d: must be >= 0 (0 = no limit)", opts.Limit)
-			case opts.Budget < 100:
+			if err := firstErr(atLeast("--interval", opts.Interval, 50*time.Millisecond), atLeast("--page-size", opts.PageSize, 1),
+				notNegative("--limit", opts.Limit, "no limit"), notNegative("--duration", opts.Duration, "until stopped")); err != nil {
+				return err
+			}
+			if opts.Budget < 100 {
 				return usagef("--budget %d: must be at least 100 commands per second", opts.Budget)
-			case opts.Duration < 0:
-				return usagef("--duration %s: must be >= 0 (0 = until stopped)", opts.Duration)
 			}
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, topRun)
 		},

@@ -52,14 +52,11 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 			if opts.Key == "" {
 				return usagef("the key is empty: name the bucket to watch")
 			}
-			switch {
-			case opts.Interval < 10*time.Millisecond:
-				return usagef("--interval %s: must be at least 10ms", opts.Interval)
-			case opts.Count < 0:
-				return usagef("--count %d: must be >= 0 (0 = until stopped)", opts.Count)
-			case opts.Duration < 0:
-				return usagef("--duration %s: must be >= 0 (0 = until stopped)", opts.Duration)
-			case opts.Window < opts.Interval:
+			if err := firstErr(atLeast("--interval", opts.Interval, 10*time.Millisecond), notNegative("--count", opts.Count, "until stopped"),
+				notNegative("--duration", opts.Duration, "until stopped")); err != nil {
+				return err
+			}
+			if opts.Window < opts.Interval {
 				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
 			}
 			if err := checkFormat(opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML); err != nil {
