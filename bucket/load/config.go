@@ -3,6 +3,8 @@ package load
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -78,6 +80,20 @@ func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", bucket.ErrInvalid, fmt.Sprintf(format, a...))
 }
 
+// oneOf is nil when v is one of all, else the error that lists them: `strategy "x": must
+// be lua, multi or watch`.
+func oneOf[T ~string](what string, v T, all []T) error {
+	if slices.Contains(all, v) {
+		return nil
+	}
+	names := make([]string, len(all))
+	for i, a := range all {
+		names[i] = string(a)
+	}
+	last := len(names) - 1
+	return invalid("%s %q: must be %s or %s", what, v, strings.Join(names[:last], ", "), names[last])
+}
+
 // withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
 	if c.Strategy == "" {
@@ -119,10 +135,8 @@ func (c Config) Validate() error {
 	if math.IsNaN(c.Cost) || c.Cost <= 0 || c.Cost > c.Spec.Capacity {
 		return invalid("cost %v: must be > 0 and at most the capacity %v", c.Cost, c.Spec.Capacity)
 	}
-	switch c.Strategy {
-	case Lua, Multi, Watch:
-	default:
-		return invalid("strategy %q: must be lua, multi or watch", c.Strategy)
+	if err := oneOf("strategy", c.Strategy, Strategies); err != nil {
+		return err
 	}
 	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
 		return invalid("concurrency %d: must be 1..%d", c.Concurrency, MaxConcurrency)
@@ -142,6 +156,9 @@ func (c Config) Validate() error {
 	if c.WatchRetries < 0 {
 		return invalid("watch retries %d: must be >= 0", c.WatchRetries)
 	}
+	if err := oneOf("arrival", c.Arrival, Arrivals); err != nil {
+		return err
+	}
 	switch c.Arrival {
 	case Closed:
 		if c.ArrivalRate != 0 || c.BurstEvery != 0 || c.BurstSize != 0 {
@@ -157,8 +174,6 @@ func (c Config) Validate() error {
 		if c.BurstEvery > 0 && float64(c.BurstSize)/c.BurstEvery.Seconds() > MaxArrivalRate {
 			return invalid("bursts of %d every %v exceed %d requests per second", c.BurstSize, c.BurstEvery, MaxArrivalRate)
 		}
-	default:
-		return invalid("arrival %q: must be closed, constant or poisson", c.Arrival)
 	}
 	return nil
 }

@@ -342,6 +342,20 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("%s: got %v, want an ErrInvalid", name, err)
 		}
 	}
+	// An unknown mode is refused with the modes there are.
+	for _, tc := range []struct {
+		mutate func(c *load.Config)
+		want   string
+	}{
+		{func(c *load.Config) { c.Strategy = "optimistic" }, `invalid argument: strategy "optimistic": must be lua, multi or watch`},
+		{func(c *load.Config) { c.Arrival = "bursty" }, `invalid argument: arrival "bursty": must be closed, constant or poisson`},
+	} {
+		c := ok
+		tc.mutate(&c)
+		if err := c.Validate(); err == nil || err.Error() != tc.want {
+			t.Errorf("got %v, want %s", err, tc.want)
+		}
+	}
 }
 
 func TestTheoreticalMax(t *testing.T) {
