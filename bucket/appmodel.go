@@ -302,8 +302,8 @@ const resetGrace = 60 * time.Second
 // bucket reads as full.
 func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, tokens float64) (tokensStr, timeStr string, ttl time.Duration) {
 	if l.Type == GCRA {
-		// The TAT value and the library's TTL (GCRAReset); timeStr is unused.
-		w, err := l.GCRAReset(spec, tokens, time.UnixMicro(now))
+		// The TAT value and the library's TTL (gcraReset); timeStr is unused.
+		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))
 		if err != nil || w.Delete {
 			return "", "", 0
 		}

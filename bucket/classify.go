@@ -217,12 +217,12 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	}
 	if t.Layout != nil && t.Layout.Type == GCRA {
 		// A rule names the layout; the value must still be one the library wrote: its
-		// number, with the TTL the library always sets for it (GCRAShape).
-		if _, err := t.Layout.ParseTAT(v); err != nil {
+		// number, with the TTL the library always sets for it (gcraShape).
+		if _, err := t.Layout.parseTAT(v); err != nil {
 			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, err)
 			return st
 		}
-		if fit, why := t.Layout.GCRAShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
+		if fit, why := t.Layout.gcraShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
 			st.Problem = notBucket("%s", why)
 			return st
 		}

@@ -127,11 +127,11 @@ func roundDur(d time.Duration) time.Duration {
 // Each is in the application's own arithmetic, from the time the reset writes.
 func (l Layout) ResetReads(spec Spec, stored Level, exists bool, now int64, tokens float64) (server, writer float64, writerDiffers bool) {
 	if l.Type == GCRA {
-		w, err := l.GCRAReset(spec, tokens, time.UnixMicro(now))
+		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))
 		if err != nil || w.Delete {
 			return spec.Capacity, spec.Capacity, false
 		}
-		lv, _ := l.GCRATokens(spec, w.TAT, time.UnixMicro(now))
+		lv, _ := l.gcraTokens(spec, w.TAT, time.UnixMicro(now))
 		return lv, lv, false
 	}
 	_, ts, _ := l.ResetWrite(spec, stored, exists, now, tokens)

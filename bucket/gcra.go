@@ -85,8 +85,8 @@ func throttledInterval(rate float64) int64 {
 	return int64(math.Floor(x))
 }
 
-// TAT is a stored theoretical arrival time. Take it from ParseTAT, GCRAReset or
-// GCRADecide: a redis_rate TAT also keeps the exact double the library reads.
+// TAT is a GCRA bucket's stored theoretical arrival time (State.TAT): the time at which
+// the bucket is full again. A redis_rate TAT also keeps the exact double the library reads.
 type TAT struct {
 	// Unix is the TAT in Unix nanoseconds.
 	Unix int64
@@ -97,9 +97,9 @@ type TAT struct {
 // Time is the TAT as a time.
 func (t TAT) Time() time.Time { return time.Unix(0, t.Unix) }
 
-// ParseTAT reads a stored value of a gcra layout the way the library reads it, and
+// parseTAT reads a stored value of a gcra layout the way the library reads it, and
 // refuses what the library cannot use or could not have written.
-func (l Layout) ParseTAT(v string) (TAT, error) {
+func (l Layout) parseTAT(v string) (TAT, error) {
 	switch l.Library {
 	case libRedisRate:
 		f, ok := ParseNumber(v)
@@ -136,11 +136,11 @@ func luaNow(now time.Time, epoch int64) float64 {
 // nowNanos is the server's now as throttled sees it: TIME in microseconds, as nanoseconds.
 func nowNanos(now time.Time) int64 { return now.UnixMicro() * 1000 }
 
-// GCRATokens is the level of a bucket with the stored TAT at now: capacity − (TAT − now)
+// gcraTokens is the level of a bucket with the stored TAT at now: capacity − (TAT − now)
 // × rate, clamped to [0, capacity]. ahead is how far the TAT lies beyond a full window
 // (capacity/rate from now), which no decision of the library with this spec can write: it
 // means a lowered capacity, a clock that ran backwards, or another writer; 0 otherwise.
-func (l Layout) GCRATokens(spec Spec, t TAT, now time.Time) (tokens float64, ahead time.Duration) {
+func (l Layout) gcraTokens(spec Spec, t TAT, now time.Time) (tokens float64, ahead time.Duration) {
 	var d float64 // TAT − now, in emission intervals
 	var window, dt time.Duration
 	if l.Library == libRedisRate {
@@ -162,7 +162,7 @@ func (l Layout) GCRATokens(spec Spec, t TAT, now time.Time) (tokens float64, ahe
 }
 
 // gcraAnswer is what the library answers to one request of cost at now, as its Go API
-// returns it; the exact level is GCRATokens. Where it differs from the exact answer:
+// returns it; the exact level is gcraTokens. Where it differs from the exact answer:
 //
 //   - Remaining is the tokens left truncated to a whole number (both libraries).
 //   - redis_rate returns its durations through Lua's tostring (14 significant digits),
@@ -183,9 +183,9 @@ type gcraAnswer struct {
 	TTL    time.Duration
 }
 
-// GCRADecide computes the library's answer to a request of cost at now for the stored
+// gcraDecide computes the library's answer to a request of cost at now for the stored
 // TAT (nil: the key is missing), with the library's own arithmetic and rounding.
-func (l Layout) GCRADecide(spec Spec, stored *TAT, now time.Time, cost int) (gcraAnswer, error) {
+func (l Layout) gcraDecide(spec Spec, stored *TAT, now time.Time, cost int) (gcraAnswer, error) {
 	if err := spec.Validate(); err != nil {
 		return gcraAnswer{}, err
 	}
@@ -304,12 +304,12 @@ type gcraWrite struct {
 	TAT    TAT
 }
 
-// GCRAReset is the write that leaves exactly tokens at now (the server's time) in the
+// gcraReset is the write that leaves exactly tokens at now (the server's time) in the
 // library's number format, with the TTL the library itself would set. The TAT is rounded
 // to the layout's resolution towards more tokens (redis_rate: microseconds, so at most
 // 1 µs of refill more; throttled: nanoseconds), so the library allows exactly floor(tokens)
 // requests of cost 1 right after the write.
-func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, error) {
+func (l Layout) gcraReset(spec Spec, tokens float64, now time.Time) (gcraWrite, error) {
 	if err := spec.Validate(); err != nil {
 		return gcraWrite{}, err
 	}
@@ -330,11 +330,11 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, 
 			if frac := us % 1e6; frac != 0 {
 				v += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
 			}
-			t, err := l.ParseTAT(v)
+			t, err := l.parseTAT(v)
 			if err != nil {
 				return gcraWrite{}, err
 			}
-			if left, _ := l.GCRATokens(spec, t, now); left < tokens && waitUs > 1 {
+			if left, _ := l.gcraTokens(spec, t, now); left < tokens && waitUs > 1 {
 				us, waitUs = us-1, waitUs-1
 				continue
 			}

@@ -12,7 +12,7 @@ type gcraFit int
 const (
 	// notGCRA: the value cannot be a bucket of the layout: not a number in the library's
 	// form or range, no TTL, or a TTL the library could not have set for that TAT (see
-	// GCRAShape). It is never written or deleted as one, also under a rule or --layout.
+	// gcraShape). It is never written or deleted as one, also under a rule or --layout.
 	notGCRA gcraFit = iota
 	// maybeGCRA: a TAT of the right form with a TTL the library could have set, but the key
 	// is outside the library's key prefix, or its TTL outlasts the TAT by more than the
@@ -65,16 +65,16 @@ func (l Layout) TTLShortfall() time.Duration {
 	return 0
 }
 
-// GCRAShape checks whether the string value at key, with its PTTL (-1: none), can be a
+// gcraShape checks whether the string value at key, with its PTTL (-1: none), can be a
 // bucket of this gcra layout at now (the server's time), and says why not. The libraries
 // always set a TTL tied to the TAT (gcraTTLBounds), so a value without a TTL, or with one
 // the library could not have set for it, is notGCRA whatever a rule says: a counter, a
 // flag or a timestamp of another application is often a number of the library's form.
-func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
+func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
 	if l.Type != GCRA {
 		return notGCRA, fmt.Sprintf("layout %s does not store GCRA buckets", l.Name)
 	}
-	t, err := l.ParseTAT(value)
+	t, err := l.parseTAT(value)
 	if err != nil {
 		return notGCRA, err.Error()
 	}
@@ -120,7 +120,7 @@ func gcraLayouts() []Layout { return []Layout{Presets["redis-rate"], Presets["th
 func detectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, gcraFit, string) {
 	reasons := make([]string, 0, 2)
 	for _, l := range gcraLayouts() {
-		fit, why := l.GCRAShape(key, value, pttl, now)
+		fit, why := l.gcraShape(key, value, pttl, now)
 		if fit != notGCRA {
 			return l, fit, why
 		}
@@ -172,13 +172,13 @@ func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Du
 		r.Fit, r.TTL, r.Tokens = sureGCRA, -2, spec.Capacity
 		return r, nil
 	}
-	r.Fit, r.Reason = l.GCRAShape(key, value, pttl, now)
+	r.Fit, r.Reason = l.gcraShape(key, value, pttl, now)
 	if r.Fit == notGCRA {
 		return r, nil
 	}
-	r.TAT, _ = l.ParseTAT(value)
+	r.TAT, _ = l.parseTAT(value)
 	if !spec.IsZero() {
-		r.Tokens, r.Ahead = l.GCRATokens(spec, r.TAT, now)
+		r.Tokens, r.Ahead = l.gcraTokens(spec, r.TAT, now)
 	}
 	return r, nil
 }

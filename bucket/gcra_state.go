@@ -10,13 +10,13 @@ import (
 
 // GCRA buckets as States. The read path (classify.go) hands a string that fits a gcra
 // layout here; the State keeps the stored TAT, so that its decisions (Peek, TimeToFull) are
-// the library's own (GCRADecide) and not a refill model's.
+// the library's own (gcraDecide) and not a refill model's.
 //
 // A GCRA bucket stores no time of its last update, only when it will be full again. Its
 // State's Stored level is the level at the read (Tokens at Now), which the linear refill
 // carries forward exactly as the TAT does; Age is therefore 0.
 
-// classifyGCRA fills st from a string value that fits gcra layout l (GCRAShape is not
+// classifyGCRA fills st from a string value that fits gcra layout l (gcraShape is not
 // notGCRA). detected says the layout was recognised without a rule.
 func classifyGCRA(st State, l Layout, t Target, value string, detected bool) State {
 	st.Layout, st.Detected = l, detected
@@ -45,7 +45,7 @@ func (s State) gcraStored() *TAT {
 	}
 	now := time.UnixMicro(s.Now)
 	if s.TAT != nil {
-		if lv, _ := s.Layout.GCRATokens(s.Spec, *s.TAT, now); lv == s.Tokens {
+		if lv, _ := s.Layout.gcraTokens(s.Spec, *s.TAT, now); lv == s.Tokens {
 			return s.TAT
 		}
 	}
@@ -75,15 +75,15 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 	n := int(math.Ceil(math.Max(0, cost)))
 	level, ahead := spec.Capacity, time.Duration(0)
 	if stored != nil {
-		level, ahead = l.GCRATokens(spec, *stored, at)
+		level, ahead = l.gcraTokens(spec, *stored, at)
 	}
 	d := Decision{Result: Result{Spec: spec, Remaining: level}, Ahead: ahead, AppReports: true}
-	gd, err := l.GCRADecide(spec, stored, at, n)
+	gd, err := l.gcraDecide(spec, stored, at, n)
 	if err != nil {
 		d.RetryAfter, d.AppRetryAfter = -1, -1
 		return d
 	}
-	if full, err := l.GCRADecide(spec, stored, at, 0); err == nil {
+	if full, err := l.gcraDecide(spec, stored, at, 0); err == nil {
 		d.ResetAfter = max(0, full.ResetAfter)
 	}
 	d.Allowed = gd.Allowed
@@ -120,13 +120,13 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 
 // gcraResetArgs are the reset script's arguments for a GCRA bucket: the library whose
 // number form and TTL the script re-checks (with the layout's epoch and gcraTTLBounds),
-// and for a level the value and TTL GCRAReset gives (a full bucket is a delete: neither
+// and for a level the value and TTL gcraReset gives (a full bucket is a delete: neither
 // library stores one). clientNow is now in microseconds for the script's check when the
 // Store keeps a client clock, "" for the server's TIME.
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {
-		w, err := op.Layout.GCRAReset(op.Spec, op.To.Tokens, now)
+		w, err := op.Layout.gcraReset(op.Spec, op.To.Tokens, now)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -11,7 +11,7 @@ import (
 // shape fits: a hash holds exactly that layout's fields (the native layout may also hold its
 // decision counters) and each is a plain decimal number; a two-key bucket is a numeric main
 // key plus a numeric companion; a GCRA bucket is a TAT in its library's form with the TTL
-// the library always sets for it (gcra_read.go GCRAShape). Everything else is "not a bucket", and bucketctl never writes
+// the library always sets for it (gcra_read.go gcraShape). Everything else is "not a bucket", and bucketctl never writes
 // or deletes it, also when a rule or --layout names a layout: they say what to expect, they
 // do not make a non-bucket a bucket. scripts/reset.lua applies the same rule inside the
 // script that changes the key.

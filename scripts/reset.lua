@@ -26,7 +26,7 @@
 --       Unix seconds (redis_rate counts from it), ARGV[5] and ARGV[6] the TTL bounds below
 --       and above in microseconds, ARGV[7] the TAT to SET, ARGV[10] its TTL in
 --       milliseconds, ARGV[11] now as above. The key must still be a string holding one
---       number in that library's form (bucket/gcra.go ParseTAT) with a TTL the library could
+--       number in that library's form (bucket/gcra.go parseTAT) with a TTL the library could
 --       have set for it: TAT − now in (PTTL − ARGV[5], PTTL + ARGV[6]] (bucket/gcra_read.go
 --       gcraTTLBounds). Anything else, a counter without a TTL above all, is left untouched.
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
@@ -52,7 +52,7 @@ end
 
 -- A TAT in the library's form: redis_rate a number of the one grammar (the prelude's num) in
 -- [0, 2^32) (seconds since 2017); throttled a canonical integer of Unix nanoseconds in
--- [1e18, 2^63) (bucket/gcra.go ParseTAT is the Go side).
+-- [1e18, 2^63) (bucket/gcra.go parseTAT is the Go side).
 local function gcra_tat(lib, v)
   if type(v) ~= 'string' then return false end
   if lib == 'throttled' then
