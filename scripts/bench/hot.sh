@@ -33,23 +33,14 @@ need "$REDIS_SERVER" "$REDIS_CLI" go awk python3 bc tmux
 echo "building bucketctl and hotload"
 (cd "$root" && go build -o "$tmp/bucketctl" . && go build -o "$tmp/hotload" ./scripts/bench/hotload)
 B="$tmp/bucketctl"
-port=$(free_port)
-start_redis "$port"
-url="redis://127.0.0.1:$port"
-cli() { "$REDIS_CLI" -p "$port" "$@"; }
-
-echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, $N_APP other keys"
-now_us=$(($(date +%s) * 1000000))
-awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$now_us" 'BEGIN {
-	srand(42)
+start_server
+build_keyspace '
 	for (i = 0; i < n; i++) printf "HSET rate:user:%d tokens %d ts %d capacity 100 rate 50 allowed %d denied 0\n", i, int(rand() * 100), now, int(rand() * 100)
 	for (i = 0; i < m; i++) printf "HSET ex:ip:%d tokens %d last_refill %.3f\n", i, int(rand() * 100), now / 1e6
 	for (i = 0; i < a; i++) {
 		if (i % 2) printf "SET counter:%d %d\n", i, i
 		else printf "HSET session:%d user_id %d email u%d@example.com\n", i, i, i
-	}
-}' | cli --pipe >/dev/null
-echo "keys: $(cli dbsize)"
+	}'
 config_before=$(cli config get '*' | tr -d '\r' | paste - - | sort)
 cli config resetstat >/dev/null
 

@@ -4,7 +4,8 @@
 #
 # Set BENCH (the script's name, for messages) before sourcing. Provides: $root (the
 # repository), $tmp (the scratch directory), need TOOL..., free_port, free_cluster_port,
-# start_redis PORT [redis-server args...].
+# start_redis PORT [redis-server args...], start_server ($port, $url), cli ARGS... and
+# build_keyspace PROGRAM.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
@@ -55,4 +56,26 @@ start_redis() {
 	echo "$BENCH: redis-server on port $port did not start:" >&2
 	tail -n 5 "$tmp/redis-$port.log" >&2 || true
 	exit 1
+}
+
+# start_server starts a redis-server on a free loopback port and sets $port to it and $url
+# to its URL; cli runs redis-cli against it.
+start_server() {
+	port=$(free_port)
+	start_redis "$port"
+	url="redis://127.0.0.1:$port"
+}
+cli() { "$REDIS_CLI" -p "$port" "$@"; }
+
+# build_keyspace PROGRAM fills the server of start_server with the commands the awk PROGRAM
+# prints (through redis-cli --pipe), then prints the number of keys. PROGRAM runs in awk's
+# BEGIN, after srand(42), with n ($N_NATIVE native buckets), m ($N_OTHER_LAYOUT express
+# buckets), a ($N_APP other keys) and now (the time in microseconds) set.
+build_keyspace() {
+	echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, $N_APP other keys"
+	awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$(($(date +%s) * 1000000))" \
+		"BEGIN { srand(42); $1 }" >"$tmp/keyspace.txt"
+	cli --pipe <"$tmp/keyspace.txt" >/dev/null
+	rm -f "$tmp/keyspace.txt"
+	echo "keys: $(cli dbsize)"
 }

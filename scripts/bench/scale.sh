@@ -49,15 +49,8 @@ calls_of() { # commandstats text, command -> calls
 }
 
 if [ "$STANDALONE" = 1 ]; then
-port=$(free_port)
-start_redis "$port"
-url="redis://127.0.0.1:$port"
-cli() { "$REDIS_CLI" -p "$port" "$@"; }
-
-echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, $N_APP other keys"
-now_us=$(($(date +%s) * 1000000))
-awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$now_us" 'BEGIN {
-	srand(42)
+start_server
+build_keyspace '
 	for (i = 0; i < n; i++) {
 		t = int(rand() * 100) / 10
 		printf "HSET rate:user:%d tokens %s ts %d capacity 10 rate 1 allowed %d denied %d\n", i, t, now - int(rand() * 5e6), int(rand() * 100), int(rand() * 5)
@@ -70,11 +63,7 @@ awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$now_us" 'BEGI
 		else if (k == 1) printf "SET counter:%d %d\n", i, i
 		else if (k == 2) printf "RPUSH queue:%d job-%d\n", i, i
 		else printf "SET cache:page:%d <html>%d</html>\n", i, i
-	}
-}' >"$tmp/keyspace.txt"
-cli --pipe <"$tmp/keyspace.txt" >/dev/null
-rm -f "$tmp/keyspace.txt"
-echo "keys: $(cli dbsize)"
+	}'
 # Load the read script once, as any earlier bucketctl command would have.
 "$B" --url "$url" inspect rate:user:0 >/dev/null
 
