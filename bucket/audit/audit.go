@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,18 +24,8 @@ const (
 	Error Severity = "error"
 )
 
-// Rank orders severities: info 0, warning 1, error 2 (-1 unknown).
-func (s Severity) Rank() int {
-	switch s {
-	case Info:
-		return 0
-	case Warning:
-		return 1
-	case Error:
-		return 2
-	}
-	return -1
-}
+// Rank orders severities, least severe first: info 0, warning 1, error 2 (-1 unknown).
+func (s Severity) Rank() int { return slices.Index([]Severity{Info, Warning, Error}, s) }
 
 // FindingKind names a finding.
 type FindingKind string
