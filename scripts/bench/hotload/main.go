@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -14,10 +13,11 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
+	"github.com/bucketctl/bucketctl/scripts/bench/loopback"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
+	addr := loopback.Flag()
 	native := flag.String("native", "", "native bucket to decide on")
 	nativeRate := flag.Float64("native-rate", 1500, "native decisions per second")
 	other := flag.String("other", "", "express bucket to decide on")
@@ -26,11 +26,7 @@ func main() {
 	noiseKeys := flag.Int("noise-keys", 200000, "how many session keys the noise picks from")
 	duration := flag.Duration("duration", 30*time.Second, "how long to run")
 	flag.Parse()
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-		fmt.Fprintln(os.Stderr, "hotload: -addr must be a loopback host:port")
-		os.Exit(2)
-	}
+	loopback.Check("hotload", *addr)
 	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 16, MaxRetries: -1})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
