@@ -242,40 +242,41 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 			continue
 		}
 		for j := range n {
-			call := calls[i+j]
-			switch {
-			case err != nil:
-				call.err = err
-			case j >= len(v):
-				call.err = fmt.Errorf("unexpected batch reply: %d replies for %d decisions", len(v), n)
-			default:
-				switch r := v[j].(type) {
-				case []interface{}:
-					call.v = r
-				case error:
-					call.err = r
-				default:
-					call.err = fmt.Errorf("unexpected batch reply %v", r)
-				}
-			}
+			calls[i+j].v, calls[i+j].err = batchReply(v, err, j, n)
 		}
 		i += n
 	}
 }
 
+// batchReply is decision j's reply out of a batch of n (token_bucket.lua): four elements of
+// the flat array v, allowed, remaining, retry-after and reset-after, or an error element
+// and three zeros.
+func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 4*n {
+		return nil, fmt.Errorf("unexpected batch reply: %d elements for %d decisions", len(v), n)
+	}
+	if e, refused := v[4*j].(error); refused {
+		return nil, e
+	}
+	return v[4*j : 4*j+4 : 4*j+4], nil
+}
+
 // mergeable is how many calls from the first on can go as one batch: one-key decisions of
-// the native script whose shared options (ARGV[4] and on) are the same.
+// the native script with a spec of their own (a zero spec, read from the bucket, goes alone)
+// whose shared options (ARGV[4] and on) are the same.
 func mergeable(calls []*scriptCall) int {
+	batchable := func(c *scriptCall) bool {
+		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 3 && c.args[0] != "" && c.args[1] != ""
+	}
 	first := calls[0]
-	if first.sc != nativeScript() || len(first.keys) != 1 || len(first.args) < 3 {
+	if !batchable(first) {
 		return 1
 	}
 	n := 1
-	for n < len(calls) {
-		c := calls[n]
-		if c.sc != first.sc || len(c.keys) != 1 || len(c.args) < 3 || !slices.Equal(c.args[3:], first.args[3:]) {
-			break
-		}
+	for n < len(calls) && batchable(calls[n]) && slices.Equal(calls[n].args[3:], first.args[3:]) {
 		n++
 	}
 	return n

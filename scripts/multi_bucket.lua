@@ -54,31 +54,32 @@ for i = 1, n do
   local sfx = ' (tier ' .. i .. ')'
   if seen[key] then return redis.error_reply('ERR bucketctl: duplicate key' .. sfx) end
   seen[key] = true
-  local st = redis.pcall('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
-  if st.err then
+  local h = redis.pcall('HGETALL', key)
+  if h.err then
     return redis.error_reply('WRONGTYPE bucketctl: key holds another Redis type' .. sfx)
   end
   -- Identity (the prelude's native()): only a hash holding exactly a native bucket's
   -- fields, each a number of the one grammar and in range, is ever written.
-  local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
-  if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
-    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, redis.call('HLEN', key))
+  local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate
+  if h[1] then
+    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate = native(h)
     if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
       if s_ts == 'corrupt' then
         return redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched' .. sfx)
       end
-      if st[1] and not st[3] then
+      if s_ts == 'none' then
+        return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket' .. sfx)
+      end
+      if s_ts == 'layout' then
         return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout' .. sfx)
       end
       return redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched' .. sfx)
     end
-  elseif redis.call('EXISTS', key) == 1 then
-    return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket' .. sfx)
   end
   local a = 3 * i
   local cap_s, rate_s = ARGV[a], ARGV[a + 1]
-  if cap_s == '' then cap_s = st[3] end
-  if rate_s == '' then rate_s = st[4] end
+  if cap_s == '' then cap_s = st_cap end
+  if rate_s == '' then rate_s = st_rate end
   if not cap_s or not rate_s then
     return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket' .. sfx)
   end
@@ -106,7 +107,7 @@ for i = 1, n do
   end
   tiers[i] = { key = key, cap_s = cap_s, rate_s = rate_s, capacity = capacity, rate = rate,
                cost = cost, tokens = tokens, ts = ts,
-               spec_changed = st[3] ~= cap_s or st[4] ~= rate_s,
+               spec_changed = st_cap ~= cap_s or st_rate ~= rate_s,
                n_allowed = s_allowed or 0, n_denied = s_denied or 0 }
 end
 

@@ -3,59 +3,78 @@
 -- are written once on the Lua side. Their Go side: bucket/number.go ParseNumber and
 -- bucket/classify.go; a table test runs both on the same strings against a real server.
 
--- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
-local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
-
 -- num(v): the number v holds by the one grammar, or nil. Grammar: optional sign, digits,
 -- optional fraction, optional exponent, at most 64 bytes, finite; no spaces, hex, inf, nan.
 -- The byte class leaves tonumber nothing but the grammar (Lua's strtod then refuses a
 -- malformed rest); a value of that form that overflows gives nil, 'overflow' (corrupt).
+-- The class is tested anchored, '^[...]*$': one pass over the bytes, where the unanchored
+-- search for a byte outside it restarts at every byte.
 -- Cost: a Redis script runs its whole text on every call, so these functions are made anew
--- each time, and every local they capture costs an upvalue made and closed per call (about
--- 50 ns each, more than a global lookup): they look the library functions up as globals and
--- capture only the class and the ranges. The class is tested anchored, '^[...]*$': one pass
--- over the bytes, where the unanchored search for a byte outside it restarts at every byte.
-local NUM_BYTES = '^[0-9eE%.%+%-]*$'
+-- each time, and every local they capture is an upvalue made and closed per call: num
+-- captures nothing, native only num, and the constants are their own locals.
 local function num(v)
-  if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, NUM_BYTES) then return nil end
+  if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, '^[0-9eE%.%+%-]*$') then return nil end
   local n = tonumber(v)
   if n == nil or n ~= n then return nil end
   if n - n ~= 0 then return nil, 'overflow' end -- +-inf (NaN is refused above)
   return n
 end
 
--- native(st, hlen): the verdict on a native bucket read as
--- HMGET key tokens ts capacity rate allowed denied, with HLEN key. Returns tokens, ts,
--- capacity, rate, allowed, denied (a missing counter is 0); or nil, kind, why, where kind is
--- 'shape' (not a native bucket: a field missing, others besides, a value not a number) or
--- 'corrupt' (a native bucket whose stored value overflows or is out of range).
--- The common path allocates one string (the fields joined); messages are built on the
--- refusing paths only.
-local function native(st, hlen)
-  local v1, v2, v3, v4, v5, v6 = st[1], st[2], st[3], st[4], st[5], st[6]
-  if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
-  local n = 4
-  if v5 then n = n + 1 end
-  if v6 then n = n + 1 end
-  if hlen ~= n then return nil, 'shape', 'the hash holds other fields too' end
-  -- The common path: every present field's length, then the byte class of the grammar in
-  -- one pass over the fields joined (each field's bytes are in the class exactly when the
-  -- joined bytes are), then tonumber on each as num() does. Anything else (a value out of
-  -- the grammar, an overflow) takes the per-field path below, which names the first bad one.
-  local l1, l2, l3, l4, l5, l6 = #v1, #v2, #v3, #v4, v5 and #v5 or 1, v6 and #v6 or 1
-  if l1 > 0 and l1 <= 64 and l2 > 0 and l2 <= 64 and l3 > 0 and l3 <= 64 and l4 > 0 and l4 <= 64
-    and l5 > 0 and l5 <= 64 and l6 > 0 and l6 <= 64
-    and string.find(v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or ''), NUM_BYTES) then
-    local tonum = tonumber
-    local t, ts, c, r, a, d = tonum(v1), tonum(v2), tonum(v3), tonum(v4), 0, 0
-    if v5 then a = tonum(v5) end
-    if v6 then d = tonum(v6) end
-    if t and ts and c and r and a and d
-      and t == t and ts == ts and c == c and r == r and a == a and d == d
-      and t >= 0 and t <= MAX_TOKENS and ts >= 0 and ts <= MAX_TIME_US
-      and c > 0 and c <= MAX_TOKENS and r > 0 and c / r <= MAX_REFILL_S
-      and a >= 0 and a <= MAX_COUNTER and d >= 0 and d <= MAX_COUNTER then
-      return t, ts, c, r, a, d
+-- native(h): the verdict on a native bucket read as HGETALL key (h: field, value, field,
+-- value, ...; the reply of a missing key, {}, is no bucket and not asked here). Returns
+-- tokens, ts, capacity, rate, allowed, denied (a missing counter is 0) and the stored
+-- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
+-- bucket: a field missing, others besides, a value not a number), 'none' (a hash with no
+-- field of a native bucket at all), 'layout' (a level with no capacity field: a bucket of
+-- another layout) or 'corrupt' (a native bucket whose stored
+-- value overflows or is out of range).
+-- native() without a hash returns the ranges of a stored bucket, the one place they are
+-- written on the Lua side: MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S below.
+-- The common path reads the fields where token_bucket.lua writes them (tokens, ts, a
+-- counter, capacity, rate, the other counter) and allocates one string (the values joined);
+-- any other order takes the loop, and messages are built on the refusing paths only.
+local function native(h)
+  -- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
+  local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
+  if h == nil then return MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S end
+  local n, v1, v2, v3, v4, v5, v6 = #h
+  if h[1] == 'tokens' and h[3] == 'ts' and h[7] == 'capacity' and h[9] == 'rate' and (n == 10 or n == 12) then
+    local f5, f11 = h[5], h[11]
+    if f5 == 'allowed' and (f11 == 'denied' or n == 10) then
+      v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[6], h[12]
+    elseif f5 == 'denied' and (f11 == 'allowed' or n == 10) then
+      v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[12], h[6]
+    end
+  end
+  if v1 == nil then -- any order: each field once, none besides
+    local others = false
+    for i = 1, n, 2 do
+      local f = h[i]
+      if f == 'tokens' then v1 = h[i + 1] elseif f == 'ts' then v2 = h[i + 1]
+      elseif f == 'capacity' then v3 = h[i + 1] elseif f == 'rate' then v4 = h[i + 1]
+      elseif f == 'allowed' then v5 = h[i + 1] elseif f == 'denied' then v6 = h[i + 1]
+      else others = true end
+    end
+    if not (v1 or v2 or v3 or v4 or v5 or v6) then return nil, 'none', 'no field of a bucket' end
+    if v1 and not v3 then return nil, 'layout', 'no capacity field' end
+    if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
+    if others then return nil, 'shape', 'the hash holds other fields too' end
+  end
+  -- The common path, a bucket as token_bucket.lua writes it: every value plain digits with
+  -- an optional fraction (one pattern over the values joined by spaces; the joined length
+  -- bounds each one's), which Lua's arithmetic converts as tonumber does, each with one
+  -- strtod (tonumber makes two), and which is never negative, NaN or infinite; so only the
+  -- upper ranges are left to compare. Anything else (a value in exponent form, one out of the
+  -- grammar, an overflow, a value over 64 bytes) takes the per-field path below, which names
+  -- the first bad one.
+  local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
+  if #j <= 64 and string.find(j, '^%d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d*$') then
+    local t, ts, c, r, a, d = v1 + 0, v2 + 0, v3 + 0, v4 + 0, 0, 0
+    if v5 then a = v5 + 0 end
+    if v6 then d = v6 + 0 end
+    if t <= MAX_TOKENS and ts <= MAX_TIME_US and c > 0 and c <= MAX_TOKENS and r > 0
+      and c / r <= MAX_REFILL_S and a <= MAX_COUNTER and d <= MAX_COUNTER then
+      return t, ts, c, r, a, d, v3, v4
     end
   end
   -- Each present field by the grammar, in the fields' order (the first bad one is named).
@@ -74,7 +93,7 @@ local function native(st, hlen)
     if not t then i, over = 1, o1 elseif not ts then i, over = 2, o2 elseif not c then i, over = 3, o3
     elseif not r then i, over = 4, o4 elseif not a then i, over = 5, o5 end
     local name = ({ 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied' })[i]
-    if over then return nil, 'corrupt', name .. ' ' .. st[i] .. ' overflows a float' end
+    if over then return nil, 'corrupt', name .. ' ' .. ({ v1, v2, v3, v4, v5, v6 })[i] .. ' overflows a float' end
     return nil, 'shape', 'field ' .. name .. ' is not a number'
   end
   if t < 0 or t > MAX_TOKENS then return nil, 'corrupt', 'tokens ' .. v1 .. ' is out of range' end
@@ -83,5 +102,8 @@ local function native(st, hlen)
   if r <= 0 or c / r > MAX_REFILL_S then return nil, 'corrupt', 'rate ' .. v4 .. ' is out of range' end
   if a < 0 or a > MAX_COUNTER then return nil, 'corrupt', 'allowed ' .. v5 .. ' is out of range' end
   if d < 0 or d > MAX_COUNTER then return nil, 'corrupt', 'denied ' .. v6 .. ' is out of range' end
-  return t, ts, c, r, a, d
+  return t, ts, c, r, a, d, v3, v4
 end
+
+-- The ranges, for the scripts' own checks of their arguments.
+local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = native()

@@ -123,8 +123,7 @@ local function stored_time()
   if hash then
     if types[1] ~= 'hash' or redis.call('HLEN', KEYS[1]) > 6 then return false, -1 end
     if ARGV[5] == 'capacity,rate' then -- the native layout
-      local st = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
-      local tokens, ts = native(st, redis.call('HLEN', KEYS[1]))
+      local tokens, ts = native(redis.call('HGETALL', KEYS[1]))
       if tokens == nil then
         if ts == 'corrupt' then return false, -2 end
         return false, -1

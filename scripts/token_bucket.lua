@@ -17,169 +17,210 @@
 --          concurrent Takes sharing one round trip), decision i taking KEYS[i] and
 --          ARGV[8+3(i-2)], ARGV[9+3(i-2)], ARGV[10+3(i-2)] as its capacity, rate and cost;
 --          ARGV[4..7] hold for all. Each is decided as if called alone, in order, at the
---          same server time (one TIME per call).
+--          same server time (one TIME per call). A batch gives every capacity and rate
+--          (a decision with "" is refused).
 --
 -- Reply: { allowed (0|1), remaining tokens (string), retry_after_us (integer, -1 = never),
 --          reset_after_us (integer) } followed by capacity and rate (strings) when either
---          came from the bucket rather than from ARGV. A batch replies with an array of
---          those, one per key, where a refused decision is an error element.
+--          came from the bucket rather than from ARGV. A batch replies with one flat array
+--          of four elements per key, those four, where a refused decision is an error
+--          element and three zeros (a flat array: a table per decision would cost the server
+--          its conversion).
 -- Non-integers travel as strings: Redis truncates Lua numbers to integers.
 -- Invalid arguments give an error reply and write nothing; so does a key that is not a
 -- native bucket or one whose stored values are corrupt (the prelude, number.lua).
 
-local fmt, ceil, tonum = string.format, math.ceil, tonumber
-local mode, grace = ARGV[5], tonum(ARGV[6]) or 60000
-local keep = ARGV[7] == 'keep'
--- The time of the call: ARGV[4], or Redis TIME read once, when the first decision needs it.
-local clock, now = ARGV[4], nil
-if clock ~= nil and clock ~= '' then
-  now = tonum(clock)
+-- The hot path is written for the server's cost (a script runs its whole text on every
+-- call): the decisions are one loop at the top level, not a function (no closure, no upvalues
+-- made and closed per call), one HGETALL reads a bucket whole (its identity needs every field:
+-- a missing key reads {}, another type is an error), TIME is read once per call, and the time
+-- written is TIME's own digits, not a number formatted again.
+local fmt, ceil = string.format, math.ceil
+local keys, argv = KEYS, ARGV
+local mode, grace = argv[5], tonumber(argv[6]) or 60000
+local keep = argv[7] == 'keep'
+-- The time of the call: ARGV[4], or Redis TIME read once, when the first decision needs it
+-- (now_s: the same time as TIME's digits, written as the bucket's ts).
+local now, now_s = argv[4], nil
+if now == '' then now = nil end
+if now ~= nil then
+  now = tonumber(now)
   if not now or now ~= now or now >= math.huge or now <= -math.huge then
     return redis.error_reply('ERR bucketctl: now must be microseconds')
   end
 end
 
--- decide(key, cap_s, rate_s, cost_s): one decision; its reply, or an error reply (a table
--- {err = ...}, which a batch returns as its element and a lone call as its reply).
-local function decide(key, cap_s, rate_s, cost_s)
-  -- One read of the six fields, and HLEN, when any is there, for whether the hash holds
-  -- others too. pcall: a key of another type is refused below, not raised.
-  local st = redis.pcall('HMGET', key, 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
-  if st.err then
-    return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
+local n, out = #keys, nil
+if n > 1 then out = {} end
+for i = 1, n do
+  -- Decision i: KEYS[i] with its capacity, rate and cost. Its reply is a1..a4 (and the
+  -- spec when it came from the bucket), or err, an error reply. break ends the decision.
+  local key, cap_s, rate_s, cost_s = keys[i], argv[1], argv[2], argv[3]
+  if i > 1 then
+    local j = 3 * i + 2
+    cap_s, rate_s, cost_s = argv[j], argv[j + 1], argv[j + 2]
   end
-  -- Identity (the prelude's native()): only a hash holding exactly a native bucket's fields,
-  -- each a number of the one grammar and in range, is ever written. Another application's
-  -- bucket, application data and a corrupt bucket are refused untouched.
-  local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
-  if st[1] or st[2] or st[3] or st[4] or st[5] or st[6] then
-    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(st, redis.call('HLEN', key))
-    if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
-      if s_ts == 'corrupt' then
-        return redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched')
-      end
-      if st[1] and not st[3] then
-        return redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
-      end
-      return redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched')
-    end
-  elseif redis.call('EXISTS', key) == 1 then
-    return redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
-  end
-
+  local err, a1, a2, a3, a4
   local cap_a, rate_a = cap_s, rate_s
-  if cap_s == nil or cap_s == '' then cap_s = st[3] end
-  if rate_s == nil or rate_s == '' then rate_s = st[4] end
-  -- ARGV[7] "keep": the stored spec is the application's; a given one that differs is refused.
-  if keep and s_tokens and (num(cap_s) ~= s_cap or num(rate_s) ~= s_rate) then
-    return redis.error_reply('ERR bucketctl: stored spec differs: capacity ' .. st[3] .. ' rate ' .. st[4])
-  end
-  if not cap_s or not rate_s then
-    if not st[1] then
-      return redis.error_reply('ERR bucketctl: no capacity/rate given and no such key')
+  repeat
+    -- pcall: a key of another type is refused below, not raised.
+    local h = redis.pcall('HGETALL', key)
+    if h.err then
+      err = redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
+      break
     end
-    return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
-  end
-  -- A given spec equal to the stored one (the common path) is the stored one, which native()
-  -- has read by the grammar and checked against the same ranges as below.
-  local capacity, rate, cost
-  if cap_s == st[3] then capacity = s_cap else capacity = num(cap_s) end
-  if rate_s == st[4] then rate = s_rate else rate = num(rate_s) end
-  -- A cost of 1, the common one, needs no parsing.
-  if cost_s == '1' then cost = 1 else cost = num(cost_s) end
-  -- (num() refuses what is not finite; the checks below are written out, not in functions.)
-  if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
-    return redis.error_reply('ERR bucketctl: capacity must be a positive finite number of at most 1e15')
-  end
-  if not rate or rate <= 0 then
-    return redis.error_reply('ERR bucketctl: rate must be a positive finite number')
-  end
-  -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
-  if capacity / rate > MAX_REFILL_S then
-    return redis.error_reply('ERR bucketctl: capacity/rate must refill within 100 years')
-  end
-  if not cost or cost < 0 then
-    return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
-  end
-
-  if not now then
-    -- TIME's two decimal strings, converted by Lua's arithmetic (no tonumber calls).
-    local t = redis.call('TIME')
-    now = t[1] * 1000000 + t[2]
-  end
-
-  local tokens, ts = s_tokens, s_ts
-  if tokens == nil then
-    tokens, ts = capacity, now
-  end
-  -- Time never runs backwards: a late caller with an older clock refills nothing.
-  if now > ts then
-    tokens = tokens + ((now - ts) / 1000000) * rate
-    ts = now
-  end
-  if tokens > capacity then tokens = capacity end
-
-  -- The reply: allowed, tokens left, retry-after (until cost tokens are there; -1 never),
-  -- reset-after (until full), then the spec when it came from the bucket.
-  local r = { 0, 0, 0, 0 }
-  if cap_a == '' or rate_a == '' then r[5] = cap_s; r[6] = rate_s end
-
-  -- A cost above capacity can never succeed: deny without touching the bucket.
-  if cost > capacity then
-    r[2], r[3], r[4] = fmt('%.17g', tokens), -1, ceil(((capacity - tokens) / rate) * 1000000)
-    return r
-  end
-
-  local allowed, tok_s = 0, nil
-  if mode == 'peek' then
-    if tokens >= cost then allowed = 1 end
-  else
-    -- tokens is formatted once with %.17g (full precision) for HSET and the reply; ts and the
-    -- counter go as Lua numbers, which Redis writes with %.17g too.
-    -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
-    -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
-    -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
-    local spec_changed = st[3] ~= cap_s or st[4] ~= rate_s
-    local counter, count = 'denied', (s_denied or 0) + 1
-    if tokens >= cost then
-      tokens = tokens - cost
-      allowed, counter, count = 1, 'allowed', (s_allowed or 0) + 1
+    -- Identity (the prelude's native()): only a hash holding exactly a native bucket's fields,
+    -- each a number of the one grammar and in range, is ever written. Another application's
+    -- bucket, application data and a corrupt bucket are refused untouched.
+    local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate = nil, nil, nil, nil, 0, 0
+    if h[1] then
+      s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate = native(h)
+      if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
+        if s_ts == 'corrupt' then
+          err = redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched')
+        elseif s_ts == 'none' then
+          err = redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
+        elseif s_ts == 'layout' then
+          err = redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
+        else
+          err = redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched')
+        end
+        break
+      end
     end
-    tok_s = fmt('%.17g', tokens)
+
+    if cap_s == nil or cap_s == '' then cap_s = st_cap end
+    if rate_s == nil or rate_s == '' then rate_s = st_rate end
+    -- ARGV[7] "keep": the stored spec is the application's; a given one that differs is refused.
+    if keep and s_tokens and (num(cap_s) ~= s_cap or num(rate_s) ~= s_rate) then
+      err = redis.error_reply('ERR bucketctl: stored spec differs: capacity ' .. st_cap .. ' rate ' .. st_rate)
+      break
+    end
+    if not cap_s or not rate_s then
+      if not s_tokens then
+        err = redis.error_reply('ERR bucketctl: no capacity/rate given and no such key')
+      else
+        err = redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket')
+      end
+      break
+    end
+    if out and (cap_a == '' or rate_a == '') then
+      err = redis.error_reply('ERR bucketctl: a batch gives every capacity and rate')
+      break
+    end
+    -- A given spec equal to the stored one (the common path) is the stored one, which native()
+    -- has read by the grammar and checked against the same ranges as below.
+    local capacity, rate, cost = s_cap, s_rate, 1
+    local spec_changed = cap_s ~= st_cap or rate_s ~= st_rate
     if spec_changed then
-      redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
-    else
-      redis.call('HSET', key, 'tokens', tok_s, 'ts', ts, counter, count)
+      capacity, rate = num(cap_s), num(rate_s)
+      -- (num() refuses what is not finite; the checks are written out, not in functions.)
+      if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
+        err = redis.error_reply('ERR bucketctl: capacity must be a positive finite number of at most 1e15')
+        break
+      end
+      if not rate or rate <= 0 then
+        err = redis.error_reply('ERR bucketctl: rate must be a positive finite number')
+        break
+      end
+      -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
+      if capacity / rate > MAX_REFILL_S then
+        err = redis.error_reply('ERR bucketctl: capacity/rate must refill within 100 years')
+        break
+      end
     end
-    -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
-    -- An allow lengthens it by cost/rate. PTTL says whether the TTL left covers the new time
-    -- to full plus the grace (need) with a margin of a quarter of the grace; only when it
-    -- does not (or the key has none) is it set, to need plus half the grace. A TTL is never
-    -- shortened. So after each check the TTL exceeds need by a quarter of the grace, and an
-    -- allow whose cost/rate is at most 1/32 of half the grace need not check: the script
-    -- checks on every 16th allow of the bucket (the counter), so the at most 15 between
-    -- checks use less than that quarter. A busy bucket reads its TTL on one allow in 16.
-    if allowed == 1 or spec_changed then
-      local margin = grace / 2
-      if spec_changed or math.floor(count) % 16 == 0 or cost / rate * 32000 > margin then
-        local need = ceil(((capacity - tokens) / rate) * 1000) + grace
-        if redis.call('PTTL', key) < need + margin / 2 then
-          redis.call('PEXPIRE', key, need + ceil(margin))
+    -- A cost of 1, the common one, needs no parsing.
+    if cost_s ~= '1' then
+      cost = num(cost_s)
+      if not cost or cost < 0 then
+        err = redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
+        break
+      end
+    end
+
+    if not now then
+      -- TIME's two decimal strings, converted by Lua's arithmetic; now_s is the same time
+      -- written out (the microseconds padded to six digits).
+      local t = redis.call('TIME')
+      local us = t[2]
+      now = t[1] * 1000000 + us
+      if #us < 6 then us = string.sub('00000', #us) .. us end
+      now_s = t[1] .. us
+    end
+
+    local tokens, ts, ts_s = s_tokens, s_ts, now_s
+    if tokens == nil then
+      tokens, ts = capacity, now
+    end
+    -- Time never runs backwards: a late caller with an older clock refills nothing.
+    if now > ts then
+      tokens = tokens + ((now - ts) / 1000000) * rate
+      ts = now
+    elseif ts ~= now then
+      ts_s = nil
+    end
+    if tokens > capacity then tokens = capacity end
+
+    -- The reply: allowed, tokens left, retry-after (until cost tokens are there; -1 never),
+    -- reset-after (until full), then the spec when it came from the bucket.
+    -- A cost above capacity can never succeed: deny without touching the bucket.
+    if cost > capacity then
+      a1, a2, a3 = 0, fmt('%.17g', tokens), -1
+    elseif mode == 'peek' then
+      a1, a2, a3 = 0, fmt('%.17g', tokens), 0
+      if tokens >= cost then a1 = 1 else a3 = ceil(((cost - tokens) / rate) * 1000000) end
+    else
+      -- tokens is formatted once with %.17g (full precision) for HSET and the reply; ts goes
+      -- as TIME's digits (or as a Lua number, which Redis writes with %.17g too, when the
+      -- clock is the caller's or the stored time is kept), the counter as a Lua number.
+      -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
+      -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
+      -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
+      local counter, count = 'denied', s_denied + 1
+      a1 = 0
+      if tokens >= cost then
+        tokens = tokens - cost
+        a1, counter, count = 1, 'allowed', s_allowed + 1
+      end
+      a2 = fmt('%.17g', tokens)
+      if spec_changed then
+        redis.call('HSET', key, 'tokens', a2, 'ts', ts_s or ts, counter, count, 'capacity', cap_s, 'rate', rate_s)
+      else
+        redis.call('HSET', key, 'tokens', a2, 'ts', ts_s or ts, counter, count)
+      end
+      -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
+      -- An allow lengthens it by cost/rate. PTTL says whether the TTL left covers the new time
+      -- to full plus the grace (need) with a margin of a quarter of the grace; only when it
+      -- does not (or the key has none) is it set, to need plus half the grace. A TTL is never
+      -- shortened. So after each check the TTL exceeds need by a quarter of the grace, and an
+      -- allow whose cost/rate is at most 1/32 of half the grace need not check: the script
+      -- checks on every 16th allow of the bucket (the counter; a fractional one crosses a
+      -- multiple of 16 as often), so the at most 15 between checks use less than that quarter.
+      -- A busy bucket reads its TTL on one allow in 16.
+      if a1 == 1 or spec_changed then
+        local margin = grace / 2
+        if spec_changed or count % 16 < 1 or cost / rate * 32000 > margin then
+          local need = ceil(((capacity - tokens) / rate) * 1000) + grace
+          if redis.call('PTTL', key) < need + margin / 2 then
+            redis.call('PEXPIRE', key, need + ceil(margin))
+          end
         end
       end
+      a3 = 0
+      if tokens < cost then a3 = ceil(((cost - tokens) / rate) * 1000000) end
     end
+    a4 = ceil(((capacity - tokens) / rate) * 1000000)
+  until true
+  if out then
+    local k = 4 * i - 3
+    if err then a1, a2, a3, a4 = err, 0, 0, 0 end
+    out[k], out[k + 1], out[k + 2], out[k + 3] = a1, a2, a3, a4
+  elseif err then
+    return err
+  elseif cap_a == '' or rate_a == '' then
+    return { a1, a2, a3, a4, cap_s, rate_s }
+  else
+    return { a1, a2, a3, a4 }
   end
-
-  r[1], r[2], r[4] = allowed, tok_s or fmt('%.17g', tokens), ceil(((capacity - tokens) / rate) * 1000000)
-  if tokens < cost then r[3] = ceil(((cost - tokens) / rate) * 1000000) end
-  return r
-end
-
-local n = #KEYS
-if n == 1 then return decide(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) end
-local out = { decide(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) }
-for i = 2, n do
-  local j = 3 * i + 2
-  out[i] = decide(KEYS[i], ARGV[j], ARGV[j + 1], ARGV[j + 2])
 end
 return out

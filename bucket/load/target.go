@@ -162,8 +162,7 @@ var cleanupScript = scripts.Lazy(func() string {
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t ~= 'hash' then return -1 end
-local st = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied')
-if native(st, redis.call('HLEN', KEYS[1])) == nil then return -1 end
+if native(redis.call('HGETALL', KEYS[1])) == nil then return -1 end
 return redis.call('DEL', KEYS[1])
 `
 })
