@@ -37,11 +37,11 @@ const maxCoalesced = 128
 // defaultLanes is the number of round trips concurrent Takes may have in flight at once
 // when coalescing is on (the default). Redis runs scripts one at a time, so more round
 // trips in flight do not decide faster, while a batch of queued Takes costs the server less
-// per decision than the same Takes sent alone (one script call, one TIME): with 8 callers,
-// 2 lanes make batches of about 3 and cost the server about a fifth less per decision than
-// 8 lanes (server instructions per decision counted under callgrind:
-// scripts/bench/servercost-callgrind.sh).
-const defaultLanes = 2
+// per decision than the same Takes sent alone (one script call, one TIME, one reply): with
+// 8 callers over 100 keys, one lane costs the server 69-71k instructions per decision, two
+// lanes (batches of about 3) 71-73k, each Take alone 92k, go-redis/redis_rate's Allow 73k
+// (callgrind: scripts/bench/servercost-callgrind.sh). A lone caller never waits for a lane.
+const defaultLanes = 1
 
 // WithCoalescing sets how many round trips concurrent decisions (Take, TakeAll) may have
 // in flight at once; decisions beyond that queue and share the next free round trip. 0
