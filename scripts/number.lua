@@ -60,20 +60,37 @@ local function native(h)
     if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
     if others then return nil, 'shape', 'the hash holds other fields too' end
   end
-  -- The common path, a bucket as token_bucket.lua writes it: every value plain digits with
-  -- an optional fraction (one pattern over the values joined by spaces; the joined length
-  -- bounds each one's), which Lua's arithmetic converts as tonumber does, each with one
-  -- strtod (tonumber makes two), and which is never negative, NaN or infinite; so only the
-  -- upper ranges are left to compare. Anything else (a value in exponent form, one out of the
-  -- grammar, an overflow, a value over 64 bytes) takes the per-field path below, which names
-  -- the first bad one.
+  -- The common path, a bucket as token_bucket.lua writes it: every value a digit, then digits
+  -- and dots, with no two dots in one value (two patterns over the values joined by spaces,
+  -- each matched in linear time: no quantifier can give up characters to the next; the joined
+  -- length bounds each value's). Such a value is a number Lua's arithmetic converts as
+  -- tonumber does, with one strtod (tonumber makes two), never negative, NaN or infinite;
+  -- so only the upper ranges are left to compare.
   local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
-  if #j <= 64 and string.find(j, '^%d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d* %d+%.?%d*$') then
+  if #j <= 64 and string.find(j, '^%d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]*$')
+    and not string.find(j, '%.%d*%.') then
     local t, ts, c, r, a, d = v1 + 0, v2 + 0, v3 + 0, v4 + 0, 0, 0
     if v5 then a = v5 + 0 end
     if v6 then d = v6 + 0 end
     if t <= MAX_TOKENS and ts <= MAX_TIME_US and c > 0 and c <= MAX_TOKENS and r > 0
       and c / r <= MAX_REFILL_S and a <= MAX_COUNTER and d <= MAX_COUNTER then
+      return t, ts, c, r, a, d, v3, v4
+    end
+  end
+  -- Else (a value in exponent form, say) the grammar's byte class over the values joined,
+  -- then tonumber on each as num() does; NaN fails every range comparison, and r - r == 0
+  -- refuses an infinite rate. Anything else (a value out of the grammar, an overflow, one
+  -- over 64 bytes) takes the per-field path below, which names the first bad one.
+  j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
+  if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
+      and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
+    local t, ts, c, r, a, d = tonumber(v1), tonumber(v2), tonumber(v3), tonumber(v4), 0, 0
+    if v5 then a = tonumber(v5) end
+    if v6 then d = tonumber(v6) end
+    if t and ts and c and r and a and d
+      and t >= 0 and t <= MAX_TOKENS and ts >= 0 and ts <= MAX_TIME_US
+      and c > 0 and c <= MAX_TOKENS and r > 0 and r - r == 0 and c / r <= MAX_REFILL_S
+      and a >= 0 and a <= MAX_COUNTER and d >= 0 and d <= MAX_COUNTER then
       return t, ts, c, r, a, d, v3, v4
     end
   end
