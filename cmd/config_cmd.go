@@ -134,27 +134,41 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// ContextOptions are `config current-context`'s and `config use-context`'s: Name is the
+// context to switch to ("" for current-context).
+type ContextOptions struct {
+	Env
+	Name string
+}
+
 func newCmdCurrentContext(f *Factory) *cobra.Command {
+	opts := &ContextOptions{}
 	return &cobra.Command{
 		Use:     "current-context",
 		Short:   "Print the current context's name",
 		Example: "  bucketctl config current-context",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.Config()
-			if err != nil {
-				return err
-			}
-			if cfg.CurrentContext == "" {
-				return errors.New("current-context is not set (set it with 'bucketctl config use-context NAME')")
-			}
-			_, err = fmt.Fprintln(f.IO.Out, format.SafeText(cfg.CurrentContext))
-			return err
+			return dispatch(cmd, f, opts, &opts.Env, nil, nil, currentContextRun)
 		},
 	}
 }
 
+// currentContextRun prints the current context's name.
+func currentContextRun(opts *ContextOptions) error {
+	cfg, err := opts.src.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.CurrentContext == "" {
+		return errors.New("current-context is not set (set it with 'bucketctl config use-context NAME')")
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, format.SafeText(cfg.CurrentContext))
+	return err
+}
+
 func newCmdUseContext(f *Factory) *cobra.Command {
+	opts := &ContextOptions{}
 	return &cobra.Command{
 		Use:               "use-context NAME",
 		Short:             "Make NAME the current context (writes current-context)",
@@ -162,26 +176,33 @@ func newCmdUseContext(f *Factory) *cobra.Command {
 		Args:              exactArgs(1, "a context name"),
 		ValidArgsFunction: completeContextArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.Config()
-			if err != nil {
-				return err
-			}
-			if _, _, err := cfg.ContextFor(args[0]); err != nil {
-				return err
-			}
-			path := f.configPath()
-			doc, err := connect.ReadDoc(path)
-			if err != nil {
-				return err
-			}
-			connect.SetScalar(doc, "current-context", args[0])
-			if err := connect.WriteDoc(path, doc); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Switched to context %q.\n", args[0])
-			return nil
+			opts.Name = args[0]
+			return dispatch(cmd, f, opts, &opts.Env, nil, nil, useContextRun)
 		},
 	}
+}
+
+// useContextRun makes opts.Name the current context, writing the config file in place.
+func useContextRun(opts *ContextOptions) error {
+	f := opts.src
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	if _, _, err := cfg.ContextFor(opts.Name); err != nil {
+		return err
+	}
+	path := f.configPath()
+	doc, err := connect.ReadDoc(path)
+	if err != nil {
+		return err
+	}
+	connect.SetScalar(doc, "current-context", opts.Name)
+	if err := connect.WriteDoc(path, doc); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Switched to context %q.\n", opts.Name)
+	return nil
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {

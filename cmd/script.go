@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -22,51 +22,83 @@ master up front; 'script show' prints it, so it can be reviewed or loaded by oth
 		Args:    cobra.ArbitraryArgs,
 		RunE:    groupRun,
 	}
-	var outFormat string
-	load := &cobra.Command{
+	cmd.AddCommand(NewCmdScriptLoad(f, nil), NewCmdScriptShow(f, nil))
+	return cmd
+}
+
+// ScriptLoadOptions are `script load`'s.
+type ScriptLoadOptions struct {
+	Env
+	Output string
+}
+
+// NewCmdScriptLoad builds `script load`.
+func NewCmdScriptLoad(f *Factory, runF func(*ScriptLoadOptions) error) *cobra.Command {
+	opts := &ScriptLoadOptions{}
+	cmd := &cobra.Command{
 		Use:     "load",
 		Short:   "Load the script on every master (SCRIPT LOAD)",
 		Example: "  bucketctl script load\n  bucketctl script load --cluster 10.0.0.1:6379 -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(outFormat); err != nil {
+			if err := checkFormat(opts.Output); err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sha, nodes, err := st.LoadScript(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if outFormat != output.FormatTable {
-				return output.WriteData(f.IO.Out, outFormat, map[string]any{"sha": sha, "nodes": nodes})
-			}
-			t := output.NewTable(f.IO, "NODE", "SHA")
-			for _, n := range nodes {
-				t.Add(n, sha)
-			}
-			return t.Render()
+			return dispatch(cmd, f, opts, &opts.Env, nil, runF, scriptLoadRun)
 		},
 	}
-	addOutputFlag(load, &outFormat)
-	var shaOnly bool
-	show := &cobra.Command{
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// scriptLoadRun loads the native scripts on every master and names the masters.
+func scriptLoadRun(opts *ScriptLoadOptions) error {
+	st, err := opts.src.Store(opts.Ctx)
+	if err != nil {
+		return err
+	}
+	sha, nodes, err := st.LoadScript(opts.Ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Output != output.FormatTable {
+		return output.WriteData(opts.IO.Out, opts.Output, map[string]any{"sha": sha, "nodes": nodes})
+	}
+	t := output.NewTable(opts.IO, "NODE", "SHA")
+	for _, n := range nodes {
+		t.Add(n, sha)
+	}
+	return t.Render()
+}
+
+// ScriptShowOptions are `script show`'s.
+type ScriptShowOptions struct {
+	Env
+	SHAOnly bool
+}
+
+// NewCmdScriptShow builds `script show`.
+func NewCmdScriptShow(f *Factory, runF func(*ScriptShowOptions) error) *cobra.Command {
+	opts := &ScriptShowOptions{}
+	cmd := &cobra.Command{
 		Use:     "show",
 		Short:   "Print the script's Lua source (or its SHA1 with --sha)",
 		Example: "  bucketctl script show\n  bucketctl script show --sha",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if shaOnly {
-				_, err := fmt.Fprintln(f.IO.Out, bucket.NewStore(nil).SHA())
-				return err
-			}
-			_, err := fmt.Fprint(f.IO.Out, scripts.TokenBucket())
-			return err
+			return dispatch(cmd, f, opts, &opts.Env, nil, runF, scriptShowRun)
 		},
 	}
-	show.Flags().BoolVar(&shaOnly, "sha", false, "print only the SHA1 EVALSHA uses")
-	cmd.AddCommand(load, show)
+	cmd.Flags().BoolVar(&opts.SHAOnly, "sha", false, "print only the SHA1 EVALSHA uses")
 	return cmd
+}
+
+// scriptShowRun prints the native script, or its SHA1. It needs no server.
+func scriptShowRun(opts *ScriptShowOptions) error {
+	if opts.SHAOnly {
+		_, err := fmt.Fprintln(opts.IO.Out, bucket.NewStore(nil).SHA())
+		return err
+	}
+	_, err := fmt.Fprint(opts.IO.Out, scripts.TokenBucket())
+	return err
 }
