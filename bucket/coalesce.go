@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -227,15 +228,16 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 		i += n
 	}
 	cmds := b.cmds
-	if err := s.sendBatch(ctx, cmds); err != nil {
-		for _, call := range calls {
-			call.err = err
-		}
-		return
-	}
+	// A round trip that failed (a Cluster node gone mid-pipeline, say) fails only the
+	// commands that got no reply: one another node answered was applied, and its reply
+	// stands, or the caller would count an applied decision as not made.
+	sendErr := s.sendBatch(ctx, cmds)
 	i := 0
 	for c, n := range runs {
 		v, err := cmds[c].Slice()
+		if sendErr != nil && !answered(err) {
+			err = sendErr
+		}
 		if n == 1 {
 			calls[i].v, calls[i].err = v, err
 			i++
@@ -246,6 +248,14 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 		}
 		i += n
 	}
+}
+
+// answered reports whether a pipelined command's error is its server's reply (nil, or a
+// reply error other than NOSCRIPT, whose command ran nothing and is sent again), rather
+// than the failure of its round trip.
+func answered(err error) bool {
+	var re redis.Error
+	return err == nil || (errors.As(err, &re) && !redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
 // batchReply is decision j's reply out of a batch of n (token_bucket.lua): four elements of

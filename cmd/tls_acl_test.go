@@ -15,8 +15,8 @@ import (
 const (
 	// aclReadOnly: inspect, list, check, watch, top, reset --dry-run. PING checks the
 	// connection; SCAN lists; EVALSHA_RO/EVAL_RO run the read script (TYPE, PTTL, HLEN,
-	// HGETALL, STRLEN, GET) with TIME beside it, and check's read-only script (HMGET,
-	// EXISTS, TIME).
+	// HGETALL, STRLEN, GET) with TIME beside it, and check's read-only script (HGETALL,
+	// TIME).
 	// %R~* allows reading every key and writing none.
 	aclReadOnly = "on resetchannels %R~* -@all +ping +type +pttl +hgetall +get +time +scan +evalsha_ro +eval_ro +hmget +exists +hlen +strlen"
 	// aclRunbook adds what consume, reset and script load send (EVALSHA, EVAL on

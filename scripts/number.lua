@@ -26,8 +26,8 @@ end
 -- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
 -- bucket: a field missing, others besides, a value not a number), 'none' (a hash with no
 -- field of a native bucket at all), 'layout' (a level with no capacity field: a bucket of
--- another layout) or 'corrupt' (a native bucket whose stored
--- value overflows or is out of range).
+-- another layout) or 'corrupt' (a native bucket whose stored value overflows or is out of
+-- range); refusal(kind, why) is the error reply's text for such a verdict.
 -- native() without a hash returns the ranges of a stored bucket, the one place they are
 -- written on the Lua side: MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S below.
 -- The common path reads the fields where token_bucket.lua writes them (tokens, ts, a
@@ -120,6 +120,17 @@ local function native(h)
   if a < 0 or a > MAX_COUNTER then return nil, 'corrupt', 'allowed ' .. v5 .. ' is out of range' end
   if d < 0 or d > MAX_COUNTER then return nil, 'corrupt', 'denied ' .. v6 .. ' is out of range' end
   return t, ts, c, r, a, d, v3, v4
+end
+
+-- refusal(kind, why): the error text of the writing scripts for a key native() refused
+-- (kind and why as native() returns them); bucket/errors.go reads it back.
+local function refusal(kind, why)
+  if kind == 'corrupt' then return 'ERR bucketctl: corrupt bucket: ' .. why .. ': left untouched' end
+  if kind == 'none' then return 'WRONGTYPE bucketctl: the key exists but is not a token bucket' end
+  if kind == 'layout' then
+    return 'ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout'
+  end
+  return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
 end
 
 -- The ranges, for the scripts' own checks of their arguments.

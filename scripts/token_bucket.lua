@@ -76,15 +76,7 @@ for i = 1, n do
     if h[1] then
       s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate = native(h)
       if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
-        if s_ts == 'corrupt' then
-          err = redis.error_reply('ERR bucketctl: corrupt bucket: ' .. s_cap .. ': left untouched')
-        elseif s_ts == 'none' then
-          err = redis.error_reply('WRONGTYPE bucketctl: the key exists but is not a token bucket')
-        elseif s_ts == 'layout' then
-          err = redis.error_reply('ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout')
-        else
-          err = redis.error_reply('ERR bucketctl: not a native bucket (' .. s_cap .. '): left untouched')
-        end
+        err = redis.error_reply(refusal(s_ts, s_cap))
         break
       end
     end

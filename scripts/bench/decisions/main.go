@@ -10,7 +10,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -19,21 +18,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/scripts/bench/loopback"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
+	addr := loopback.Flag()
 	impl := flag.String("impl", "bucketctl", "bucketctl or redis_rate")
 	lanes := flag.Int("lanes", -1, "bucketctl's coalescing lanes (-1: the Store's default, 0: none)")
 	decisions := flag.Int("decisions", 30000, "decisions to make")
 	keys := flag.Int("keys", 100, "keys they spread over")
 	workers := flag.Int("workers", 8, "concurrent callers")
 	flag.Parse()
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-		fmt.Fprintln(os.Stderr, "decisions: -addr must be a loopback host:port")
-		os.Exit(2)
-	}
+	loopback.Check("decisions", *addr)
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 32, MaxRetries: -1})
 	defer c.Close()
