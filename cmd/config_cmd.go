@@ -3,11 +3,11 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -27,8 +27,8 @@ its comments. No verb ever prints a password: view shows them as xxxxx.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: groupRun,
 	}
-	cmd.AddCommand(newCmdConfigView(f), newCmdGetContexts(f), newCmdCurrentContext(f),
-		newCmdUseContext(f), newCmdSetContext(f))
+	cmd.AddCommand(newCmdConfigView(f), newCmdGetContexts(f), newCmdSetContext(f))
+	cmd.AddCommand(newCmdContextVerbs(f)...)
 	return cmd
 }
 
@@ -40,8 +40,14 @@ func (f *Factory) configPath() string {
 	return f.DefaultConfigPath()
 }
 
+// ConfigViewOptions are `config view`'s.
+type ConfigViewOptions struct {
+	Env
+	Output string
+}
+
 func newCmdConfigView(f *Factory) *cobra.Command {
-	var outFormat string
+	opts := &ConfigViewOptions{}
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Print the config file, passwords redacted",
@@ -50,88 +56,109 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 		Example: "  bucketctl config view\n  bucketctl config view -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(outFormat, output.FormatYAML, output.FormatJSON); err != nil {
+			if err := checkFormat(opts.Output, output.FormatYAML, output.FormatJSON); err != nil {
 				return err
 			}
-			cfg, err := f.Config()
-			if err != nil {
-				return err
-			}
-			if outFormat == output.FormatJSON {
-				return output.WriteData(f.IO.Out, output.FormatJSON, connect.RedactConfig(cfg))
-			}
-			doc, err := connect.ReadDoc(f.configPath())
-			if err != nil {
-				return err
-			}
-			connect.RedactNode(doc)
-			return connect.EncodeNode(f.IO.Out, doc)
+			return dispatch(cmd, f, opts, &opts.Env, nil, nil, configViewRun)
 		},
 	}
-	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatYAML, "output format: yaml|json")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", output.FormatYAML, "output format: yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatYAML, output.FormatJSON))
 	return cmd
 }
 
+// configViewRun prints the config file with its passwords redacted: as written (yaml), or
+// its decoded settings (json).
+func configViewRun(opts *ConfigViewOptions) error {
+	f := opts.src
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	if opts.Output == output.FormatJSON {
+		return output.WriteData(opts.IO.Out, output.FormatJSON, connect.RedactConfig(cfg))
+	}
+	doc, err := connect.ReadDoc(f.configPath())
+	if err != nil {
+		return err
+	}
+	connect.RedactNode(doc)
+	return connect.EncodeNode(opts.IO.Out, doc)
+}
+
+// GetContextsOptions are `config get-contexts`'s: Names are the contexts to list (none:
+// all of them).
+type GetContextsOptions struct {
+	Env
+	Names  []string
+	Output string
+}
+
 func newCmdGetContexts(f *Factory) *cobra.Command {
-	var outFormat string
+	opts := &GetContextsOptions{}
 	cmd := &cobra.Command{
 		Use:     "get-contexts [NAME...]",
 		Short:   "List the contexts (the current one marked *)",
 		Example: "  bucketctl config get-contexts\n  bucketctl config get-contexts prod -o json\n  bucketctl config get-contexts -o name",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(outFormat, output.FormatTable, output.FormatJSON, output.FormatYAML, "name"); err != nil {
+			if err := checkFormat(opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, "name"); err != nil {
 				return err
 			}
-			cfg, err := f.Config()
-			if err != nil {
-				return err
-			}
-			names := args
-			for _, n := range names {
-				if _, _, err := cfg.ContextFor(n); err != nil {
-					return err
-				}
-			}
-			if len(names) == 0 {
-				names = cfg.ContextNames()
-			}
-			type row struct {
-				Name    string `json:"name"`
-				Current bool   `json:"current"`
-				Server  string `json:"server"`
-				User    string `json:"user,omitempty"`
-			}
-			rows := make([]row, 0, len(names))
-			for _, n := range names {
-				c := cfg.Contexts[n]
-				rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User})
-			}
-			switch outFormat {
-			case "name":
-				for _, r := range rows {
-					fmt.Fprintln(f.IO.Out, format.SafeText(r.Name))
-				}
-				return nil
-			case output.FormatJSON, output.FormatYAML:
-				return output.WriteData(f.IO.Out, outFormat, rows)
-			}
-			t := output.NewTable(f.IO, "CURRENT", "NAME", "SERVER", "USER")
-			for _, r := range rows {
-				cur := ""
-				if r.Current {
-					cur = "*"
-				}
-				// Names and values come from a file: no escape sequence reaches the terminal.
-				t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
-			}
-			return t.Render()
+			opts.Names = args
+			return dispatch(cmd, f, opts, &opts.Env, nil, nil, getContextsRun)
 		},
 		ValidArgsFunction: completeContextArgs(f),
 	}
-	cmd.Flags().StringVarP(&outFormat, "output", "o", output.FormatTable, "output format: table|json|yaml|name")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", output.FormatTable, "output format: table|json|yaml|name")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatTable, output.FormatJSON, output.FormatYAML, "name"))
 	return cmd
+}
+
+// getContextsRun lists the contexts asked for (all when none is), the current one marked.
+func getContextsRun(opts *GetContextsOptions) error {
+	cfg, err := opts.src.Config()
+	if err != nil {
+		return err
+	}
+	names := opts.Names
+	for _, n := range names {
+		if _, _, err := cfg.ContextFor(n); err != nil {
+			return err
+		}
+	}
+	if len(names) == 0 {
+		names = cfg.ContextNames()
+	}
+	type row struct {
+		Name    string `json:"name"`
+		Current bool   `json:"current"`
+		Server  string `json:"server"`
+		User    string `json:"user,omitempty"`
+	}
+	rows := make([]row, 0, len(names))
+	for _, n := range names {
+		c := cfg.Contexts[n]
+		rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User})
+	}
+	switch opts.Output {
+	case "name":
+		for _, r := range rows {
+			fmt.Fprintln(opts.IO.Out, format.SafeText(r.Name))
+		}
+		return nil
+	case output.FormatJSON, output.FormatYAML:
+		return output.WriteData(opts.IO.Out, opts.Output, rows)
+	}
+	t := output.NewTable(opts.IO, "CURRENT", "NAME", "SERVER", "USER")
+	for _, r := range rows {
+		cur := ""
+		if r.Current {
+			cur = "*"
+		}
+		// Names and values come from a file: no escape sequence reaches the terminal.
+		t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
+	}
+	return t.Render()
 }
 
 // ContextOptions are `config current-context`'s and `config use-context`'s: Name is the
@@ -139,19 +166,6 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 type ContextOptions struct {
 	Env
 	Name string
-}
-
-func newCmdCurrentContext(f *Factory) *cobra.Command {
-	opts := &ContextOptions{}
-	return &cobra.Command{
-		Use:     "current-context",
-		Short:   "Print the current context's name",
-		Example: "  bucketctl config current-context",
-		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return dispatch(cmd, f, opts, &opts.Env, nil, nil, currentContextRun)
-		},
-	}
 }
 
 // currentContextRun prints the current context's name.
@@ -167,19 +181,24 @@ func currentContextRun(opts *ContextOptions) error {
 	return err
 }
 
-func newCmdUseContext(f *Factory) *cobra.Command {
-	opts := &ContextOptions{}
-	return &cobra.Command{
-		Use:               "use-context NAME",
-		Short:             "Make NAME the current context (writes current-context)",
-		Example:           "  bucketctl config use-context prod",
-		Args:              exactArgs(1, "a context name"),
-		ValidArgsFunction: completeContextArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Name = args[0]
-			return dispatch(cmd, f, opts, &opts.Env, nil, nil, useContextRun)
-		},
+// newCmdContextVerbs builds current-context and use-context NAME, which share ContextOptions.
+func newCmdContextVerbs(f *Factory) []*cobra.Command {
+	verb := func(use, short, example string, args cobra.PositionalArgs, run func(*ContextOptions) error) *cobra.Command {
+		opts := &ContextOptions{}
+		return &cobra.Command{Use: use, Short: short, Example: example, Args: args,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					opts.Name = args[0]
+				}
+				return dispatch(cmd, f, opts, &opts.Env, nil, nil, run)
+			},
+		}
 	}
+	use := verb("use-context NAME", "Make NAME the current context (writes current-context)",
+		"  bucketctl config use-context prod", exactArgs(1, "a context name"), useContextRun)
+	use.ValidArgsFunction = completeContextArgs(f)
+	return []*cobra.Command{verb("current-context", "Print the current context's name",
+		"  bucketctl config current-context", noArgs, currentContextRun), use}
 }
 
 // useContextRun makes opts.Name the current context, writing the config file in place.

@@ -18,13 +18,20 @@ var contextFlags = []string{"url", "cluster", "sentinel-master", "sentinel-addrs
 // setContextPasswordHome says where set-context takes a password instead of an address.
 const setContextPasswordHome = "use --password-env VAR (the variable holding the password) instead"
 
+// SetContextOptions are `config set-context`'s: Name is the context to write ("" with
+// Current: the current one), Values the connection flags given, as the file's values, and
+// Unset the keys to remove.
+type SetContextOptions struct {
+	Env
+	Name    string
+	Current bool
+	Values  map[string]*yaml.Node
+	Unset   []string
+}
+
 func newCmdSetContext(f *Factory) *cobra.Command {
-	var (
-		current             bool
-		passwordEnv         string
-		sentinelPasswordEnv string
-		unset               []string
-	)
+	opts := &SetContextOptions{}
+	var passwordEnv, sentinelPasswordEnv string
 	cmd := &cobra.Command{
 		Use:   "set-context [NAME | --current] [connection flags]",
 		Short: "Create or change a context with the connection flags given",
@@ -45,27 +52,17 @@ refused.`,
 			switch {
 			case len(args) > 1:
 				return usagef("set-context takes one context name, got %d (see '%s --help')", len(args), cmd.CommandPath())
-			case len(args) == 0 && !current:
+			case len(args) == 0 && !opts.Current:
 				return usagef("set-context needs a context name, or --current for the current one (see '%s --help')", cmd.CommandPath())
-			case len(args) == 1 && current:
+			case len(args) == 1 && opts.Current:
 				return usagef("set-context needs a context name or --current, not both (see '%s --help')", cmd.CommandPath())
+			case len(args) == 1:
+				opts.Name = args[0]
 			}
-			for _, u := range unset {
+			for _, u := range opts.Unset {
 				if !connect.IsContextField(u) {
 					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields(), ", "))
 				}
-			}
-			cfg, err := f.Config()
-			if err != nil {
-				return err
-			}
-			name := ""
-			if current {
-				if name = cfg.CurrentContext; name == "" {
-					return usagef("--current: current-context is not set (name the context, or 'bucketctl config use-context NAME')")
-				}
-			} else {
-				name = args[0]
 			}
 			values, err := f.changedContextFlags()
 			if err != nil {
@@ -77,45 +74,45 @@ refused.`,
 			if cmd.Flags().Changed("sentinel-password-env") {
 				values["sentinel-password-env"] = connect.ScalarNode(sentinelPasswordEnv)
 			}
-			path := f.configPath()
-			doc, err := connect.ReadDoc(path)
-			if err != nil {
-				return err
-			}
-			contexts := connect.MapValue(doc, "contexts")
-			if contexts == nil || contexts.Kind != yaml.MappingNode {
-				contexts = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				connect.SetNode(doc, "contexts", contexts)
-			}
-			ctx := connect.MapValue(contexts, name)
-			verb := "modified"
-			if ctx == nil || ctx.Kind != yaml.MappingNode {
-				ctx, verb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, "created"
-				connect.SetNode(contexts, name, ctx)
-			}
-			// A context names one server: a new one in another form replaces the old.
-			if err := connect.ReplaceServer(ctx, values); err != nil {
-				return err
-			}
-			for _, k := range connect.FieldOrder(values) {
-				connect.SetNode(ctx, k, values[k])
-			}
-			for _, u := range unset {
-				connect.RemoveKey(ctx, u)
-			}
-			if err := connect.WriteDoc(path, doc); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Context %q %s in %s.\n", name, verb, path)
-			return nil
+			opts.Values = values
+			return dispatch(cmd, f, opts, &opts.Env, nil, nil, setContextRun)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&current, "current", false, "change the current context")
+	fl.BoolVar(&opts.Current, "current", false, "change the current context")
 	fl.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password (never the password itself)")
 	fl.StringVar(&sentinelPasswordEnv, "sentinel-password-env", "", "environment variable holding the sentinels' password")
-	fl.StringSliceVar(&unset, "unset", nil, "remove these fields from the context (e.g. tls-ca,user)")
+	fl.StringSliceVar(&opts.Unset, "unset", nil, "remove these fields from the context (e.g. tls-ca,user)")
 	return cmd
+}
+
+// setContextRun writes the context into the config file in place.
+func setContextRun(opts *SetContextOptions) error {
+	f := opts.src
+	cfg, err := f.Config() // a file that does not load is not edited
+	if err != nil {
+		return err
+	}
+	name := opts.Name
+	if opts.Current {
+		if name = cfg.CurrentContext; name == "" {
+			return usagef("--current: current-context is not set (name the context, or 'bucketctl config use-context NAME')")
+		}
+	}
+	path := f.configPath()
+	doc, err := connect.ReadDoc(path)
+	if err != nil {
+		return err
+	}
+	verb, err := connect.SetContext(doc, name, opts.Values, opts.Unset)
+	if err != nil {
+		return err
+	}
+	if err := connect.WriteDoc(path, doc); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Context %q %s in %s.\n", name, verb, path)
+	return nil
 }
 
 // changedContextFlags returns the connection flags given on the command line, as YAML

@@ -3,13 +3,14 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
-	"github.com/bucketctl/bucketctl/tui/format"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Env is what a command's run reads besides its flags (the fields cli/cli's Options

@@ -135,6 +135,35 @@ func RemoveKey(m *yaml.Node, key string) {
 // serverForms are a context's ways to name its server, each with its fields.
 var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
 
+// SetContext creates the context name in doc (a config file's document), or changes it:
+// values are set (a server form among them replaces the context's other forms, see
+// ReplaceServer), then the keys in unset removed; other keys and every comment are kept.
+// verb is "created" or "modified".
+func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset []string) (verb string, err error) {
+	contexts := MapValue(doc, "contexts")
+	if contexts == nil || contexts.Kind != yaml.MappingNode {
+		contexts = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		SetNode(doc, "contexts", contexts)
+	}
+	ctx := MapValue(contexts, name)
+	verb = "modified"
+	if ctx == nil || ctx.Kind != yaml.MappingNode {
+		ctx, verb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, "created"
+		SetNode(contexts, name, ctx)
+	}
+	// A context names one server: a new one in another form replaces the old.
+	if err := ReplaceServer(ctx, values); err != nil {
+		return "", err
+	}
+	for _, k := range FieldOrder(values) {
+		SetNode(ctx, k, values[k])
+	}
+	for _, u := range unset {
+		RemoveKey(ctx, u)
+	}
+	return verb, nil
+}
+
 // ReplaceServer removes from ctx the server forms that values does not name, when values
 // names one: set-context --cluster on a url context makes it a Cluster context, not one
 // that names two servers (which every command would then refuse). Two forms in values

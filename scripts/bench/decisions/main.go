@@ -15,23 +15,19 @@ import (
 	"sync/atomic"
 
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/scripts/bench/loopback"
 )
 
 func main() {
-	addr := loopback.Flag()
 	impl := flag.String("impl", "bucketctl", "bucketctl or redis_rate")
 	lanes := flag.Int("lanes", -1, "bucketctl's coalescing lanes (-1: the Store's default, 0: none)")
 	decisions := flag.Int("decisions", 30000, "decisions to make")
 	keys := flag.Int("keys", 100, "keys they spread over")
 	workers := flag.Int("workers", 8, "concurrent callers")
-	flag.Parse()
-	loopback.Check("decisions", *addr)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 32, MaxRetries: -1})
+	c := loopback.Client("decisions", 32)
 	defer c.Close()
 	var take func(key string) error
 	switch *impl {

@@ -9,15 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/scripts/bench/loopback"
 )
 
 func main() {
-	addr := loopback.Flag()
 	native := flag.String("native", "", "native bucket to decide on")
 	nativeRate := flag.Float64("native-rate", 1500, "native decisions per second")
 	other := flag.String("other", "", "express bucket to decide on")
@@ -25,9 +22,7 @@ func main() {
 	noiseRate := flag.Float64("noise-rate", 100, "SETs per second on random session:N keys")
 	noiseKeys := flag.Int("noise-keys", 200000, "how many session keys the noise picks from")
 	duration := flag.Duration("duration", 30*time.Second, "how long to run")
-	flag.Parse()
-	loopback.Check("hotload", *addr)
-	c := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 16, MaxRetries: -1})
+	c := loopback.Client("hotload", 16)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()

@@ -1,5 +1,6 @@
-// Package loopback is the rule the bench commands share for their -addr flag: they only
-// ever load a redis-server on this machine, never one reached over a network.
+// Package loopback is the rule the bench commands share for the server they load: a
+// redis-server on this machine, never one reached over a network, with a client that does
+// not retry (a bench counts what it sent).
 package loopback
 
 import (
@@ -7,21 +8,22 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// Flag registers -addr on the command line's flag set: the redis-server's host:port,
-// loopback only (default 127.0.0.1:6379). Check it after flag.Parse.
-func Flag() *string {
-	return flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
-}
-
-// Check exits with status 2, saying so under the command's name, when addr is not a
-// loopback host:port.
-func Check(command, addr string) {
-	if !IsLoopback(addr) {
+// Client registers -addr (the redis-server's host:port, loopback only, default
+// 127.0.0.1:6379), parses the command line and returns a client of pool connections to
+// that server that never retries. Call it after the command's own flags are declared. It
+// exits with status 2, saying so under the command's name, when -addr is not loopback.
+func Client(command string, pool int) *redis.Client {
+	addr := flag.String("addr", "127.0.0.1:6379", "redis-server (loopback only)")
+	flag.Parse()
+	if !IsLoopback(*addr) {
 		fmt.Fprintf(os.Stderr, "%s: -addr must be a loopback host:port\n", command)
 		os.Exit(2)
 	}
+	return redis.NewClient(&redis.Options{Addr: *addr, PoolSize: pool, MaxRetries: -1})
 }
 
 // IsLoopback says whether addr is a host:port whose host is 127.0.0.1, localhost or ::1.
