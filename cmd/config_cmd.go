@@ -25,7 +25,7 @@ its comments. No verb ever prints a password: view shows them as xxxxx.`,
   bucketctl config use-context prod
   bucketctl config view`,
 		Args: cobra.ArbitraryArgs,
-		RunE: groupRun,
+		RunE: helpOrUnknown,
 	}
 	cmd.AddCommand(newCmdConfigView(f), newCmdGetContexts(f), newCmdSetContext(f))
 	cmd.AddCommand(newCmdContextVerbs(f)...)

@@ -238,10 +238,10 @@ func unknownCommand(c *cobra.Command, word string) error {
 	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
 }
 
-// groupRun is the RunE of a command that only groups others (script, config): alone it
+// helpOrUnknown is the RunE of a command that only groups others (script, config): alone it
 // prints its help; followed by a word that names no subcommand it is a usage error, as
 // the root's unknown commands are.
-func groupRun(cmd *cobra.Command, args []string) error {
+func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()
 	}

@@ -20,7 +20,7 @@ server answers NOSCRIPT, e.g. after a restart or SCRIPT FLUSH). 'script load' lo
 master up front; 'script show' prints it, so it can be reviewed or loaded by other tools.`,
 		Example: "  bucketctl script load\n  bucketctl script show > token_bucket.lua\n  bucketctl script show --sha",
 		Args:    cobra.ArbitraryArgs,
-		RunE:    groupRun,
+		RunE:    helpOrUnknown,
 	}
 	cmd.AddCommand(NewCmdScriptLoad(f, nil), NewCmdScriptShow(f, nil))
 	return cmd
