@@ -1,8 +1,3 @@
-// Command decisions makes a fixed number of rate-limit decisions against one loopback
-// redis-server, with bucketctl's Store or with go-redis/redis_rate's Allow, for
-// scripts/bench/servercost-callgrind.sh: after warming up (script loaded, every key
-// written once) it prints "ready" and waits for a line on stdin, then decides and exits, so
-// the script can count the server's instructions for exactly those decisions.
 package main
 
 import (
