@@ -209,8 +209,9 @@ func TestTakeAllAllowedTakesFromEveryTier(t *testing.T) {
 	}
 }
 
-// TestTakeAllTTL checks each tier's TTL follows token_bucket.lua's policy: the time to
-// refill to full, plus the grace.
+// TestTakeAllTTL checks each tier's TTL follows token_bucket.lua's rule (the prelude's
+// cover()): set, when it falls short, to the time to refill to full plus the grace plus
+// half the grace again; never shortened.
 func TestTakeAllTTL(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := multiClient(t, srv)
@@ -221,11 +222,20 @@ func TestTakeAllTTL(t *testing.T) {
 	tiers := []bucket.Tier{
 		{Key: "ttl:{a}:1", Spec: bucket.Spec{Capacity: 10, Rate: 0.5}, Cost: 4},     // 8 s to full
 		{Key: "ttl:{a}:2", Spec: bucket.Spec{Capacity: 100, Rate: 100}, Cost: 0.25}, // 2.5 ms to full
+		{Key: "ttl:{a}:3", Spec: bucket.Spec{Capacity: 100, Rate: 100}, Cost: 1},    // 10 ms to full
+	}
+	// Tier 3 exists with a TTL of an hour (a Take of another caller's, or an operator's):
+	// TakeAll keeps it.
+	if _, err := st.Take(ctx, tiers[2].Key, tiers[2].Spec, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.PExpire(ctx, tiers[2].Key, time.Hour).Err(); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := st.TakeAll(ctx, tiers); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []time.Duration{13 * time.Second, 5003 * time.Millisecond} {
+	for i, want := range []time.Duration{15500 * time.Millisecond, 7503 * time.Millisecond, time.Hour} {
 		got, err := rdb.PTTL(ctx, tiers[i].Key).Result()
 		if err != nil {
 			t.Fatal(err)

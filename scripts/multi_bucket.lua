@@ -27,8 +27,8 @@
 -- Non-integers travel as strings: Redis truncates Lua numbers to integers.
 -- Invalid arguments give an error reply naming the tier, and write nothing.
 --
--- The identity check and the number grammar are the shared prelude's (number.lua); the
--- refill, waits, writes and TTL are token_bucket.lua's, line for line, and both are tested
+-- The identity check, the number grammar and the TTL rule are the shared prelude's
+-- (number.lua); the refill, waits and writes are token_bucket.lua's, and both are tested
 -- against the same Go model.
 
 local n = #KEYS
@@ -121,9 +121,8 @@ end
 
 -- Numbers go to HSET as Lua numbers: Redis writes them with full precision. tokens and ts
 -- are written back on deny too; a counter only when it moves; the spec only when it is new
--- or changed. The TTL is at least the time until full plus the grace; a tier that took
--- nothing only refilled, which shortens its time to full, so the TTL set before still
--- covers it.
+-- or changed. The TTL is the prelude's cover(), as token_bucket.lua sets it: a tier that
+-- took nothing only refilled, so only an allow or a new spec can need a longer one.
 if not impossible then
   for i = 1, n do
     local t = tiers[i]
@@ -141,7 +140,7 @@ if not impossible then
     end
     redis.call('HSET', t.key, unpack(args))
     if denied == 0 or t.spec_changed then
-      redis.call('PEXPIRE', t.key, math.ceil(((t.capacity - t.tokens) / t.rate) * 1000) + grace)
+      cover(t.key, t.capacity, t.tokens, t.rate, t.cost, args[6] or 0, grace, t.spec_changed)
     end
   end
 end

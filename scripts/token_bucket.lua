@@ -166,8 +166,7 @@ for i = 1, n do
       -- as TIME's digits (or as a Lua number, which Redis writes with %.17g too, when the
       -- clock is the caller's or the stored time is kept), the counter as a Lua number.
       -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
-      -- it is new or changed. The TTL is at least the time until full (expiry of a full bucket
-      -- is lossless: a missing bucket starts full) plus a grace that keeps the counters readable.
+      -- it is new or changed.
       local counter, count = 'denied', s_denied + 1
       a1 = 0
       if tokens >= cost then
@@ -180,23 +179,9 @@ for i = 1, n do
       else
         redis.call('HSET', key, 'tokens', a2, 'ts', ts_s or ts, counter, count)
       end
-      -- A deny only refills, which shortens the time to full: the TTL set before still covers it.
-      -- An allow lengthens it by cost/rate. PTTL says whether the TTL left covers the new time
-      -- to full plus the grace (need) with a margin of a quarter of the grace; only when it
-      -- does not (or the key has none) is it set, to need plus half the grace. A TTL is never
-      -- shortened. So after each check the TTL exceeds need by a quarter of the grace, and an
-      -- allow whose cost/rate is at most 1/32 of half the grace need not check: the script
-      -- checks on every 16th allow of the bucket (the counter; a fractional one crosses a
-      -- multiple of 16 as often), so the at most 15 between checks use less than that quarter.
-      -- A busy bucket reads its TTL on one allow in 16.
+      -- The TTL (the prelude's cover()): only an allow or a new spec can need a longer one.
       if a1 == 1 or spec_changed then
-        local margin = grace / 2
-        if spec_changed or count % 16 < 1 or cost / rate * 32000 > margin then
-          local need = ceil(((capacity - tokens) / rate) * 1000) + grace
-          if redis.call('PTTL', key) < need + margin / 2 then
-            redis.call('PEXPIRE', key, need + ceil(margin))
-          end
-        end
+        cover(key, capacity, tokens, rate, cost, count, grace, spec_changed)
       end
       a3 = 0
       if tokens < cost then a3 = ceil(((cost - tokens) / rate) * 1000000) end
