@@ -2,13 +2,13 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/audit"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // AuditOptions are the options of audit.

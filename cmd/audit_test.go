@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/bucket/slot"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // auditRules give every planted key its spec (capacity 10, 1 token/s; the throttled

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"maps"
 	"slices"
 	"strings"
@@ -19,6 +17,8 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // directClients returns a plain client per address, closed in t.Cleanup.

@@ -3,13 +3,13 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 func writeConfig(t *testing.T, body string) {

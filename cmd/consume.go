@@ -3,14 +3,14 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/bucket/consume"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/consume"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

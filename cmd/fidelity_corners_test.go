@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // TestCheckCorners: the incident states, through the commands. check shares inspect's path

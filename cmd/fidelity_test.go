@@ -3,12 +3,12 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // TestCheckFidelity: check reads every layout as inspect does (a Webman bucket is detected

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bucketctl/bucketctl/bucket/units"
 	"github.com/spf13/pflag"
+
+	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
 // Flag values read by bucket's parsers, so every flag takes numbers as the views print

@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"math"
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // FuzzStoredValues feeds arbitrary stored values through the read path (the verdict on a

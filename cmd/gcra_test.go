@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	goredisstore "github.com/throttled/throttled/v2/store/goredisstore.v9"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // gcraLib is one bucket of one library, as the application drives it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/audit"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // TestIdentityKeyspace: a keyspace of more than 30 look-alikes (deadlines with PXAT/EXAT

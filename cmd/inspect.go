@@ -2,12 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // InspectOptions are the options of inspect.

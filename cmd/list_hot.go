@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bucketctl/bucketctl/cmd/output"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/rules"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

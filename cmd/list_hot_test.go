@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // hammerKeys writes, until the test ends: a native bucket hot (denying: capacity 5 at

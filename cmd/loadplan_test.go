@@ -3,13 +3,13 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // Keys that are not native buckets are refused by every strategy, with --yes and

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )

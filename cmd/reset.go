@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/resetplan"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

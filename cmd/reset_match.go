@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/bucket/scan"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"os"
 	"regexp"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // newCmdRootOnly builds the root command with its persistent flags and no subcommands.

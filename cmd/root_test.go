@@ -2,12 +2,12 @@ package cmd
 
 import (
 	"context"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestUnknownCommands: a mistyped command, subcommand or flag is one line with a suggestion,

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,8 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // Every command's run is called here without cobra: an Env, its Options, a real server.

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/scan"
+	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // TestSentinelFailover: bucketctl finds the master through the sentinels, and after a

@@ -3,8 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // colorIO are streams as on a colour terminal, writing to buffers.

@@ -1,12 +1,13 @@
 package cmd
 
 import (
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestTreeForArgs: a run builds only the command its words name, wherever the root's flags

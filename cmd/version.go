@@ -2,13 +2,14 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // Stamped in by the release build (-ldflags -X); they win over what Go records.

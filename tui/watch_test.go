@@ -8,7 +8,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/bucketctl/bucketctl/bucket"

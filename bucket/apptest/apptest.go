@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bucketctl/bucketctl/scripts"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // App stores buckets exactly as one application does: its own Lua script, its own

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/bucketctl/bucketctl/bucket"
 )
 

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // UsageError is a problem with flags, arguments, the environment or the config file: exit 2,

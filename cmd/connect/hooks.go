@@ -6,8 +6,9 @@ import (
 	"net"
 	"sync/atomic"
 
-	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // aclHook turns a server's refusal by ACL (NOPERM, also for a command a script calls) into

@@ -2,13 +2,13 @@ package output
 
 import (
 	"bufio"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 

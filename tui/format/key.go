@@ -1,11 +1,11 @@
 package format
 
 import (
-	"github.com/charmbracelet/x/ansi"
-
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // SafeKey makes a Redis key name safe to show on a terminal. A key is binary-safe in Redis
