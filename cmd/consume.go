@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -143,11 +142,8 @@ func specDiffersErr(err error, given bucket.Spec) error {
 	}
 	return usagef("%s stores capacity %s and rate %s, and the given spec (%s @ %s) differs: the stored spec is the application's and is used as it is; drop --capacity/--rate, or change it on purpose: bucketctl reset %s --capacity %s --rate %s --yes",
 		format.QuoteKey(sd.Key), format.Tokens(sd.Stored.Capacity), format.Rate(sd.Stored.Rate),
-		format.Tokens(given.Capacity), format.Rate(given.Rate), shellWord(sd.Key), fmtFloatArg(given.Capacity), fmtFloatArg(given.Rate))
+		format.Tokens(given.Capacity), format.Rate(given.Rate), shellWord(sd.Key), format.Exact(given.Capacity), format.Exact(given.Rate))
 }
 
 // shellWord quotes s for a POSIX shell, escaped for the terminal.
 func shellWord(s string) string { return "'" + safe(strings.ReplaceAll(s, "'", `'\''`)) + "'" }
-
-// fmtFloatArg writes a number as a flag's argument: shortest exact form.
-func fmtFloatArg(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

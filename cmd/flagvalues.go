@@ -3,12 +3,12 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/bucket/units"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Flag values read by bucket's parsers, so every flag takes numbers as the views print
@@ -23,7 +23,7 @@ func (v rateValue) String() string {
 	if *v.p == 0 {
 		return "0"
 	}
-	return strconv.FormatFloat(*v.p, 'g', -1, 64) + "/s"
+	return format.Exact(*v.p) + "/s"
 }
 
 // amountValue is a number of tokens or requests: 10, 2.5, 1,000, 1e6.
@@ -31,7 +31,7 @@ type amountValue struct{ p *float64 }
 
 func (v amountValue) Set(s string) (err error) { *v.p, err = units.ParseAmount(s); return err }
 func (v amountValue) Type() string             { return "number" }
-func (v amountValue) String() string           { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
+func (v amountValue) String() string           { return format.Exact(*v.p) }
 
 // durationValue is a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
 type durationValue struct{ p *time.Duration }

@@ -68,7 +68,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
 	fields(kv("requests", st.Value.Render(format.GroupDigits(int(r.Requests)))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
-		kv("redis calls/request", st.Value.Render(strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64))))
+		kv("redis calls/request", st.Value.Render(format.Fixed(r.RedisCallsPerRequest, 2))))
 	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(int(r.Allowed)))),
 		kv("denied", st.Value.Render(format.GroupDigits(int(r.Denied)))), kv("errors", errs)}
 	if r.Retries > 0 {
@@ -138,7 +138,7 @@ func arrivalText(r load.Report) string {
 }
 
 func overGrant(st Styles, pct float64) string {
-	s := strconv.FormatFloat(pct, 'f', 2, 64) + "%"
+	s := format.Fixed(pct, 2) + "%"
 	if pct > 0 {
 		return st.Bad.Render(s + " ✖ beyond the maximum")
 	}
@@ -209,8 +209,8 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	rows := [][]string{cols}
 	for _, r := range rs {
 		rows = append(rows, []string{string(r.Strategy), format.Tokens(r.OpsPerSec),
-			strconv.FormatFloat(r.RedisCallsPerRequest, 'f', 2, 64), format.GroupDigits(int(r.Allowed)),
-			format.GroupDigits(int(r.TheoreticalMax)), strconv.FormatFloat(r.OverGrantPct, 'f', 2, 64) + "%",
+			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(int(r.Allowed)),
+			format.GroupDigits(int(r.TheoreticalMax)), format.Fixed(r.OverGrantPct, 2) + "%",
 			format.GroupDigits(int(r.Errors)), format.GroupDigits(int(r.Retries)), format.Latency(r.LatencyMS.P99)})
 	}
 	widths := make([]int, len(cols))

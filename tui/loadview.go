@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -298,7 +297,7 @@ func (m Load) sidePanel() string {
 	}
 	if s.Decisions > 0 {
 		lines = append(lines, "", st.Label.Render("  calls/request ")+
-			st.Value.Render(strconv.FormatFloat(float64(s.Calls)/float64(s.Decisions), 'f', 2, 64)))
+			st.Value.Render(format.Fixed(float64(s.Calls)/float64(s.Decisions), 2)))
 	}
 	return strings.Join(lines, "\n")
 }

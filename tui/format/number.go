@@ -140,6 +140,20 @@ func special(v float64) (string, bool) {
 	return "", false
 }
 
+// Exact writes a number in its shortest exact form, as it is typed back as a flag's
+// argument or a script's: 2.5, 100, 1e+15.
+func Exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Fixed writes v with exactly prec decimals, for figures that line up in a report: 1.00,
+// 12.50 (not finite: as special does).
+func Fixed(v float64, prec int) string {
+	if s, ok := special(v); ok {
+		return s
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// Decimal writes v with at most prec decimals, trailing zeros dropped: 2.5, 3.
 func Decimal(v float64, prec int) string {
 	s := strconv.FormatFloat(v, 'f', prec, 64)
 	if strings.Contains(s, ".") {

@@ -148,3 +148,21 @@ func TestShownValuesCompareEqual(t *testing.T) {
 		t.Errorf("RateShown: %v and %v, want both 1500; -1 stays -1", a, b)
 	}
 }
+
+// TestExactAndFixed: a flag's argument reads back as the same float; a report's figures keep
+// their decimals.
+func TestExactAndFixed(t *testing.T) {
+	for v, want := range map[float64]string{2.5: "2.5", 100: "100", 1e15: "1e+15", 0.1: "0.1", 1.0 / 3: "0.3333333333333333"} {
+		if got := Exact(v); got != want {
+			t.Errorf("Exact(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{1, "1.00"}, {12.5, "12.50"}, {0.005, "0.01"}, {math.Inf(1), "∞"}, {math.NaN(), "?"}} {
+		if got := Fixed(c.v, 2); got != c.want {
+			t.Errorf("Fixed(%v, 2) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
