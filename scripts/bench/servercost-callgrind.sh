@@ -5,6 +5,10 @@
 # this is the figure to compare changes of the script by; BenchmarkServerCost gives the same
 # comparison in server microseconds (INFO commandstats), which a busy machine blurs.
 #
+# The last row is scripts/bench/decisions/floor.lua: a decision on the native layout with
+# every check taken out (HGETALL, TIME, HSET of the level, the time and a counter), the
+# least that layout's decision can cost, beside redis_rate's.
+#
 # Same work for each: 8 callers, 30,000 decisions over 100 keys, 100 tokens at 100 a
 # second (the benchmark's), after a warm-up that loads the scripts and writes every key once.
 # The count covers everything the server does for those decisions: reading and parsing the
@@ -54,7 +58,9 @@ echo "server instructions per decision (callgrind), $WORKERS callers, $DECISIONS
 rr=$(count -impl redis_rate)
 ours=$(count -impl bucketctl)
 alone=$(count -impl bucketctl -lanes 0)
+floor=$(count -impl floor)
 printf '  %-34s %8d\n' "redis_rate Allow" "$rr"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 printf '  %-34s %8d  %s\n' "bucketctl Take (as shipped)" "$ours" "$(ratio "$ours" "$rr")"
 printf '  %-34s %8d  %s\n' "bucketctl Take (each call alone)" "$alone" "$(ratio "$alone" "$rr")"
+printf '  %-34s %8d  %s\n' "the native layout, no check (alone)" "$floor" "$(ratio "$floor" "$rr")"

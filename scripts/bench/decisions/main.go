@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"flag"
 	"fmt"
 	"os"
@@ -10,13 +11,19 @@ import (
 	"sync/atomic"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/scripts/bench/loopback"
 )
 
+// floorScript is floor.lua: what one decision on the native layout costs before any check.
+//
+//go:embed floor.lua
+var floorScript string
+
 func main() {
-	impl := flag.String("impl", "bucketctl", "bucketctl or redis_rate")
+	impl := flag.String("impl", "bucketctl", "bucketctl, redis_rate or floor (floor.lua: the native layout's reads and writes, no check)")
 	lanes := flag.Int("lanes", -1, "bucketctl's coalescing lanes (-1: the Store's default, 0: none)")
 	decisions := flag.Int("decisions", 30000, "decisions to make")
 	keys := flag.Int("keys", 100, "keys they spread over")
@@ -38,8 +45,11 @@ func main() {
 		lim := redis_rate.NewLimiter(c)
 		limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
 		take = func(key string) error { _, err := lim.Allow(ctx, key, limit); return err }
+	case "floor":
+		sc := redis.NewScript(floorScript)
+		take = func(key string) error { return sc.Run(ctx, c, []string{key}, "100", "100", "1").Err() }
 	default:
-		fmt.Fprintln(os.Stderr, "decisions: -impl must be bucketctl or redis_rate")
+		fmt.Fprintln(os.Stderr, "decisions: -impl must be bucketctl, redis_rate or floor")
 		os.Exit(2)
 	}
 	key := func(i int) string { return fmt.Sprintf("decisions:%s:%d", *impl, i%*keys) }
