@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Server cost per decision as instructions, side by side: bucketctl's Take (the Store as
 # shipped, and without coalescing) against go-redis/redis_rate's Allow, on one redis-server
-# run under valgrind's callgrind. Instruction counts do not move with the machine's load, so
-# this is the figure to compare changes of the script by; BenchmarkServerCost gives the same
-# comparison in server microseconds (INFO commandstats), which a busy machine blurs.
+# run under valgrind's callgrind. Instruction counts move far less with the machine's load
+# than times do (only through the mix of allows and denies, which follows how fast the run
+# goes: compare rows of one run), so this is the figure to compare changes of the script by;
+# BenchmarkServerCost gives the same comparison in server microseconds (INFO commandstats),
+# which a busy machine blurs.
 #
 # The last row is scripts/bench/decisions/floor.lua: a decision on the native layout with
 # every check taken out (HGETALL, TIME, HSET of the level, the time and a counter), the
