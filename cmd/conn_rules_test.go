@@ -28,8 +28,11 @@ func TestOneServerIsNamed(t *testing.T) {
 			[]string{"--url and --sentinel-master both name the server"}},
 		{"two variables", map[string]string{"BUCKETCTL_CLUSTER": srv.Addr(), "BUCKETCTL_URL": srv.URL()}, nil,
 			[]string{"BUCKETCTL_URL and BUCKETCTL_CLUSTER both name the server"}},
-		{"user in the url without a password", nil, []string{"--url", "redis://ops@" + srv.Addr()},
-			[]string{`--url names the user "ops" but no password`}},
+		// redis-cli reads redis://NAME@host's NAME as a password: never printed.
+		{"user info without a colon, typed", nil, []string{"--url", "redis://S3cr3tPW@" + srv.Addr()},
+			[]string{"--url has user info but no password"}},
+		{"user info without a colon, from the environment", map[string]string{"BUCKETCTL_URL": "redis://S3cr3tPW@" + srv.Addr()}, nil,
+			[]string{"BUCKETCTL_URL has user info but no password"}},
 		{"sentinel addrs alone", nil, []string{"--sentinel-addrs", srv.Addr()}, []string{"--sentinel-addrs needs --sentinel-master"}},
 		{"user without password", nil, []string{"--url", srv.URL(), "--user", "ops"}, []string{`--user "ops" has no password`, "REDISCLI_AUTH"}},
 		{"user from the environment", map[string]string{"BUCKETCTL_USER": "ops"}, []string{"--url", srv.URL()}, []string{`BUCKETCTL_USER "ops" has no password`}},
@@ -58,6 +61,9 @@ func TestOneServerIsNamed(t *testing.T) {
 				}
 			}
 			oneLine(t, r)
+			if strings.Contains(r.errOut, "S3cr3tPW") {
+				t.Fatalf("a password reached stderr: %q", r.errOut)
+			}
 			if strings.ContainsRune(r.errOut, 0x1b) {
 				t.Fatalf("an escape byte reached stderr: %q", r.errOut)
 			}

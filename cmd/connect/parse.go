@@ -173,11 +173,16 @@ func checkHostPort(addr string) error {
 // password (flag names it, value is what was typed), or nil. fix says where the password
 // goes instead.
 func TypedPassword(flag, value, fix string) error {
+	// (User info with no colon is a user here, as go-redis reads it: redis://ops@host.)
 	has := false
-	if strings.Contains(value, "://") {
+	if strings.Contains(value, "//") {
 		_, has = urlPassword(value)
 	}
-	has = has || len(secretsIn(value)) > 0
+	for _, s := range secretsIn(value) {
+		if _, userinfo, _, ok := splitUserinfo(value); !ok || s != userinfo {
+			has = true
+		}
+	}
 	if !has {
 		return nil
 	}

@@ -16,9 +16,13 @@ const Redacted = "xxxxx"
 // flag's value, a config file's field, an error that quotes a URL). Each is compiled on
 // first use, not at start-up: most runs redact nothing.
 var (
-	// "scheme://user:password@": a URL's user info. The password runs to the last '@'
-	// before a space, a quote or a comma, so one holding '/', '@' or '%' is found whole.
-	urlPasswordRe = lazyRegexp(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"',]*:)([^\s"',]*)@`)
+	// "scheme://user:password@" (or "//user:password@", with no scheme or a broken one): a
+	// URL's user info. The password runs to the last '@' before a space, a quote or a
+	// comma, so one holding '/', '@' or '%' is found whole.
+	urlPasswordRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s:/@"',]*:)([^\s"',]*)@`)
+	// "//secret@": user info with no colon, which redis-cli reads as a password
+	// (redis://PASSWORD@host), so it is hidden whole.
+	urlLoneInfoRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)([^\s:/@"',]+)@`)
 	// "user:password@host:port" without a scheme: a Cluster seed or a Sentinel address
 	// (a password that starts with '/' would be a URL's "://").
 	addrPasswordRe = lazyRegexp(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
@@ -33,10 +37,13 @@ var (
 // secrets known by value.
 func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
-		// One value: its user info runs from "://" to its last '@', whatever it holds.
-		if prefix, userinfo, rest, ok := splitUserinfo(s); ok {
-			if i := strings.IndexByte(userinfo, ':'); i >= 0 && !strings.ContainsAny(userinfo, ",") {
+		// One value: its user info runs from "//" to its last '@', whatever it holds; without
+		// a colon it is hidden whole (redis-cli reads redis://PASSWORD@host as a password).
+		if prefix, userinfo, rest, ok := splitUserinfo(s); ok && !strings.ContainsAny(userinfo, ",") {
+			if i := strings.IndexByte(userinfo, ':'); i >= 0 {
 				s = prefix + userinfo[:i+1] + Redacted + rest
+			} else if loneInfo(userinfo) {
+				s = prefix + Redacted + rest
 			}
 		}
 	}
@@ -44,6 +51,12 @@ func Redact(s string) string {
 		return s // each form below holds an '@' or an '='
 	}
 	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
+	s = urlLoneInfoRe().ReplaceAllStringFunc(s, func(m string) string {
+		if sm := urlLoneInfoRe().FindStringSubmatch(m); sm[2] != Redacted {
+			return sm[1] + Redacted + "@"
+		}
+		return m
+	})
 	s = addrPasswordRe().ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
 	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
 }
@@ -59,15 +72,17 @@ func secretsIn(s string) []string {
 	if _, userinfo, _, ok := splitUserinfo(s); ok {
 		if _, pw, ok := strings.Cut(userinfo, ":"); ok {
 			out = append(out, pw)
+		} else if loneInfo(userinfo) {
+			out = append(out, userinfo)
 		}
 	}
 	if !strings.ContainsAny(s, "@=") {
 		return out
 	}
-	for i, re := range []*regexp.Regexp{urlPasswordRe(), addrPasswordRe(), querySecretRe()} {
+	for i, re := range []*regexp.Regexp{urlPasswordRe(), urlLoneInfoRe(), addrPasswordRe(), querySecretRe()} {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			out = append(out, m[len(m)-1])
-			if i == 1 { // addrPasswordRe: the password is its third group
+			if i == 2 { // addrPasswordRe: the password is its third group
 				out[len(out)-1] = m[3]
 			}
 		}
@@ -86,15 +101,20 @@ func urlPassword(s string) (string, bool) {
 	return pw, found
 }
 
+// loneInfo says whether user info with no colon is one: a socket path holding an '@'
+// (unix:///run/a@b.sock) has a '/' there instead.
+func loneInfo(userinfo string) bool { return userinfo != "" && !strings.Contains(userinfo, "/") }
+
 // splitUserinfo cuts s into what comes before its user info, the user info and the rest
-// (from the '@'). It does not need s to parse: the user info runs from after "://" to the
-// last '@', so a password holding '/', '@' or '%' is still found whole.
+// (from the '@'). It does not need s to parse: the user info runs from after "//" (with a
+// scheme, a broken one or none) to the last '@', so a password holding '/', '@' or '%' is
+// still found whole.
 func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
-	start := strings.Index(s, "://")
+	start := strings.Index(s, "//")
 	if start < 0 {
 		return "", "", "", false
 	}
-	start += 3
+	start += 2
 	at := strings.LastIndexByte(s[start:], '@')
 	if at < 0 {
 		return "", "", "", false

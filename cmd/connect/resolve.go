@@ -334,8 +334,9 @@ func (r *resolver) check(s *Server) error {
 	}
 	if user != "" && !hasPassword {
 		if s.User == "" {
-			return Usagef("%s names the user %q but no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user); "+
-				"without one Redis would run the commands as the default user", r.source("url"), user)
+			// Not quoted: redis-cli reads redis://NAME@host's NAME as a password.
+			return Usagef("%s has user info but no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user); "+
+				"without one Redis would run the commands as the default user", r.source("url"))
 		}
 		return Usagef("%s %q has no password: set REDISCLI_AUTH or BUCKETCTL_PASSWORD (any value for a nopass user), "+
 			"or the context's password-env; without one Redis would run the commands as the default user", r.source("user"), s.User)
