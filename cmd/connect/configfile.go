@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // ReadDoc reads the file's document node; a missing file gives an empty mapping.
@@ -41,7 +43,10 @@ func headComment(n *yaml.Node) string {
 	return n.HeadComment
 }
 
+// EncodeNode writes doc as YAML for a terminal (config view): a scalar holding a rune a
+// terminal would obey is double-quoted and the rune escaped (format.EscapeUnprintable).
 func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error {
+	quoteUnprintable(doc)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -51,8 +56,18 @@ func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(format.EscapeUnprintable(buf.Bytes()))
 	return err
+}
+
+// quoteUnprintable double-quotes, in place, every scalar of n holding an unprintable rune.
+func quoteUnprintable(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && strings.IndexFunc(n.Value, format.Unprintable) >= 0 {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		quoteUnprintable(c)
+	}
 }
 
 // WriteDoc replaces the file with doc, atomically (a temporary file renamed over

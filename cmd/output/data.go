@@ -8,27 +8,38 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	tformat "github.com/bucketctl/bucketctl/tui/format"
 )
 
 // WriteData writes v as JSON (one document, indented) or YAML. The YAML is the JSON
 // document written in YAML's block style, so a view's json tags name its fields in both
-// formats and the two print the same values in the same order.
+// formats and the two print the same values in the same order. A rune a terminal would
+// obey (a C1 control, a bidi override) is written escaped in both (format.EscapeUnprintable).
 func WriteData(w io.Writer, format string, v any) error {
+	var buf bytes.Buffer
 	if format == FormatYAML {
 		n, err := yamlNode(v)
 		if err != nil {
 			return err
 		}
-		enc := yaml.NewEncoder(w)
+		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(n); err != nil {
 			return err
 		}
-		return enc.Close()
+		if err := enc.Close(); err != nil {
+			return err
+		}
+	} else {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	_, err := w.Write(tformat.EscapeUnprintable(buf.Bytes()))
+	return err
 }
 
 // yamlNode is v's JSON document as a YAML node, in the style yaml.Marshal gives a Go value.
@@ -92,6 +103,11 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 // is styled as yaml.Marshal styles it.
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if strings.IndexFunc(s, tformat.Unprintable) >= 0 {
+		// Double-quoted: the one style where EscapeUnprintable's \u escapes are the rune.
+		n.Style = yaml.DoubleQuotedStyle
+		return n, nil
+	}
 	switch strings.ToLower(s) {
 	case "y", "yes", "n", "no", "on", "off":
 	default:

@@ -56,13 +56,13 @@ func (s *Stream) Add(v any, cells ...string) error {
 		} else {
 			s.out.WriteString(",\n  ")
 		}
-		s.out.Write(b)
+		s.out.Write(format.EscapeUnprintable(b))
 	case FormatJSONL:
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		s.out.Write(b)
+		s.out.Write(format.EscapeUnprintable(b))
 		s.out.WriteByte('\n')
 	case FormatYAML:
 		n, err := yamlNode(v)
@@ -73,7 +73,7 @@ func (s *Stream) Add(v any, cells ...string) error {
 		if err != nil {
 			return err
 		}
-		s.out.Write(b)
+		s.out.Write(format.EscapeUnprintable(b))
 	default:
 		s.table.add(cells)
 	}

@@ -23,9 +23,14 @@ type WatchView struct {
 	RetryAfterMS *float64 `json:"retry_after_ms"`
 }
 
-// WriteJSONLine writes v as one line of JSON.
+// WriteJSONLine writes v as one line of JSON (unprintable runes escaped, as WriteData).
 func WriteJSONLine(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(format.EscapeUnprintable(b), '\n'))
+	return err
 }
 
 func WatchOf(s bucket.State, act *bucket.Activity, cost float64) WatchView {

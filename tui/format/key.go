@@ -3,10 +3,66 @@ package format
 import (
 	"strconv"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
+
+// Unprintable says whether r must never reach a terminal as it is: a control or format
+// character (ESC, a C1 control such as U+009B, a bidi override such as U+202E), a line or
+// paragraph separator, or a byte that is not UTF-8 (decoded as utf8.RuneError). Every
+// output writes such a rune escaped: SafeKey and SafeText for text, EscapeUnprintable for
+// JSON and YAML.
+func Unprintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }
+
+// EscapeUnprintable rewrites each rune of b at or above U+0080 that is Unprintable as
+// \uXXXX (a surrogate pair above U+FFFF), leaving every other byte as it is. In JSON (whose
+// structure is ASCII, so such a rune can only stand inside a string) and in a YAML
+// double-quoted scalar the escape is the same string; what reads b gets the same value,
+// and a terminal shows it instead of obeying it.
+func EscapeUnprintable(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			if out != nil {
+				out = append(out, b[i])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if !Unprintable(r) || (r == utf8.RuneError && size == 3) {
+			if out != nil {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+16), b[:i]...)
+		}
+		if r == utf8.RuneError { // a byte that is not UTF-8: its Latin-1 rune
+			r = rune(b[i])
+		}
+		if r > 0xFFFF {
+			r1, r2 := utf16.EncodeRune(r)
+			out = appendU(appendU(out, r1), r2)
+		} else {
+			out = appendU(out, r)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
+}
+
+func appendU(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+}
 
 // SafeKey makes a Redis key name safe to show on a terminal. A key is binary-safe in Redis
 // and may hold escape sequences that clear the screen, retitle the window or set the
@@ -15,7 +71,7 @@ import (
 // \u200b), so every byte is visible and none is interpreted by the terminal.
 func SafeKey(key string) string {
 	for _, r := range key {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
+		if Unprintable(r) {
 			q := strconv.QuoteToGraphic(key)
 			return q[1 : len(q)-1]
 		}
@@ -30,7 +86,7 @@ func SafeKey(key string) string {
 func SafeText(s string) string {
 	clean := true
 	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
+		if Unprintable(r) {
 			clean = false
 			break
 		}

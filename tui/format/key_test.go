@@ -60,3 +60,23 @@ func TestQuoteKey(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeUnprintable: runes a terminal obeys become \u escapes, the same string to a JSON
+// reader; printable text, ASCII and U+FFFD are left as they are.
+func TestEscapeUnprintable(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"key":"plain:ü:日本"}`:      `{"key":"plain:ü:日本"}`,
+		"{\"key\":\"c1:\u009b31m\"}": `{"key":"c1:\u009b31m"}`,
+		"\"bidi\u202egnp.exe\"":      `"bidi\u202egnp.exe"`,
+		"\"iso\u2066x\u2069\"":       `"iso\u2066x\u2069"`,
+		"\"ls\u2028ps\u2029\"":       `"ls\u2028ps\u2029"`,
+		"\"tag\U000E0041\"":          `"tag\udb40\udc41"`,
+		"\"bad\xffbyte\"":            `"bad\u00ffbyte"`,
+		"\"repl\ufffd\"":             "\"repl\ufffd\"",
+		"a\nb\tc":                    "a\nb\tc",
+	} {
+		if got := string(EscapeUnprintable([]byte(in))); got != want {
+			t.Errorf("EscapeUnprintable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
