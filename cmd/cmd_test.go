@@ -181,6 +181,7 @@ func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	c.Set(ctx, "str", "hello", 0)
 	c.HSet(ctx, "prof", "name", "ann")
+	c.HSet(ctx, "nb:1", "tokens", "3", "ts", "1", "capacity", "10", "rate", "1")
 	cases := []struct {
 		name string
 		args []string
@@ -200,6 +201,11 @@ func TestBadInput(t *testing.T) {
 		{"no key", []string{"consume"}, ExitUsage, "new", "KEY"},
 		{"reset negative", []string{"reset", "str", "--tokens=-3", "--yes"}, ExitUsage, "str", "--tokens"},
 		{"reset wrong type", []string{"reset", "str", "--tokens", "3", "--yes"}, ExitError, "str", "str"},
+		{"reset negative limit", []string{"reset", "--match", "nb:*", "--limit=-1", "--yes"}, ExitUsage, "nb:1", "--limit -1"},
+		{"reset limit with keys", []string{"reset", "nb:1", "--limit", "1", "--yes"}, ExitUsage, "nb:1", "--limit applies to --match only"},
+		{"reset empty pattern", []string{"reset", "--match", "", "--yes"}, ExitUsage, "nb:1", "--match ''"},
+		{"list empty pattern", []string{"list", "--match", ""}, ExitUsage, "nb:1", "empty pattern"},
+		{"inspect limit with keys", []string{"inspect", "nb:1", "--limit", "5"}, ExitUsage, "nb:1", "--limit applies to --match only"},
 	}
 	for _, tc := range cases {
 		before := dumpKey(t, c, tc.key)

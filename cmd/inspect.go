@@ -44,11 +44,8 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Keys = args
-			if len(args) == 0 && opts.Match == "" {
-				return usagef("inspect needs KEY... or --match PATTERN (see 'bucketctl inspect --help')")
-			}
-			if len(args) > 0 && opts.Match != "" {
-				return usagef("give keys or --match, not both")
+			if err := keysOrMatch(cmd, args, opts.Match); err != nil {
+				return err
 			}
 			limit, err := resolveLimit(cmd, f.IO, opts.Limit)
 			if err != nil {

@@ -45,11 +45,12 @@ func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Keys = args
+			if err := keysOrMatch(cmd, args, opts.Match); err != nil {
+				return err
+			}
 			switch {
-			case len(args) == 0 && opts.Match == "":
-				return usagef("reset needs KEY... or --match PATTERN (see 'bucketctl reset --help')")
-			case len(args) > 0 && opts.Match != "":
-				return usagef("give keys or --match, not both")
+			case opts.Limit < 0:
+				return notNegative("--limit", opts.Limit, "no limit")
 			case opts.Empty && cmd.Flags().Changed("tokens"):
 				return usagef("--empty and --tokens exclude each other")
 			case math.IsNaN(opts.Tokens) || math.IsInf(opts.Tokens, 0) || opts.Tokens < 0:

@@ -45,6 +45,10 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 			if err := f.bindEnv(); err != nil {
 				return err
 			}
+			// An empty pattern matches no key: a typo (an unset shell variable), not a request.
+			if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed && fl.Value.String() == "" {
+				return usagef("--match '': an empty pattern matches no key; give a Redis glob pattern ('*' for every key)")
+			}
 			// inspect and watch of given keys read by pipelines only (see Factory.Check).
 			if !cmd.Flags().Changed("match") {
 				switch cmd.Name() {

@@ -23,6 +23,21 @@ func addLimitFlag(cmd *cobra.Command, p *int, what string) {
 	cmd.Flags().IntVarP(p, "limit", "n", 0, fmt.Sprintf("stop after this many %s (0 = no limit; default: %d on a terminal, no limit when piped)", what, terminalLimit))
 }
 
+// keysOrMatch is the rule of the commands that take KEY... or --match PATTERN (inspect,
+// reset): one of them, not both, and --limit only with --match (the keys given are each
+// read or reset).
+func keysOrMatch(cmd *cobra.Command, args []string, match string) error {
+	switch {
+	case len(args) == 0 && match == "":
+		return usagef("%s needs KEY... or --match PATTERN (see '%s --help')", cmd.Name(), cmd.CommandPath())
+	case len(args) > 0 && match != "":
+		return usagef("give keys or --match, not both")
+	case len(args) > 0 && cmd.Flags().Changed("limit"):
+		return usagef("--limit applies to --match only: %s takes every key given", cmd.Name())
+	}
+	return nil
+}
+
 func resolveLimit(cmd *cobra.Command, io *IOStreams, v int) (int, error) {
 	if err := notNegative("--limit", v, "no limit"); err != nil {
 		return 0, err
