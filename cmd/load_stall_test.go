@@ -56,3 +56,46 @@ func TestLoadDurationKeptWhenServerStalls(t *testing.T) {
 		t.Errorf("exit %d, want %d saying Redis did not answer, or 0: %s", r.code, ExitUnreachable, r.errOut)
 	}
 }
+
+// TestLoadCompareEndsWhenServerStalls: a server that stops answering during a comparison
+// ends it after that run, within one run's promise (--duration, --timeout and the second
+// of the PING), instead of running the next strategies against it for their whole
+// duration.
+func TestLoadCompareEndsWhenServerStalls(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	const d, timeout = 2 * time.Second, time.Second
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		done <- run(t, srv.URL(), "load", "cmpstall", "--compare", "--capacity", "100", "--rate", "100", "-c", "4",
+			"-d", d.String(), "--timeout", timeout.String(), "-o", "json")
+	}()
+	redistest.WaitFor(t, 5*time.Second, "the lua run to decide", func() bool {
+		n, err := c.HGet(context.Background(), load.CompareKey(load.KeyFor("cmpstall", false), load.Lua), "allowed").Int64()
+		return err == nil && n > 0
+	})
+	awake := redistest.Stall(t, srv.Addr(), "6")
+	defer awake()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(3*d + 3*timeout + 5*time.Second):
+		t.Fatalf("load --compare still running after %s", time.Since(start))
+	}
+	// One run's promise, with half a second for starting up and printing on a busy machine.
+	if took, limit := time.Since(start), d+timeout+time.Second+500*time.Millisecond; took > limit {
+		t.Errorf("load --compare -d %s --timeout %s took %s with the server stalled, over %s", d, timeout, took, limit)
+	}
+	var rep struct{ Runs []load.Report }
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s\n%s", err, r.out, r.errOut)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Strategy != load.Lua || rep.Runs[0].Errors == 0 {
+		t.Errorf("want the lua run alone, with its errors: %+v", rep.Runs)
+	}
+	if r.code != ExitUnreachable || !strings.Contains(r.errOut, "Redis") {
+		t.Errorf("exit %d, want %d saying Redis did not answer: %q", r.code, ExitUnreachable, r.errOut)
+	}
+}

@@ -15,10 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// afterRunGrace is the time the PING and clean-up after a run may take in all: with
-// --timeout, the grace load's help promises after --duration.
-const afterRunGrace = time.Second
-
 func loadRun(opts *LoadOptions) (err error) {
 	f, ctx := opts.src, opts.Ctx
 	conn, err := f.Conn()
@@ -57,7 +53,7 @@ func loadRun(opts *LoadOptions) (err error) {
 			// clean-up shares the run's grace second with the PING below.
 			within := 5 * time.Second
 			if ended := runs.Ended(); !ended.IsZero() {
-				within = max(time.Until(ended.Add(afterRunGrace)), 0)
+				within = max(time.Until(ended.Add(load.AfterRunGrace)), 0)
 			}
 			if cerr := loadCleanup(st.Redis(), created, within); cerr != nil {
 				var se *SilentError
@@ -106,7 +102,7 @@ func loadRun(opts *LoadOptions) (err error) {
 	}
 	if errs {
 		// Requests failed: if Redis went away and stays away, say so (exit 3).
-		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(afterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
+		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(load.AfterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
 			return st.Redis().Ping(ctx).Err()
 		})
 		if perr != nil && rediserr.IsUnreachable(perr) {

@@ -21,11 +21,24 @@ type Session struct {
 	ended   time.Time
 }
 
+// AfterRunGrace is the time the PING and clean-up after a run may take in all: with the
+// requests' timeout, the grace load's help promises after its duration.
+const AfterRunGrace = time.Second
+
 // Run runs each config in turn on store until one fails or ctx ends; server names the
-// server in each report. It returns when the runs are over (see Result).
+// server in each report. It returns when the runs are over (see Result). A run with errors
+// after which the server does not answer a PING (within AfterRunGrace) ends the session:
+// the runs after it would only fail, each for its whole duration.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
-	defer func() { s.mu.Lock(); s.ended = time.Now(); s.mu.Unlock() }()
-	for _, c := range configs {
+	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
+	defer func() {
+		s.mu.Lock()
+		if s.ended = lastEnd; lastEnd.IsZero() {
+			s.ended = time.Now()
+		}
+		s.mu.Unlock()
+	}()
+	for i, c := range configs {
 		if ctx.Err() != nil {
 			return
 		}
@@ -47,8 +60,14 @@ func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config
 		s.mu.Lock()
 		s.reports = append(s.reports, r)
 		s.mu.Unlock()
+		lastEnd = time.Now()
 		if err != nil {
 			s.fail(err)
+			return
+		}
+		if r.Errors > 0 && i+1 < len(configs) && Within(ctx, AfterRunGrace, func(ctx context.Context) error {
+			return store.Redis().Ping(ctx).Err()
+		}) != nil {
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,7 +16,12 @@ import (
 // sleep to end.
 func Stall(t testing.TB, addr, seconds string) (awake func()) {
 	t.Helper()
-	sleeper := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 5 * time.Second, MaxRetries: -1})
+	secs, err := strconv.ParseFloat(seconds, 64)
+	if err != nil {
+		t.Fatalf("Stall: seconds %q: %v", seconds, err)
+	}
+	wait := time.Duration(secs*float64(time.Second)) + 5*time.Second
+	sleeper := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: wait, MaxRetries: -1})
 	done := make(chan error, 1)
 	go func() { done <- sleeper.Do(context.Background(), "DEBUG", "SLEEP", seconds).Err() }()
 	probe := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 50 * time.Millisecond, MaxRetries: -1, PoolSize: 1})
@@ -31,8 +37,8 @@ func Stall(t testing.TB, addr, seconds string) (awake func()) {
 			if err != nil {
 				t.Fatalf("DEBUG SLEEP on %s: %v", addr, err)
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("DEBUG SLEEP %s on %s did not return within 10 s", seconds, addr)
+		case <-time.After(wait):
+			t.Fatalf("DEBUG SLEEP %s on %s did not return within %s", seconds, addr, wait)
 		}
 	}
 }
