@@ -65,7 +65,7 @@ func TestQuoteKey(t *testing.T) {
 // reader; printable text, ASCII and U+FFFD are left as they are.
 func TestEscapeUnprintable(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"key":"plain:ü:日本"}`:      `{"key":"plain:ü:日本"}`,
+		`{"key":"plain:ü:日本"}`:       `{"key":"plain:ü:日本"}`,
 		"{\"key\":\"c1:\u009b31m\"}": `{"key":"c1:\u009b31m"}`,
 		"\"bidi\u202egnp.exe\"":      `"bidi\u202egnp.exe"`,
 		"\"iso\u2066x\u2069\"":       `"iso\u2066x\u2069"`,
