@@ -31,35 +31,7 @@ var oneKeyVerbs = [][]string{
 
 // silentListener accepts TCP connections and never answers: a network failure (a hung
 // host, a black-holing proxy), not a Redis.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
+func silentListener(t *testing.T) string { return hostileListener(t, "") }
 
 // endsInTime runs fn and fails unless it ends, with exit 3 and one line, within limitWall.
 func endsInTime(t *testing.T, what string, fn func() result) {
@@ -170,4 +142,74 @@ func TestTimeLimitStalledClusterMaster(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// hostileListener answers the first command of every connection with reply (none when
+// reply is ""), then says nothing more: a server, or something in the way, that declares
+// a reply it never sends.
+func hostileListener(t *testing.T, reply string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if reply != "" {
+				go func() {
+					buf := make([]byte, 4096)
+					if _, err := c.Read(buf); err == nil {
+						_, _ = c.Write([]byte(reply))
+					}
+				}()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestHostileReplySizeRefused: a reply whose header declares more than bucketctl ever
+// reads (2,000,000 elements, a 100 MB string: go-redis would allocate for them before
+// reading a byte, and 2^31 elements would take the machine's memory) ends every one-key
+// command at once, exit 3, one line saying so, for a URL, a Cluster seed and a sentinel.
+func TestHostileReplySizeRefused(t *testing.T) {
+	t.Parallel()
+	for name, reply := range map[string]string{"array": "*2000000\r\n", "string": "$100000000\r\n"} {
+		addr := hostileListener(t, reply)
+		for form, args := range map[string][]string{
+			"url":      {"--url", addr},
+			"cluster":  {"--cluster", addr},
+			"sentinel": {"--sentinel-master", "m", "--sentinel-addrs", addr},
+		} {
+			t.Run(name+"/"+form, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				r := run(t, "", append(append(args, "--timeout", "5s"), "inspect", "k")...)
+				if took := time.Since(start); took > 2500*time.Millisecond {
+					t.Errorf("took %v with a reply that declares what it never sends (want it refused at once)", took.Round(time.Millisecond))
+				}
+				if r.code != ExitUnreachable || !strings.Contains(r.errOut, "refused a reply declaring") || !strings.Contains(r.errOut, addr) {
+					t.Errorf("exit %d %q, want 3 naming %s and the refused reply", r.code, r.errOut, addr)
+				}
+				oneLine(t, r)
+			})
+		}
+	}
 }

@@ -45,7 +45,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	case len(o.Cluster) > 0:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
+			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
 		// Every command, pipeline and per-master call runs on a node's client, made
 		// lazily, so registering here, before any is made, covers them all.
@@ -55,7 +55,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
 			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
+			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
 		c.AddHook(acl)
 		o.master = &dialedAddr{}
@@ -83,6 +83,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		opt.TLSConfig = tlsCfg
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
+	opt.Dialer = guardedDialer(o.DialTimeout, opt.TLSConfig)
 	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.BoundByContext, -1
 	opt.MaxRetries = -1
 	if pool > 0 {
