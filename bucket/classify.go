@@ -87,8 +87,8 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	} else {
 		l, found := detectHash(fields)
 		if !found {
-			if extra, of := extraFields(fields); extra != "" {
-				st.Problem = notBucket("a hash that %s besides the fields of a %s bucket (%s)", extra, of, fieldNames(fields))
+			if miss := nearestMiss(fields); miss != "" {
+				st.Problem = notBucket("a hash that %s (%s)", miss, fieldNames(fields))
 				return st
 			}
 			st.Problem = notBucket("a hash with %s", fieldNames(fields))
@@ -315,14 +315,20 @@ const extraFieldsProblem = "not a bucket: a hash that also holds "
 // others (another application's data under a bucket's key, or an unknown layout).
 func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extraFieldsProblem) }
 
-// extraFields finds a preset whose fields the hash holds, with others besides: the
-// "also holds ..." reason and the preset's name, or "" when no preset's fields are all there.
-func extraFields(fields map[string]string) (reason, layout string) {
+// nearestMiss says why a hash no layout fits is not a bucket, by the layout it comes
+// nearest to: one whose fields it holds exactly but for a value that is not a number
+// ("has the fields of a native bucket, but field tokens is not a number"), else one whose
+// fields it holds with others besides; "" when it is near none.
+func nearestMiss(fields map[string]string) string {
 	for _, name := range detectOrder {
-		l := Presets[name]
-		if ok, why := l.hashFits(fields); !ok && strings.HasPrefix(why, "also holds ") {
-			return why, name
+		if ok, why := Presets[name].hashFits(fields); !ok && strings.HasPrefix(why, "field ") {
+			return fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
 		}
 	}
-	return "", ""
+	for _, name := range detectOrder {
+		if ok, why := Presets[name].hashFits(fields); !ok && strings.HasPrefix(why, "also holds ") {
+			return fmt.Sprintf("%s besides the fields of a %s bucket", why, name)
+		}
+	}
+	return ""
 }

@@ -19,8 +19,9 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 	c.HSet(ctx, "rate:user:rec", "name", "alice", "email", "a@example.com")
 	c.Set(ctx, "rate:user:str", "hello", 0)
 	c.HSet(ctx, "rate:ip:1", "tokens", "3", "last_refill", "1700000000.5") // an express bucket
+	c.HSet(ctx, "rate:user:nan", "tokens", "nan", "ts", "1", "capacity", "10", "rate", "1", "allowed", "1", "denied", "0")
 	before := map[string]string{}
-	for _, k := range []string{"rate:user:rec", "rate:user:str", "rate:ip:1"} {
+	for _, k := range []string{"rate:user:rec", "rate:user:str", "rate:ip:1", "rate:user:nan"} {
 		before[k] = c.Dump(ctx, k).Val()
 	}
 	for _, tc := range []struct{ cmd, key, want string }{
@@ -29,6 +30,9 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 		{"consume", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		{"check", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		{"consume", "rate:ip:1", `"rate:ip:1" is a bucket of layout express: consume works on native buckets only`},
+		// A native bucket's fields with a value out of the grammar: the value is named, not
+		// the fields another layout lacks.
+		{"check", "rate:user:nan", `"rate:user:nan": not a bucket: a hash that has the fields of a native bucket, but field tokens is not a number`},
 	} {
 		r := run(t, srv.URL(), tc.cmd, tc.key, "--capacity", "5", "--rate", "1")
 		if r.code != ExitError || !strings.Contains(r.errOut, tc.want) {
