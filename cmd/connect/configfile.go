@@ -60,9 +60,9 @@ func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error
 	return err
 }
 
-// quoteUnprintable double-quotes, in place, every scalar of n holding an unprintable rune.
+// quoteUnprintable double-quotes, in place, every scalar of n EscapeUnprintable would change.
 func quoteUnprintable(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && strings.IndexFunc(n.Value, format.Unprintable) >= 0 {
+	if n.Kind == yaml.ScalarNode && format.Escapes(n.Value) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {

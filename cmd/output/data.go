@@ -103,7 +103,7 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 // is styled as yaml.Marshal styles it.
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if strings.IndexFunc(s, tformat.Unprintable) >= 0 {
+	if tformat.Escapes(s) {
 		// Double-quoted: the one style where EscapeUnprintable's \u escapes are the rune.
 		n.Style = yaml.DoubleQuotedStyle
 		return n, nil

@@ -59,6 +59,17 @@ func EscapeUnprintable(b []byte) []byte {
 	return out
 }
 
+// Escapes reports whether EscapeUnprintable would change s: a YAML writer double-quotes
+// such a string, the one style where the \u escapes mean the rune.
+func Escapes(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && Unprintable(r) {
+			return true
+		}
+	}
+	return false
+}
+
 func appendU(b []byte, r rune) []byte {
 	const hex = "0123456789abcdef"
 	return append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])

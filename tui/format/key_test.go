@@ -80,3 +80,14 @@ func TestEscapeUnprintable(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapes: only runes EscapeUnprintable rewrites count; ASCII controls are the
+// encoders' own to escape.
+func TestEscapes(t *testing.T) {
+	for s, want := range map[string]bool{"plain": false, "multi\nline": false, "\x1b[31m": false, "é": false,
+		"bidi\u202e": true, "c1\u009b": true, "ls\u2028": true} {
+		if got := Escapes(s); got != want {
+			t.Errorf("Escapes(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
