@@ -66,7 +66,7 @@ func findingsHelp() string {
 }
 
 func auditRun(opts *AuditOptions) error {
-	rd, err := opts.reading(&opts.Spec, opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
+	rd, err := opts.reading(&opts.Spec)
 	if err != nil {
 		return err
 	}

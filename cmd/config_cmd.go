@@ -56,14 +56,10 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 		Example: "  bucketctl config view\n  bucketctl config view -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(opts.Output, output.FormatYAML, output.FormatJSON); err != nil {
-				return err
-			}
 			return dispatch(cmd, f, opts, &opts.Env, nil, nil, configViewRun)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", output.FormatYAML, "output format: yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatYAML, output.FormatJSON))
+	addOutputFlag(cmd, &opts.Output, output.FormatYAML, output.FormatJSON)
 	return cmd
 }
 
@@ -101,16 +97,12 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 		Short:   "List the contexts (the current one marked *)",
 		Example: "  bucketctl config get-contexts\n  bucketctl config get-contexts prod -o json\n  bucketctl config get-contexts -o name",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, "name"); err != nil {
-				return err
-			}
 			opts.Names = args
 			return dispatch(cmd, f, opts, &opts.Env, nil, nil, getContextsRun)
 		},
 		ValidArgsFunction: completeContextArgs(f),
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", output.FormatTable, "output format: table|json|yaml|name")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(output.FormatTable, output.FormatJSON, output.FormatYAML, "name"))
+	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, "name")
 	return cmd
 }
 

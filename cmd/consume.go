@@ -77,9 +77,6 @@ func exactKey(cmd *cobra.Command, args []string) error {
 }
 
 func decideRun(opts *DecideOptions) error {
-	if err := checkFormat(opts.Output); err != nil {
-		return err
-	}
 	f := opts.src
 	resolve, err := f.resolver(&opts.Spec)
 	if err != nil {

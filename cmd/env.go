@@ -53,19 +53,6 @@ func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *Sp
 // IOStreams is where a command reads and writes (see package iostreams).
 type IOStreams = iostreams.IOStreams
 
-// checkFormat is a usage error when -o f is not one of allowed (default: table, json, yaml).
-func checkFormat(f string, allowed ...string) error {
-	if len(allowed) == 0 {
-		allowed = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
-	}
-	for _, a := range allowed {
-		if f == a {
-			return nil
-		}
-	}
-	return usagef("-o %q: must be one of %s", f, strings.Join(allowed, ", "))
-}
-
 // stateNodes returns the function naming the node of a key when the output format shows
 // nodes (wide, JSON, YAML), and nil for the plain table.
 func stateNodes(ctx context.Context, f *Factory, format string) (func(string) string, error) {

@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -45,6 +47,23 @@ func (v durationValue) String() string {
 	return v.p.String()
 }
 
+// formatValue is -o: one of its command's output formats, refused as the flag is parsed
+// otherwise, so a command names its formats once.
+type formatValue struct {
+	p       *string
+	formats []string
+}
+
+func (v formatValue) Set(s string) error {
+	if !slices.Contains(v.formats, s) {
+		return fmt.Errorf("must be one of %s", strings.Join(v.formats, ", "))
+	}
+	*v.p = s
+	return nil
+}
+func (v formatValue) Type() string   { return "format" }
+func (v formatValue) String() string { return *v.p }
+
 func rateVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
 	*p = def
 	fs.Var(rateValue{p}, name, usage)
@@ -80,8 +99,8 @@ func invalidValue(err error) (string, bool) {
 // valueProblem says what is wrong with a value fl refused with err, and how to write one.
 func valueProblem(fl *pflag.Flag, err error) string {
 	switch fl.Value.Type() {
-	case "rate", "number", "duration":
-		return err.Error() // bucket's parsers speak the user's words
+	case "rate", "number", "duration", "format":
+		return err.Error() // bucket's parsers, and formatValue, speak the user's words
 	case "int", "int64", "int32", "uint", "uint64":
 		return "not a whole number; write it as 10"
 	case "float64":

@@ -64,7 +64,7 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 }
 
 func inspectRun(opts *InspectOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output)
 	if err != nil {
 		return err
 	}

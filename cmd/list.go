@@ -66,7 +66,7 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 }
 
 func listRun(opts *ListOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output)
 	if err != nil {
 		return err
 	}

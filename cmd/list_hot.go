@@ -37,7 +37,7 @@ func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
 }
 
 func listHotRun(opts *ListOptions) error {
-	sr, err := opts.states(&opts.Spec, opts.Output, output.StateFormats...)
+	sr, err := opts.states(&opts.Spec, opts.Output)
 	if err != nil {
 		return err
 	}

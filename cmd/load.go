@@ -81,9 +81,6 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 // complete checks the flags and fills in the config: nothing touches Redis before this
 // succeeds.
 func (o *LoadOptions) complete(cmd *cobra.Command) error {
-	if err := checkFormat(o.Output); err != nil {
-		return err
-	}
 	c := &o.Config
 	c.Strategy, c.Arrival = load.Strategy(o.Strategy), load.Arrival(o.Arrival)
 	if o.Compare && cmd.Flags().Changed("strategy") {

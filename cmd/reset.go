@@ -74,7 +74,7 @@ func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 }
 
 func resetRun(opts *ResetOptions) error {
-	rd, err := opts.reading(&opts.Spec, opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, output.FormatJSONL)
+	rd, err := opts.reading(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -262,11 +262,14 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the
+// first the default; another is a usage error as the flag is parsed.
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	if len(formats) == 0 {
 		formats = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
 	}
-	cmd.Flags().StringVarP(p, "output", "o", output.FormatTable, "output format: "+strings.Join(formats, "|"))
+	*p = formats[0]
+	cmd.Flags().VarP(formatValue{p, formats}, "output", "o", "output format: "+strings.Join(formats, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
 }
 

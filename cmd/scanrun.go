@@ -78,19 +78,17 @@ type reading struct {
 
 // states sets up a command that prints bucket states (-o of output.StateFormats: the node of
 // each key is named in every format but the plain table).
-func (e Env) states(spec *SpecFlags, output string, formats ...string) (*reading, error) {
-	r, err := e.reading(spec, output, formats...)
+func (e Env) states(spec *SpecFlags, output string) (*reading, error) {
+	r, err := e.reading(spec)
 	if err == nil {
 		r.node, err = stateNodes(e.Ctx, e.src, output)
 	}
 	return r, err
 }
 
-// reading sets up a command that reads buckets, without nodes.
-func (e Env) reading(spec *SpecFlags, output string, formats ...string) (*reading, error) {
-	if err := checkFormat(output, formats...); err != nil {
-		return nil, err
-	}
+// reading sets up a command that reads buckets, without nodes. (-o is checked as it is
+// parsed: see addOutputFlag.)
+func (e Env) reading(spec *SpecFlags) (*reading, error) {
 	resolve, st, err := e.src.resolverAndStore(e.Ctx, spec)
 	if err != nil {
 		return nil, err

@@ -41,9 +41,6 @@ func NewCmdScriptLoad(f *Factory, runF func(*ScriptLoadOptions) error) *cobra.Co
 		Example: "  bucketctl script load\n  bucketctl script load --cluster 10.0.0.1:6379 -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(opts.Output); err != nil {
-				return err
-			}
 			return dispatch(cmd, f, opts, &opts.Env, nil, runF, scriptLoadRun)
 		},
 	}

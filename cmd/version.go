@@ -90,9 +90,6 @@ every build (the module version of 'go install', the commit of a build from a cl
 		Example: "  bucketctl version\n  bucketctl --version\n  bucketctl version -o json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(outFormat); err != nil {
-				return err
-			}
 			v := map[string]string{"version": f.Version.Version, "commit": f.Version.Commit, "date": f.Version.Date}
 			if outFormat != output.FormatTable {
 				return output.WriteData(f.IO.Out, outFormat, v)

@@ -59,9 +59,6 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 			if opts.Window < opts.Interval {
 				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
 			}
-			if err := checkFormat(opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML); err != nil {
-				return err
-			}
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, watchRun)
 		},
 	}
