@@ -374,3 +374,40 @@ func TestTakeAllImpossibleCost(t *testing.T) {
 		t.Fatalf("model: written=%v result %+v", written, m)
 	}
 }
+
+// TestTTLAfterSittingFull: a bucket that sat full has a TTL run down while its time to full
+// stayed 0; the first take from it must set the TTL again even on an allow that would skip
+// the check (counter not a multiple of 16, small cost), or the key would expire before it
+// refills and forgive the tokens taken. For Take and TakeAll alike.
+func TestTTLAfterSittingFull(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := multiClient(t, srv)
+	st := bucket.NewStore(rdb, bucket.WithTTLGrace(5*time.Second))
+	ctx := context.Background()
+	sp := bucket.Spec{Capacity: 100, Rate: 100}
+	for name, take := range map[string]func(key string) error{
+		"Take": func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err },
+		"TakeAll": func(key string) error {
+			_, err := st.TakeAll(ctx, []bucket.Tier{{Key: key, Spec: sp, Cost: 1}})
+			return err
+		},
+	} {
+		key := "full:{a}:" + name
+		now := time.Now().UnixMicro()
+		// Full, one allow counted (the next is the 2nd: no check by the counter), and a TTL
+		// of 50 ms left, as after sitting full for most of its grace.
+		if err := rdb.HSet(ctx, key, "tokens", "100", "ts", now, "capacity", "100", "rate", "100", "allowed", "1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.PExpire(ctx, key, 50*time.Millisecond).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := take(key); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// Wanted: time to full (10 ms) + grace (5 s) + half the grace (2.5 s).
+		if got := rdb.PTTL(ctx, key).Val(); got < 7*time.Second || got > 7510*time.Millisecond {
+			t.Errorf("%s from a full bucket with 50 ms of TTL left: PTTL %v, want about 7.51 s", name, got)
+		}
+	}
+}

@@ -126,12 +126,14 @@ end
 if not impossible then
   for i = 1, n do
     local t = tiers[i]
-    local args = { 'tokens', 0, 'ts', t.ts }
+    local args, count = { 'tokens', 0, 'ts', t.ts }, 0
+    local was_full = t.tokens >= t.capacity -- (for the TTL rule: see cover())
     if denied == 0 then
-      t.tokens = t.tokens - t.cost
-      args[5], args[6] = 'allowed', t.n_allowed + 1
+      t.tokens, count = t.tokens - t.cost, t.n_allowed + 1
+      args[5], args[6] = 'allowed', count
     elseif not t.ok then
-      args[5], args[6] = 'denied', t.n_denied + 1
+      count = t.n_denied + 1
+      args[5], args[6] = 'denied', count
     end
     args[2] = t.tokens
     if t.spec_changed then
@@ -140,7 +142,7 @@ if not impossible then
     end
     redis.call('HSET', t.key, unpack(args))
     if denied == 0 or t.spec_changed then
-      cover(t.key, t.capacity, t.tokens, t.rate, t.cost, args[6] or 0, grace, t.spec_changed)
+      cover(t.key, t.capacity, t.tokens, t.rate, t.cost, count, grace, t.spec_changed or was_full)
     end
   end
 end

@@ -137,16 +137,19 @@ end
 -- script that writes a native bucket, after it wrote one (tokens: its level now, count: the
 -- counter it just wrote). The TTL is at least the time until full (expiry of a full bucket
 -- is lossless: a missing bucket starts full) plus the grace that keeps the counters readable,
--- and it is never shortened. A deny only refills, which shortens the time to full: the TTL
--- set before still covers it, so callers call this on an allow, or with force when the spec
--- is new or changed. An allow lengthens the time to full by cost/rate. PTTL says whether the
--- TTL left covers the new time to full plus the grace (need) with a margin of a quarter of
--- the grace; only when it does not (or the key has none) is it set, to need plus half the
--- grace. So after each check the TTL exceeds need by a quarter of the grace, and an allow
--- whose cost/rate is at most 1/32 of half the grace need not check: the check runs on every
--- 16th allow of the bucket (the counter; a fractional one crosses a multiple of 16 as often),
--- so the at most 15 between checks use less than that quarter. A busy bucket reads its TTL
--- on one allow in 16.
+-- and it is never shortened. A deny only refills, which shortens the time to full as fast
+-- as the TTL runs down: the TTL set before still covers it, so callers call this on an
+-- allow, and with force when the spec is new or changed or the bucket was full before the
+-- take. An allow lengthens the time to full by cost/rate. PTTL says whether the TTL left
+-- covers the new time to full plus the grace (need) with a margin of a quarter of the
+-- grace; only when it does not (or the key has none) is it set, to need plus half the
+-- grace. So after each check the TTL exceeds need by a quarter of the grace. While the
+-- bucket is not full, time runs the TTL and the time to full down alike; an allow whose
+-- cost/rate is at most 1/32 of half the grace need not check: the check runs on every 16th
+-- allow of the bucket (the counter; a fractional one crosses a multiple of 16 as often), so
+-- the at most 15 between checks use less than that quarter. A full bucket's time to full
+-- stays 0 while its TTL runs down, which uses the margin up: the first take from a full
+-- bucket always checks. A busy bucket reads its TTL on one allow in 16.
 local function cover(key, capacity, tokens, rate, cost, count, grace, force)
   local margin = grace / 2
   if force or count % 16 < 1 or cost / rate * 32000 > margin then

@@ -168,6 +168,7 @@ for i = 1, n do
       -- tokens and ts are written back on deny too, so ts never goes stale; the spec only when
       -- it is new or changed.
       local counter, count = 'denied', s_denied + 1
+      local was_full = tokens >= capacity -- (for the TTL rule: see cover())
       a1 = 0
       if tokens >= cost then
         tokens = tokens - cost
@@ -181,7 +182,7 @@ for i = 1, n do
       end
       -- The TTL (the prelude's cover()): only an allow or a new spec can need a longer one.
       if a1 == 1 or spec_changed then
-        cover(key, capacity, tokens, rate, cost, count, grace, spec_changed)
+        cover(key, capacity, tokens, rate, cost, count, grace, spec_changed or was_full)
       end
       a3 = 0
       if tokens < cost then a3 = ceil(((cost - tokens) / rate) * 1000000) end
