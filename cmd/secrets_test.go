@@ -78,8 +78,11 @@ contexts:
   a: {url: "//u:S3cr3tPW1@127.0.0.1:1"}
   b: {url: "redis ://u:S3cr3tPW2@127.0.0.1:1"}
   c: {url: "redis://S3cr3tPW3@127.0.0.1:1"}
+  d: {url: "redis://u:S3cr3t,PW4@127.0.0.1:1"}
+  e: {cluster: ["u:S3cr3t'PW5@127.0.0.1:7000", "127.0.0.1:7001"]}
+  f: {sentinel-master: m, sentinel-addrs: ["u:S3cr3t\"PW6@127.0.0.1:26379"]}
 `)
-	secrets := []string{"S3cr3tPW1", "S3cr3tPW2", "S3cr3tPW3"}
+	secrets := []string{"S3cr3tPW1", "S3cr3tPW2", "S3cr3tPW3", "PW4", "PW5", "PW6"}
 	noneIn := func(what string, r result) {
 		t.Helper()
 		for _, s := range secrets {

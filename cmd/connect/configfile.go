@@ -244,10 +244,11 @@ func ScalarNode(s string) *yaml.Node {
 // server).
 func ContextServer(c ContextConfig) string {
 	switch {
+	// Each address is redacted alone: one seed's password may hold what a list's would not.
 	case len(c.Cluster) > 0:
-		return Redact("cluster " + strings.Join(c.Cluster, ","))
+		return "cluster " + strings.Join(redactAll(c.Cluster), ",")
 	case c.SentinelMaster != "":
-		return Redact(fmt.Sprintf("sentinel %s via %s", c.SentinelMaster, strings.Join(c.SentinelAddrs, ",")))
+		return Redact(fmt.Sprintf("sentinel %s via %s", c.SentinelMaster, strings.Join(redactAll(c.SentinelAddrs), ",")))
 	case c.URL != "":
 		return Redact(NormalizeURL(c.URL))
 	}

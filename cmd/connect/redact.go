@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
@@ -37,13 +38,19 @@ var (
 // secrets known by value.
 func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
-		// One value: its user info runs from "//" to its last '@', whatever it holds; without
-		// a colon it is hidden whole (redis-cli reads redis://PASSWORD@host as a password).
-		if prefix, userinfo, rest, ok := splitUserinfo(s); ok && !strings.ContainsAny(userinfo, ",") {
+		// One value: its user info runs from "//" to its last '@', whatever it holds (a
+		// comma, a quote: a URL of a list joined by commas loses its first hosts here, never
+		// a password); without a colon it is hidden whole (redis-cli reads
+		// redis://PASSWORD@host as a password). One seed, user:password@host:port, likewise.
+		if prefix, userinfo, rest, ok := splitUserinfo(s); ok {
 			if i := strings.IndexByte(userinfo, ':'); i >= 0 {
 				s = prefix + userinfo[:i+1] + Redacted + rest
 			} else if loneInfo(userinfo) {
 				s = prefix + Redacted + rest
+			}
+		} else if at := strings.LastIndexByte(s, '@'); at > 0 && !strings.Contains(s, ",") && isHostPort(s[at+1:]) {
+			if i := strings.IndexByte(s[:at], ':'); i >= 0 {
+				s = s[:i+1] + Redacted + s[at:]
 			}
 		}
 	}
@@ -99,6 +106,16 @@ func urlPassword(s string) (string, bool) {
 	}
 	_, pw, found := strings.Cut(userinfo, ":")
 	return pw, found
+}
+
+// isHostPort says whether s is host:port with a numeric port (the end of a seed's address).
+func isHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || port == "" {
+		return false
+	}
+	_, err = strconv.Atoi(port)
+	return err == nil
 }
 
 // loneInfo says whether user info with no colon is one: a socket path holding an '@'
