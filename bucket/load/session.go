@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Session runs a load test's plans one after another (one run, or one per strategy for a
@@ -27,8 +28,9 @@ const AfterRunGrace = time.Second
 
 // Run runs each config in turn on store until one fails or ctx ends; server names the
 // server in each report. It returns when the runs are over (see Result). A run with errors
-// after which the server does not answer a PING (within AfterRunGrace) ends the session:
-// the runs after it would only fail, each for its whole duration.
+// after which the server does not answer a PING (within AfterRunGrace: unreachable, not a
+// refusal such as NOPERM) ends the session with an error saying so: the runs after it
+// would only fail, each for its whole duration.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
 	defer func() {
@@ -65,9 +67,12 @@ func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config
 			s.fail(err)
 			return
 		}
-		if r.Errors > 0 && i+1 < len(configs) && Within(ctx, AfterRunGrace, func(ctx context.Context) error {
-			return store.Redis().Ping(ctx).Err()
-		}) != nil {
+		if r.Errors == 0 || i+1 == len(configs) {
+			continue
+		}
+		perr := Within(ctx, AfterRunGrace, func(ctx context.Context) error { return store.Redis().Ping(ctx).Err() })
+		if rediserr.IsUnreachable(perr) {
+			s.fail(fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr))
 			return
 		}
 	}
