@@ -299,7 +299,9 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 			if pipe == nil {
 				pipe = s.rdb.Pipeline()
 			}
-			refs = append(refs, ref{i, j, pipe.Get(ctx, p.key)})
+			// At most maxNumberLen+1 bytes: a pair key's value is a number or nothing of a
+			// bucket's, and a read never transfers a large value ("" is a missing key).
+			refs = append(refs, ref{i, j, pipe.GetRange(ctx, p.key, 0, maxNumberLen)})
 		}
 	}
 	if pipe == nil {
@@ -312,7 +314,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		return err
 	}
 	for _, rf := range refs {
-		if v, err := rf.cmd.Result(); err == nil && len(v) <= maxNumberLen {
+		if v, err := rf.cmd.Result(); err == nil && v != "" && len(v) <= maxNumberLen {
 			reads[rf.i].pairVals[rf.j] = &v
 		}
 	}

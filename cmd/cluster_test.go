@@ -302,6 +302,22 @@ func TestClusterCommands(t *testing.T) {
 	if v := cc.Get(ctx, untagged).Val(); v != "1" {
 		t.Fatalf("the refused reset wrote %s = %q", untagged, v)
 	}
+	// The pair key in another slot is read too (one more round trip), and never whole: a
+	// huge value there is no bucket's time, not a reply to refuse.
+	r = cli("inspect", untagged, "--layout", "webman", "--capacity", "10", "--rate", "1", "-o", "json")
+	if r.code != ExitOK || !strings.Contains(r.out, `"layout": "webman"`) || strings.Contains(r.out, `"problem"`) {
+		t.Fatalf("inspect of an untagged webman bucket: exit %d %q\n%s", r.code, r.errOut, r.out)
+	}
+	huge := "rl:web:4"
+	if redistest.KeySlot(huge) == redistest.KeySlot(huge+":last_time") {
+		t.Fatal("the huge pair's keys share a slot: pick another name")
+	}
+	cc.Set(ctx, huge, "1", 0)
+	cc.Set(ctx, huge+":last_time", strings.Repeat("1", 80<<20), 0)
+	r = cli("inspect", huge, "--layout", "webman", "--capacity", "10", "--rate", "1", "-o", "json")
+	if r.code == ExitUnreachable || !strings.Contains(r.out, `"key": "rl:web:4"`) {
+		t.Fatalf("inspect of a bucket whose time key holds 80 MB: exit %d %q\n%s", r.code, r.errOut, r.out)
+	}
 
 	// A master that refuses writes (more replicas asked for than it has) is named in the
 	// error line, not just the seeds: the operator knows which node to look at.
