@@ -313,10 +313,10 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatal("the huge pair's keys share a slot: pick another name")
 	}
 	cc.Set(ctx, huge, "1", 0)
-	cc.Set(ctx, huge+":last_time", strings.Repeat("1", 80<<20), 0)
+	cc.Set(ctx, huge+":last_time", strings.Repeat("1", 65<<20), 0) // over the reply guard's 64 MiB
 	r = cli("inspect", huge, "--layout", "webman", "--capacity", "10", "--rate", "1", "-o", "json")
 	if r.code == ExitUnreachable || !strings.Contains(r.out, `"key": "rl:web:4"`) {
-		t.Fatalf("inspect of a bucket whose time key holds 80 MB: exit %d %q\n%s", r.code, r.errOut, r.out)
+		t.Fatalf("inspect of a bucket whose time key holds 65 MiB: exit %d %q\n%s", r.code, r.errOut, r.out)
 	}
 
 	// A master that refuses writes (more replicas asked for than it has) is named in the
