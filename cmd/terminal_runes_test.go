@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"strings"
@@ -39,33 +38,23 @@ func TestDataFormatsEscapeTerminalRunes(t *testing.T) {
 			t.Fatalf("list -o %s: exit %d %q", f, r.code, r.errOut)
 		}
 		raw("list -o "+f, r.out)
-		var keys []string
+		// Each format read back as its readers read it (JSON lines: a document a line).
+		var rows []struct{ Key string }
+		var err error
 		switch f {
 		case "json":
-			var rows []struct{ Key string }
-			if err := json.Unmarshal([]byte(r.out), &rows); err != nil {
-				t.Fatalf("list -o json: %v\n%s", err, r.out)
-			}
-			for _, row := range rows {
-				keys = append(keys, row.Key)
-			}
+			err = json.Unmarshal([]byte(r.out), &rows)
 		case "yaml":
-			var rows []struct{ Key string }
-			if err := yaml.Unmarshal([]byte(r.out), &rows); err != nil {
-				t.Fatalf("list -o yaml: %v\n%s", err, r.out)
-			}
-			for _, row := range rows {
-				keys = append(keys, row.Key)
-			}
+			err = yaml.Unmarshal([]byte(r.out), &rows)
 		case "jsonl":
-			sc := bufio.NewScanner(strings.NewReader(r.out))
-			for sc.Scan() {
-				var row struct{ Key string }
-				if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-					t.Fatalf("list -o jsonl: %v\n%s", err, r.out)
-				}
-				keys = append(keys, row.Key)
-			}
+			err = json.Unmarshal([]byte("["+strings.Join(strings.Split(strings.TrimSpace(r.out), "\n"), ",")+"]"), &rows)
+		}
+		if err != nil {
+			t.Fatalf("list -o %s: %v\n%s", f, err, r.out)
+		}
+		var keys []string
+		for _, row := range rows {
+			keys = append(keys, row.Key)
 		}
 		if strings.Join(keys, "|") != strings.Join([]string{native, other}, "|") &&
 			strings.Join(keys, "|") != strings.Join([]string{other, native}, "|") {
