@@ -126,11 +126,12 @@ func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
 		}
 		switch name {
 		case "cluster", "sentinel-addrs":
-			if err := connect.TypedPassword(name, fl.Value.String(), setContextPasswordHome); err != nil {
+			addrs := f.V.GetStringSlice(name)
+			if err := connect.TypedListPassword(name, addrs, setContextPasswordHome); err != nil {
 				return nil, err
 			}
 			seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-			for _, a := range connect.SplitList(f.V.GetStringSlice(name)) {
+			for _, a := range connect.SplitList(addrs) {
 				seq.Content = append(seq.Content, connect.ScalarNode(a))
 			}
 			out[name] = seq

@@ -174,20 +174,24 @@ func checkHostPort(addr string) error {
 // goes instead.
 func TypedPassword(flag, value, fix string) error {
 	// (User info with no colon is a user here, as go-redis reads it: redis://ops@host.)
-	has := false
-	if strings.Contains(value, "//") {
-		_, has = urlPassword(value)
-	}
-	for _, s := range secretsIn(value) {
-		if _, userinfo, _, ok := splitUserinfo(value); !ok || s != userinfo {
-			has = true
-		}
-	}
-	if !has {
+	if len(secretsIn(value, false)) == 0 {
 		return nil
 	}
 	return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
 		flag, Redact(value), fix)
+}
+
+// TypedListPassword is TypedPassword for a list of addresses (Cluster seeds, sentinels),
+// each address checked and shown alone: a URL's user info ends at its own '@'.
+func TypedListPassword(flag string, values []string, fix string) error {
+	addrs := SplitList(values)
+	for _, a := range addrs {
+		if len(secretsIn(a, false)) > 0 {
+			return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
+				flag, strings.Join(redactAll(addrs), ","), fix)
+		}
+	}
+	return nil
 }
 
 // PasswordHome says where a password goes instead of the command line.

@@ -37,35 +37,41 @@ var (
 // secret query parameter. It is the one redactor of addresses; Redactor.Apply adds the
 // secrets known by value.
 func Redact(s string) string {
-	if !strings.ContainsAny(s, " \t\n") {
-		// One value: its user info runs from "//" to its last '@', whatever it holds (a
-		// comma, a quote: a URL of a list joined by commas loses its first hosts here, never
-		// a password); without a colon it is hidden whole (redis-cli reads
-		// redis://PASSWORD@host as a password). One seed, user:password@host:port, likewise.
-		if prefix, userinfo, rest, ok := splitUserinfo(s); ok {
-			if i := strings.IndexByte(userinfo, ':'); i >= 0 {
-				s = prefix + userinfo[:i+1] + Redacted + rest
-			} else if loneInfo(userinfo) {
-				s = prefix + Redacted + rest
-			}
-		} else if at := strings.LastIndexByte(s, '@'); at > 0 && !strings.Contains(s, ",") && isHostPort(s[at+1:]) {
-			if i := strings.IndexByte(s[:at], ':'); i >= 0 {
-				s = s[:i+1] + Redacted + s[at:]
-			}
-		}
+	if i, j, _, ok := valueSecret(s); ok {
+		s = s[:i] + Redacted + s[j:]
 	}
 	if !strings.ContainsAny(s, "@=") {
 		return s // each form below holds an '@' or an '='
 	}
 	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
-	s = urlLoneInfoRe().ReplaceAllStringFunc(s, func(m string) string {
-		if sm := urlLoneInfoRe().FindStringSubmatch(m); sm[2] != Redacted {
-			return sm[1] + Redacted + "@"
-		}
-		return m
-	})
+	s = urlLoneInfoRe().ReplaceAllString(s, "${1}"+Redacted+"@")
 	s = addrPasswordRe().ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
 	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
+}
+
+// valueSecret finds the secret of one value (a flag's, a field's: no whitespace), s[i:j].
+// A URL's user info runs from "//" to its last '@', whatever it holds (a comma, a quote: a
+// URL of a list joined by commas loses its first hosts to it, never a password); its
+// password is what follows its first colon, and without a colon the user info is the
+// secret whole (user: go-redis reads it as a user, redis-cli as a password). One seed,
+// user:password@host:port, likewise.
+func valueSecret(s string) (i, j int, user, ok bool) {
+	if strings.ContainsAny(s, " \t\n") {
+		return 0, 0, false, false
+	}
+	if prefix, userinfo, _, found := splitUserinfo(s); found {
+		i, j = len(prefix), len(prefix)+len(userinfo)
+		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+			return i + c + 1, j, false, true
+		}
+		return i, j, true, loneInfo(userinfo)
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at <= 0 || strings.Contains(s, ",") || !isHostPort(s[at+1:]) {
+		return 0, 0, false, false
+	}
+	c := strings.IndexByte(s[:at], ':')
+	return c + 1, at, false, c >= 0
 }
 
 func lazyRegexp(expr string) func() *regexp.Regexp {
@@ -73,20 +79,20 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 }
 
 // secretsIn returns the secrets s holds in the forms Redact hides, so that a text that
-// quotes one alone (an error echoing a password) is redacted too.
-func secretsIn(s string) []string {
+// quotes one alone (an error echoing a password) is redacted too; with users, a URL's user
+// info with no colon counts (a user to go-redis, perhaps a password to redis-cli).
+func secretsIn(s string, users bool) []string {
 	var out []string
-	if _, userinfo, _, ok := splitUserinfo(s); ok {
-		if _, pw, ok := strings.Cut(userinfo, ":"); ok {
-			out = append(out, pw)
-		} else if loneInfo(userinfo) {
-			out = append(out, userinfo)
-		}
+	if i, j, user, ok := valueSecret(s); ok && (users || !user) {
+		out = append(out, s[i:j])
 	}
 	if !strings.ContainsAny(s, "@=") {
 		return out
 	}
 	for i, re := range []*regexp.Regexp{urlPasswordRe(), urlLoneInfoRe(), addrPasswordRe(), querySecretRe()} {
+		if i == 1 && !users {
+			continue
+		}
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			out = append(out, m[len(m)-1])
 			if i == 2 { // addrPasswordRe: the password is its third group
@@ -95,17 +101,6 @@ func secretsIn(s string) []string {
 		}
 	}
 	return out
-}
-
-// urlPassword returns the password a URL-like string holds in its user info
-// ("scheme://user:password@host"), whether or not the string parses as a URL.
-func urlPassword(s string) (string, bool) {
-	_, userinfo, _, ok := splitUserinfo(s)
-	if !ok {
-		return "", false
-	}
-	_, pw, found := strings.Cut(userinfo, ":")
-	return pw, found
 }
 
 // isHostPort says whether s is host:port with a numeric port (the end of a seed's address).
@@ -166,7 +161,7 @@ func (r *Redactor) Add(s string) {
 // AddFrom records the secrets an address or a list of addresses holds.
 func (r *Redactor) AddFrom(values ...string) {
 	for _, v := range values {
-		for _, s := range secretsIn(v) {
+		for _, s := range secretsIn(v, true) {
 			r.Add(s)
 		}
 	}

@@ -47,3 +47,17 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("redactor left a secret: %q", msg)
 	}
 }
+
+// TestTypedListPassword: each address of a typed list is judged alone, so URLs naming a
+// user and no password pass, and a password anywhere is refused and shown as xxxxx.
+func TestTypedListPassword(t *testing.T) {
+	t.Parallel()
+	if err := TypedListPassword("cluster", []string{"redis://ops@10.0.0.1:7000,redis://ops@10.0.0.2:7000"}, "fix"); err != nil {
+		t.Fatalf("users without a password refused: %v", err)
+	}
+	err := TypedListPassword("cluster", []string{"redis://ops@10.0.0.1:7000", "redis://u:Pw1@10.0.0.2:7000"}, "fix")
+	if err == nil || strings.Contains(err.Error(), "Pw") ||
+		!strings.Contains(err.Error(), "redis://xxxxx@10.0.0.1:7000,redis://u:xxxxx@10.0.0.2:7000") {
+		t.Fatalf("a password in a list: %v", err)
+	}
+}

@@ -146,10 +146,11 @@ func (s *replyScanner) scan(b []byte) error {
 			}
 			s.skip = n + 2
 		default:
+			elems := min(n, maxPending+1) // (no overflow: past the bound is past it)
 			if t == '%' || t == '|' {
-				n = min(n, maxPending+1) * 2
+				elems *= 2 // a key and a value an entry
 			}
-			if s.pending += min(n, maxPending+1); s.pending > maxPending {
+			if s.pending += elems; s.pending > maxPending {
 				return s.refuse(fmt.Sprintf("%d elements (at most %d)", n, maxPending))
 			}
 		}

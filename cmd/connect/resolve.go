@@ -179,7 +179,7 @@ func (r *resolver) server(s *Server) error {
 // refused: every user of the machine would see it.
 func (r *resolver) addrCredentials(s *Server, key string, l addrList) error {
 	if r.typed(key) {
-		if err := TypedPassword(key, strings.Join(SplitList(r.slice(key)), ","), PasswordHome); err != nil {
+		if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
 			return err
 		}
 	}
