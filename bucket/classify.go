@@ -320,15 +320,14 @@ func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extra
 // ("has the fields of a native bucket, but field tokens is not a number"), else one whose
 // fields it holds with others besides; "" when it is near none.
 func nearestMiss(fields map[string]string) string {
+	extra := ""
 	for _, name := range detectOrder {
-		if ok, why := Presets[name].hashFits(fields); !ok && strings.HasPrefix(why, "field ") {
+		switch ok, why := Presets[name].hashFits(fields); {
+		case !ok && strings.HasPrefix(why, "field "):
 			return fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
+		case !ok && extra == "" && strings.HasPrefix(why, "also holds "):
+			extra = fmt.Sprintf("%s besides the fields of a %s bucket", why, name)
 		}
 	}
-	for _, name := range detectOrder {
-		if ok, why := Presets[name].hashFits(fields); !ok && strings.HasPrefix(why, "also holds ") {
-			return fmt.Sprintf("%s besides the fields of a %s bucket", why, name)
-		}
-	}
-	return ""
+	return extra
 }
