@@ -51,7 +51,7 @@ func configViewRun(opts *ConfigViewOptions) error {
 		return err
 	}
 	connect.RedactNode(doc)
-	return connect.EncodeNode(opts.IO.Out, doc)
+	return output.WriteNode(opts.IO.Out, doc)
 }
 
 // GetContextsOptions are `config get-contexts`'s: Names are the contexts to list (none:

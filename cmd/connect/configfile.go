@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // ReadDoc reads the file's document node; a missing file gives an empty mapping.
@@ -43,10 +41,9 @@ func headComment(n *yaml.Node) string {
 	return n.HeadComment
 }
 
-// EncodeNode writes doc as YAML for a terminal (config view): a scalar holding a rune a
-// terminal would obey is double-quoted and the rune escaped (format.EscapeUnprintable).
-func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error {
-	quoteUnprintable(doc)
+// WriteDoc replaces the file with doc, atomically (a temporary file renamed over
+// it), keeping the file's mode; a new file is private (0600) in a private directory.
+func WriteDoc(path string, doc *yaml.Node) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -54,27 +51,6 @@ func EncodeNode(w interface{ Write([]byte) (int, error) }, doc *yaml.Node) error
 		return err
 	}
 	if err := enc.Close(); err != nil {
-		return err
-	}
-	_, err := w.Write(format.EscapeUnprintable(buf.Bytes()))
-	return err
-}
-
-// quoteUnprintable double-quotes, in place, every scalar of n EscapeUnprintable would change.
-func quoteUnprintable(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && format.Escapes(n.Value) {
-		n.Style = yaml.DoubleQuotedStyle
-	}
-	for _, c := range n.Content {
-		quoteUnprintable(c)
-	}
-}
-
-// WriteDoc replaces the file with doc, atomically (a temporary file renamed over
-// it), keeping the file's mode; a new file is private (0600) in a private directory.
-func WriteDoc(path string, doc *yaml.Node) error {
-	var buf bytes.Buffer
-	if err := EncodeNode(&buf, doc); err != nil {
 		return err
 	}
 	mode := fs.FileMode(0o600)

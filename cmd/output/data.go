@@ -15,31 +15,52 @@ import (
 // WriteData writes v as JSON (one document, indented) or YAML. The YAML is the JSON
 // document written in YAML's block style, so a view's json tags name its fields in both
 // formats and the two print the same values in the same order. A rune a terminal would
-// obey (a C1 control, a bidi override) is written escaped in both (format.EscapeUnprintable).
+// obey (a C1 control, a bidi override) is written escaped in both (format.EscapeUnprintable;
+// for YAML, see WriteNode).
 func WriteData(w io.Writer, format string, v any) error {
-	var buf bytes.Buffer
 	if format == FormatYAML {
 		n, err := yamlNode(v)
 		if err != nil {
 			return err
 		}
-		enc := yaml.NewEncoder(&buf)
-		enc.SetIndent(2)
-		if err := enc.Encode(n); err != nil {
-			return err
-		}
-		if err := enc.Close(); err != nil {
-			return err
-		}
-	} else {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
+		return WriteNode(w, n)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
 	}
 	_, err := w.Write(tformat.EscapeUnprintable(buf.Bytes()))
 	return err
+}
+
+// WriteNode writes a YAML document for a terminal (indented by 2): a scalar holding a rune
+// a terminal would obey is double-quoted, the one style where EscapeUnprintable's \u escapes
+// are the rune, and written escaped.
+func WriteNode(w io.Writer, n *yaml.Node) error {
+	quoteUnprintable(n)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := w.Write(tformat.EscapeUnprintable(buf.Bytes()))
+	return err
+}
+
+// quoteUnprintable double-quotes, in place, every scalar of n EscapeUnprintable would change.
+func quoteUnprintable(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && tformat.Escapes(n.Value) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		quoteUnprintable(c)
+	}
 }
 
 // yamlNode is v's JSON document as a YAML node, in the style yaml.Marshal gives a Go value.
@@ -103,11 +124,6 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 // is styled as yaml.Marshal styles it.
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if tformat.Escapes(s) {
-		// Double-quoted: the one style where EscapeUnprintable's \u escapes are the rune.
-		n.Style = yaml.DoubleQuotedStyle
-		return n, nil
-	}
 	switch strings.ToLower(s) {
 	case "y", "yes", "n", "no", "on", "off":
 	default:

@@ -69,6 +69,7 @@ func (s *Stream) Add(v any, cells ...string) error {
 		if err != nil {
 			return err
 		}
+		quoteUnprintable(n)
 		b, err := yaml.Marshal(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{n}})
 		if err != nil {
 			return err
