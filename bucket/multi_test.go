@@ -281,13 +281,18 @@ func TestTakeAllInvalid(t *testing.T) {
 		args []interface{}
 		msg  string
 	}{
-		"bad capacity":  {[]interface{}{"", "", "5", "1", "1", "abc", "1", "1"}, "capacity must be a positive finite number (tier 2)"},
-		"zero capacity": {[]interface{}{"", "", "5", "1", "1", "0", "1", "1"}, "capacity must be a positive finite number (tier 2)"},
+		"bad capacity":  {[]interface{}{"", "", "5", "1", "1", "abc", "1", "1"}, "capacity must be a positive finite number of at most 1e15 (tier 2)"},
+		"zero capacity": {[]interface{}{"", "", "5", "1", "1", "0", "1", "1"}, "capacity must be a positive finite number of at most 1e15 (tier 2)"},
 		"inf rate":      {[]interface{}{"", "", "5", "1", "1", "5", "inf", "1"}, "rate must be a positive finite number (tier 2)"},
 		"nan cost":      {[]interface{}{"", "", "5", "1", "1", "5", "1", "nan"}, "cost must be a finite number >= 0 (tier 2)"},
 		"negative cost": {[]interface{}{"", "", "5", "1", "1", "5", "1", "-1"}, "cost must be a finite number >= 0 (tier 2)"},
 		"no spec":       {[]interface{}{"", "", "5", "1", "1", "", "", "1"}, "no capacity/rate given and none stored in the bucket (tier 2)"},
 		"bad now":       {[]interface{}{"soon", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
+		"hex now":       {[]interface{}{"0x10", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
+		"negative now":  {[]interface{}{"-5", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
+		"inf grace":     {[]interface{}{"", "inf", "5", "1", "1", "5", "1", "1"}, "TTL grace must be milliseconds"},
+		"slow refill":   {[]interface{}{"", "", "5", "1", "1", "1e15", "0.001", "1"}, "capacity/rate must refill within 100 years (tier 2)"},
+		"huge capacity": {[]interface{}{"", "", "5", "1", "1", "2e15", "1e9", "1"}, "capacity must be a positive finite number of at most 1e15 (tier 2)"},
 		"arg count":     {[]interface{}{"", "", "5", "1", "1"}, "want 2 + 3 arguments per key"},
 	} {
 		err := eval(c.args...)

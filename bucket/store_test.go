@@ -280,14 +280,41 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	// The script is the last line of defence for other callers: raw EVAL with bad
 	// arguments is an error reply and writes nothing.
-	for _, args := range [][]any{{"10", "0", "1"}, {"nan", "5", "1"}, {"10", "inf", "1"}, {"10", "5", "-1"}, {"x", "5", "1"}} {
-		if err := c.EvalSha(ctx, st.SHA(), []string{"raw"}, args...).Err(); err == nil {
-			if err := c.Eval(ctx, scripts.TokenBucket(), []string{"raw"}, args...).Err(); err == nil {
-				t.Errorf("script accepted %v", args)
+	// A clock or grace out of the one grammar or the stored ranges is refused too: a script
+	// must never write a time its own identity check would then call corrupt, nor set the
+	// level and then fail on the TTL. "existing" is a bucket that must stay as it is.
+	if _, err := st.Take(ctx, "existing", spec(10, 5), 1); err != nil {
+		t.Fatal(err)
+	}
+	existing := dump(t, c, "existing")
+	for _, args := range [][]any{{"10", "0", "1"}, {"nan", "5", "1"}, {"10", "inf", "1"}, {"10", "5", "-1"}, {"x", "5", "1"},
+		{"1e15", "0.001", "1"}, {"10", "5", "0x1"},
+		{"10", "5", "1", "-5"}, {"10", "5", "1", "0x10"}, {"10", "5", "1", "1e18"}, {"10", "5", "1", " 5"},
+		{"10", "5", "1", "", "take", "inf"}, {"10", "5", "1", "", "take", "-1000"}, {"10", "5", "1", "", "take", "1e300"}} {
+		for _, key := range []string{"raw", "existing"} {
+			err := c.Eval(ctx, scripts.TokenBucket(), []string{key}, args...).Err()
+			if err == nil || !strings.Contains(err.Error(), "bucketctl: ") {
+				t.Errorf("script on %s: %v gave %v, want a bucketctl error reply", key, args, err)
 			}
 		}
 		if c.Exists(ctx, "raw").Val() != 0 {
 			t.Fatalf("script wrote a bucket for %v", args)
+		}
+		if after := dump(t, c, "existing"); after != existing {
+			t.Fatalf("script changed a bucket for %v", args)
+		}
+	}
+	// Through the Store, a grace or a clock out of range is ErrInvalid, as bad specs are.
+	for name, o := range map[string]bucket.Option{
+		"negative grace": bucket.WithTTLGrace(-time.Second),
+		"clock at zero":  bucket.WithClientClock(func() time.Time { return time.Time{} }),
+	} {
+		_, err := bucket.NewStore(c, o).Take(ctx, "existing", spec(10, 5), 1)
+		if !errors.Is(err, bucket.ErrInvalid) {
+			t.Errorf("%s: error %v, want ErrInvalid", name, err)
+		}
+		if after := dump(t, c, "existing"); after != existing {
+			t.Fatalf("%s: the bucket changed", name)
 		}
 	}
 }

@@ -35,17 +35,12 @@ local n = #KEYS
 if n == 0 or #ARGV ~= 2 + 3 * n then
   return redis.error_reply('ERR bucketctl: want 2 + 3 arguments per key, got ' .. #ARGV .. ' for ' .. n .. ' keys')
 end
-local function bad(x) return x == nil or x ~= x or x == math.huge or x == -math.huge end
-
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-  if bad(now) then return redis.error_reply('ERR bucketctl: now must be microseconds') end
-else
+local now, grace = clock(ARGV[1], ARGV[2])
+if now == false then return redis.error_reply(grace) end
+if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local grace = tonumber(ARGV[2]) or 60000
 
 -- Read and validate every tier before writing anything.
 local tiers, seen = {}, {}
@@ -74,16 +69,8 @@ for i = 1, n do
   if not cap_s or not rate_s then
     return redis.error_reply('ERR bucketctl: no capacity/rate given and none stored in the bucket' .. sfx)
   end
-  local capacity, rate, cost = num(cap_s), num(rate_s), num(ARGV[a + 2])
-  if bad(capacity) or capacity <= 0 or capacity > MAX_TOKENS then
-    return redis.error_reply('ERR bucketctl: capacity must be a positive finite number' .. sfx)
-  end
-  if bad(rate) or rate <= 0 then
-    return redis.error_reply('ERR bucketctl: rate must be a positive finite number' .. sfx)
-  end
-  if bad(cost) or cost < 0 then
-    return redis.error_reply('ERR bucketctl: cost must be a finite number >= 0' .. sfx)
-  end
+  local capacity, rate, cost = checked(cap_s, rate_s, ARGV[a + 2])
+  if capacity == false then return redis.error_reply(rate .. sfx) end
 
   local tokens, ts = s_tokens, s_ts
   if tokens == nil then

@@ -162,3 +162,50 @@ end
 
 -- The ranges, for the scripts' own checks of their arguments.
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = native()
+
+-- The writing scripts' checks of their arguments, each rule once: by the one grammar, num(),
+-- and within the ranges native() holds a stored bucket to, so that no script writes what
+-- its own identity check would then refuse as corrupt.
+-- checked(cap_s, rate_s, cost_s): capacity, rate and cost as numbers, or false and the error
+-- reply's text. cap_s nil checks the cost alone (the spec is the stored one, which native()
+-- has checked). A cost of '1', the common one, needs no parsing.
+local function checked(cap_s, rate_s, cost_s)
+  local capacity, rate, cost = nil, nil, 1
+  if cap_s then
+    capacity, rate = num(cap_s), num(rate_s)
+    if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
+      return false, 'ERR bucketctl: capacity must be a positive finite number of at most 1e15'
+    end
+    if not rate or rate <= 0 then return false, 'ERR bucketctl: rate must be a positive finite number' end
+    -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
+    if capacity / rate > MAX_REFILL_S then
+      return false, 'ERR bucketctl: capacity/rate must refill within 100 years'
+    end
+  end
+  if cost_s ~= '1' then
+    cost = num(cost_s)
+    if not cost or cost < 0 then return false, 'ERR bucketctl: cost must be a finite number >= 0' end
+  end
+  return capacity, rate, cost
+end
+
+-- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
+-- read) and its TTL grace in milliseconds (absent or "": 60000), or false and the error
+-- reply's text. A time is a stored one's (0 to MAX_TIME_US); a grace at most 100 years, so
+-- that every TTL set stays a finite PEXPIRE.
+local function clock(now_s, grace_s)
+  local now, grace = nil, 60000
+  if now_s and now_s ~= '' then
+    now = num(now_s)
+    if not now or now < 0 or now > MAX_TIME_US then
+      return false, 'ERR bucketctl: now must be microseconds since 1970 (0 to 1e17)'
+    end
+  end
+  if grace_s and grace_s ~= '' then
+    grace = num(grace_s)
+    if not grace or grace < 0 or grace > MAX_REFILL_S * 1000 then
+      return false, 'ERR bucketctl: the TTL grace must be milliseconds, 0 to 100 years'
+    end
+  end
+  return now, grace
+end

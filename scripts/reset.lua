@@ -37,9 +37,12 @@
 
 local declared = ARGV[13] == '1'
 
--- now in microseconds: ARGV[11] (a client clock) or Redis TIME.
+-- now in microseconds: ARGV[11] (a client clock, checked as every script checks its clock,
+-- the prelude's clock()) or Redis TIME.
+local given_now, why = clock(ARGV[11])
+if given_now == false then return redis.error_reply(why) end
 local function now_us()
-  if ARGV[11] ~= '' then return tonumber(ARGV[11]) end
+  if given_now then return given_now end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end

@@ -37,18 +37,12 @@
 -- written is TIME's own digits, not a number formatted again.
 local fmt, ceil = string.format, math.ceil
 local keys, argv = KEYS, ARGV
-local mode, grace = argv[5], tonumber(argv[6]) or 60000
-local keep = argv[7] == 'keep'
+local mode, keep = argv[5], argv[7] == 'keep'
 -- The time of the call: ARGV[4], or Redis TIME read once, when the first decision needs it
--- (now_s: the same time as TIME's digits, written as the bucket's ts).
-local now, now_s = argv[4], nil
-if now == '' then now = nil end
-if now ~= nil then
-  now = tonumber(now)
-  if not now or now ~= now or now >= math.huge or now <= -math.huge then
-    return redis.error_reply('ERR bucketctl: now must be microseconds')
-  end
-end
+-- (now_s: the same time as TIME's digits, written as the bucket's ts); the grace: ARGV[6].
+local now, grace = clock(argv[4], argv[6])
+if now == false then return redis.error_reply(grace) end
+local now_s
 
 local n, out = #keys, nil
 if n > 1 then out = {} end
@@ -104,30 +98,16 @@ for i = 1, n do
     -- has read by the grammar and checked against the same ranges as below.
     local capacity, rate, cost = s_cap, s_rate, 1
     local spec_changed = cap_s ~= st_cap or rate_s ~= st_rate
-    if spec_changed then
-      capacity, rate = num(cap_s), num(rate_s)
-      -- (num() refuses what is not finite; the checks are written out, not in functions.)
-      if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
-        err = redis.error_reply('ERR bucketctl: capacity must be a positive finite number of at most 1e15')
+    if spec_changed or cost_s ~= '1' then
+      local c_s = nil
+      if spec_changed then c_s = cap_s end
+      local c, r, k = checked(c_s, rate_s, cost_s)
+      if c == false then
+        err = redis.error_reply(r)
         break
       end
-      if not rate or rate <= 0 then
-        err = redis.error_reply('ERR bucketctl: rate must be a positive finite number')
-        break
-      end
-      -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
-      if capacity / rate > MAX_REFILL_S then
-        err = redis.error_reply('ERR bucketctl: capacity/rate must refill within 100 years')
-        break
-      end
-    end
-    -- A cost of 1, the common one, needs no parsing.
-    if cost_s ~= '1' then
-      cost = num(cost_s)
-      if not cost or cost < 0 then
-        err = redis.error_reply('ERR bucketctl: cost must be a finite number >= 0')
-        break
-      end
+      if spec_changed then capacity, rate = c, r end
+      cost = k
     end
 
     if not now then
