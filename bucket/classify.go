@@ -163,7 +163,7 @@ func withLevel(st State, tokens float64, timeStr string) State {
 		return st
 	}
 	ts, err := st.Layout.ParseTime(timeStr)
-	if err != nil || ts < 0 || ts > maxTime {
+	if err != nil {
 		st.Problem = fmt.Sprintf("corrupt: time %s is not a time", timeStr)
 		return st
 	}

@@ -173,13 +173,19 @@ func (l Layout) Keys(key string) []string {
 	return []string{key}
 }
 
-// ParseTime turns a stored time into microseconds since the epoch.
+// ParseTime turns a stored time into microseconds since the epoch. A time out of a stored
+// one's range (0 to maxTime microseconds, checked before rounding, as the scripts check
+// it: -0.4 is not a time) is an error.
 func (l Layout) ParseTime(s string) (int64, error) {
 	f, ok := ParseNumber(s)
 	if !ok {
 		return 0, fmt.Errorf("time %q is not a number", s)
 	}
-	return int64(math.Round(f * 1e6 / l.TimeUnit.perSecond())), nil
+	us := f * 1e6 / l.TimeUnit.perSecond()
+	if us < 0 || us > maxTime {
+		return 0, fmt.Errorf("time %q is out of range", s)
+	}
+	return int64(math.Round(us)), nil
 }
 
 // Quantize truncates now (microseconds) to the layout's time resolution: an application

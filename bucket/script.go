@@ -3,7 +3,6 @@ package bucket
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,15 +68,20 @@ func parseResult(v []interface{}, spec Spec) (Result, error) {
 	if retry < 0 {
 		r.RetryAfter = -1
 	}
-	var err error
-	if r.Remaining, err = strconv.ParseFloat(rem, 64); err != nil {
+	// The reply's numbers by the one grammar, as the script read the stored ones.
+	var ok bool
+	if r.Remaining, ok = ParseNumber(rem); !ok {
 		return Result{}, fmt.Errorf("unexpected tokens %q in script reply", rem)
 	}
 	if len(v) >= 6 {
 		c, _ := v[4].(string)
 		rt, _ := v[5].(string)
-		r.Spec.Capacity, _ = strconv.ParseFloat(c, 64)
-		r.Spec.Rate, _ = strconv.ParseFloat(rt, 64)
+		var okC, okR bool
+		r.Spec.Capacity, okC = ParseNumber(c)
+		r.Spec.Rate, okR = ParseNumber(rt)
+		if !okC || !okR {
+			return Result{}, fmt.Errorf("unexpected spec %q, %q in script reply", c, rt)
+		}
 	}
 	return r, nil
 }

@@ -49,6 +49,8 @@ func TestStoredValuesCheckedOnEveryPath(t *testing.T) {
 		{"negative counter", bucketAt("denied", "-2"), bucket.ErrCorrupt},
 		{"counter beyond 2^53", bucketAt("allowed", "9007199254740994"), bucket.ErrCorrupt},
 		{"tokens beyond any capacity", bucketAt("tokens", "2e15"), bucket.ErrCorrupt},
+		{"time a fraction below zero", bucketAt("ts", "-0.4"), bucket.ErrCorrupt},
+		{"time past 1e17", bucketAt("ts", "2e17"), bucket.ErrCorrupt},
 		{"hex time", bucketAt("ts", "0x10"), bucket.ErrForeign},
 		{"padded rate", bucketAt("rate", " 1"), bucket.ErrForeign},
 		{"two dots", bucketAt("tokens", "1.2.3"), bucket.ErrForeign},
@@ -72,6 +74,13 @@ func TestStoredValuesCheckedOnEveryPath(t *testing.T) {
 			}
 			if dump(t, c, key) != before {
 				t.Errorf("a refused bucket was written")
+			}
+			// What the script refuses as corrupt, a read shows as corrupt: one range rule.
+			if tc.want == bucket.ErrCorrupt {
+				states, err := st.Inspect(ctx, []string{key}, nil)
+				if err != nil || !strings.HasPrefix(states[0].Problem, "corrupt") {
+					t.Errorf("Inspect: %+v, %v; want the bucket shown as corrupt", states, err)
+				}
 			}
 		})
 	}

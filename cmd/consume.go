@@ -137,9 +137,10 @@ func specDiffersErr(err error, given bucket.Spec) error {
 	if !errors.As(err, &sd) {
 		return err
 	}
-	return usagef("%s stores capacity %s and rate %s, and the given spec (%s @ %s) differs: the stored spec is the application's and is used as it is; drop --capacity/--rate, or change it on purpose: bucketctl reset %s --capacity %s --rate %s --yes",
-		format.QuoteKey(sd.Key), format.Tokens(sd.Stored.Capacity), format.Rate(sd.Stored.Rate),
-		format.Tokens(given.Capacity), format.Rate(given.Rate), shellWord(sd.Key), format.Exact(given.Capacity), format.Exact(given.Rate))
+	// Exact values: rounded, two specs that differ can read the same.
+	return usagef("%s stores capacity %s and rate %s/s, and the given spec (%s @ %s/s) differs: the stored spec is the application's and is used as it is; drop --capacity/--rate, or change it on purpose: bucketctl reset %s --capacity %s --rate %s --yes",
+		format.QuoteKey(sd.Key), format.Exact(sd.Stored.Capacity), format.Exact(sd.Stored.Rate),
+		format.Exact(given.Capacity), format.Exact(given.Rate), shellWord(sd.Key), format.Exact(given.Capacity), format.Exact(given.Rate))
 }
 
 // shellWord quotes s for a POSIX shell, escaped for the terminal.

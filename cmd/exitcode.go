@@ -106,8 +106,8 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// errorLine is the one line printed on stderr for err.
-func errorLine(err error) string {
+// errorMessage is what err says to the user, on one line (see Factory.errText).
+func errorMessage(err error) string {
 	msg := err.Error()
 	var ue *UsageError
 	if errors.As(err, &ue) || errors.Is(err, bucket.ErrInvalid) {
@@ -120,8 +120,5 @@ func errorLine(err error) string {
 	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
-	msg = strings.ReplaceAll(msg, "\n", "; ")
-	// An error may quote what the user typed or what the server said: no escape sequence
-	// in it reaches the terminal.
-	return "bucketctl: " + format.SafeText(msg)
+	return strings.ReplaceAll(msg, "\n", "; ")
 }

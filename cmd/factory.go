@@ -13,6 +13,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Factory holds a command's lazy dependencies: a command that fails flag parsing never
@@ -188,6 +189,18 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 		return nil, err
 	}
 	return o.NodeOf(ctx, c), nil
+}
+
+// errText is the text err is shown as, wherever it is shown (stderr, a live view's
+// banner): what the error says, with every secret this invocation may hold hidden, as an
+// error may quote a URL or a server's reply, and no escape sequence, as it may quote what
+// the user typed or what a server or a key holds.
+func (f *Factory) errText(err error) string {
+	var r *connect.Redactor // (nil: the secrets found by their form alone)
+	if f != nil {
+		r = f.redactor()
+	}
+	return format.SafeText(r.Apply(errorMessage(err)))
 }
 
 // redactor knows every secret this invocation may hold (see connect.Secrets).

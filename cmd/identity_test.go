@@ -210,6 +210,11 @@ func TestStoredSpecAndTTL(t *testing.T) {
 			t.Fatalf("%v rewrote the stored spec: %v", args, c.HGetAll(ctx, "spec:k").Val())
 		}
 	}
+	// A spec that differs by less than a rounded figure shows: the message says what differs.
+	if r := run(t, url, "consume", "spec:k", "--capacity", "100", "--rate", "0.0100001"); r.code != ExitUsage ||
+		!strings.Contains(r.errOut, "stores capacity 100 and rate 0.01/s, and the given spec (100 @ 0.0100001/s) differs") {
+		t.Errorf("a spec differing in a small digit: exit %d: %q", r.code, r.errOut)
+	}
 	if r := run(t, url, "consume", "spec:k"); r.code != 0 || c.HGet(ctx, "spec:k", "capacity").Val() != "100" {
 		t.Errorf("consume with the stored spec: exit %d, %s", r.code, r.errOut)
 	}

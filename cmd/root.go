@@ -191,8 +191,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var se *SilentError
 	var de *DeniedError
 	if !errors.As(err, &se) && !errors.As(err, &de) {
-		// Whatever the error quotes (a URL, a server's reply), no password reaches stderr.
-		fmt.Fprintln(f.IO.ErrOut, f.redactor().Apply(errorLine(err)))
+		fmt.Fprintln(f.IO.ErrOut, "bucketctl: "+f.errText(err))
 	}
 	return ExitCode(err)
 }

@@ -81,8 +81,10 @@ contexts:
   d: {url: "redis://u:S3cr3t,PW4@127.0.0.1:1"}
   e: {cluster: ["u:S3cr3t'PW5@127.0.0.1:7000", "127.0.0.1:7001"]}
   f: {sentinel-master: m, sentinel-addrs: ["u:S3cr3t\"PW6@127.0.0.1:26379"]}
+  g: {url: "redis://u:S3cr3t PW7@127.0.0.1:1"}
+  h: {cluster: ["u:S3cr3t,PW8@127.0.0.1:7000"]}
 `)
-	secrets := []string{"S3cr3tPW1", "S3cr3tPW2", "S3cr3tPW3", "PW4", "PW5", "PW6"}
+	secrets := []string{"S3cr3tPW1", "S3cr3tPW2", "S3cr3tPW3", "PW4", "PW5", "PW6", "PW7", "PW8"}
 	noneIn := func(what string, r result) {
 		t.Helper()
 		for _, s := range secrets {
@@ -97,6 +99,9 @@ contexts:
 			t.Fatalf("%v: exit %d, want the secrets shown as xxxxx: %q %q", args, r.code, r.out, r.errOut)
 		}
 		noneIn(strings.Join(args, " "), r)
+	}
+	for _, ctx := range []string{"g", "h"} { // (no server listens: any exit, no secret)
+		noneIn("context "+ctx, run(t, "", "--context", ctx, "--timeout", "2s", "inspect", "k"))
 	}
 	for _, ctx := range []string{"a", "b", "c"} {
 		r := run(t, "", "--context", ctx, "inspect", "k")

@@ -72,7 +72,7 @@ func topRun(opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, opts.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server, ErrText: f.errText}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -98,6 +98,9 @@ type TopParams struct {
 	// Sort is the order the dashboard opens in; Hint a line under its header.
 	Sort tui.SortBy
 	Hint string
+	// ErrText is how an error shows (default: with the secrets found by their form hidden;
+	// a command gives its Factory's errText, which knows this invocation's secrets).
+	ErrText func(error) string
 }
 
 // RunTop runs the top dashboard full screen on ios over st until the user quits or ctx
@@ -108,8 +111,11 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 	}
 	styles := tuiStyles(ios)
 	src := NewTopSource(st, p)
+	if p.ErrText == nil {
+		p.ErrText = (*Factory)(nil).errText
+	}
 	opts := tui.TopOptions{Match: p.Match, Sort: p.Sort, Hint: p.Hint, LiveOptions: tui.LiveOptions{Addr: p.Addr,
-		Server: p.Server, Interval: p.Interval, Styles: &styles}}
+		Server: p.Server, Interval: p.Interval, Styles: &styles, ErrText: p.ErrText}}
 	if p.Resolve != nil {
 		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
 	}

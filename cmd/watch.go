@@ -12,7 +12,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
-	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -98,7 +97,7 @@ func watchRun(opts *WatchOptions) error {
 	}
 	styles := tuiStyles(f.IO)
 	m := tui.NewWatch(read, tui.WatchOptions{Key: opts.Key, LiveOptions: tui.LiveOptions{Addr: d.addr,
-		Server: d.server, Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles}})
+		Server: d.server, Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles, ErrText: f.errText}})
 	return endedByDuration(ctx, runProgram(ctx, f.IO, m))
 }
 
@@ -190,7 +189,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			if rediserr.IsUnreachable(err) {
 				err = &UnreachableError{Addr: addr, Err: err}
 			}
-			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", connect.Redact(format.SafeText(err.Error())), opts.Interval)
+			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", opts.src.errText(err), opts.Interval)
 			lastErr = err
 			continue
 		}

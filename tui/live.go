@@ -32,6 +32,21 @@ type LiveOptions struct {
 	Styles *Styles
 	// Now is the clock of the refresh time shown (default time.Now); tests pin it.
 	Now func() time.Time
+	// ErrText is the text an error is shown as: the command's redactor, so that no secret
+	// an error quotes reaches the screen (default: the error's own text). Whatever it
+	// returns is shown terminal-safe, on one line.
+	ErrText func(error) string
+}
+
+// errText is the one line err is shown as (see ErrText).
+func (o *LiveOptions) errText(err error) string {
+	s := ""
+	if o.ErrText != nil {
+		s = o.ErrText(err)
+	} else {
+		s = err.Error()
+	}
+	return oneLine(format.SafeText(s))
 }
 
 func (o *LiveOptions) defaults() {
@@ -104,7 +119,7 @@ func (l *live) headerLines(name, label, subject string, extra []string, o *LiveO
 	}
 	lines := l.titleLines(name, label, subject, o.server(), right)
 	if l.poll.err != nil {
-		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, hasData))
+		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, o.errText(l.poll.err), hasData))
 	}
 	return lines
 }
@@ -273,17 +288,18 @@ func (p *poller) finish(err error) {
 func (p *poller) stop() { p.cancel() }
 
 // banner is the failed-read banner: address, cause, age of the data still shown.
-func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
+func (p *poller) banner(st Styles, w int, addr, cause string, hasData bool) string {
 	end := p.errAt
 	if p.hungAt.After(end) {
 		end = p.hungAt
 	}
-	return problemBanner(st, w, addr, p.err, end.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
+	return problemBanner(st, w, addr, p.err, cause, end.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
 }
 
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data
-// still shown is, then the cause; both wrap to the width, so a narrow terminal keeps all.
-func problemBanner(st Styles, width int, addr string, err error, age time.Duration, hasData bool, interval time.Duration) string {
+// still shown is, then the cause (err as shown); both wrap to the width, so a narrow
+// terminal keeps all.
+func problemBanner(st Styles, width int, addr string, err error, cause string, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
 	switch {
 	case rediserr.IsTimeout(err):
@@ -303,11 +319,11 @@ func problemBanner(st Styles, width int, addr string, err error, age time.Durati
 	for _, l := range wrapJoin(parts, " · ", "", width) {
 		lines = append(lines, st.Banner.Render(fit(l, width)))
 	}
-	cause := strings.Split(ansi.Wrap(oneLine(err.Error()), max(1, width-2), " "), "\n")
-	if len(cause) > 3 {
-		cause = append(cause[:2], trunc(cause[2]+" "+strings.Join(cause[3:], " "), width-2))
+	causes := strings.Split(ansi.Wrap(cause, max(1, width-2), " "), "\n")
+	if len(causes) > 3 {
+		causes = append(causes[:2], trunc(causes[2]+" "+strings.Join(causes[3:], " "), width-2))
 	}
-	for _, c := range cause {
+	for _, c := range causes {
 		lines = append(lines, st.Bad.Render("  "+c))
 	}
 	return strings.Join(lines, "\n")

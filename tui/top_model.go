@@ -221,7 +221,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+oneLine(msg.err.Error()), true)
+			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.opts.errText(msg.err), true)
 		}
 		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", false)
 		if m.paused {

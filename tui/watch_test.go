@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,6 +118,32 @@ func TestWatchUnreachableThenRecovers(t *testing.T) {
 		t.Errorf("the banner stays after Redis is back:\n%s", screen)
 	}
 	golden(t, "recovered", screen)
+}
+
+// TestWatchErrorShownSafe: the banner shows an error as the command's ErrText gives it
+// (its redactor), and never an escape sequence the error quotes, with ErrText or without.
+func TestWatchErrorShownSafe(t *testing.T) {
+	hostile := errors.New("AUTH failed for redis://u:S3cretPW@h:1 \x1b]0;pwned\a\x1b[2J")
+	for _, redact := range []bool{true, false} {
+		feed := make(chan read)
+		var calls atomic.Int32
+		opts := watchOpts()
+		if redact {
+			opts.ErrText = func(err error) string { return strings.ReplaceAll(err.Error(), "S3cretPW", "xxxxx") }
+		}
+		tm, p := run(t, NewWatch(feedSource(feed, &calls), opts), 80, 24)
+		feed <- read{st: history(1)[0]}
+		feed <- read{err: hostile}
+		screen := waitView(t, tm, p, contains("AUTH failed"))
+		if strings.Contains(screen, "\x1b]") || strings.Contains(screen, "\x1b[2J") || strings.Contains(screen, "\a") {
+			t.Errorf("redact %v: the banner passed an escape sequence through:\n%q", redact, screen)
+		}
+		if redact && (strings.Contains(screen, "S3cretPW") || !strings.Contains(screen, "u:xxxxx@h:1")) {
+			t.Errorf("the banner did not show the error as ErrText gives it:\n%s", screen)
+		}
+		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+		tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	}
 }
 
 func TestWatchNeverOverlapsReads(t *testing.T) {

@@ -64,7 +64,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	}
 	u, err := parseURL(o.URL)
 	if err != nil {
-		return nil, Usagef("--url %s: %s (%s)", Redact(o.URL), err, urlHelp)
+		return nil, Usagef("--url %s: %s (%s)", RedactValue(o.URL), err, urlHelp)
 	}
 	opt := u.opt
 	if o.User != "" {

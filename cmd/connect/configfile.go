@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -219,16 +218,10 @@ func ScalarNode(s string) *yaml.Node {
 // ContextServer names where a context connects, without credentials ("" when it names no
 // server).
 func ContextServer(c ContextConfig) string {
-	switch {
-	// Each address is redacted alone: one seed's password may hold what a list's would not.
-	case len(c.Cluster) > 0:
-		return "cluster " + strings.Join(redactAll(c.Cluster), ",")
-	case c.SentinelMaster != "":
-		return Redact(fmt.Sprintf("sentinel %s via %s", c.SentinelMaster, strings.Join(redactAll(c.SentinelAddrs), ",")))
-	case c.URL != "":
-		return Redact(NormalizeURL(c.URL))
+	if c.URL != "" {
+		c.URL = NormalizeURL(c.URL)
 	}
-	return ""
+	return describeServer(c.Cluster, c.SentinelMaster, c.SentinelAddrs, c.URL)
 }
 
 // RedactConfig returns a copy of cfg without secrets.
@@ -239,7 +232,7 @@ func RedactConfig(cfg *Config) *Config {
 		if c.Password != "" {
 			c.Password = Redacted
 		}
-		c.URL = Redact(c.URL)
+		c.URL = RedactValue(c.URL)
 		c.Cluster = redactAll(c.Cluster)
 		c.SentinelAddrs = redactAll(c.SentinelAddrs)
 		out.Contexts[n] = c
@@ -253,7 +246,7 @@ func redactAll(in []string) []string {
 	}
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = Redact(s)
+		out[i] = RedactValue(s)
 	}
 	return out
 }
@@ -270,7 +263,7 @@ func RedactNode(n *yaml.Node) {
 		}
 	}
 	if n.Kind == yaml.ScalarNode {
-		n.Value = Redact(n.Value)
+		n.Value = RedactValue(n.Value)
 	}
 	for _, c := range n.Content {
 		RedactNode(c)

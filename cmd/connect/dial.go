@@ -148,10 +148,10 @@ func (s *Server) serverRefusal(err error) error {
 			db = strconv.Itoa(u.opt.DB)
 		}
 		return Usagef("%s %s: the server has no database %s (%s): CONFIG GET databases says how many it has (16 unless set)",
-			where("url"), Redact(s.URL), db, msg)
+			where("url"), RedactValue(s.URL), db, msg)
 	case strings.Contains(msg, "cluster support disabled"):
 		return Usagef("%s %s: not a Cluster node (%s): for a standalone server use --url", where("cluster"),
-			Redact(strings.Join(s.Cluster, ",")), msg)
+			RedactValue(strings.Join(s.Cluster, ",")), msg)
 	}
 	return err
 }

@@ -5,10 +5,11 @@
 //     Server;
 //   - parse.go: one parser per form of server (a URL; a list of Cluster seeds or sentinels;
 //     a host:port);
-//   - redact.go: the one redactor (Redact, Redactor) for every place a server or an error
-//     can be printed;
-//   - client.go, dial.go, hooks.go, cost.go: the one place the go-redis client is built (TLS,
-//     ACL user, Sentinel, Cluster, time limits), dialled and instrumented;
+//   - redact.go: the one redactor (RedactValue for a value, Redact for a text, Redactor for
+//     the secrets known by value) for every place a server or an error can be printed;
+//   - client.go, dial.go, hooks.go, replyguard.go: the one place the go-redis client is built
+//     (TLS, ACL user, Sentinel, Cluster, time limits), dialled, instrumented and guarded
+//     against replies too large to hold;
 //   - config.go, config_strict.go, configfile.go: the config file, its strict decoding, its
 //     contexts, and edits that keep its comments;
 //   - errors.go: the errors of connecting (usage, unreachable, permission).

@@ -106,32 +106,40 @@ type addrList struct {
 func parseAddrs(values []string) (addrList, error) {
 	var l addrList
 	seenInfo := false
-	for _, a := range SplitList(values) {
-		addr, info := a, ""
-		if i := strings.LastIndexByte(a, '@'); i >= 0 {
-			info, addr = a[:i], a[i+1:]
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				info = strings.TrimPrefix(info, scheme)
+	for _, v := range values {
+		// An error quotes the value the address came from, redacted as a whole: an address
+		// alone may be a piece of a password that held a comma.
+		for _, a := range SplitList([]string{v}) {
+			addr, info := a, ""
+			if i := strings.LastIndexByte(a, '@'); i >= 0 {
+				info, addr = a[:i], a[i+1:]
+				for _, scheme := range []string{"redis://", "rediss://"} {
+					info = strings.TrimPrefix(info, scheme)
+				}
+				user, pw, found := strings.Cut(info, ":")
+				if un, err := url.PathUnescape(user); err == nil {
+					user = un
+				}
+				if seenInfo && (user != l.user || pw != l.password) {
+					return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", RedactValue(v))
+				}
+				seenInfo = true
+				l.user, l.password, l.hasPassword = user, pw, found
+			} else {
+				for _, scheme := range []string{"redis://", "rediss://"} {
+					addr = strings.TrimPrefix(addr, scheme)
+				}
 			}
-			user, pw, found := strings.Cut(info, ":")
-			if un, err := url.PathUnescape(user); err == nil {
-				user = un
+			addr = strings.TrimSuffix(addr, "/")
+			if err := checkHostPort(addr); err != nil {
+				if len(secretsIn(v, true)) > 0 {
+					// (What it is may be a piece of a password that held a comma.)
+					err = errors.New("an address is not host:port, and commas separate addresses: a password holding a comma goes in password-env or REDISCLI_AUTH")
+				}
+				return l, fmt.Errorf("%s: %s (use host:port,host:port)", RedactValue(v), err)
 			}
-			if seenInfo && (user != l.user || pw != l.password) {
-				return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", Redact(a))
-			}
-			seenInfo = true
-			l.user, l.password, l.hasPassword = user, pw, found
-		} else {
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				addr = strings.TrimPrefix(addr, scheme)
-			}
+			l.addrs = append(l.addrs, addr)
 		}
-		addr = strings.TrimSuffix(addr, "/")
-		if err := checkHostPort(addr); err != nil {
-			return l, fmt.Errorf("%s: %s (use host:port,host:port)", Redact(a), err)
-		}
-		l.addrs = append(l.addrs, addr)
 	}
 	return l, nil
 }
@@ -178,7 +186,7 @@ func TypedPassword(flag, value, fix string) error {
 		return nil
 	}
 	return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
-		flag, Redact(value), fix)
+		flag, RedactValue(value), fix)
 }
 
 // TypedListPassword is TypedPassword for a list of addresses (Cluster seeds, sentinels),

@@ -32,16 +32,33 @@ var (
 	querySecretRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
 )
 
-// Redact hides every secret an address or a text holds in one of the forms above: a URL's
-// password (also in a URL that does not parse), a seed's or sentinel's user:password@, a
-// secret query parameter. It is the one redactor of addresses; Redactor.Apply adds the
-// secrets known by value.
+// Redact hides every secret a text holds in one of the forms above: a URL's password (also
+// in a URL that does not parse), a seed's or sentinel's user:password@, a secret query
+// parameter. A text is read word by word; a value (a flag's, a field's) is RedactValue's,
+// which reads it as the parsers do. Redactor.Apply adds the secrets known by value.
 func Redact(s string) string {
-	if i, j, _, ok := valueSecret(s); ok {
-		s = s[:i] + Redacted + s[j:]
+	if !strings.ContainsAny(s, " \t\n") {
+		return RedactValue(s) // one word: read as a value
 	}
+	return redactForms(s)
+}
+
+// RedactValue hides the secrets of one value: a URL, an address or a list of addresses, as
+// a flag, a variable or a config file's field gives it. Its secrets are found where the
+// parsers find them (valueSecrets), whatever they hold (a space, a comma, a quote), then
+// any other in the forms Redact finds.
+func RedactValue(v string) string {
+	spans := valueSecrets(v)
+	for k := len(spans) - 1; k >= 0; k-- {
+		v = v[:spans[k].i] + Redacted + v[spans[k].j:]
+	}
+	return redactForms(v)
+}
+
+// redactForms hides the secrets s holds in the forms of the regular expressions above.
+func redactForms(s string) string {
 	if !strings.ContainsAny(s, "@=") {
-		return s // each form below holds an '@' or an '='
+		return s // each form holds an '@' or an '='
 	}
 	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
 	s = urlLoneInfoRe().ReplaceAllString(s, "${1}"+Redacted+"@")
@@ -49,42 +66,88 @@ func Redact(s string) string {
 	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
 }
 
-// valueSecret finds the secret of one value (a flag's, a field's: no whitespace), s[i:j].
-// A URL's user info runs from "//" to its last '@', whatever it holds (a comma, a quote: a
-// URL of a list joined by commas loses its first hosts to it, never a password); its
-// password is what follows its first colon, and without a colon the user info is the
-// secret whole (user: go-redis reads it as a user, redis-cli as a password). One seed,
-// user:password@host:port, likewise.
-func valueSecret(s string) (i, j int, user, ok bool) {
-	if strings.ContainsAny(s, " \t\n") {
-		return 0, 0, false, false
-	}
+// span is a secret's place in a value, v[i:j]; user says it is user info with no colon (a
+// user to go-redis, a password to redis-cli).
+type span struct {
+	i, j int
+	user bool
+}
+
+// valueSecrets finds the secrets of one value where the parsers find them. A URL's user
+// info runs from "//" to its last '@', whatever it holds (a URL of a list joined by commas
+// loses its first hosts to it, never a password); its password is what follows its first
+// colon, and without a colon the user info is the secret whole. A seed, user:password@host:port,
+// likewise. A list of seeds (commas) is read seed by seed when every one is an address
+// (host:port, with user info or without); otherwise as one seed, the password running to
+// the last '@': a comma in a password (u:pa,ss@h:1) cuts no secret in two.
+func valueSecrets(s string) []span {
 	if prefix, userinfo, _, found := splitUserinfo(s); found {
-		i, j = len(prefix), len(prefix)+len(userinfo)
+		i, j := len(prefix), len(prefix)+len(userinfo)
 		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
-			return i + c + 1, j, false, true
+			return []span{{i + c + 1, j, false}}
 		}
-		return i, j, true, loneInfo(userinfo)
+		if loneInfo(userinfo) {
+			return []span{{i, j, true}}
+		}
+		return nil
 	}
+	if !strings.Contains(s, "@") {
+		return nil
+	}
+	if strings.Contains(s, ",") {
+		var out []span
+		off, clean := 0, true
+		for _, item := range strings.Split(s, ",") {
+			if t := strings.TrimSpace(item); t != "" && !isHostPort(t) {
+				sp, ok := seedSecret(item)
+				if !ok {
+					clean = false
+					break
+				}
+				if sp.j > sp.i {
+					out = append(out, span{off + sp.i, off + sp.j, false})
+				}
+			}
+			off += len(item) + 1
+		}
+		if clean {
+			return out
+		}
+	}
+	if sp, ok := seedSecret(s); ok && sp.j > sp.i {
+		return []span{sp}
+	}
+	return nil
+}
+
+// seedSecret reads s as one seed, [user[:password]@]host:port: ok when it is one, with the
+// password's place (empty when it names none).
+func seedSecret(s string) (span, bool) {
 	at := strings.LastIndexByte(s, '@')
-	if at <= 0 || strings.Contains(s, ",") || !isHostPort(s[at+1:]) {
-		return 0, 0, false, false
+	if at <= 0 || !isHostPort(strings.TrimSpace(s[at+1:])) {
+		return span{}, false
 	}
 	c := strings.IndexByte(s[:at], ':')
-	return c + 1, at, false, c >= 0
+	if c < 0 {
+		return span{}, true
+	}
+	return span{c + 1, at, false}, true
 }
 
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// secretsIn returns the secrets s holds in the forms Redact hides, so that a text that
-// quotes one alone (an error echoing a password) is redacted too; with users, a URL's user
-// info with no colon counts (a user to go-redis, perhaps a password to redis-cli).
+// secretsIn returns the secrets the value s holds, where the parsers find them and in the
+// forms Redact hides, so that a text that quotes one alone (an error echoing a password)
+// is redacted too; with users, a URL's user info with no colon counts (a user to go-redis,
+// perhaps a password to redis-cli).
 func secretsIn(s string, users bool) []string {
 	var out []string
-	if i, j, user, ok := valueSecret(s); ok && (users || !user) {
-		out = append(out, s[i:j])
+	for _, sp := range valueSecrets(s) {
+		if users || !sp.user {
+			out = append(out, s[sp.i:sp.j])
+		}
 	}
 	if !strings.ContainsAny(s, "@=") {
 		return out
@@ -167,7 +230,9 @@ func (r *Redactor) AddFrom(values ...string) {
 	}
 }
 
-// Apply returns msg with every secret hidden.
+// Apply returns msg with every secret hidden: each one it knows by value wherever it
+// stands but inside a longer word (a password "pass" leaves the word "password" whole),
+// then those Redact finds by their form.
 func (r *Redactor) Apply(msg string) string {
 	if r != nil {
 		secrets := append([]string(nil), r.secrets...)
@@ -175,11 +240,38 @@ func (r *Redactor) Apply(msg string) string {
 		sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 		for _, s := range secrets {
 			if len(s) >= minSecretLen {
-				msg = strings.ReplaceAll(msg, s, Redacted)
+				msg = replaceSecret(msg, s)
 			}
 		}
 	}
 	return Redact(msg)
+}
+
+// replaceSecret replaces each s in msg by Redacted, but where it is part of a longer word:
+// a letter or digit on both sides of a join (the secret's end and msg's next character).
+func replaceSecret(msg, s string) string {
+	var b strings.Builder
+	for {
+		k := strings.Index(msg, s)
+		if k < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := k + len(s)
+		inWord := (k > 0 && wordByte(msg[k-1]) && wordByte(s[0])) ||
+			(end < len(msg) && wordByte(msg[end]) && wordByte(s[len(s)-1]))
+		b.WriteString(msg[:k])
+		if inWord {
+			b.WriteString(s)
+		} else {
+			b.WriteString(Redacted)
+		}
+		msg = msg[end:]
+	}
+}
+
+func wordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // secretEnv are the environment variables that may hold a password.

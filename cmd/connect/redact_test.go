@@ -48,6 +48,33 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestRedactValue: a value's secret is found where the parsers find it, whatever it holds
+// (a space, a comma); a list is read address by address when every one is an address.
+func TestRedactValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"redis://u:secret pw@127.0.0.1:1", "redis://u:xxxxx@127.0.0.1:1"},
+		{"u:secret pw@127.0.0.1:7000", "u:xxxxx@127.0.0.1:7000"},
+		{"u:pa,ss@127.0.0.1:7000", "u:xxxxx@127.0.0.1:7000"},
+		{"h1:7000,u:p@w@h2:7000", "h1:7000,u:xxxxx@h2:7000"},
+		{"ops:pw1@10.0.0.1:7000, 10.0.0.2:7000", "ops:xxxxx@10.0.0.1:7000, 10.0.0.2:7000"},
+		{"ops@10.0.0.1:7000", "ops@10.0.0.1:7000"}, // a seed's user, as go-redis reads it
+		{"rate:user:bob@example.com", "rate:user:bob@example.com"},
+		{"mail ops@example.com", "mail ops@example.com"},
+	} {
+		if got := RedactValue(tc.in); got != tc.want {
+			t.Errorf("RedactValue(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// A secret known by value is hidden where it stands alone, not inside a longer word.
+	r := &Redactor{}
+	r.AddFrom("u:pass@127.0.0.1:1")
+	got := r.Apply("--url u:pass@127.0.0.1:1 holds a password (password-env); AUTH pass failed")
+	if want := "--url u:xxxxx@127.0.0.1:1 holds a password (password-env); AUTH xxxxx failed"; got != want {
+		t.Errorf("Apply = %q, want %q", got, want)
+	}
+}
+
 // TestTypedListPassword: each address of a typed list is judged alone, so URLs naming a
 // user and no password pass, and a password anywhere is refused and shown as xxxxx.
 func TestTypedListPassword(t *testing.T) {

@@ -309,7 +309,7 @@ func (r *resolver) check(s *Server) error {
 			}
 		}
 		if _, err := parseURL(s.URL); err != nil {
-			return Usagef("%s %s: %s (%s)", r.source("url"), Redact(s.URL), err, urlHelp)
+			return Usagef("%s %s: %s (%s)", r.source("url"), RedactValue(s.URL), err, urlHelp)
 		}
 	}
 	if s.SentinelMaster != "" && len(s.SentinelAddrs) == 0 {

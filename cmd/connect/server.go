@@ -44,16 +44,25 @@ type Server struct {
 
 // Addr names where we connect, without credentials, for messages.
 func (s *Server) Addr() string {
-	switch {
-	case len(s.Cluster) > 0:
-		return Redact("cluster " + strings.Join(s.Cluster, ","))
-	case s.SentinelMaster != "":
-		return Redact(fmt.Sprintf("sentinel master %q via %s", s.SentinelMaster, strings.Join(s.SentinelAddrs, ",")))
+	if len(s.Cluster) > 0 || s.SentinelMaster != "" {
+		return describeServer(s.Cluster, s.SentinelMaster, s.SentinelAddrs, "")
 	}
 	if u, err := parseURL(s.URL); err == nil {
 		return u.opt.Addr // go-redis's default port added; a socket's path
 	}
-	return Redact(s.URL)
+	return RedactValue(s.URL)
+}
+
+// describeServer names a server given as a Cluster's seeds, a Sentinel's master and
+// addresses, or a URL, without credentials: the one wording of messages and listings.
+func describeServer(cluster []string, master string, sentinels []string, url string) string {
+	switch {
+	case len(cluster) > 0:
+		return "cluster " + strings.Join(redactAll(cluster), ",")
+	case master != "":
+		return fmt.Sprintf("sentinel master %q via %s", master, strings.Join(redactAll(sentinels), ","))
+	}
+	return RedactValue(url)
 }
 
 // Label is the address and, when one named it, the context: what a view names.
