@@ -128,16 +128,16 @@ func scriptErr(key string, err error) error {
 	case strings.Contains(msg, "WRONGTYPE"):
 		return notBucketError(key, "it holds another Redis type")
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
-		return fmt.Errorf("%w: %q is another application's bucket, not a native one: consume and load work on native buckets only; use inspect, check or reset", ErrForeign, key)
+		return fmt.Errorf("%w: %q is another application's bucket, not a native one", ErrForeign, key)
 	case strings.Contains(msg, "bucketctl: corrupt bucket: "):
 		why := msg[strings.Index(msg, "corrupt bucket: ")+len("corrupt bucket: "):]
 		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(rediserr.ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
 	case strings.Contains(msg, "bucketctl: stored spec differs: "):
 		return specDiffers(key, msg[strings.Index(msg, "stored spec differs: ")+len("stored spec differs: "):])
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
-		return fmt.Errorf("%w: %q does not exist (%w): pass --capacity and --rate", ErrNoSpec, key, ErrNoKey)
+		return fmt.Errorf("%w: %q does not exist (%w)", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):
-		return fmt.Errorf("%w: %q: pass --capacity and --rate", ErrNoSpec, key)
+		return fmt.Errorf("%w: %q", ErrNoSpec, key)
 	case strings.Contains(msg, "ERR bucketctl:"):
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(msg[strings.Index(msg, "bucketctl:"):], "bucketctl: "))
 	}

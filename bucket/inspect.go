@@ -96,10 +96,10 @@ func (s State) UpdatedAt() time.Time { return time.UnixMicro(s.Stored.TS) }
 // Peek is the decision a request of cost would get now, computed from the state.
 func (s State) Peek(cost float64) (Result, error) {
 	if !s.HasSpec() && !s.Exists && s.Problem == "" {
-		return Result{}, fmt.Errorf("%w: %q does not exist (%w): pass --capacity and --rate or add a rule", ErrNoSpec, s.Key, ErrNoKey)
+		return Result{}, fmt.Errorf("%w: %q does not exist (%w)", ErrNoSpec, s.Key, ErrNoKey)
 	}
 	if !s.HasSpec() {
-		return Result{}, fmt.Errorf("%w: %q: pass --capacity and --rate or add a rule", ErrNoSpec, s.Key)
+		return Result{}, fmt.Errorf("%w: %q", ErrNoSpec, s.Key)
 	}
 	if s.Problem != "" {
 		return Result{}, s.NotBucketError()

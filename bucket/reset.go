@@ -83,7 +83,7 @@ func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, er
 		return 0, stateErr(st)
 	}
 	if st.Guess != "" {
-		return 0, fmt.Errorf("%q: %w (a rule or --layout %s); left untouched", st.Key, ErrUndeclared, st.Layout.Name)
+		return 0, fmt.Errorf("%q: %w (it reads as a bare %s level); left untouched", st.Key, ErrUndeclared, st.Layout.Name)
 	}
 	return s.resetOne(ctx, st.ResetOp(to))
 }
@@ -106,7 +106,7 @@ func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
 	case ResetCorrupt:
 		return 0, fmt.Errorf("%q: %w: left untouched", key, ErrCorrupt)
 	case ResetUndeclared:
-		return 0, fmt.Errorf("%q: %w (a rule or --layout); left untouched", key, ErrUndeclared)
+		return 0, fmt.Errorf("%q: %w; left untouched", key, ErrUndeclared)
 	case ResetMissing:
 		return 0, nil
 	}
@@ -126,7 +126,7 @@ func (op ResetOp) Validate() error {
 		return fmt.Errorf("%w: tokens %v: must be a finite number >= 0", ErrInvalid, op.To.Tokens)
 	}
 	if op.Spec.IsZero() {
-		return fmt.Errorf("%w: %q: writing tokens needs the capacity and rate (for the TTL that covers the refill): pass --capacity and --rate or add a rule", ErrNoSpec, op.Key)
+		return fmt.Errorf("%w: %q: writing tokens needs the capacity and rate (for the TTL that covers the refill)", ErrNoSpec, op.Key)
 	}
 	if err := op.Spec.Validate(); err != nil {
 		return err

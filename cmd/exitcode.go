@@ -120,5 +120,23 @@ func errorMessage(err error) string {
 	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
+	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {
+		msg += ": " + a
+	}
 	return strings.ReplaceAll(msg, "\n", "; ")
 }
+
+// adviceFor is what the user can do about err, in the command line's words: the library's
+// errors state what is wrong, and this is the one place that names the flags to fix it.
+func adviceFor(err error) string {
+	switch {
+	case errors.Is(err, bucket.ErrNoSpec):
+		return specAdvice
+	case errors.Is(err, bucket.ErrUndeclared):
+		return "to change it, declare its layout with --layout or a rule in the config file"
+	}
+	return ""
+}
+
+// specAdvice is how a bucket whose capacity and rate are unknown gets them.
+const specAdvice = "pass --capacity and --rate, or add a rule"
