@@ -168,7 +168,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	res := r.Watch
-	spent := tui.Cost{Commands: r.Commands, RoundTrips: r.RoundTrips}
+	spent := tui.Cost{Commands: int(res.Commands), RoundTrips: int(res.RoundTrips)}
 	cover := "scanned " + plural64(res.Scanned, "key")
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))
