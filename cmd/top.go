@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -72,7 +73,7 @@ func topRun(opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, opts.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server, NodeClient: d.nodeClient}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -91,6 +92,8 @@ type TopParams struct {
 	Resolve bucket.Resolver
 	// Custom are the config file's layouts (their two-key buckets are found too).
 	Custom []bucket.Layout
+	// NodeClient builds the clients that follow writes (hot.Options.NodeClient).
+	NodeClient func(*redis.Options) *redis.Client
 	// Addr names the server in the banner when Redis is unreachable.
 	Addr string
 	// Server names the server (and context) in the header (default: Addr).
@@ -147,7 +150,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if p.Budget <= 0 {
 		p.Budget = defaultTopBudget
 	}
-	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
+	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
 		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})}
 }
 

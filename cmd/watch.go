@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -110,6 +111,8 @@ type live struct {
 	addr    string
 	// server names the server and the context in the views' headers.
 	server string
+	// nodeClient builds the clients that follow writes, the connection's way (hot).
+	nodeClient func(*redis.Options) *redis.Client
 }
 
 // liveDeps resolves the flags and config, then connects.
@@ -132,7 +135,7 @@ func (f *Factory) liveDeps(ctx context.Context, spec *SpecFlags) (live, error) {
 		return d, err
 	}
 	d.addr = conn.Addr()
-	d.server = conn.Label()
+	d.server, d.nodeClient = conn.Label(), conn.NodeClient
 	return d, nil
 }
 

@@ -36,7 +36,7 @@ type LiveRefresh struct {
 // NewLive returns a Live view of the buckets matching o.Match on st, within o's budget
 // (nothing is read until Refresh).
 func NewLive(st *bucket.Store, o WatchOptions) *Live {
-	return &Live{st: st, opts: o, hot: hot.NewFollower(o.Match, o.Custom)}
+	return &Live{st: st, opts: o, hot: hot.NewFollower(o.Match, hot.Options{Custom: o.Custom, NodeClient: o.NodeClient})}
 }
 
 // Close ends following writes.

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/cost"
 )
@@ -50,6 +52,8 @@ type WatchOptions struct {
 	// Limit, when above 0, ends each pass after this many buckets: the view covers the
 	// first Limit buckets SCAN finds, and starts over.
 	Limit int64
+	// NodeClient builds the clients a Live view follows writes with (hot.Options).
+	NodeClient func(*redis.Options) *redis.Client
 }
 
 // WatchResult is one refresh.
