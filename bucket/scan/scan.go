@@ -36,7 +36,7 @@ type Options struct {
 	MaxCount int64
 	// The following are States': BucketsOnly hands on buckets only (the others are
 	// counted in Stats.Other); Limit, above 0, ends the scan after this many buckets
-	// (Stats.Truncated); CountKeys reads DBSIZE first (Stats.DBSize), for a share
+	// (Stats.Truncated; Keys: this many keys); CountKeys reads DBSIZE first (Stats.DBSize), for a share
 	// of the keyspace covered; OnPage, when set, is called after each page with the counts
 	// so far (a progress line).
 	BucketsOnly bool
@@ -285,26 +285,37 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 	return stats, ctx.Err()
 }
 
-// Keys walks the key names matching pattern on every master of s (SCAN only, no read), for
-// shell completion: fn gets each page and may stop the walk by returning ErrStop.
-func Keys(ctx context.Context, s *bucket.Store, pattern string, count int64, fn func([]string) error) error {
-	return s.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.Scan(ctx, cursor, pattern, count).Result()
-			if err != nil {
-				rediserr.ReloadSlots(s.Redis(), err)
-				return err
-			}
-			if err := fn(keys); err != nil {
-				return err
-			}
-			if next == 0 {
+// Keys walks the key names matching o.Match on every master of s with a Scanner's SCAN
+// pages (the masters in turn, COUNT raised up to o.MaxCount for a selective pattern, the
+// cost counted) but reads no key: for shell completion. fn gets each page and may stop the
+// walk by returning ErrStop; o.Limit, above 0, stops it once that many keys were handed on
+// (the last page is cut). Resolve, Custom and the other States options play no part.
+func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) error) error {
+	sc, err := New(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	ctx = cost.With(ctx, &sc.cost)
+	for handed := int64(0); o.Limit <= 0 || handed < o.Limit; {
+		_, keys, err := sc.nextKeys(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if o.Limit > 0 && handed+int64(len(keys)) > o.Limit {
+			keys = keys[:o.Limit-handed]
+		}
+		handed += int64(len(keys))
+		if err := fn(keys); err != nil {
+			if errors.Is(err, ErrStop) {
 				return nil
 			}
-			cursor = next
+			return err
 		}
-	})
+	}
+	return nil
 }
 
 // Page is one page of a scan and the counts up to it.
