@@ -22,7 +22,6 @@ func (s *Store) MemoryUsage(ctx context.Context, keys []string) ([]int64, error)
 		cmds[i] = pipe.MemoryUsage(ctx, k)
 	}
 	_, err := pipe.Exec(ctx)
-	s.countRead(int64(len(keys)), 1)
 	if err != nil && !isPerCommand(err) {
 		s.networkErr(err)
 		return nil, fmt.Errorf("memory usage: %w", err)

@@ -160,12 +160,8 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 				err = cmd.Err()
 			}
 		}
-		s.countRead(int64(len(keys)+1), 1)
-		if loadCmd != nil {
-			s.countRead(1, 0)
-			if loadCmd.Err() != nil {
-				mode = readEvalFor(mode) // no SCRIPT LOAD permission: send the source
-			}
+		if loadCmd != nil && loadCmd.Err() != nil {
+			mode = readEvalFor(mode) // no SCRIPT LOAD permission: send the source
 		}
 		if err != nil && !isPerCommand(err) {
 			s.networkErr(err)
@@ -239,14 +235,6 @@ func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []stri
 	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
 }
 
-func (s *Store) countRead(commands, roundTrips int64) { s.reads.Add(commands, roundTrips) }
-
-// ReadCost returns the commands and round trips reads have sent so far, for the figures
-// scan and top report.
-func (s *Store) ReadCost() (commands, roundTrips int64) {
-	return int64(s.reads.Commands()), int64(s.reads.RoundTrips())
-}
-
 func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *keyRead) error {
 	v, err := cmd.Slice()
 	if err != nil || len(v) < 4 {
@@ -308,7 +296,6 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		return nil
 	}
 	_, err := pipe.Exec(ctx)
-	s.countRead(int64(len(refs)), 1)
 	if err != nil && !isPerCommand(err) {
 		s.networkErr(err)
 		return err

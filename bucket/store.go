@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/bucketctl/bucketctl/bucket/cost"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -35,7 +34,6 @@ type Store struct {
 	co    *coalescer // nil: every Take is its own round trip
 
 	readMode atomic.Int32 // how reads send the read script (read.go)
-	reads    cost.Counter // what reads sent
 }
 
 // Option configures a Store.

@@ -101,7 +101,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if f.IO.StdoutTTY {
 		// The dashboard: the whole family of demo buckets, live, the busiest first; q quits.
 		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve,
-			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
+			NodeClient: conn.NodeClient, Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)
 	}

@@ -42,8 +42,12 @@ func listHotRun(opts *ListOptions) error {
 		return err
 	}
 	f, ctx, node := opts.src, opts.Ctx, sr.node
+	conn, err := f.Conn()
+	if err != nil {
+		return err
+	}
 	q := hot.Query{For: opts.For, Limit: opts.Limit, Resolve: sr.resolve,
-		Options: hot.Options{Custom: sr.custom}}
+		Options: hot.Options{Custom: sr.custom, NodeClient: conn.NodeClient}}
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}

@@ -104,11 +104,9 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var keys []string
-		_ = scan.Keys(ctx, st, rules.QuoteGlob(prefix)+"*", 200, func(page []string) error {
+		o := scan.Options{Match: rules.QuoteGlob(prefix) + "*", Count: 200, MaxCount: 8000, Limit: 200}
+		_ = scan.Keys(ctx, st, o, func(page []string) error {
 			keys = append(keys, page...)
-			if len(keys) >= 200 {
-				return scan.ErrStop
-			}
 			return nil
 		})
 		sort.Strings(keys)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -72,7 +73,8 @@ func topRun(opts *TopOptions) error {
 		return err
 	}
 	return endedByDuration(ctx, RunTop(ctx, opts.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server, ErrText: f.errText}))
+		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server,
+		NodeClient: d.nodeClient, ErrText: f.errText}))
 }
 
 // TopParams say what RunTop shows. Zero values take the defaults.
@@ -91,6 +93,8 @@ type TopParams struct {
 	Resolve bucket.Resolver
 	// Custom are the config file's layouts (their two-key buckets are found too).
 	Custom []bucket.Layout
+	// NodeClient builds the clients that follow writes (hot.Options.NodeClient).
+	NodeClient hot.NodeClient
 	// Addr names the server in the banner when Redis is unreachable.
 	Addr string
 	// Server names the server (and context) in the header (default: Addr).
@@ -153,7 +157,7 @@ func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	if p.Budget <= 0 {
 		p.Budget = defaultTopBudget
 	}
-	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit),
+	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
 		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})}
 }
 
@@ -174,7 +178,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 		return tui.TopSnapshot{}, err
 	}
 	res := r.Watch
-	spent := tui.Cost{Commands: r.Commands, RoundTrips: r.RoundTrips}
+	spent := tui.Cost{Commands: int(res.Commands), RoundTrips: int(res.RoundTrips)}
 	cover := "scanned " + plural64(res.Scanned, "key")
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))

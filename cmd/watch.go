@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
@@ -109,6 +110,8 @@ type live struct {
 	addr    string
 	// server names the server and the context in the views' headers.
 	server string
+	// nodeClient builds the clients that follow writes, the connection's way (hot).
+	nodeClient hot.NodeClient
 }
 
 // liveDeps resolves the flags and config, then connects.
@@ -131,7 +134,7 @@ func (f *Factory) liveDeps(ctx context.Context, spec *SpecFlags) (live, error) {
 		return d, err
 	}
 	d.addr = conn.Addr()
-	d.server = conn.Label()
+	d.server, d.nodeClient = conn.Label(), conn.NodeClient
 	return d, nil
 }
 

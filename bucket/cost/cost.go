@@ -11,7 +11,8 @@ import (
 
 // Counter counts what Redis is sent: commands and round trips. It is safe for concurrent
 // use. The requests made with a context carrying one are counted by the hook (see With and
-// Install); a bucket.Store counts its reads in one of its own with Add.
+// Install): what went on the wire, so a pipeline that a Cluster client splits over three
+// masters is three round trips.
 type Counter struct {
 	commands, roundTrips atomic.Int64
 }
@@ -28,14 +29,27 @@ func (c *Counter) Add(commands, roundTrips int64) {
 
 type costKey struct{}
 
-// With returns ctx carrying c: the requests made with it are counted in c.
+// With returns ctx carrying c: the requests made with it are counted in c, and in the
+// counters ctx carried already (a scan's counter within a refresh's).
 func With(ctx context.Context, c *Counter) context.Context {
-	return context.WithValue(ctx, costKey{}, c)
+	outer := costFrom(ctx)
+	all := make([]*Counter, 0, len(outer)+1)
+	return context.WithValue(ctx, costKey{}, append(append(all, outer...), c))
 }
 
-func costFrom(ctx context.Context) *Counter {
-	c, _ := ctx.Value(costKey{}).(*Counter)
+func costFrom(ctx context.Context) []*Counter {
+	c, _ := ctx.Value(costKey{}).([]*Counter)
 	return c
+}
+
+// add counts commands in one round trip in every counter of ctx.
+func add(ctx context.Context, commands int64) {
+	if commands == 0 {
+		return
+	}
+	for _, c := range costFrom(ctx) {
+		c.Add(commands, 1)
+	}
 }
 
 // costHook is the go-redis hook that feeds the counter of the context, if any.
@@ -56,8 +70,8 @@ func handshake(cmd redis.Cmder) bool {
 
 func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if c := costFrom(ctx); c != nil && !handshake(cmd) {
-			c.Add(1, 1)
+		if !handshake(cmd) {
+			add(ctx, 1)
 		}
 		return next(ctx, cmd)
 	}
@@ -65,45 +79,45 @@ func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if c := costFrom(ctx); c != nil {
-			n := int64(0)
-			for _, cmd := range cmds {
-				if !handshake(cmd) {
-					n++
-				}
-			}
-			if n > 0 {
-				c.Add(n, 1)
+		n := int64(0)
+		for _, cmd := range cmds {
+			if !handshake(cmd) {
+				n++
 			}
 		}
+		add(ctx, n)
 		return next(ctx, cmds)
 	}
 }
 
-// hooked remembers the clients that already carry the hook (go-redis cannot remove one).
+// hooked remembers the clients that already carry the hook, or whose nodes will (go-redis
+// cannot remove a hook, nor a node callback).
 var hooked sync.Map
 
 // Install puts the counting hook on the clients that talk to the servers: the client
 // itself when standalone (or Sentinel), each node's client for a Cluster or a Ring, since a
-// cluster pipeline is one round trip per node.
+// cluster pipeline is one round trip per node. Installing it again changes nothing.
 func Install(rdb redis.UniversalClient) {
-	add := func(c *redis.Client) {
+	if _, dup := hooked.LoadOrStore(rdb, struct{}{}); dup {
+		return
+	}
+	put := func(c *redis.Client) {
 		if _, dup := hooked.LoadOrStore(c, struct{}{}); !dup {
 			c.AddHook(costHook{})
 		}
 	}
 	each := func(_ context.Context, c *redis.Client) error {
-		add(c)
+		put(c)
 		return nil
 	}
 	switch c := rdb.(type) {
 	case *redis.Client:
-		add(c)
+		c.AddHook(costHook{})
 	case *redis.ClusterClient:
-		c.OnNewNode(add)
+		c.OnNewNode(put)
 		_ = c.ForEachShard(context.Background(), each)
 	case *redis.Ring:
-		c.OnNewNode(add)
+		c.OnNewNode(put)
 		_ = c.ForEachShard(context.Background(), each)
 	}
 }

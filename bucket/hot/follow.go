@@ -37,11 +37,11 @@ type Follower struct {
 	match     string
 }
 
-// NewFollower follows the writes to the keys matching the Redis glob match (custom: the
-// config file's layouts, so their time keys count for their buckets). Nothing is started
-// until the first Next.
-func NewFollower(match string, custom []bucket.Layout) *Follower {
-	h := &Follower{notBucket: map[string]bool{}, match: match, opts: Options{Custom: custom}}
+// NewFollower follows the writes to the keys matching the Redis glob match, with the
+// Tracker options o (its Prefixes are match's). Nothing is started until the first Next.
+func NewFollower(match string, o Options) *Follower {
+	o.Prefixes = nil
+	h := &Follower{notBucket: map[string]bool{}, match: match, opts: o}
 	if pre := rules.GlobPrefix(match); pre != "" {
 		h.opts.Prefixes = []string{pre}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Hot keys without configuring the server: server-assisted client tracking in broadcast
@@ -45,8 +46,12 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	if e.NoPerm {
+		what := "NOPERM"
+		if d, _ := rediserr.Denied(e.Err); d.Command != "" {
+			what = "NOPERM for " + d.Command
+		}
 		return fmt.Sprintf("the user may not follow writes on %s (%s): grant it +client|id +client|tracking +subscribe and &%s, or use 'bucketctl top' (it scans)",
-			e.Addr, firstLine(e.Err), invalidateChannel)
+			e.Addr, what, invalidateChannel)
 	}
 	return fmt.Sprintf("%s has no client tracking (Redis 6 or later is needed: %s): use 'bucketctl top' (it scans) instead",
 		e.Addr, firstLine(e.Err))
@@ -81,7 +86,14 @@ type Options struct {
 	// MaxKeys bounds the distinct keys counted (default 100,000): past it, the keys seen
 	// least are dropped, so memory is bounded whatever the write traffic.
 	MaxKeys int
+	// NodeClient builds the client of each dedicated connection (nil: redis.NewClient).
+	NodeClient NodeClient
 }
+
+// NodeClient builds the client of a dedicated connection from its master's client options
+// (all of them, changed as the connection needs: see dedicated): the connection package's
+// constructor, so that these clients carry the hooks its clients do.
+type NodeClient func(*redis.Options) *redis.Client
 
 // Tracker counts the writes each key receives, on every master, from its start until
 // Close. It is safe for concurrent use.
@@ -124,8 +136,12 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 	for _, l := range bucket.TwoKeyLayouts(o.Custom) {
 		t.suffixes = append(t.suffixes, l.TimeSuffix)
 	}
+	newClient := o.NodeClient
+	if newClient == nil {
+		newClient = redis.NewClient
+	}
 	err := s.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		n, err := startHotNode(ctx, m, o.Prefixes)
+		n, err := startHotNode(ctx, m, newClient, o.Prefixes)
 		if n != nil {
 			t.nodes = append(t.nodes, n)
 		}
@@ -142,12 +158,11 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 	return t, nil
 }
 
-// startHotNode opens the pair of connections on master m.
-func startHotNode(ctx context.Context, m *redis.Client, prefixes []string) (*hotNode, error) {
-	base := m.Options()
-	n := &hotNode{addr: base.Addr}
+// startHotNode opens the pair of connections on master m, with clients newClient builds.
+func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Options) *redis.Client, prefixes []string) (*hotNode, error) {
+	n := &hotNode{addr: m.Options().Addr}
 	var id atomic.Int64
-	subOpt := hotOptions(base)
+	subOpt := dedicated(m)
 	prev := subOpt.OnConnect
 	subOpt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 		if prev != nil {
@@ -159,13 +174,13 @@ func startHotNode(ctx context.Context, m *redis.Client, prefixes []string) (*hot
 		id.Store(v)
 		return err
 	}
-	n.sub = redis.NewClient(subOpt)
+	n.sub = newClient(subOpt)
 	n.ps = n.sub.Subscribe(ctx, invalidateChannel)
 	if _, err := n.ps.Receive(ctx); err != nil {
 		n.close()
 		return nil, hotErr(n.addr, err)
 	}
-	n.trk = redis.NewClient(hotOptions(base))
+	n.trk = newClient(dedicated(m))
 	n.conn = n.trk.Conn()
 	args := []interface{}{"CLIENT", "TRACKING", "on", "REDIRECT", id.Load(), "BCAST"}
 	for _, p := range prefixes {
@@ -178,28 +193,26 @@ func startHotNode(ctx context.Context, m *redis.Client, prefixes []string) (*hot
 	return n, nil
 }
 
-// hotOptions are a master's connection options for one dedicated connection in RESP2 (a
-// RESP3 redirect target would get pushes, not messages).
-func hotOptions(base *redis.Options) *redis.Options {
-	o := &redis.Options{
-		Network: base.Network, Addr: base.Addr, Dialer: base.Dialer, OnConnect: base.OnConnect,
-		Username: base.Username, Password: base.Password, CredentialsProvider: base.CredentialsProvider,
-		CredentialsProviderContext: base.CredentialsProviderContext, DB: base.DB, TLSConfig: base.TLSConfig,
-		DialTimeout: base.DialTimeout, ReadTimeout: base.ReadTimeout, WriteTimeout: base.WriteTimeout,
-		ContextTimeoutEnabled: base.ContextTimeoutEnabled, ClientName: base.ClientName,
-		Protocol: 2, PoolSize: 1, MaxRetries: -1, DisableIdentity: true,
-	}
-	return o
+// dedicated are master m's client options for one dedicated connection: a copy of every
+// option (the dialer with its reply guard, TLS, credentials, timeouts, whatever the
+// connection package sets), in RESP2 (a RESP3 redirect target would get pushes, not
+// messages), one connection, never re-sent.
+func dedicated(m *redis.Client) *redis.Options {
+	o := *m.Options()
+	o.Protocol, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns, o.MaxRetries = 2, 1, 0, 0, 0, -1
+	return &o
 }
 
-// hotErr names what the server refused.
+// hotErr names what the server refused. An ACL's refusal is recognised by rediserr.Denied,
+// as the connection package's hook left it or not.
 func hotErr(addr string, err error) error {
+	if _, denied := rediserr.Denied(err); denied {
+		return &UnsupportedError{Addr: addr, NoPerm: true, Err: err}
+	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		msg := err.Error()
 		switch {
-		case strings.HasPrefix(msg, "NOPERM"):
-			return &UnsupportedError{Addr: addr, NoPerm: true, Err: err}
 		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command") ||
 			strings.HasPrefix(msg, "ERR Syntax error, try CLIENT"): // Redis 4 has no CLIENT ID
 			return &UnsupportedError{Addr: addr, Err: err}

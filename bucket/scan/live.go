@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/cost"
 	"github.com/bucketctl/bucketctl/bucket/hot"
 )
 
@@ -13,7 +12,7 @@ import (
 // (re-reading the buckets it keeps, then scanning on where it stopped) and keeps the
 // emptiest, most denied and first-named buckets whatever the keyspace's size; the buckets
 // being written now, read first (a hot.Follower); and what each refresh cost Redis, as the
-// client's own hook counts it (package cost).
+// client's own hook counts it (package cost): the figures the budget is kept by.
 type Live struct {
 	st   *bucket.Store
 	opts WatchOptions
@@ -30,17 +29,14 @@ type LiveRefresh struct {
 	// there are none to be had ("" when following writes works).
 	Hot     map[string]float64
 	HotNote string
-	// Commands and RoundTrips are what the refresh sent, counted as it was sent; Took is
-	// how long it took.
-	Commands, RoundTrips int
-	Took                 time.Duration
+	// Took is how long the refresh took (what it sent is Watch.Commands and RoundTrips).
+	Took time.Duration
 }
 
 // NewLive returns a Live view of the buckets matching o.Match on st, within o's budget
-// (nothing is read until Refresh). It puts the counting hook on st's client (cost.Install).
+// (nothing is read until Refresh).
 func NewLive(st *bucket.Store, o WatchOptions) *Live {
-	cost.Install(st.Redis())
-	return &Live{st: st, opts: o, hot: hot.NewFollower(o.Match, o.Custom)}
+	return &Live{st: st, opts: o, hot: hot.NewFollower(o.Match, hot.Options{Custom: o.Custom, NodeClient: o.NodeClient})}
 }
 
 // Close ends following writes.
@@ -56,8 +52,6 @@ func (l *Live) Keep(key string) {
 
 // Refresh runs one refresh within the budget.
 func (l *Live) Refresh(ctx context.Context) (LiveRefresh, error) {
-	c := &cost.Counter{}
-	ctx = cost.With(ctx, c)
 	start := time.Now()
 	if l.wl == nil {
 		wl, err := NewWatchlist(ctx, l.st, l.opts)
@@ -73,5 +67,5 @@ func (l *Live) Refresh(ctx context.Context) (LiveRefresh, error) {
 		return LiveRefresh{}, err
 	}
 	return LiveRefresh{Watch: res, Hot: l.hot.Done(res.States, res.NotBuckets), HotNote: l.hot.Note(),
-		Commands: c.Commands(), RoundTrips: c.RoundTrips(), Took: time.Since(start)}, nil
+		Took: time.Since(start)}, nil
 }

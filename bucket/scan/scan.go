@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/cost"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
@@ -17,7 +18,7 @@ var ErrStop = errors.New("stop scan")
 
 // The streaming scan: SCAN page -> one pipelined read (read.go) -> states handed on -> page
 // dropped. Client memory is bounded by the page, not by the keyspace, and every figure of
-// its Redis cost is counted (Stats).
+// its Redis cost is counted (Stats), by the client's own hook (package cost).
 
 // Options say what to scan.
 type Options struct {
@@ -35,7 +36,7 @@ type Options struct {
 	MaxCount int64
 	// The following are States': BucketsOnly hands on buckets only (the others are
 	// counted in Stats.Other); Limit, above 0, ends the scan after this many buckets
-	// (Stats.Truncated); CountKeys reads DBSIZE first (Stats.DBSize), for a share
+	// (Stats.Truncated; Keys: this many keys); CountKeys reads DBSIZE first (Stats.DBSize), for a share
 	// of the keyspace covered; OnPage, when set, is called after each page with the counts
 	// so far (a progress line).
 	BucketsOnly bool
@@ -50,13 +51,12 @@ type Stats struct {
 	// and not (time keys of two-key buckets, and keys gone since SCAN, are in neither).
 	Keys, Buckets, Other int64
 	// Pages, Commands and RoundTrips are the Redis cost: SCAN pages, commands sent (SCAN,
-	// one read per key, TIME) and round trips.
+	// one read per key, TIME) and round trips (a pipeline a Cluster client splits over
+	// masters is one per master), as the cost hook counted them on the wire.
 	Pages, Commands, RoundTrips int64
 	// Masters is how many masters are scanned; Done says every master's scan has ended.
 	Masters int
 	Done    bool
-	// PerMaster is the commands sent to each master, by address.
-	PerMaster map[string]int64
 	// Truncated says States stopped at Options.Limit; DBSize is the keys on all
 	// masters when the scan began (Options.CountKeys; 0: not read).
 	Truncated bool
@@ -74,6 +74,7 @@ type Scanner struct {
 	nodes   []*scanNode
 	turn    int
 	stats   Stats
+	cost    cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
 }
 
 type scanNode struct {
@@ -85,7 +86,8 @@ type scanNode struct {
 	held []string
 }
 
-// New prepares a scan of every master of s (nothing is read until Next).
+// New prepares a scan of every master of s (nothing is read until Next). It puts the
+// counting hook on s's client (cost.Install), which counts the scan's cost.
 func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 	if o.Count <= 0 {
 		o.Count = 500
@@ -93,7 +95,8 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 	if o.Match == "" {
 		o.Match = "*"
 	}
-	sc := &Scanner{s: s, o: o, stats: Stats{PerMaster: map[string]int64{}}}
+	cost.Install(s.Redis())
+	sc := &Scanner{s: s, o: o}
 	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
 		sc.nodes = append(sc.nodes, &scanNode{c: c, count: o.Count})
 		return nil
@@ -116,6 +119,7 @@ func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc
 // held and read by the next call, before any new SCAN, so a caller with a command budget
 // never spends more than most reads, plus SCAN and TIME.
 func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, error) {
+	ctx = cost.With(ctx, &sc.cost)
 	n, keys, err := sc.nextKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -124,18 +128,12 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		n.held = append([]string(nil), keys[most:]...)
 		keys = keys[:most]
 	}
-	addr := n.c.Options().Addr
-	beforeCmds, beforeRTs := sc.s.ReadCost()
 	states, err := sc.s.ReadScanned(ctx, n.c, keys, sc.resolve, sc.pairs)
 	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN (resharding): read through the Cluster client, which
 		// follows redirects.
 		states, err = sc.s.ReadScanned(ctx, nil, keys, sc.resolve, sc.pairs)
 	}
-	afterCmds, afterRTs := sc.s.ReadCost()
-	sc.stats.Commands += afterCmds - beforeCmds
-	sc.stats.RoundTrips += afterRTs - beforeRTs
-	sc.stats.PerMaster[addr] += afterCmds - beforeCmds
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +174,6 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	}
 	addr := n.c.Options().Addr
 	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
-	sc.stats.Commands++
-	sc.stats.RoundTrips++
-	sc.stats.PerMaster[addr]++
 	if err != nil {
 		rediserr.ReloadSlots(sc.s.Redis(), err)
 		return nil, nil, fmt.Errorf("scan %s: %w", addr, err)
@@ -204,10 +199,7 @@ func (sc *Scanner) allDone() bool {
 // Stats returns the counts so far.
 func (sc *Scanner) Stats() Stats {
 	st := sc.stats
-	st.PerMaster = make(map[string]int64, len(sc.stats.PerMaster))
-	for k, v := range sc.stats.PerMaster {
-		st.PerMaster[k] = v
-	}
+	st.Commands, st.RoundTrips = int64(sc.cost.Commands()), int64(sc.cost.RoundTrips())
 	return st
 }
 
@@ -219,9 +211,10 @@ func (sc *Scanner) Restart() {
 	sc.stats.Done = false
 }
 
-// DBSize is the number of keys on all masters (DBSIZE, one command per master): what share
-// of the keyspace a scan has covered.
+// DBSize is the number of keys on all masters (DBSIZE, one command per master, counted in
+// the scan's cost): what share of the keyspace a scan has covered.
 func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
+	ctx = cost.With(ctx, &sc.cost)
 	var total int64
 	for _, n := range sc.nodes {
 		v, err := n.c.DBSize(ctx).Result()
@@ -292,26 +285,37 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 	return stats, ctx.Err()
 }
 
-// Keys walks the key names matching pattern on every master of s (SCAN only, no read), for
-// shell completion: fn gets each page and may stop the walk by returning ErrStop.
-func Keys(ctx context.Context, s *bucket.Store, pattern string, count int64, fn func([]string) error) error {
-	return s.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.Scan(ctx, cursor, pattern, count).Result()
-			if err != nil {
-				rediserr.ReloadSlots(s.Redis(), err)
-				return err
-			}
-			if err := fn(keys); err != nil {
-				return err
-			}
-			if next == 0 {
+// Keys walks the key names matching o.Match on every master of s with a Scanner's SCAN
+// pages (the masters in turn, COUNT raised up to o.MaxCount for a selective pattern, the
+// cost counted) but reads no key: for shell completion. fn gets each page and may stop the
+// walk by returning ErrStop; o.Limit, above 0, stops it once that many keys were handed on
+// (the last page is cut). Resolve, Custom and the other States options play no part.
+func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) error) error {
+	sc, err := New(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	ctx = cost.With(ctx, &sc.cost)
+	for handed := int64(0); o.Limit <= 0 || handed < o.Limit; {
+		_, keys, err := sc.nextKeys(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if o.Limit > 0 && handed+int64(len(keys)) > o.Limit {
+			keys = keys[:o.Limit-handed]
+		}
+		handed += int64(len(keys))
+		if err := fn(keys); err != nil {
+			if errors.Is(err, ErrStop) {
 				return nil
 			}
-			cursor = next
+			return err
 		}
-	})
+	}
+	return nil
 }
 
 // Page is one page of a scan and the counts up to it.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/cost"
+	"github.com/bucketctl/bucketctl/bucket/hot"
 )
 
 // Watchlist is top's view of a keyspace of any size at a bounded cost. Each Refresh spends a
@@ -49,6 +51,8 @@ type WatchOptions struct {
 	// Limit, when above 0, ends each pass after this many buckets: the view covers the
 	// first Limit buckets SCAN finds, and starts over.
 	Limit int64
+	// NodeClient builds the clients a Live view follows writes with (hot.Options).
+	NodeClient hot.NodeClient
 }
 
 // WatchResult is one refresh.
@@ -58,7 +62,8 @@ type WatchResult struct {
 	// Scanned is the keys scanned in the current pass, DBSize the keys on all masters (read
 	// once per pass), Passes the passes completed.
 	Scanned, DBSize, Passes int64
-	// Commands and RoundTrips are this refresh's Redis cost; Pages its SCAN pages.
+	// Commands and RoundTrips are this refresh's Redis cost, as the cost hook counted it:
+	// the figures its budget was kept by. Pages are its SCAN pages.
 	Commands, RoundTrips, Pages int64
 	// Whole says the States are every bucket there is: a whole pass kept them all.
 	Whole bool
@@ -90,21 +95,22 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, limit: o.Limit, kept: map[string]bucket.State{}, dbsize: -1}, nil
 }
 
-// Refresh re-reads the kept buckets and scans on within the budget.
+// Refresh re-reads the kept buckets and scans on within the budget: what it has spent is
+// what the cost hook counted, and only what is yet to be sent is reckoned (a page's SCAN,
+// TIME and reads).
 func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	before := w.sc.Stats()
 	startPages := before.Pages
-	_, beforeRTs := w.s.ReadCost()
+	c := &cost.Counter{}
+	ctx = cost.With(ctx, c)
+	spent := func() int64 { return int64(c.Commands()) }
 	var res WatchResult
-	spent := int64(0)
 	if w.dbsize < 0 {
 		n, err := w.sc.DBSize(ctx)
 		if err != nil {
 			return res, err
 		}
 		w.dbsize = n
-		spent += int64(w.sc.stats.Masters)
-		res.RoundTrips += int64(w.sc.stats.Masters)
 	}
 	if len(w.kept) > 0 || w.pinned != "" || len(w.hot) > 0 {
 		keys := make([]string, 0, len(w.kept)+1+len(w.hot))
@@ -136,11 +142,10 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 				}
 			}
 		}
-		spent += int64(len(keys)) + 1
 	}
 	// A page costs SCAN, TIME and a read per key: one is begun while a whole page fits, and
 	// reads no more keys than the budget has left.
-	for room := w.budget - spent - 2; room >= w.sc.o.Count; room = w.budget - spent - 2 {
+	for room := w.budget - spent() - 2; room >= w.sc.o.Count; room = w.budget - spent() - 2 {
 		var page []bucket.State
 		var err error
 		if w.limit > 0 && w.passBuckets >= w.limit {
@@ -162,7 +167,6 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		}
 		st := w.sc.Stats()
 		w.passKeys = st.Keys - before.Keys + w.passKeys
-		spent += st.Commands - before.Commands
 		for _, s := range page {
 			if s.Problem == "" && (w.limit == 0 || w.passBuckets < w.limit) {
 				w.kept[s.Key] = s
@@ -172,11 +176,8 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		w.prune()
 		before = st
 	}
-	after := w.sc.Stats()
-	_, afterRTs := w.s.ReadCost()
-	res.Pages = after.Pages - startPages
-	res.Commands = spent
-	res.RoundTrips += afterRTs - beforeRTs + res.Pages
+	res.Pages = w.sc.Stats().Pages - startPages
+	res.Commands, res.RoundTrips = spent(), int64(c.RoundTrips())
 	res.States = make([]bucket.State, 0, len(w.kept))
 	for _, s := range w.kept {
 		res.States = append(res.States, s)

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/cost"
 )
 
 // NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
@@ -22,8 +23,9 @@ import (
 // connection could be applied twice. A Cluster client still follows MOVED and ASK
 // redirects (MaxRedirects, default 3), which prove the command did not run; its own
 // re-sending after network errors is turned off per command by bucket.Store, which marks
-// decisions NoRetry (see runOnce in bucket/store.go). Every server reply of NOPERM becomes
-// a PermissionError naming the user.
+// decisions NoRetry (see runOnce in bucket/store.go). Every client carries the same hooks
+// (see hook): every server reply of NOPERM becomes a PermissionError naming the user, and
+// Redis cost is counted.
 //
 // A connection costs one round trip (HELLO) before the first command: go-redis's CLIENT
 // SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
@@ -39,7 +41,6 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	acl := aclHook{user: o.User}
 	pool := o.PoolSize
 	switch {
 	case len(o.Cluster) > 0:
@@ -49,7 +50,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
 		// Every command, pipeline and per-master call runs on a node's client, made
 		// lazily, so registering here, before any is made, covers them all.
-		c.OnNewNode(func(n *redis.Client) { n.AddHook(acl) })
+		c.OnNewNode(o.hook)
 		return c, nil
 	case o.SentinelMaster != "":
 		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
@@ -57,7 +58,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
 			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
 			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
-		c.AddHook(acl)
+		o.hook(c)
 		o.master = &dialedAddr{}
 		c.AddHook(o.master)
 		return c, nil
@@ -91,8 +92,25 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	}
 	opt.DisableIdentity, opt.MaintNotificationsConfig = true, noMaintNotifications()
 	c := redis.NewClient(opt)
-	c.AddHook(acl)
+	o.hook(c)
 	return c, nil
+}
+
+// hook puts on c the hooks every client of a server carries: the ACL's refusals named
+// (aclHook) and the counting of Redis cost (cost.Install). NewClient puts them on its
+// client (on each node's client of a Cluster, as it is made), NodeClient on the others.
+func (o *Server) hook(c *redis.Client) {
+	c.AddHook(aclHook{user: o.User})
+	cost.Install(c)
+}
+
+// NodeClient builds a client of its own for one node of the server from opt, a copy of the
+// options of a client NewClient made (changed as the caller needs): it carries the same
+// hooks. hot follows writes on such clients (hot.Options.NodeClient).
+func (o *Server) NodeClient(opt *redis.Options) *redis.Client {
+	c := redis.NewClient(opt)
+	o.hook(c)
+	return c
 }
 
 // noMaintNotifications turns off go-redis's maintenance notifications (RESP3 pushes that
