@@ -20,6 +20,8 @@ func TestJSONRounding(t *testing.T) {
 		{"tokens whole", JSONTokens(16000), 16000},
 		{"fill", JSONRatio(0.061016765949999996), 0.061},
 		{"fill full", JSONRatio(0.9999999999999999), 1},
+		{"fill almost full is not full", JSONRatio(0.9996), 0.999},
+		{"fill cut, not rounded", JSONRatio(0.4567), 0.456},
 		{"rate measured", JSONRate(9.98765), 9.988},
 		{"spec noise", JSONSpec(0.1 + 0.2), 0.3},
 		{"spec slow rate kept", JSONSpec(0.0001), 0.0001},
