@@ -167,9 +167,9 @@ func (v bucketView) stats() []string {
 	}
 	if s.HasSpec() {
 		items = append(items, item("refill", format.Rate(s.Spec.Rate)))
-		retry := "never (cost > capacity)"
-		if r, err := s.Peek(v.cost); err == nil && r.RetryAfter >= 0 {
-			retry = format.Duration(r.RetryAfter)
+		retry := format.NeverAllowed
+		if r, err := s.Peek(v.cost); err == nil {
+			retry = format.RetryAfter(r.RetryAfter)
 		}
 		items = append(items, item("retry-after", retry), item("full in", format.Duration(s.TimeToFull())))
 	}

@@ -32,7 +32,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	}
 	var notes []string
 	if res.RetryAfter < 0 {
-		v.Note = neverNote
+		v.Note = format.NeverAllowed
 	}
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := format.JSONMS(d.AppRetryAfter)
@@ -78,16 +78,12 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	if io.Color() {
 		verdict = ColorVerdict(io, res.Allowed, verdict)
 	}
-	retry := format.RetryAfter(res.RetryAfter)
-	if res.RetryAfter < 0 {
-		retry = neverNote
-	}
 	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
 	if !exists {
 		tokens = "no such key (new and full: " + tokens + ")"
 	}
 	_, err := fmt.Fprintf(io.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
-		tokens, retry, format.Duration(res.ResetAfter))
+		tokens, format.RetryAfter(res.RetryAfter), format.Duration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -133,6 +129,3 @@ func verdictWord(ok bool) string {
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
 var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
-
-// neverNote says why a request is never allowed: no bucket ever holds more than capacity.
-const neverNote = "never: cost exceeds capacity"

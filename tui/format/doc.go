@@ -21,7 +21,8 @@
 //	                                    full; above 0 and below 1%: <1%
 //	durations                           Duration: 850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h
 //	TTLs                                TTL: a duration, "none" (no TTL), "-" (no key)
-//	retry-after                         RetryAfter: a duration, "never" (cost above capacity)
+//	retry-after                         RetryAfter: a duration, or NeverAllowed ("never:
+//	                                    cost exceeds capacity"); in JSON -1 (JSONRetryAfter)
 //	latencies                           Latency: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s
 //	chart axis ticks                    Axis, compact: 500, 2.5k, 10k, 1.5M
 //	sizes                               Bytes: ~1.2 MiB
@@ -29,5 +30,5 @@
 //	                                    would interpret; TruncMiddle for a narrow column
 //
 // For JSON and YAML (runbooks read the same precision from every command): JSONTokens,
-// JSONRatio, JSONRate, JSONSpec, JSONSeconds, JSONMS, JSONTTL; see json.go.
+// JSONRatio, JSONRate, JSONSpec, JSONSeconds, JSONMS, JSONRetryAfter, JSONTTL; see json.go.
 package format

@@ -53,11 +53,14 @@ func TTL(d time.Duration) string {
 	return Duration(d)
 }
 
-// RetryAfter writes how long until a request can pass; negative is never (its cost
-// is above capacity).
+// NeverAllowed is the retry-after of a request that can never pass: its cost is above
+// the bucket's capacity, and no bucket ever holds more. The one wording of every output.
+const NeverAllowed = "never: cost exceeds capacity"
+
+// RetryAfter writes how long until a request can pass; negative is never (NeverAllowed).
 func RetryAfter(d time.Duration) string {
 	if d < 0 {
-		return "never"
+		return NeverAllowed
 	}
 	return Duration(d)
 }

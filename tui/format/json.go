@@ -13,7 +13,8 @@ import (
 //	        cut to 3 decimals toward zero: a thousandth of a token, never more than the
 //	        bucket holds, the whole tokens always exact; a negative level (the owning
 //	        application's debt) as it is read, to the thousandth
-//	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution)
+//	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution);
+//	        retry_after_ms -1 for never (JSONRetryAfter), ttl_ms -1 and -2 as PTTL (JSONTTL)
 //	ratios (fill)     cut to 3 decimals toward zero, as Percent floors: 1 only when full
 //	measured rates (*_per_s, ops_per_sec, redis_calls_per_request, over_grant_pct)
 //	        3 decimals
@@ -34,6 +35,16 @@ func cut3(v float64) float64 {
 
 // JSONMS writes a duration in milliseconds for JSON, to the microsecond.
 func JSONMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// JSONRetryAfter writes a retry-after for JSON: milliseconds (JSONMS), and -1 for a
+// request that can never pass (a negative wait, see RetryAfter), which JSONMS would
+// write as 0, "now".
+func JSONRetryAfter(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return JSONMS(d)
+}
 
 // JSONTTL writes a TTL for JSON as Redis's PTTL does: -1 for no TTL, -2 for no such key,
 // milliseconds otherwise.

@@ -28,6 +28,10 @@ func TestJSONRounding(t *testing.T) {
 		{"spec third", JSONSpec(1.0 / 3), 0.333333333},
 		{"ms", JSONMS(1234567 * time.Nanosecond), 1.234},
 		{"ms 200", JSONMS(200 * time.Millisecond), 200},
+		{"retry-after never", JSONRetryAfter(-1), -1}, // JSONMS(-1) is 0: "now"
+		{"retry-after never, any negative", JSONRetryAfter(-time.Second), -1},
+		{"retry-after 200ms", JSONRetryAfter(200 * time.Millisecond), 200},
+		{"retry-after now", JSONRetryAfter(0), 0},
 		{"ttl none", JSONTTL(-1), -1},
 		{"ttl no key", JSONTTL(-2), -2}, // as PTTL says: -1 would read as "no TTL"
 	} {

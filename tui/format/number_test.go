@@ -110,7 +110,7 @@ func TestFormatters(t *testing.T) {
 		{"ttl no key", TTL(-2), "-"},
 		{"ttl 56.43s", TTL(56430 * time.Millisecond), "56s"},
 		{"ttl 90s", TTL(90 * time.Second), "1m30s"},
-		{"retry never", RetryAfter(-1), "never"},
+		{"retry never", RetryAfter(-1), "never: cost exceeds capacity"},
 		{"retry 200ms", RetryAfter(200 * time.Millisecond), "200ms"},
 		// chart axis ticks
 		{"axis 0", Axis(0), "0"},
