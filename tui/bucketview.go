@@ -183,10 +183,10 @@ func (v bucketView) stats() []string {
 		items = append(items, item("updated", "never (no such key)"))
 	case s.Ahead > 0 && s.TAT != nil:
 		// A TAT past a full window: debt from a higher limit, waited out by the library.
-		items = append(items, item("updated", v.st.Warn.Render("TAT "+format.Duration(s.Ahead)+" past a full window: debt (limit lowered?)")))
+		items = append(items, item("updated", v.st.Warn.Render(format.Debt(s.Ahead))))
 	case s.Ahead > 0:
 		// A stored time ahead of the server's: written by a client whose clock runs fast.
-		items = append(items, item("updated", v.st.Warn.Render("written "+format.Duration(s.Ahead)+" ahead of server time: client clock skew?")))
+		items = append(items, item("updated", v.st.Warn.Render(format.Ahead(s.Ahead))))
 	default:
 		items = append(items, item("updated", format.Ago(s.Age())))
 	}

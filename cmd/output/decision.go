@@ -104,20 +104,15 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	return nil
 }
 
-// aheadNote says a bucket's stored time is ahead of the server's clock.
-func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
-}
-
 // AheadNoteFor says what a stored time ahead of the server's means for the layout's
 // application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
 // over it, or the server's clock went back), which the library waits out on the server's
 // clock; for the others, a client clock running fast.
 func AheadNoteFor(l bucket.Layout, d time.Duration) string {
 	if l.Type == bucket.GCRA {
-		return fmt.Sprintf("TAT %s beyond a full window: debt from a higher limit (burst lowered?) or a server clock that went back; the library waits it out", format.Duration(d))
+		return format.Debt(d) + "; the library waits it out"
 	}
-	return aheadNote(d)
+	return "stored time " + format.Ahead(d)
 }
 
 func verdictWord(ok bool) string {

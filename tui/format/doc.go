@@ -21,6 +21,10 @@
 //	                                    full; above 0 and below 1%: <1%
 //	durations                           Duration: 850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h
 //	TTLs                                TTL: a duration, "none" (no TTL), "-" (no key)
+//	ages                                Ago: "4.2s ago"; Age in a column: "4.2s"
+//	a stored time ahead                 Ahead: "4.2s ahead of the server's clock (client
+//	                                    clock skew?)"; AheadShort in a column: "4.2s ahead"
+//	GCRA debt                           Debt: "TAT 4.2s past a full window: debt (...)"
 //	retry-after                         RetryAfter: a duration, or NeverAllowed ("never:
 //	                                    cost exceeds capacity"); in JSON -1 (JSONRetryAfter)
 //	latencies                           Latency: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s

@@ -84,11 +84,35 @@ func Latency(msec float64) string {
 }
 
 // Ago is when something happened, d before now: "4.2s ago". A time ahead of the server's
-// clock (a writer whose clock runs ahead) reads "4.2s ahead of the server's clock", never a
-// negative age.
+// clock reads as Ahead, never a negative age.
 func Ago(d time.Duration) string {
 	if d < 0 {
-		return Duration(-d) + " ahead of the server's clock"
+		return Ahead(-d)
 	}
 	return Duration(d) + " ago"
+}
+
+// Age is Ago for a column: "4.2s", and a time ahead of the server's clock AheadShort.
+func Age(d time.Duration) string {
+	if d < 0 {
+		return AheadShort(-d)
+	}
+	return Duration(d)
+}
+
+// Ahead says a stored time is d ahead of the server's clock, as a client whose clock runs
+// fast writes it: "4.2s ahead of the server's clock (client clock skew?)". Every output
+// says it so; AheadShort is its form for a column: "4.2s ahead".
+func Ahead(d time.Duration) string {
+	return AheadShort(d) + " of the server's clock (client clock skew?)"
+}
+
+// AheadShort is Ahead for a column: "4.2s ahead".
+func AheadShort(d time.Duration) string { return Duration(d) + " ahead" }
+
+// Debt says a GCRA bucket's TAT lies d past a full window: clients in debt from a higher
+// limit, or a server clock that went back: "TAT 4.2s past a full window: debt (limit
+// lowered, or the server's clock went back?)". Every output says it so.
+func Debt(d time.Duration) string {
+	return "TAT " + Duration(d) + " past a full window: debt (limit lowered, or the server's clock went back?)"
 }

@@ -33,11 +33,28 @@ func TestAgo(t *testing.T) {
 	}{
 		{4200 * time.Millisecond, "4.2s ago"},
 		{0, "0s ago"},
-		{-4200 * time.Millisecond, "4.2s ahead of the server's clock"},
-		{-90 * time.Second, "1m30s ahead of the server's clock"},
+		{-4200 * time.Millisecond, "4.2s ahead of the server's clock (client clock skew?)"},
+		{-90 * time.Second, "1m30s ahead of the server's clock (client clock skew?)"},
 	} {
 		if got := Ago(c.d); got != c.want {
 			t.Errorf("Ago(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// TestAheadAndDebt: a stored time ahead of the server's clock, and a GCRA debt, read one
+// way in every output; a column's short form is the long one's start, never a negative age.
+func TestAheadAndDebt(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Ahead(5 * time.Second), "5s ahead of the server's clock (client clock skew?)"},
+		{AheadShort(4900 * time.Millisecond), "4.9s ahead"},
+		{Age(-4900 * time.Millisecond), "4.9s ahead"},
+		{Age(4900 * time.Millisecond), "4.9s"},
+		{Age(0), "0s"},
+		{Debt(90 * time.Second), "TAT 1m30s past a full window: debt (limit lowered, or the server's clock went back?)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }
