@@ -84,6 +84,8 @@ func TestFormatters(t *testing.T) {
 		{"plural one", Plural(1, "bucket"), "1 bucket"},
 		{"plural many", Plural(5003, "bucket"), "5,003 buckets"},
 		{"plural huge", Plural(340000, "key"), "340k keys"},
+		{"plural int64", Plural(int64(1), "key"), "1 key"},
+		{"plural int64 many", Plural(int64(5003), "bucket"), "5,003 buckets"},
 		// percentages: whole, floored
 		{"percent 0", Percent(0), "0%"},
 		{"percent a trace", Percent(0.005), "<1%"},
