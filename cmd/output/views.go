@@ -61,7 +61,7 @@ func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 // ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
 // and those of inspect: tokens and time_to_full_ms. remaining is an alias of tokens and
 // reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
-// (jsonnum.go).
+// (tui/format/json.go).
 type ResultView struct {
 	Key          string  `json:"key"`
 	Allowed      bool    `json:"allowed"`
@@ -114,7 +114,7 @@ func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultVi
 
 // StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
 // are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
-// Numbers are rounded by kind (jsonnum.go).
+// Numbers are rounded by kind (tui/format/json.go).
 type StateView struct {
 	Key            string `json:"key"`
 	Type           string `json:"type"`

@@ -1,8 +1,9 @@
 // Package format is the one formatting layer: every number, duration, rate and key name a
 // person reads, in a table, a line, an error message or a TUI view, and every number a
 // runbook reads in JSON or YAML, goes through it, one rule per kind of value, so a bucket
-// reads the same in list, inspect, watch, top, check and consume. It imports no terminal
-// library, so commands that draw nothing can use it.
+// reads the same in list, inspect, watch, top, check and consume. Beside the standard
+// library it imports only charmbracelet/x/ansi (display widths, for TruncMiddle): no TUI
+// framework, no styles, so commands that draw nothing can use it.
 //
 // For people:
 //
