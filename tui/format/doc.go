@@ -20,7 +20,8 @@
 //	counts (keys, requests)             Count: 5,003, then 340k, 1.3M; GroupDigits exact
 //	percentages                         Percent: whole, floored: 99.6% full is 99%, not
 //	                                    full; above 0 and below 1%: <1%
-//	durations                           Duration: 850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h
+//	durations                           Duration: 850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h; cut
+//	                                    toward zero in every unit: 9.96s is 9.9s, 10.9s 10s
 //	TTLs                                TTL: a duration, "none" (no TTL), "-" (no key)
 //	ages                                Ago: "4.2s ago"; Age in a column: "4.2s"
 //	a stored time ahead                 Ahead: "4.2s ahead of the server's clock (client
@@ -28,7 +29,8 @@
 //	GCRA debt                           Debt: "TAT 4.2s past a full window: debt (...)"
 //	retry-after                         RetryAfter: a duration, or NeverAllowed ("never:
 //	                                    cost exceeds capacity"); in JSON -1 (JSONRetryAfter)
-//	latencies                           Latency: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s
+//	latencies                           Latency: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s; cut
+//	                                    as Duration: 0.9996ms is 999µs, never 1000µs
 //	chart axis ticks                    Axis, compact: 500, 2.5k, 10k, 1.5M
 //	sizes                               Bytes: ~1.2 MiB
 //	key names and free text             SafeKey, SafeText, QuoteKey: nothing a terminal

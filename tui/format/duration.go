@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h.
+// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h. It is
+// cut toward zero to what is shown, in every unit, never rounded up: 9.96s is 9.9s, 10.9s
+// is 10s, 999.6µs is 999µs.
 func Duration(d time.Duration) string {
 	if d < 0 {
 		return "-" + Duration(-d)
@@ -21,7 +23,7 @@ func Duration(d time.Duration) string {
 	case d < time.Second:
 		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 	case d < 10*time.Second:
-		return Decimal(d.Seconds(), 1) + "s"
+		return Decimal(d.Truncate(100*time.Millisecond).Seconds(), 1) + "s"
 	case d < time.Minute:
 		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 	case d < time.Hour:
@@ -66,21 +68,21 @@ func RetryAfter(d time.Duration) string {
 }
 
 // Latency writes a latency in milliseconds with three significant digits at most: 412µs,
-// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured.
+// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured. It is cut toward zero as
+// Duration is, so it never reads more than was measured nor a unit's 1000: 0.9996ms is
+// 999µs, 9.996ms 9.99ms.
 func Latency(msec float64) string {
 	switch {
 	case msec <= 0 || math.IsNaN(msec):
 		return "–"
-	case msec < 1:
-		return strconv.FormatFloat(math.Round(msec*1000), 'f', 0, 64) + "µs"
+	case msec < 1 || msec >= 1000:
+		return Duration(time.Duration(math.Round(msec * float64(time.Millisecond)))) // to the ns: no float noise
 	case msec < 10:
-		return Decimal(msec, 2) + "ms"
+		return Decimal(floorTo(msec, 2), 2) + "ms"
 	case msec < 100:
-		return Decimal(msec, 1) + "ms"
-	case msec < 1000:
-		return strconv.FormatFloat(math.Round(msec), 'f', 0, 64) + "ms"
+		return Decimal(floorTo(msec, 1), 1) + "ms"
 	}
-	return Duration(time.Duration(msec * float64(time.Millisecond)))
+	return Decimal(floorTo(msec, 0), 0) + "ms"
 }
 
 // Ago is when something happened, d before now: "4.2s ago". A time ahead of the server's
