@@ -22,6 +22,7 @@
 //	                                    full; above 0 and below 1%: <1%
 //	durations                           Duration: 850ms, 3.7s, 56s, 1m4s, 2h5m, 3d4h; cut
 //	                                    toward zero in every unit: 9.96s is 9.9s, 10.9s 10s
+//	measured run time                   Seconds, to the millisecond: 2.004s, 10s
 //	TTLs                                TTL: a duration, "none" (no TTL), "-" (no key)
 //	ages                                Ago: "4.2s ago"; Age in a column: "4.2s"
 //	a stored time ahead                 Ahead: "4.2s ahead of the server's clock (client

@@ -42,6 +42,16 @@ func compound(d, big time.Duration, bigU string, small time.Duration, smallU str
 	return s
 }
 
+// Seconds writes a measured time in seconds, as a report states it (a load run's measured
+// duration, from which its figures are computed): to the millisecond, cut toward zero as
+// Duration is: 2.004s, 10s, 61.5s.
+func Seconds(s float64) string {
+	if v, ok := special(s); ok {
+		return v + "s"
+	}
+	return Decimal(floorTo(s, 3), 3) + "s"
+}
+
 // TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-").
 func TTL(d time.Duration) string {
 	switch {

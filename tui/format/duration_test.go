@@ -66,3 +66,12 @@ func TestAheadAndDebt(t *testing.T) {
 		}
 	}
 }
+
+// TestSeconds: a measured time to the millisecond, cut toward zero as Duration is.
+func TestSeconds(t *testing.T) {
+	for v, want := range map[float64]string{2.004: "2.004s", 10: "10s", 9.9996: "9.999s", 61.5: "61.5s", 3.019: "3.019s", 0: "0s"} {
+		if got := Seconds(v); got != want {
+			t.Errorf("Seconds(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
