@@ -51,8 +51,8 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		v.WriterClock = ClockOf(*d.Writer)
 		if d.ClockSplit(bucket.Presets[layout].Step()) {
 			w := d.Writer
-			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
-				layout, format.Duration(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
+			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s) gets %s, tokens %s, retry-after %s",
+				layout, format.AheadShort(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
 			notes = append(notes, v.Ambiguous)
 		}
 	}
