@@ -169,4 +169,12 @@ func TestAuditGCRADebt(t *testing.T) {
 	if fd == nil || fd.MaxAheadMS == nil || *fd.MaxAheadMS < 15000 || *fd.MaxAheadMS > 20100 || findingOf(v, audit.FindingClockAhead) != nil {
 		t.Fatalf("audit of a redis_rate bucket 20 s in debt: %+v", v.Findings)
 	}
+	// The audit table and list's NOTE column say it in format.Debt's one wording.
+	debt := regexp.MustCompile(`TAT 1?\d(\.\d)?s past a full window: debt \(limit lowered, or the server's clock went back\?\)`)
+	if r := run(t, srv.URL(), "audit"); !strings.Contains(r.out, "  largest: TAT ") || !debt.MatchString(r.out) {
+		t.Errorf("audit table (exit %d):\n%s", r.code, r.out)
+	}
+	if r := run(t, srv.URL(), "list", "--match", "rate:*"); !debt.MatchString(r.out) {
+		t.Errorf("list (exit %d):\n%s", r.code, r.out)
+	}
 }

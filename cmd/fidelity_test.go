@@ -38,7 +38,7 @@ func TestCheckFidelity(t *testing.T) {
 		t.Fatalf("check webman: %+v, want denied at -2.2 tokens, retry-after 3.2 s", v)
 	}
 	r = runAt(t, srv.URL(), &now, "check", "wm", "--capacity", "5", "--rate", "1")
-	if r.code != ExitDenied || !strings.Contains(r.errOut, "note: written 4.2s ahead of server time: client clock skew?") {
+	if r.code != ExitDenied || !strings.Contains(r.errOut, "note: stored time 4.2s ahead of the server's clock (client clock skew?)") {
 		t.Fatalf("check webman (table): exit %d %q %q", r.code, r.out, r.errOut)
 	}
 
@@ -85,7 +85,7 @@ func TestCheckFidelity(t *testing.T) {
 
 	// inspect shows the lead: a note on the table, ahead_ms in JSON.
 	r = runAt(t, srv.URL(), &now, "inspect", "wm", "--capacity", "5", "--rate", "1")
-	if !strings.Contains(r.errOut, "note: wm: written 4.2s ahead of server time: client clock skew?") {
+	if !strings.Contains(r.errOut, "note: wm: stored time 4.2s ahead of the server's clock (client clock skew?)") {
 		t.Fatalf("inspect: %q", r.errOut)
 	}
 	r = runAt(t, srv.URL(), &now, "inspect", "wm", "--capacity", "5", "--rate", "1", "-o", "json")

@@ -186,3 +186,12 @@ func TestLoadRedisDiesMidRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCountIsExact: the failed requests of a run are counted as the report counts
+// them, exact and grouped (format.GroupDigits), not compacted to "100k of 123k".
+func TestFailedCountIsExact(t *testing.T) {
+	got := failedCount([]load.Report{{Requests: 100_000, Errors: 99_234}, {Requests: 23_456, Errors: 1_000}})
+	if want := "100,234 of 123,456 requests failed"; got != want {
+		t.Errorf("failedCount = %q, want %q", got, want)
+	}
+}

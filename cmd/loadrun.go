@@ -124,7 +124,7 @@ func loadRun(opts *LoadOptions) (err error) {
 // failedCount says how many requests failed: "1,204 of 3,000 requests failed".
 func failedCount(reports []load.Report) string {
 	failed, total := load.Failed(reports)
-	return fmt.Sprintf("%s of %s requests failed", format.Count(failed), format.Count(total))
+	return fmt.Sprintf("%s of %s requests failed", format.GroupDigits(int(failed)), format.GroupDigits(int(total)))
 }
 
 // loadLive runs the live view on stderr while execute runs, and returns the terminal's

@@ -155,8 +155,8 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 	v.AheadMS = format.JSONMS(step.Ahead)
 	if step.AfterWriter != nil {
 		v.TokensAfterWriterClock = jsonTokens(step.AfterWriter)
-		v.Note = fmt.Sprintf("stored time %s ahead of the server's: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
-			format.Duration(s.Ahead), s.Layout.Name, format.Tokens(max(0, *step.After)), format.Tokens(max(0, *step.AfterWriter)))
+		v.Note = fmt.Sprintf("stored time %s: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
+			format.Ahead(s.Ahead), s.Layout.Name, format.Tokens(max(0, *step.After)), format.Tokens(max(0, *step.AfterWriter)))
 	}
 	return step.Op, v, true, nil
 }

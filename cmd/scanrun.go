@@ -138,17 +138,8 @@ func scanProgress(s scan.Stats, dbsize int64, took time.Duration) string {
 		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))
 	}
 	rate := float64(s.Keys) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("scanned %s%s · %s · %s keys/s", plural64(s.Keys, "key"), share,
-		plural64(s.Buckets, "bucket"), format.Count(int64(rate)))
-}
-
-// plural64 writes n (as a count) and what, with an s unless n is 1: "1 key", "2 keys".
-func plural64(n int64, what string) string {
-	s := format.Count(n) + " " + what
-	if n != 1 {
-		s += "s"
-	}
-	return s
+	return fmt.Sprintf("scanned %s%s · %s · %s keys/s", format.Plural(s.Keys, "key"), share,
+		format.Plural(s.Buckets, "bucket"), format.Count(int64(rate)))
 }
 
 // notes reports on stderr what the scan left out or cut, after the output.
@@ -166,7 +157,7 @@ func (r *scanRun) notes(match string) {
 			are = "is not a bucket and was"
 		}
 		fmt.Fprintf(r.io.ErrOut, "note: %s matching %s %s left out (%s lists them)\n",
-			plural64(r.stats.Other, "key"), safe(fmt.Sprintf("%q", match)), are, lists)
+			format.Plural(r.stats.Other, "key"), safe(fmt.Sprintf("%q", match)), are, lists)
 	}
 	if r.stats.Buckets == 0 && (r.stats.Other == 0 || !r.all) {
 		fmt.Fprintf(r.io.ErrOut, "no buckets match %s\n", safe(fmt.Sprintf("%q", match)))

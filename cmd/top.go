@@ -179,9 +179,9 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	}
 	res := r.Watch
 	spent := tui.Cost{Commands: int(res.Commands), RoundTrips: int(res.RoundTrips)}
-	cover := "scanned " + plural64(res.Scanned, "key")
+	cover := "scanned " + format.Plural(res.Scanned, "key")
 	if res.DBSize > 0 {
-		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), plural64(res.DBSize, "key"))
+		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), format.Plural(res.DBSize, "key"))
 	}
 	if res.Passes > 0 {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)

@@ -167,9 +167,9 @@ func (v bucketView) stats() []string {
 	}
 	if s.HasSpec() {
 		items = append(items, item("refill", format.Rate(s.Spec.Rate)))
-		retry := "never (cost > capacity)"
-		if r, err := s.Peek(v.cost); err == nil && r.RetryAfter >= 0 {
-			retry = format.Duration(r.RetryAfter)
+		retry := format.NeverAllowed
+		if r, err := s.Peek(v.cost); err == nil {
+			retry = format.RetryAfter(r.RetryAfter)
 		}
 		items = append(items, item("retry-after", retry), item("full in", format.Duration(s.TimeToFull())))
 	}
@@ -183,10 +183,10 @@ func (v bucketView) stats() []string {
 		items = append(items, item("updated", "never (no such key)"))
 	case s.Ahead > 0 && s.TAT != nil:
 		// A TAT past a full window: debt from a higher limit, waited out by the library.
-		items = append(items, item("updated", v.st.Warn.Render("TAT "+format.Duration(s.Ahead)+" past a full window: debt (limit lowered?)")))
+		items = append(items, item("updated", v.st.Warn.Render(format.Debt(s.Ahead))))
 	case s.Ahead > 0:
 		// A stored time ahead of the server's: written by a client whose clock runs fast.
-		items = append(items, item("updated", v.st.Warn.Render("written "+format.Duration(s.Ahead)+" ahead of server time: client clock skew?")))
+		items = append(items, item("updated", v.st.Warn.Render(format.Ahead(s.Ahead))))
 	default:
 		items = append(items, item("updated", format.Ago(s.Age())))
 	}

@@ -18,7 +18,7 @@ import (
 // Counts are exact, grouped as the live view and the report write them.
 func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed.Truncate(100*time.Millisecond)), format.Duration(s.Duration))
+	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed), format.Duration(s.Duration))
 	if s.Requests > 0 {
 		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(int(s.Decisions)), format.GroupDigits(int(s.Requests)))
 	}
@@ -48,7 +48,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
-	how += " · measured " + format.Decimal(r.DurationS, 3) + "s"
+	how += " · measured " + format.Seconds(r.DurationS)
 	spec := specText(r)
 	if r.Server != "" {
 		spec += onServer(r.Server)
@@ -79,7 +79,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	}
 	fields(counts...)
 	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(int(r.TheoreticalMax))))+
-		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %ss)", format.Decimal(r.DurationS, 2))),
+		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %s)", format.Seconds(r.DurationS))),
 		kv("over-grant", overGrant(st, r.OverGrantPct)))
 	for i, e := range r.ErrorSamples {
 		if i == 3 {
@@ -203,12 +203,12 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	lines = append(lines, wrapLine(st.Title.Render("bucketctl load --compare")+" "+
 		st.Value.Render(format.SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), "  ", w)...)
 	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), format.Plural(r0.Concurrency, "worker"),
-		format.Duration(r0.Duration().Round(100*time.Millisecond)), onServer(r0.Server)) + specText(r0)
+		format.Seconds(r0.DurationS), onServer(r0.Server)) + specText(r0)
 	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
 	cols := []string{"strategy", "ops/s", "calls/req", "allowed", "max", "over-grant", "errors", "retries", "p99"}
 	rows := [][]string{cols}
 	for _, r := range rs {
-		rows = append(rows, []string{string(r.Strategy), format.Tokens(r.OpsPerSec),
+		rows = append(rows, []string{string(r.Strategy), format.PerSecond(r.OpsPerSec),
 			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(int(r.Allowed)),
 			format.GroupDigits(int(r.TheoreticalMax)), format.Fixed(r.OverGrantPct, 2) + "%",
 			format.GroupDigits(int(r.Errors)), format.GroupDigits(int(r.Retries)), format.Latency(r.LatencyMS.P99)})

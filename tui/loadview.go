@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -179,14 +178,14 @@ func (m Load) progressLine() string {
 	s := m.snap
 	what := "starting…"
 	if m.has {
-		what = format.Duration(s.Elapsed.Truncate(100*time.Millisecond)) + " of " + format.Duration(s.Duration)
+		what = format.Duration(s.Elapsed) + " of " + format.Duration(s.Duration)
 		if s.Requests > 0 {
 			what = format.GroupDigits(int(s.Decisions)) + " of " + format.GroupDigits(int(s.Requests)) + " requests · " +
-				format.Duration(s.Elapsed.Truncate(100*time.Millisecond))
+				format.Duration(s.Elapsed)
 		}
 	}
 	p := s.Progress()
-	text := fmt.Sprintf(" %3.0f%% · %s", math.Floor(p*100), what)
+	text := fmt.Sprintf(" %4s · %s", format.Percent(p), what)
 	bw := max(10, m.w-lipgloss.Width(text))
 	m.bar.Width = bw
 	return m.bar.ViewAs(p) + m.st.Subtle.Render(text)
@@ -243,7 +242,7 @@ func (m Load) countsLine() string {
 	}
 	if s.Elapsed > 0 {
 		ops := float64(s.Allowed+s.Denied) / s.Elapsed.Seconds()
-		parts = append(parts, st.Value.Render(format.Tokens(ops))+st.Label.Render(" ops/s"))
+		parts = append(parts, st.Value.Render(format.PerSecond(ops))+st.Label.Render(" ops/s"))
 	}
 	return strings.Join(parts, st.Subtle.Render(" · "))
 }

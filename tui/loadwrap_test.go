@@ -28,7 +28,7 @@ func TestLoadReportWrapsInsteadOfCutting(t *testing.T) {
 	r := overGrantReport()
 	words := []string{"bucketctl:load:k:multi", "requests", "1,234,567", "throughput", "redis calls/request", "3.00",
 		"allowed", "173", "denied", "1,234,394", "errors", "12,345", "unsent", "54,321",
-		"theoretical max", "40", "(capacity + rate × 2s)", "over-grant", "443.33%", "✖ beyond the maximum",
+		"theoretical max", "40", "(capacity + rate × 2.004s)", "over-grant", "443.33%", "✖ beyond the maximum",
 		"connection refused by the server at the far end", "raise --concurrency",
 		"latency", "p50 705µs", "p90 12.9ms", "p99 123ms", "p99.9 1.2s", "max 1m5s"}
 	for _, w := range []int{40, 60, 80} {

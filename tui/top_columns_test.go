@@ -1,6 +1,10 @@
 package tui
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
 
 // TestColumnsKeepCapAndRateBesideALongKey: at 80 columns one long key (50 cells) is cut to
 // at most two fifths of the width instead of pushing CAP and RATE out; on a wide terminal
@@ -43,5 +47,29 @@ func TestColumnsKeepCapAndRateBesideALongKey(t *testing.T) {
 	cols, keyW = columns(60, 50, SortBusy.column())
 	if got := titles(cols); !got["ALLOW/s"] || width(cols, keyW) > 60 {
 		t.Errorf("60 columns sorted by busy: columns %v, row %d wide", got, width(cols, keyW))
+	}
+}
+
+// TestTopUpdatedAhead: the UPDATED cell of a bucket stored ahead of the server's clock says
+// so (format.AheadShort), never a negative age ("-4.9s").
+func TestTopUpdatedAhead(t *testing.T) {
+	var updated column
+	for _, c := range topColumns {
+		if c.title == "UPDATED" {
+			updated = c
+		}
+	}
+	now := int64(1_700_000_000_000_000)
+	for _, c := range []struct {
+		ts   int64
+		want string
+	}{
+		{now + 4_900_000, "4.9s ahead"},
+		{now - 4_900_000, "      4.9s"},
+	} {
+		r := &topRow{state: bucket.State{Exists: true, Now: now, Stored: bucket.Level{TS: c.ts}}}
+		if got := updated.cell(nil, r, updated.width); got != c.want {
+			t.Errorf("stored at now%+dµs: UPDATED %q, want %q", c.ts-now, got, c.want)
+		}
 	}
 }

@@ -46,11 +46,11 @@ var topColumns = []column{
 		return padLeft(rateCell(r.hasAct && r.act.ConsumedKnown, r.act.Consumed), w)
 	}},
 	{"TTL", 7, 6, func(m *Top, r *topRow, w int) string { return padLeft(format.TTL(r.state.TTL), w) }},
-	{"UPDATED", 8, 9, func(m *Top, r *topRow, w int) string {
+	{"UPDATED", 10, 9, func(m *Top, r *topRow, w int) string {
 		if !r.state.Exists {
 			return padLeft("never", w)
 		}
-		return padLeft(format.Duration(r.state.Age()), w)
+		return padLeft(format.Age(r.state.Age()), w)
 	}},
 	{"LAYOUT", 10, 10, func(m *Top, r *topRow, w int) string { return trunc(r.state.Layout.Name, w) }},
 }

@@ -362,5 +362,5 @@ func TestTopDetailUsesKeyCost(t *testing.T) {
 	src.feed <- topRead{snap: fleet(0)}
 	waitView(t, tm, p, contains("rate:user:19"))
 	tm.Send(press("enter")) // the selection starts on the emptiest bucket, user:19
-	waitView(t, tm, p, contains("detail rate:user:19", "retry-after never (cost > capacity)"))
+	waitView(t, tm, p, contains("detail rate:user:19", "retry-after never: cost exceeds capacity"))
 }

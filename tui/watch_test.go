@@ -178,8 +178,8 @@ func TestWatchShowsClockSkew(t *testing.T) {
 	st := history(1)[0]
 	st.Ahead = 4200 * time.Millisecond
 	feed <- read{st: st}
-	screen := waitView(t, tm, p, contains("ahead of server time"))
-	if !strings.Contains(screen, "written 4.2s ahead of server time: client clock skew?") {
+	screen := waitView(t, tm, p, contains("ahead of the server's clock"))
+	if !strings.Contains(screen, "4.2s ahead of the server's clock (client clock skew?)") {
 		t.Fatalf("screen:\n%s", screen)
 	}
 }

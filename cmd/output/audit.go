@@ -99,9 +99,9 @@ func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
 			switch {
 			case fd.MaxAheadMS != nil && fd.Kind == string(audit.FindingGCRADebt):
-				fmt.Fprintf(w, "  up to %s past a full window\n", format.Duration(durMS(*fd.MaxAheadMS)))
+				fmt.Fprintf(w, "  largest: %s\n", format.Debt(durMS(*fd.MaxAheadMS)))
 			case fd.MaxAheadMS != nil:
-				fmt.Fprintf(w, "  up to %s ahead of the server's clock\n", format.Duration(durMS(*fd.MaxAheadMS)))
+				fmt.Fprintf(w, "  largest: %s\n", format.Ahead(durMS(*fd.MaxAheadMS)))
 			}
 			if fd.Detail != "" {
 				fmt.Fprintf(w, "  %s\n", format.SafeKey(fd.Detail))

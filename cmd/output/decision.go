@@ -32,7 +32,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	}
 	var notes []string
 	if res.RetryAfter < 0 {
-		v.Note = neverNote
+		v.Note = format.NeverAllowed
 	}
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := format.JSONMS(d.AppRetryAfter)
@@ -51,8 +51,8 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		v.WriterClock = ClockOf(*d.Writer)
 		if d.ClockSplit(bucket.Presets[layout].Step()) {
 			w := d.Writer
-			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s ahead) gets %s, tokens %s, retry-after %s",
-				layout, format.Duration(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
+			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s) gets %s, tokens %s, retry-after %s",
+				layout, format.AheadShort(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
 			notes = append(notes, v.Ambiguous)
 		}
 	}
@@ -78,16 +78,12 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	if io.Color() {
 		verdict = ColorVerdict(io, res.Allowed, verdict)
 	}
-	retry := format.RetryAfter(res.RetryAfter)
-	if res.RetryAfter < 0 {
-		retry = neverNote
-	}
 	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
 	if !exists {
 		tokens = "no such key (new and full: " + tokens + ")"
 	}
 	_, err := fmt.Fprintf(io.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
-		tokens, retry, format.Duration(res.ResetAfter))
+		tokens, format.RetryAfter(res.RetryAfter), format.Duration(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}
@@ -108,20 +104,15 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	return nil
 }
 
-// aheadNote says a bucket's stored time is ahead of the server's clock.
-func aheadNote(d time.Duration) string {
-	return fmt.Sprintf("written %s ahead of server time: client clock skew?", format.Duration(d))
-}
-
 // AheadNoteFor says what a stored time ahead of the server's means for the layout's
 // application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
 // over it, or the server's clock went back), which the library waits out on the server's
 // clock; for the others, a client clock running fast.
 func AheadNoteFor(l bucket.Layout, d time.Duration) string {
 	if l.Type == bucket.GCRA {
-		return fmt.Sprintf("TAT %s beyond a full window: debt from a higher limit (burst lowered?) or a server clock that went back; the library waits it out", format.Duration(d))
+		return format.Debt(d) + "; the library waits it out"
 	}
-	return aheadNote(d)
+	return "stored time " + format.Ahead(d)
 }
 
 func verdictWord(ok bool) string {
@@ -133,6 +124,3 @@ func verdictWord(ok bool) string {
 
 // headerOrder lists the rate-limit headers as APIs spell them, in a readable order.
 var headerOrder = []string{"RateLimit-Policy", "RateLimit", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
-
-// neverNote says why a request is never allowed: no bucket ever holds more than capacity.
-const neverNote = "never: cost exceeds capacity"

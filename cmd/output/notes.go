@@ -59,6 +59,6 @@ func (n *InspectNotes) Print(io *iostreams.IOStreams, outFormat string) {
 		fmt.Fprintln(io.ErrOut, "note: "+a)
 	}
 	if n.moreAhead > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) were written ahead of server time\n", format.Count(int64(n.moreAhead)))
+		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) stored ahead of the server's clock\n", format.Count(int64(n.moreAhead)))
 	}
 }

@@ -118,9 +118,9 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		case s.Guess != "":
 			note = "guess: a bare number; declare --layout " + s.Layout.Name + " or a rule to act on it"
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
-			note = "debt " + format.Duration(s.Ahead) + " past a full window (limit lowered?)"
+			note = format.Debt(s.Ahead)
 		case s.Ahead > 0:
-			note = "ahead " + format.Duration(s.Ahead) + " (clock skew?)"
+			note = format.Ahead(s.Ahead)
 		}
 		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
 	}

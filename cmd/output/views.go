@@ -61,7 +61,7 @@ func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 // ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
 // and those of inspect: tokens and time_to_full_ms. remaining is an alias of tokens and
 // reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
-// (jsonnum.go).
+// (tui/format/json.go).
 type ResultView struct {
 	Key          string  `json:"key"`
 	Allowed      bool    `json:"allowed"`
@@ -76,7 +76,7 @@ type ResultView struct {
 	Layout       string  `json:"layout"`
 	// Exists says whether the key exists (check only: consume creates it).
 	Exists *bool `json:"exists,omitempty"`
-	// Note says why a request is never allowed ("never: cost exceeds capacity").
+	// Note says why a request is never allowed (format.NeverAllowed).
 	Note string `json:"note,omitempty"`
 	// AppRetryAfterMS is the retry-after the bucket's application itself reports when it
 	// differs from the true one (Express truncates it; a stored time ahead is left out).
@@ -107,17 +107,14 @@ type ClockView struct {
 func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultView {
 	tokens, full := format.JSONTokens(r.Remaining), format.JSONMS(r.ResetAfter)
 	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: format.JSONSpec(r.Spec.Capacity),
-		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONMS(r.RetryAfter), TimeToFullMS: full,
+		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(r.RetryAfter), TimeToFullMS: full,
 		ResetAfterMS: full, Layout: layout}
-	if r.RetryAfter < 0 {
-		v.RetryAfterMS = -1
-	}
 	return v
 }
 
 // StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
 // are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
-// Numbers are rounded by kind (jsonnum.go).
+// Numbers are rounded by kind (tui/format/json.go).
 type StateView struct {
 	Key            string `json:"key"`
 	Type           string `json:"type"`
@@ -200,9 +197,5 @@ func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {
 }
 
 func ClockOf(d bucket.Decision) *ClockView {
-	v := &ClockView{Allowed: d.Allowed, Tokens: format.JSONTokens(d.Remaining), RetryAfterMS: format.JSONMS(d.RetryAfter), TimeToFullMS: format.JSONMS(d.ResetAfter)}
-	if d.RetryAfter < 0 {
-		v.RetryAfterMS = -1
-	}
-	return v
+	return &ClockView{Allowed: d.Allowed, Tokens: format.JSONTokens(d.Remaining), RetryAfterMS: format.JSONRetryAfter(d.RetryAfter), TimeToFullMS: format.JSONMS(d.ResetAfter)}
 }

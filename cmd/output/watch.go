@@ -46,10 +46,7 @@ func WatchOf(s bucket.State, act *bucket.Activity, cost float64) WatchView {
 		}
 	}
 	if r, err := s.Peek(cost); err == nil {
-		v.RetryAfterMS = f(format.JSONMS(r.RetryAfter))
-		if r.RetryAfter < 0 {
-			v.RetryAfterMS = f(-1)
-		}
+		v.RetryAfterMS = f(format.JSONRetryAfter(r.RetryAfter))
 	}
 	return v
 }

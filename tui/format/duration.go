@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h.
+// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h. It is
+// cut toward zero to what is shown, in every unit, never rounded up: 9.96s is 9.9s, 10.9s
+// is 10s, 999.6µs is 999µs.
 func Duration(d time.Duration) string {
 	if d < 0 {
 		return "-" + Duration(-d)
@@ -21,7 +23,7 @@ func Duration(d time.Duration) string {
 	case d < time.Second:
 		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 	case d < 10*time.Second:
-		return Decimal(d.Seconds(), 1) + "s"
+		return Decimal(d.Truncate(100*time.Millisecond).Seconds(), 1) + "s"
 	case d < time.Minute:
 		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 	case d < time.Hour:
@@ -40,6 +42,16 @@ func compound(d, big time.Duration, bigU string, small time.Duration, smallU str
 	return s
 }
 
+// Seconds writes a measured time in seconds, as a report states it (a load run's measured
+// duration, from which its figures are computed): to the millisecond, cut toward zero as
+// Duration is: 2.004s, 10s, 61.5s.
+func Seconds(s float64) string {
+	if v, ok := special(s); ok {
+		return v + "s"
+	}
+	return Decimal(floorTo(s, 3), 3) + "s"
+}
+
 // TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-").
 func TTL(d time.Duration) string {
 	switch {
@@ -53,39 +65,66 @@ func TTL(d time.Duration) string {
 	return Duration(d)
 }
 
-// RetryAfter writes how long until a request can pass; negative is never (its cost
-// is above capacity).
+// NeverAllowed is the retry-after of a request that can never pass: its cost is above
+// the bucket's capacity, and no bucket ever holds more. The one wording of every output.
+const NeverAllowed = "never: cost exceeds capacity"
+
+// RetryAfter writes how long until a request can pass; negative is never (NeverAllowed).
 func RetryAfter(d time.Duration) string {
 	if d < 0 {
-		return "never"
+		return NeverAllowed
 	}
 	return Duration(d)
 }
 
 // Latency writes a latency in milliseconds with three significant digits at most: 412µs,
-// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured.
+// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured. It is cut toward zero as
+// Duration is, so it never reads more than was measured nor a unit's 1000: 0.9996ms is
+// 999µs, 9.996ms 9.99ms.
 func Latency(msec float64) string {
 	switch {
 	case msec <= 0 || math.IsNaN(msec):
 		return "–"
-	case msec < 1:
-		return strconv.FormatFloat(math.Round(msec*1000), 'f', 0, 64) + "µs"
+	case msec < 1 || msec >= 1000:
+		return Duration(time.Duration(math.Round(msec * float64(time.Millisecond)))) // to the ns: no float noise
 	case msec < 10:
-		return Decimal(msec, 2) + "ms"
+		return Decimal(floorTo(msec, 2), 2) + "ms"
 	case msec < 100:
-		return Decimal(msec, 1) + "ms"
-	case msec < 1000:
-		return strconv.FormatFloat(math.Round(msec), 'f', 0, 64) + "ms"
+		return Decimal(floorTo(msec, 1), 1) + "ms"
 	}
-	return Duration(time.Duration(msec * float64(time.Millisecond)))
+	return Decimal(floorTo(msec, 0), 0) + "ms"
 }
 
 // Ago is when something happened, d before now: "4.2s ago". A time ahead of the server's
-// clock (a writer whose clock runs ahead) reads "4.2s ahead of the server's clock", never a
-// negative age.
+// clock reads as Ahead, never a negative age.
 func Ago(d time.Duration) string {
 	if d < 0 {
-		return Duration(-d) + " ahead of the server's clock"
+		return Ahead(-d)
 	}
 	return Duration(d) + " ago"
+}
+
+// Age is Ago for a column: "4.2s", and a time ahead of the server's clock AheadShort.
+func Age(d time.Duration) string {
+	if d < 0 {
+		return AheadShort(-d)
+	}
+	return Duration(d)
+}
+
+// Ahead says a stored time is d ahead of the server's clock, as a client whose clock runs
+// fast writes it: "4.2s ahead of the server's clock (client clock skew?)". Every output
+// says it so; AheadShort is its form for a column: "4.2s ahead".
+func Ahead(d time.Duration) string {
+	return AheadShort(d) + " of the server's clock (client clock skew?)"
+}
+
+// AheadShort is Ahead for a column: "4.2s ahead".
+func AheadShort(d time.Duration) string { return Duration(d) + " ahead" }
+
+// Debt says a GCRA bucket's TAT lies d past a full window: clients in debt from a higher
+// limit, or a server clock that went back: "TAT 4.2s past a full window: debt (limit
+// lowered, or the server's clock went back?)". Every output says it so.
+func Debt(d time.Duration) string {
+	return "TAT " + Duration(d) + " past a full window: debt (limit lowered, or the server's clock went back?)"
 }

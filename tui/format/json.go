@@ -13,8 +13,9 @@ import (
 //	        cut to 3 decimals toward zero: a thousandth of a token, never more than the
 //	        bucket holds, the whole tokens always exact; a negative level (the owning
 //	        application's debt) as it is read, to the thousandth
-//	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution)
-//	ratios (fill)     3 decimals
+//	durations (*_ms)  milliseconds with 3 decimals (microseconds, Redis TIME's resolution);
+//	        retry_after_ms -1 for never (JSONRetryAfter), ttl_ms -1 and -2 as PTTL (JSONTTL)
+//	ratios (fill)     cut to 3 decimals toward zero, as Percent floors: 1 only when full
 //	measured rates (*_per_s, ops_per_sec, redis_calls_per_request, over_grant_pct)
 //	        3 decimals
 //	spec values (capacity, rate, cost, arrival_rate)  as configured, float noise dropped
@@ -22,7 +23,10 @@ import (
 //	durations in seconds (duration_s, burst_every_s)  6 decimals (microseconds)
 
 // JSONTokens rounds a number of tokens for JSON.
-func JSONTokens(v float64) float64 {
+func JSONTokens(v float64) float64 { return cut3(v) }
+
+// cut3 cuts v to 3 decimals toward zero.
+func cut3(v float64) float64 {
 	if !finite(v) || math.Abs(v) >= 1e12 {
 		return JSONFinite(v) // no decimals to cut, and v*1000 could overflow
 	}
@@ -31,6 +35,16 @@ func JSONTokens(v float64) float64 {
 
 // JSONMS writes a duration in milliseconds for JSON, to the microsecond.
 func JSONMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// JSONRetryAfter writes a retry-after for JSON: milliseconds (JSONMS), and -1 for a
+// request that can never pass (a negative wait, see RetryAfter), which JSONMS would
+// write as 0, "now".
+func JSONRetryAfter(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return JSONMS(d)
+}
 
 // JSONTTL writes a TTL for JSON as Redis's PTTL does: -1 for no TTL, -2 for no such key,
 // milliseconds otherwise.
@@ -44,8 +58,9 @@ func JSONTTL(d time.Duration) float64 {
 	return JSONMS(d)
 }
 
-// JSONRatio rounds a ratio (fill) for JSON.
-func JSONRatio(v float64) float64 { return Round3(v) }
+// JSONRatio cuts a ratio (fill) to 3 decimals for JSON, toward zero as Percent and
+// JSONTokens do: a bucket reads 1 only when it is full (9.996 of 10 is 0.999, shown 99%).
+func JSONRatio(v float64) float64 { return cut3(v) }
 
 // JSONRate rounds a measured per-second rate for JSON.
 func JSONRate(v float64) float64 { return Round3(v) }

@@ -20,12 +20,18 @@ func TestJSONRounding(t *testing.T) {
 		{"tokens whole", JSONTokens(16000), 16000},
 		{"fill", JSONRatio(0.061016765949999996), 0.061},
 		{"fill full", JSONRatio(0.9999999999999999), 1},
+		{"fill almost full is not full", JSONRatio(0.9996), 0.999},
+		{"fill cut, not rounded", JSONRatio(0.4567), 0.456},
 		{"rate measured", JSONRate(9.98765), 9.988},
 		{"spec noise", JSONSpec(0.1 + 0.2), 0.3},
 		{"spec slow rate kept", JSONSpec(0.0001), 0.0001},
 		{"spec third", JSONSpec(1.0 / 3), 0.333333333},
 		{"ms", JSONMS(1234567 * time.Nanosecond), 1.234},
 		{"ms 200", JSONMS(200 * time.Millisecond), 200},
+		{"retry-after never", JSONRetryAfter(-1), -1}, // JSONMS(-1) is 0: "now"
+		{"retry-after never, any negative", JSONRetryAfter(-time.Second), -1},
+		{"retry-after 200ms", JSONRetryAfter(200 * time.Millisecond), 200},
+		{"retry-after now", JSONRetryAfter(0), 0},
 		{"ttl none", JSONTTL(-1), -1},
 		{"ttl no key", JSONTTL(-2), -2}, // as PTTL says: -1 would read as "no TTL"
 	} {

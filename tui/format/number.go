@@ -165,8 +165,8 @@ func Decimal(v float64, prec int) string {
 	return s
 }
 
-// Plural writes n (as Count) and what, with an s unless n is 1.
-func Plural(n int, what string) string {
+// Plural writes n (as Count) and what, with an s unless n is 1: "1 key", "5,003 keys".
+func Plural[N ~int | ~int64](n N, what string) string {
 	s := Count(int64(n)) + " " + what
 	if n != 1 {
 		s += "s"

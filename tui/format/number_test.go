@@ -84,6 +84,8 @@ func TestFormatters(t *testing.T) {
 		{"plural one", Plural(1, "bucket"), "1 bucket"},
 		{"plural many", Plural(5003, "bucket"), "5,003 buckets"},
 		{"plural huge", Plural(340000, "key"), "340k keys"},
+		{"plural int64", Plural(int64(1), "key"), "1 key"},
+		{"plural int64 many", Plural(int64(5003), "bucket"), "5,003 buckets"},
 		// percentages: whole, floored
 		{"percent 0", Percent(0), "0%"},
 		{"percent a trace", Percent(0.005), "<1%"},
@@ -99,6 +101,10 @@ func TestFormatters(t *testing.T) {
 		{"dur µs", Duration(50 * time.Microsecond), "50µs"},
 		{"dur ms", Duration(850 * time.Millisecond), "850ms"},
 		{"dur 3.7s", Duration(3700 * time.Millisecond), "3.7s"},
+		{"dur 9.96s cut, not rounded up", Duration(9960 * time.Millisecond), "9.9s"},
+		{"dur 10.9s cut", Duration(10900 * time.Millisecond), "10s"},
+		{"dur 999.6µs cut", Duration(999600 * time.Nanosecond), "999µs"},
+		{"dur 1.99s cut", Duration(1999 * time.Millisecond), "1.9s"},
 		{"dur 56.43s", Duration(56430 * time.Millisecond), "56s"},
 		{"dur 61s", Duration(61 * time.Second), "1m1s"},
 		{"dur 1m4s", Duration(64 * time.Second), "1m4s"},
@@ -110,7 +116,7 @@ func TestFormatters(t *testing.T) {
 		{"ttl no key", TTL(-2), "-"},
 		{"ttl 56.43s", TTL(56430 * time.Millisecond), "56s"},
 		{"ttl 90s", TTL(90 * time.Second), "1m30s"},
-		{"retry never", RetryAfter(-1), "never"},
+		{"retry never", RetryAfter(-1), "never: cost exceeds capacity"},
 		{"retry 200ms", RetryAfter(200 * time.Millisecond), "200ms"},
 		// chart axis ticks
 		{"axis 0", Axis(0), "0"},
