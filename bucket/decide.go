@@ -97,26 +97,14 @@ func (s State) RefillTime() time.Duration {
 	return s.Decide(0).Refill
 }
 
-// Ambiguity says why the figures shown for the bucket are genuinely ambiguous, "" when they
-// are not: a client-clock application's bucket written ahead of the server's clock, whose
+// Ambiguous says whether the figures shown for the bucket are genuinely ambiguous: a
+// client-clock application's bucket written ahead of the server's clock (s.Ahead), whose
 // next decision depends on the clock of the next caller.
-func (s State) Ambiguity() string {
+func (s State) Ambiguous() bool {
 	if s.Problem != "" || !s.HasSpec() || !s.Exists {
-		return ""
+		return false
 	}
-	d := s.Decide(1)
-	if !d.ClockSplit(s.Layout.Step()) {
-		return ""
-	}
-	return "written " + roundDur(s.Ahead).String() + " ahead of the server's clock by a caller whose clock runs fast; " +
-		s.Layout.Name + " decides on its caller's clock, so the next caller's clock decides (figures are on the server's clock; writer_clock in JSON)"
-}
-
-func roundDur(d time.Duration) time.Duration {
-	if d >= time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
+	return s.Decide(1).ClockSplit(s.Layout.Step())
 }
 
 // ResetReads is what the layout's application reads right after a reset wrote tokens at

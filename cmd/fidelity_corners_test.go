@@ -84,6 +84,17 @@ func TestCheckCorners(t *testing.T) {
 	if v.AheadMS != 5000 || v.RetryAfterMS != 10000 || v.WriterClock == nil || v.WriterClock.RetryAfterMS != 5000 || v.Ambiguous == "" {
 		t.Fatalf("check of a go-bench bucket written 5 s ahead: %+v (writer %+v)", v, v.WriterClock)
 	}
+	// inspect says it once, with the figure the UPDATED column shows: one note (why the
+	// figures are ambiguous, how far ahead), and the same text in JSON.
+	r = runAt(t, srv.URL(), &now, "inspect", "gba", "--layout", "go-bench", "--capacity", "10", "--rate", "0.2")
+	if strings.Count(r.errOut, "note: ") != 1 || !strings.Contains(r.errOut, "wrote it 5s ahead: the next caller's clock decides") ||
+		!strings.Contains(r.out, "5s ahead of the server's clock") {
+		t.Fatalf("inspect of a bucket written 5 s ahead: %q %q", r.out, r.errOut)
+	}
+	r = runAt(t, srv.URL(), &now, "inspect", "gba", "--layout", "go-bench", "--capacity", "10", "--rate", "0.2", "-o", "json")
+	if err := json.Unmarshal([]byte(r.out), &sv); err != nil || !strings.Contains(sv.Ambiguous, "wrote it 5s ahead:") {
+		t.Fatalf("inspect -o json of a bucket written 5 s ahead: %v %+v", err, sv)
+	}
 	// Not ahead: ahead_ms is there, 0, and no writer's clock.
 	c.HSet(ctx, "gbn", "tokens", "5", "ts", now.UnixMilli()-1000)
 	v = decode(runAt(t, srv.URL(), &now, "check", "gbn", "--layout", "go-bench", "--capacity", "10", "--rate", "0.2", "-o", "json"))

@@ -115,6 +115,13 @@ func AheadNoteFor(l bucket.Layout, d time.Duration) string {
 	return "stored time " + format.Ahead(d)
 }
 
+// AmbiguityNote says why an ambiguous bucket's figures (State.Ambiguous) depend on the next
+// caller's clock.
+func AmbiguityNote(s bucket.State) string {
+	return fmt.Sprintf("%s decides on its caller's clock, and a caller whose clock runs fast wrote it %s: "+
+		"the next caller's clock decides (figures are on the server's clock; writer_clock in JSON)", s.Layout.Name, format.AheadShort(s.Ahead))
+}
+
 func verdictWord(ok bool) string {
 	if ok {
 		return "allowed"

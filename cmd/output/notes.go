@@ -26,15 +26,18 @@ func (n *InspectNotes) See(s bucket.State) {
 	}
 	n.guessed = n.guessed || GuessedLayout(s)
 	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
-	if s.Ahead > 0 {
+	// A bucket written ahead gets one note: why its figures are ambiguous when they are
+	// (it says how far ahead), else how far ahead.
+	ambiguous := s.Ambiguous()
+	if ambiguous && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AmbiguityNote(s)))
+	}
+	if s.Ahead > 0 && !ambiguous {
 		if len(n.ahead) < 5 {
 			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AheadNoteFor(s.Layout, s.Ahead)))
 		} else {
 			n.moreAhead++
 		}
-	}
-	if why := s.Ambiguity(); why != "" && len(n.ambiguous) < 5 {
-		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), why))
 	}
 	if s.HasSpec() && s.Exists && s.Problem == "" && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
 		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", format.SafeKey(s.Key), format.Duration(s.TTL)))

@@ -165,7 +165,10 @@ func StateOf(s bucket.State) StateView {
 		fill, ttf := format.JSONRatio(s.Fill()), format.JSONMS(d.ResetAfter)
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
 		v.SpecSource = s.SpecSource
-		v.FullAtExpiry, v.Ambiguous = d.FullByExpiry, s.Ambiguity()
+		v.FullAtExpiry = d.FullByExpiry
+		if s.Ambiguous() {
+			v.Ambiguous = AmbiguityNote(s)
+		}
 		if d1 := s.Decide(1); d1.Writer != nil {
 			v.WriterClock = ClockOf(*d1.Writer)
 		}
