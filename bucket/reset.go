@@ -297,12 +297,17 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	return l.Keys(op.Key), args, nil
 }
 
-// declaredArg is the reset script's ARGV[13]: "1" when a layout is declared for the key.
+// declaredArg is the reset script's ARGV[13]: "" when no layout is declared for the key;
+// else the declared capacity, the most a lone level may hold ("0" when the spec is
+// unknown: then no lone level is a bucket), the rule a read applies too (classify).
 func declaredArg(op ResetOp) string {
-	if op.Declared {
-		return "1"
+	if !op.Declared {
+		return ""
 	}
-	return ""
+	if op.Spec.IsZero() {
+		return "0"
+	}
+	return fmtFloat(op.Spec.Capacity)
 }
 
 // resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a

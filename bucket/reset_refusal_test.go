@@ -58,3 +58,45 @@ func TestResetManyRefusedWrites(t *testing.T) {
 		t.Errorf("Refusal of another error: %q", got)
 	}
 }
+
+// TestResetLoneLevelWithinDeclaredCapacity: a two-key layout's level without its time key
+// is a bucket only where its layout is declared and only within the declared capacity, and
+// the script that writes checks it: a level read as a bucket and replaced by a lease before
+// the reset (the lease is a bare number too) is left exactly as it is.
+func TestResetLoneLevelWithinDeclaredCapacity(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	st := bucket.NewStore(c)
+	webman, err := bucket.LookupLayout("webman")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := func(string) bucket.Target {
+		return bucket.Target{Layout: &webman, Spec: bucket.Spec{Capacity: 10, Rate: 1}, Source: "test"}
+	}
+	for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 10}} {
+		if err := c.Set(ctx, "wm:lone", "5", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		states, err := st.Inspect(ctx, []string{"wm:lone"}, declared)
+		if err != nil || states[0].Problem != "" || states[0].Layout.Name != "webman" {
+			t.Fatalf("a declared lone level 5 of capacity 10: %+v %v, want a webman bucket", states, err)
+		}
+		// The application stores a lease there now: a bare number beyond the capacity.
+		if err := c.Set(ctx, "wm:lone", "1700000000", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ResetState(ctx, states[0], to); !errors.Is(err, bucket.ErrChanged) {
+			t.Errorf("reset %+v of a level replaced by a lease: %v, want ErrChanged", to, err)
+		}
+		if v := c.Get(ctx, "wm:lone").Val(); v != "1700000000" {
+			t.Fatalf("reset %+v changed the lease to %q", to, v)
+		}
+		// Read again, the lease is no bucket (the read's rule, the same bound).
+		states, err = st.Inspect(ctx, []string{"wm:lone"}, declared)
+		if err != nil || !strings.HasPrefix(states[0].Problem, "not a bucket") {
+			t.Fatalf("the lease read: %+v %v, want not a bucket", states, err)
+		}
+	}
+}

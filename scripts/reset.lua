@@ -16,9 +16,11 @@
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12] "1" to keep a stored time later than now, "0" to write now (a layout whose
 --          application refills negatively from a time ahead of its clock)
--- ARGV[13] "1" when a layout is declared for the key (a rule or --layout), else "": a lone
---          bare number (a gcra TAT, a two-key level without its time key) is a bucket only
---          where a layout is declared, since deadlines, leases and counters are bare numbers too
+-- ARGV[13] the capacity declared with the key's layout (a rule or --layout; "0" when its
+--          spec is unknown), else "": a lone bare number (a gcra TAT, a two-key level
+--          without its time key) is a bucket only where a layout is declared, since
+--          deadlines, leases and counters are bare numbers too, and a lone level only within
+--          the declared capacity (a lease or a large counter never is)
 -- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
 --          that changes the stored spec on purpose); "": only into a bucket it creates
 -- ARGV[15..] field/value pairs of the native spec (capacity, rate)
@@ -35,7 +37,7 @@
 --        each left untouched.
 -- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
-local declared = ARGV[13] == '1'
+local declared, lone_max = ARGV[13] ~= '', num(ARGV[13])
 
 -- now in microseconds: ARGV[11] (a client clock, checked as every script checks its clock,
 -- the prelude's clock()) or Redis TIME.
@@ -171,6 +173,7 @@ local function stored_time()
     end
   end
   if vals[2] == nil then -- a declared lone level: its application reads the time as now
+    if not lone_max or lone_max <= 0 or vals[1] < 0 or vals[1] > lone_max then return false, -1 end
     if not in_range(vals[1], 0) then return false, -2 end
     return nil
   end
