@@ -290,7 +290,7 @@ func TestTakeAllInvalid(t *testing.T) {
 		"bad now":       {[]interface{}{"soon", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
 		"hex now":       {[]interface{}{"0x10", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
 		"negative now":  {[]interface{}{"-5", "", "5", "1", "1", "5", "1", "1"}, "now must be microseconds"},
-		"inf grace":     {[]interface{}{"", "inf", "5", "1", "1", "5", "1", "1"}, "TTL grace must be milliseconds"},
+		"inf grace":     {[]interface{}{"", "inf", "5", "1", "1", "5", "1", "1"}, "TTL grace must be whole milliseconds"},
 		"slow refill":   {[]interface{}{"", "", "5", "1", "1", "1e15", "0.001", "1"}, "capacity/rate must refill within 100 years (tier 2)"},
 		"huge capacity": {[]interface{}{"", "", "5", "1", "1", "2e15", "1e9", "1"}, "capacity must be a positive finite number of at most 1e15 (tier 2)"},
 		"arg count":     {[]interface{}{"", "", "5", "1", "1"}, "want 2 + 3 arguments per key"},

@@ -3,12 +3,15 @@ package bucket_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // TestResetManyRefusedWrites: a server that refuses writes (min-replicas-to-write without a
@@ -97,6 +100,34 @@ func TestResetLoneLevelWithinDeclaredCapacity(t *testing.T) {
 		states, err = st.Inspect(ctx, []string{"wm:lone"}, declared)
 		if err != nil || !strings.HasPrefix(states[0].Problem, "not a bucket") {
 			t.Fatalf("the lease read: %+v %v, want not a bucket", states, err)
+		}
+	}
+}
+
+// TestResetScriptWithoutDeclaration: a caller of the reset script that leaves out ARGV[13]
+// declares no layout, so a lone bare number that looks like a redis_rate TAT (the right
+// prefix, a TTL tied to it) is refused (-3) and left as it is.
+func TestResetScriptWithoutDeclaration(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// redis_rate's TAT: seconds since 2017-01-01 UTC, one second ahead, with the TTL it sets.
+	tat := strconv.FormatFloat(float64(now.UnixMicro())/1e6-1483228800+1, 'f', 6, 64)
+	if err := c.Set(ctx, "rate:x", tat, time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	base := []interface{}{"delete", "gcra", "redis_rate", "1483228800", "2000000", "2000000", "", "s", "0", "", "", "1"}
+	for _, args := range [][]interface{}{base, append(append([]interface{}{}, base...), "")} {
+		got, err := c.Eval(ctx, scripts.Reset(), []string{"rate:x"}, args...).Int64()
+		if err != nil || got != -3 {
+			t.Errorf("reset with %d arguments: %d %v, want -3 (no layout declared)", len(args), got, err)
+		}
+		if v := c.Get(ctx, "rate:x").Val(); v != tat {
+			t.Fatalf("the number changed to %q", v)
 		}
 	}
 }

@@ -290,7 +290,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 	for _, args := range [][]any{{"10", "0", "1"}, {"nan", "5", "1"}, {"10", "inf", "1"}, {"10", "5", "-1"}, {"x", "5", "1"},
 		{"1e15", "0.001", "1"}, {"10", "5", "0x1"},
 		{"10", "5", "1", "-5"}, {"10", "5", "1", "0x10"}, {"10", "5", "1", "1e18"}, {"10", "5", "1", " 5"},
-		{"10", "5", "1", "", "take", "inf"}, {"10", "5", "1", "", "take", "-1000"}, {"10", "5", "1", "", "take", "1e300"}} {
+		{"10", "5", "1", "", "take", "inf"}, {"10", "5", "1", "", "take", "-1000"}, {"10", "5", "1", "", "take", "1e300"},
+		{"10", "5", "1", "", "take", "0.5"}} {
 		for _, key := range []string{"raw", "existing"} {
 			err := c.Eval(ctx, scripts.TokenBucket(), []string{key}, args...).Err()
 			if err == nil || !strings.Contains(err.Error(), "bucketctl: ") {

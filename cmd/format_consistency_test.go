@@ -30,11 +30,11 @@ type shown struct {
 }
 
 var consistencyBuckets = []shown{
-	{key: "fc:full", tokens: "16,000", capacity: "16,000", rate: "250", rateUnit: "250/s", fill: "100%", full: "0s", ttl: "2h29m",
+	{key: "fc:full", tokens: "16,000", capacity: "16,000", rate: "250", rateUnit: "250/s", fill: "100%", full: "0s", ttl: "2h30m",
 		fields: []any{"tokens", "16000", "capacity", "16000", "rate", "250"}},
-	{key: "fc:{tenant-4711}:big", tokens: "9,289", capacity: "20,000", rate: "0.001", rateUnit: "3.6/h", fill: "46%", full: "2h29m", ttl: "2h29m",
+	{key: "fc:{tenant-4711}:big", tokens: "9,289", capacity: "20,000", rate: "0.001", rateUnit: "3.6/h", fill: "46%", full: "2h30m", ttl: "2h30m",
 		fields: []any{"tokens", "9289.7", "capacity", "20000", "rate", "0.001"}},
-	{key: "fc:small", tokens: "7.09", capacity: "10", rate: "0.00011", rateUnit: "0.4/h", fill: "70%", full: "2h29m", ttl: "2h29m",
+	{key: "fc:small", tokens: "7.09", capacity: "10", rate: "0.00011", rateUnit: "0.4/h", fill: "70%", full: "2h30m", ttl: "2h30m",
 		fields: []any{"tokens", "7.09", "capacity", "10", "rate", "0.00011"}},
 }
 
@@ -106,8 +106,9 @@ func TestSameStringsEverywhere(t *testing.T) {
 	}
 	for _, b := range consistencyBuckets {
 		c.HSet(ctx, b.key, append(b.fields, "ts", now.UnixMicro(), "allowed", 5912, "denied", 3)...)
-		// 2h29m30s: the views read 2h29m however long the commands take (up to 29 s), and
-		// never 2h30m (a read within the millisecond of the PEXPIRE saw exactly 150m).
+		// 2h29m30s: the views read 2h30m (a wait is rounded up) however long the commands
+		// take (up to 29 s), and never 2h31m (a read within the millisecond of the PEXPIRE
+		// would have seen exactly 150m had it been set so).
 		c.PExpire(ctx, b.key, 150*time.Minute-30*time.Second)
 	}
 

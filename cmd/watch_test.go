@@ -47,6 +47,11 @@ func TestWatchPipedPrintsCountLines(t *testing.T) {
 	if !strings.Contains(lines[2], "allowed_per_s=0 denied_per_s=0 consumed_per_s=0") {
 		t.Errorf("an idle bucket shows activity: %s", lines[2])
 	}
+	// A cost above capacity never passes: one word scripts can match.
+	r = run(t, srv.URL(), "watch", "w:k", "--count", "1", "--cost", "20")
+	if r.code != ExitOK || !strings.Contains(r.out, " retry_after=never ") {
+		t.Errorf("cost above capacity: exit %d: %q, want retry_after=never", r.code, r.out)
+	}
 }
 
 func TestWatchJSONStreamsRates(t *testing.T) {

@@ -190,8 +190,8 @@ local function checked(cap_s, rate_s, cost_s)
 end
 
 -- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
--- read) and its TTL grace in milliseconds (absent or "": 60000), or false and the error
--- reply's text. A time is a stored one's (0 to MAX_TIME_US); a grace at most 100 years, so
+-- read) and its TTL grace in whole milliseconds (absent or "": 60000; PEXPIRE takes an
+-- integer), or false and the error reply's text. A time is a stored one's (0 to MAX_TIME_US); a grace at most 100 years, so
 -- that every TTL set stays a finite PEXPIRE.
 local function clock(now_s, grace_s)
   local now, grace = nil, 60000
@@ -203,8 +203,8 @@ local function clock(now_s, grace_s)
   end
   if grace_s and grace_s ~= '' then
     grace = num(grace_s)
-    if not grace or grace < 0 or grace > MAX_REFILL_S * 1000 then
-      return false, 'ERR bucketctl: the TTL grace must be milliseconds, 0 to 100 years'
+    if not grace or grace < 0 or grace > MAX_REFILL_S * 1000 or grace % 1 ~= 0 then
+      return false, 'ERR bucketctl: the TTL grace must be whole milliseconds, 0 to 100 years'
     end
   end
   return now, grace

@@ -37,7 +37,8 @@
 --        each left untouched.
 -- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
-local declared, lone_max = ARGV[13] ~= '', num(ARGV[13])
+-- (An absent ARGV[13], a caller of the script's own, declares nothing.)
+local declared, lone_max = ARGV[13] ~= nil and ARGV[13] ~= '', num(ARGV[13])
 
 -- now in microseconds: ARGV[11] (a client clock, checked as every script checks its clock,
 -- the prelude's clock()) or Redis TIME.

@@ -171,7 +171,7 @@ func (v bucketView) stats() []string {
 		if r, err := s.Peek(v.cost); err == nil {
 			retry = format.RetryAfter(r.RetryAfter)
 		}
-		items = append(items, item("retry-after", retry), item("full in", format.Duration(s.TimeToFull())))
+		items = append(items, item("retry-after", retry), item("full in", format.Wait(s.TimeToFull())))
 	}
 	items = append(items, item("TTL", format.TTL(s.TTL)))
 	switch {

@@ -106,42 +106,59 @@ type addrList struct {
 func parseAddrs(values []string) (addrList, error) {
 	var l addrList
 	seenInfo := false
-	for _, v := range values {
-		// An error quotes the value the address came from, redacted as a whole: an address
-		// alone may be a piece of a password that held a comma.
-		for _, a := range SplitList([]string{v}) {
-			addr, info := a, ""
-			if i := strings.LastIndexByte(a, '@'); i >= 0 {
-				info, addr = a[:i], a[i+1:]
-				for _, scheme := range []string{"redis://", "rediss://"} {
-					info = strings.TrimPrefix(info, scheme)
-				}
-				user, pw, found := strings.Cut(info, ":")
-				if un, err := url.PathUnescape(user); err == nil {
-					user = un
-				}
-				if seenInfo && (user != l.user || pw != l.password) {
-					return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", RedactValue(v))
-				}
-				seenInfo = true
-				l.user, l.password, l.hasPassword = user, pw, found
-			} else {
-				for _, scheme := range []string{"redis://", "rediss://"} {
-					addr = strings.TrimPrefix(addr, scheme)
-				}
-			}
-			addr = strings.TrimSuffix(addr, "/")
-			if err := checkHostPort(addr); err != nil {
-				if len(secretsIn(v, true)) > 0 {
-					// (What it is may be a piece of a password that held a comma.)
-					err = errors.New("an address is not host:port, and commas separate addresses: a password holding a comma goes in password-env or REDISCLI_AUTH")
-				}
-				return l, fmt.Errorf("%s: %s (use host:port,host:port)", RedactValue(v), err)
-			}
-			l.addrs = append(l.addrs, addr)
+	// The values as the parser reads them, one list: an error quotes it whole, redacted,
+	// never an address alone, which may be a piece of a password that held a comma.
+	joined := strings.Join(values, ",")
+	secrets := valueSecrets(joined)
+	off := 0
+	for _, raw := range strings.Split(joined, ",") {
+		start, end := off, off+len(raw)
+		off = end + 1
+		a := strings.TrimSpace(raw)
+		if a == "" {
+			continue
 		}
+		addr, info := a, ""
+		if i := strings.LastIndexByte(a, '@'); i >= 0 {
+			info, addr = a[:i], a[i+1:]
+			for _, scheme := range []string{"redis://", "rediss://"} {
+				info = strings.TrimPrefix(info, scheme)
+			}
+			user, pw, found := strings.Cut(info, ":")
+			if un, err := url.PathUnescape(user); err == nil {
+				user = un
+			}
+			if seenInfo && (user != l.user || pw != l.password) {
+				return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", RedactValue(joined))
+			}
+			seenInfo = true
+			l.user, l.password, l.hasPassword = user, pw, found
+		} else {
+			for _, scheme := range []string{"redis://", "rediss://"} {
+				addr = strings.TrimPrefix(addr, scheme)
+			}
+		}
+		addr = strings.TrimSuffix(addr, "/")
+		if err := checkHostPort(addr); err != nil {
+			if cutsSecret(secrets, start, end) {
+				err = errors.New("an address is not host:port, and commas separate addresses: a password holding a comma goes in password-env or REDISCLI_AUTH")
+			}
+			return l, fmt.Errorf("%s: %s (use host:port,host:port)", RedactValue(joined), err)
+		}
+		l.addrs = append(l.addrs, addr)
 	}
 	return l, nil
+}
+
+// cutsSecret says whether a secret of the list runs across an end of its item s[start:end]:
+// the item is a piece of a password that held a comma.
+func cutsSecret(secrets []span, start, end int) bool {
+	for _, sp := range secrets {
+		if sp.i < end && sp.j > start && (sp.i < start || sp.j > end) {
+			return true
+		}
+	}
+	return false
 }
 
 // SplitList splits comma-separated values and drops empty ones.
@@ -190,14 +207,14 @@ func TypedPassword(flag, value, fix string) error {
 }
 
 // TypedListPassword is TypedPassword for a list of addresses (Cluster seeds, sentinels),
-// each address checked and shown alone: a URL's user info ends at its own '@'.
+// read as the parser reads it (valueSecrets: a URL's user info ends at its own '@').
 func TypedListPassword(flag string, values []string, fix string) error {
-	addrs := SplitList(values)
-	for _, a := range addrs {
-		if len(secretsIn(a, false)) > 0 {
-			return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
-				flag, strings.Join(redactAll(addrs), ","), fix)
-		}
+	// The list as the parser reads it: a password holding a comma was cut by the flag's
+	// own splitting, and is found in the list whole.
+	joined := strings.Join(values, ",")
+	if len(secretsIn(joined, false)) > 0 {
+		return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
+			flag, RedactValue(joined), fix)
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ var (
 	// "?password=...", "&auth_token=...": a query parameter whose name says it holds a
 	// secret (pass, pwd, auth, secret, token, key, cred, sig in any case).
 	querySecretRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
+	// The same parameter in a value (a URL as given): its value runs to the next parameter,
+	// as url.ParseQuery reads it, a space or a comma included.
+	querySecretValueRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^&;#]*)`)
 )
 
 // Redact hides every secret a text holds in one of the forms above: a URL's password (also
@@ -52,6 +55,9 @@ func RedactValue(v string) string {
 	for k := len(spans) - 1; k >= 0; k-- {
 		v = v[:spans[k].i] + Redacted + v[spans[k].j:]
 	}
+	if strings.Contains(v, "=") {
+		v = querySecretValueRe().ReplaceAllString(v, "${1}"+Redacted)
+	}
 	return redactForms(v)
 }
 
@@ -73,51 +79,104 @@ type span struct {
 	user bool
 }
 
-// valueSecrets finds the secrets of one value where the parsers find them. A URL's user
-// info runs from "//" to its last '@', whatever it holds (a URL of a list joined by commas
-// loses its first hosts to it, never a password); its password is what follows its first
-// colon, and without a colon the user info is the secret whole. A seed, user:password@host:port,
-// likewise. A list of seeds (commas) is read seed by seed when every one is an address
-// (host:port, with user info or without); otherwise as one seed, the password running to
-// the last '@': a comma in a password (u:pa,ss@h:1) cuts no secret in two.
+// valueSecrets finds the secrets of one value where the parsers find them, whatever they
+// hold (a space, a comma, a quote, an '@'). A value may be a list (commas): of URLs, split
+// where the next URL starts; of seeds, read seed by seed (seedSecrets).
+//
+// A URL's user info runs from "//" to its last '@' (a password holding a comma or an '@'
+// is found whole); its password is what follows its first colon, and without a colon the
+// user info is the secret whole (user: go-redis reads it as a user, redis-cli as a
+// password).
 func valueSecrets(s string) []span {
-	if prefix, userinfo, _, found := splitUserinfo(s); found {
-		i, j := len(prefix), len(prefix)+len(userinfo)
-		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
-			return []span{{i + c + 1, j, false}}
+	var out []span
+	off := 0
+	for _, part := range splitURLs(s) {
+		if prefix, userinfo, _, found := splitUserinfo(part); found {
+			i, j := off+len(prefix), off+len(prefix)+len(userinfo)
+			if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+				out = append(out, span{i + c + 1, j, false})
+			} else if loneInfo(userinfo) {
+				out = append(out, span{i, j, true})
+			}
+		} else if !strings.Contains(part, "//") {
+			for _, sp := range seedSecrets(part) {
+				out = append(out, span{off + sp.i, off + sp.j, false})
+			}
 		}
-		if loneInfo(userinfo) {
-			return []span{{i, j, true}}
-		}
-		return nil
+		off += len(part) + 1
 	}
+	return out
+}
+
+// splitURLs cuts a list at each comma that a URL follows ("redis://", "//"): a comma inside
+// a URL's password does not start a URL.
+func splitURLs(s string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' && urlStart(strings.TrimLeft(s[i+1:], " \t")) {
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// urlStart says whether s starts with a URL's scheme and "//", or "//".
+func urlStart(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
+		i++
+	}
+	if i > 0 && i < len(s) && s[i] == ':' {
+		i++
+	}
+	return strings.HasPrefix(s[i:], "//")
+}
+
+// seedSecrets finds the passwords of a list of seeds, [user[:password]@]host:port,... An
+// item that is no address alone is the start of a seed whose password holds a comma: its
+// password runs from its first colon to the first '@' that a host:port follows, whatever
+// lies between (u:pa,ss@h:1,h2:2 hides "pa,ss").
+func seedSecrets(s string) []span {
 	if !strings.Contains(s, "@") {
 		return nil
 	}
-	if strings.Contains(s, ",") {
-		var out []span
-		off, clean := 0, true
-		for _, item := range strings.Split(s, ",") {
-			if t := strings.TrimSpace(item); t != "" && !isHostPort(t) {
-				sp, ok := seedSecret(item)
-				if !ok {
-					clean = false
-					break
-				}
-				if sp.j > sp.i {
-					out = append(out, span{off + sp.i, off + sp.j, false})
-				}
+	var out []span
+	for off := 0; off <= len(s); {
+		end := off + strings.IndexByte(s[off:]+",", ',')
+		item := s[off:end]
+		if t := strings.TrimSpace(item); t == "" || isHostPort(t) {
+			off = end + 1
+			continue
+		}
+		if sp, ok := seedSecret(item); ok {
+			if sp.j > sp.i {
+				out = append(out, span{off + sp.i, off + sp.j, false})
 			}
-			off += len(item) + 1
+			off = end + 1
+			continue
 		}
-		if clean {
-			return out
+		c := strings.IndexByte(item, ':')
+		at := -1
+		for k := off + c + 1; c >= 0 && k < len(s); k++ {
+			if s[k] != '@' {
+				continue
+			}
+			e := k + 1 + strings.IndexByte(s[k+1:]+",", ',')
+			if isHostPort(strings.TrimSpace(s[k+1 : e])) {
+				at = k
+				break
+			}
 		}
+		if at < 0 { // no seed ends here: a malformed address, holding no password
+			off = end + 1
+			continue
+		}
+		out = append(out, span{off + c + 1, at, false})
+		off = at + 1 + strings.IndexByte(s[at+1:]+",", ',') + 1
 	}
-	if sp, ok := seedSecret(s); ok && sp.j > sp.i {
-		return []span{sp}
-	}
-	return nil
+	return out
 }
 
 // seedSecret reads s as one seed, [user[:password]@]host:port: ok when it is one, with the
@@ -152,7 +211,7 @@ func secretsIn(s string, users bool) []string {
 	if !strings.ContainsAny(s, "@=") {
 		return out
 	}
-	for i, re := range []*regexp.Regexp{urlPasswordRe(), urlLoneInfoRe(), addrPasswordRe(), querySecretRe()} {
+	for i, re := range []*regexp.Regexp{urlPasswordRe(), urlLoneInfoRe(), addrPasswordRe(), querySecretValueRe()} {
 		if i == 1 && !users {
 			continue
 		}
@@ -230,9 +289,9 @@ func (r *Redactor) AddFrom(values ...string) {
 	}
 }
 
-// Apply returns msg with every secret hidden: each one it knows by value wherever it
-// stands but inside a longer word (a password "pass" leaves the word "password" whole),
-// then those Redact finds by their form.
+// Apply returns msg with every secret hidden: each one it knows by value wherever it stands
+// (inside a word too: a server may quote one next to anything), then those Redact finds by
+// their form.
 func (r *Redactor) Apply(msg string) string {
 	if r != nil {
 		secrets := append([]string(nil), r.secrets...)
@@ -240,38 +299,11 @@ func (r *Redactor) Apply(msg string) string {
 		sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 		for _, s := range secrets {
 			if len(s) >= minSecretLen {
-				msg = replaceSecret(msg, s)
+				msg = strings.ReplaceAll(msg, s, Redacted)
 			}
 		}
 	}
 	return Redact(msg)
-}
-
-// replaceSecret replaces each s in msg by Redacted, but where it is part of a longer word:
-// a letter or digit on both sides of a join (the secret's end and msg's next character).
-func replaceSecret(msg, s string) string {
-	var b strings.Builder
-	for {
-		k := strings.Index(msg, s)
-		if k < 0 {
-			b.WriteString(msg)
-			return b.String()
-		}
-		end := k + len(s)
-		inWord := (k > 0 && wordByte(msg[k-1]) && wordByte(s[0])) ||
-			(end < len(msg) && wordByte(msg[end]) && wordByte(s[len(s)-1]))
-		b.WriteString(msg[:k])
-		if inWord {
-			b.WriteString(s)
-		} else {
-			b.WriteString(Redacted)
-		}
-		msg = msg[end:]
-	}
-}
-
-func wordByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // secretEnv are the environment variables that may hold a password.

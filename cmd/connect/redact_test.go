@@ -61,28 +61,51 @@ func TestRedactValue(t *testing.T) {
 		{"ops@10.0.0.1:7000", "ops@10.0.0.1:7000"}, // a seed's user, as go-redis reads it
 		{"rate:user:bob@example.com", "rate:user:bob@example.com"},
 		{"mail ops@example.com", "mail ops@example.com"},
+		// a password holding a comma, in a list: hidden whole, the other seeds kept
+		{"u:pa,ss@h:1,h2:2", "u:xxxxx@h:1,h2:2"},
+		{"h0:1, u:se,cr3t@127.0.0.1:1, 127.0.0.1:2", "h0:1, u:xxxxx@127.0.0.1:1, 127.0.0.1:2"},
+		{"u:p@x,y@h:1,u:pw@h3:3", "u:xxxxx@h:1,u:xxxxx@h3:3"},
+		{"redis://u:pa,ss@h:1,redis://ops@h2:2", "redis://u:xxxxx@h:1,redis://xxxxx@h2:2"},
+		// a secret parameter's value runs to the next parameter
+		{"127.0.0.1:1?password=sec ret", "127.0.0.1:1?password=xxxxx"},
+		{"redis://h:1/0?password=sec,ret&db=1", "redis://h:1/0?password=xxxxx&db=1"},
 	} {
 		if got := RedactValue(tc.in); got != tc.want {
 			t.Errorf("RedactValue(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	// A secret known by value is hidden where it stands alone, not inside a longer word.
+	// A secret known by value is hidden wherever a server's reply quotes it: next to a
+	// letter, a quote mark or an escape sequence too.
 	r := &Redactor{}
-	r.AddFrom("u:pass@127.0.0.1:1")
-	got := r.Apply("--url u:pass@127.0.0.1:1 holds a password (password-env); AUTH pass failed")
-	if want := "--url u:xxxxx@127.0.0.1:1 holds a password (password-env); AUTH xxxxx failed"; got != want {
-		t.Errorf("Apply = %q, want %q", got, want)
+	r.AddFrom("u:hunter2@127.0.0.1:1")
+	got := r.Apply("ERR invalid password «hunter2»; bad argument xhunter2, \x1b[31mhunter2\x1b[0m")
+	if strings.Contains(got, "hunter2") {
+		t.Errorf("Apply = %q: the secret shows", got)
 	}
 }
 
 // TestTypedListPassword: each address of a typed list is judged alone, so URLs naming a
-// user and no password pass, and a password anywhere is refused and shown as xxxxx.
+// user and no password pass, and a password anywhere is refused and shown as xxxxx, also
+// one holding a comma that the flag's own splitting cut in two.
 func TestTypedListPassword(t *testing.T) {
 	t.Parallel()
+	err := TypedListPassword("cluster", []string{"u:pa", "ss@127.0.0.1:1", "127.0.0.1:2"}, "fix")
+	if err == nil || strings.Contains(err.Error(), "u:pa") || strings.Contains(err.Error(), "ss@") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:1,127.0.0.1:2") {
+		t.Fatalf("a password holding a comma, split by the flag: %v", err)
+	}
+	// The parser's errors quote the list redacted; a typo is still named.
+	_, err = parseAddrs([]string{"u:pa", "ss@127.0.0.1:1"})
+	if err == nil || strings.Contains(err.Error(), "pa,ss") || strings.Contains(err.Error(), `"pa"`) || !strings.Contains(err.Error(), "a password holding a comma") {
+		t.Fatalf("parseAddrs of a password cut at its comma: %v", err)
+	}
+	_, err = parseAddrs([]string{"u:pw1234@127.0.0.1:1,u:pw1234@127.0.0.1:99999"})
+	if err == nil || strings.Contains(err.Error(), "pw1234") || !strings.Contains(err.Error(), `the port "99999" is not a number`) {
+		t.Fatalf("parseAddrs of a bad port beside a password: %v", err)
+	}
 	if err := TypedListPassword("cluster", []string{"redis://ops@10.0.0.1:7000,redis://ops@10.0.0.2:7000"}, "fix"); err != nil {
 		t.Fatalf("users without a password refused: %v", err)
 	}
-	err := TypedListPassword("cluster", []string{"redis://ops@10.0.0.1:7000", "redis://u:Pw1@10.0.0.2:7000"}, "fix")
+	err = TypedListPassword("cluster", []string{"redis://ops@10.0.0.1:7000", "redis://u:Pw1@10.0.0.2:7000"}, "fix")
 	if err == nil || strings.Contains(err.Error(), "Pw") ||
 		!strings.Contains(err.Error(), "redis://xxxxx@10.0.0.1:7000,redis://u:xxxxx@10.0.0.2:7000") {
 		t.Fatalf("a password in a list: %v", err)

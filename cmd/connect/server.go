@@ -58,9 +58,9 @@ func (s *Server) Addr() string {
 func describeServer(cluster []string, master string, sentinels []string, url string) string {
 	switch {
 	case len(cluster) > 0:
-		return "cluster " + strings.Join(redactAll(cluster), ",")
+		return "cluster " + RedactValue(strings.Join(cluster, ","))
 	case master != "":
-		return fmt.Sprintf("sentinel master %q via %s", master, strings.Join(redactAll(sentinels), ","))
+		return fmt.Sprintf("sentinel master %q via %s", master, RedactValue(strings.Join(sentinels, ",")))
 	}
 	return RedactValue(url)
 }

@@ -37,12 +37,12 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	if d.AppDiffers(bucket.Presets[layout].Step()) {
 		app := format.JSONMS(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
-		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Duration(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
+		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Wait(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
 	}
 	v.AheadMS = format.JSONMS(d.Ahead)
 	v.RetryAtExpiry, v.FullAtExpiry = d.RetryByExpiry, d.FullByExpiry
 	if d.RetryByExpiry {
-		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Duration(res.RetryAfter), layout))
+		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Wait(res.RetryAfter), layout))
 	}
 	if d.Ahead > 0 {
 		notes = append(notes, AheadNoteFor(bucket.Presets[layout], d.Ahead))
@@ -83,7 +83,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		tokens = "no such key (new and full: " + tokens + ")"
 	}
 	_, err := fmt.Fprintf(io.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
-		tokens, format.RetryAfter(res.RetryAfter), format.Duration(res.ResetAfter))
+		tokens, format.RetryAfter(res.RetryAfter), format.Wait(res.ResetAfter))
 	if err != nil || v.Headers == nil {
 		return err
 	}

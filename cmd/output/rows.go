@@ -20,7 +20,7 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
 			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
+			fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
 		}
 		updated := "-"
 		switch {
@@ -105,7 +105,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
 		if s.HasSpec() {
 			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Duration(s.TimeToFull())
+			fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
 		} else {
 			tokens += " (stored)"
 		}

@@ -104,7 +104,12 @@ func WatchLine(s bucket.State, act *bucket.Activity, cost float64) string {
 	if s.HasSpec() {
 		rate("consumed_per_s", a.ConsumedKnown, a.Consumed)
 		if r, err := s.Peek(cost); err == nil {
-			kv("retry_after", format.RetryAfter(r.RetryAfter))
+			// A line scripts read: one word for never, as it has always been.
+			retry := "never"
+			if r.RetryAfter >= 0 {
+				retry = format.Wait(r.RetryAfter)
+			}
+			kv("retry_after", retry)
 		}
 	}
 	kv("ttl", format.TTL(s.TTL))

@@ -8,7 +8,7 @@ import (
 
 // Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h. It is
 // cut toward zero to what is shown, in every unit, never rounded up: 9.96s is 9.9s, 10.9s
-// is 10s, 999.6µs is 999µs.
+// is 10s, 999.6µs is 999µs. That suits a time that has passed; a wait is a Wait, rounded up.
 func Duration(d time.Duration) string {
 	if d < 0 {
 		return "-" + Duration(-d)
@@ -52,7 +52,9 @@ func Seconds(s float64) string {
 	return Decimal(floorTo(s, 3), 3) + "s"
 }
 
-// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-").
+// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-"). The
+// time until the key expires is a Wait, as a time to full that the expiry ends is: the
+// same instant reads the same.
 func TTL(d time.Duration) string {
 	switch {
 	case d == -1:
@@ -62,19 +64,43 @@ func TTL(d time.Duration) string {
 	case d < 0:
 		return "?"
 	}
-	return Duration(d)
+	return Wait(d)
 }
 
 // NeverAllowed is the retry-after of a request that can never pass: its cost is above
 // the bucket's capacity, and no bucket ever holds more. The one wording of every output.
 const NeverAllowed = "never: cost exceeds capacity"
 
-// RetryAfter writes how long until a request can pass; negative is never (NeverAllowed).
+// RetryAfter writes how long until a request can pass (a Wait); negative is never
+// (NeverAllowed).
 func RetryAfter(d time.Duration) string {
 	if d < 0 {
 		return NeverAllowed
 	}
-	return Duration(d)
+	return Wait(d)
+}
+
+// Wait writes how long until something happens (a retry-after, a time to full) as
+// Duration does, but rounded up to what is shown, never down: a wait read short sends a
+// retry too early. 9.91s is 10s, 960.2ms is 961ms, 61.2s is 1m2s.
+func Wait(d time.Duration) string {
+	if d <= time.Microsecond {
+		return Duration(d)
+	}
+	unit := time.Hour
+	switch {
+	case d < time.Millisecond:
+		unit = time.Microsecond
+	case d < time.Second:
+		unit = time.Millisecond
+	case d < 10*time.Second:
+		unit = 100 * time.Millisecond
+	case d < time.Hour:
+		unit = time.Second
+	case d < 24*time.Hour:
+		unit = time.Minute
+	}
+	return Duration((d + unit - 1) / unit * unit)
 }
 
 // Latency writes a latency in milliseconds with three significant digits at most: 412µs,

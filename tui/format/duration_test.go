@@ -75,3 +75,37 @@ func TestSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestWait: a wait is rounded up to what is shown, so it never reads shorter than it is;
+// a time that has passed (Duration) is cut toward zero.
+func TestWait(t *testing.T) {
+	for _, c := range []struct {
+		d         time.Duration
+		wait, dur string
+	}{
+		{9910 * time.Millisecond, "10s", "9.9s"},
+		{960*time.Millisecond + 200*time.Microsecond, "961ms", "960ms"},
+		{999*time.Microsecond + 600*time.Nanosecond, "1ms", "999µs"},
+		{61200 * time.Millisecond, "1m2s", "1m1s"},
+		{time.Hour + 30*time.Second, "1h1m", "1h"},
+		{3 * time.Second, "3s", "3s"},
+		{0, "0s", "0s"},
+		{-1, "never: cost exceeds capacity", ""},
+	} {
+		if c.d < 0 {
+			if got := RetryAfter(c.d); got != c.wait {
+				t.Errorf("RetryAfter(%v) = %q, want %q", c.d, got, c.wait)
+			}
+			continue
+		}
+		if got := Wait(c.d); got != c.wait {
+			t.Errorf("Wait(%v) = %q, want %q", c.d, got, c.wait)
+		}
+		if got := RetryAfter(c.d); got != c.wait {
+			t.Errorf("RetryAfter(%v) = %q, want %q", c.d, got, c.wait)
+		}
+		if got := Duration(c.d); got != c.dur {
+			t.Errorf("Duration(%v) = %q, want %q", c.d, got, c.dur)
+		}
+	}
+}

@@ -114,7 +114,7 @@ func TestFormatters(t *testing.T) {
 		// TTLs and retry-after
 		{"ttl none", TTL(-1), "none"},
 		{"ttl no key", TTL(-2), "-"},
-		{"ttl 56.43s", TTL(56430 * time.Millisecond), "56s"},
+		{"ttl 56.43s", TTL(56430 * time.Millisecond), "57s"}, // a wait: rounded up,
 		{"ttl 90s", TTL(90 * time.Second), "1m30s"},
 		{"retry never", RetryAfter(-1), "never: cost exceeds capacity"},
 		{"retry 200ms", RetryAfter(200 * time.Millisecond), "200ms"},
