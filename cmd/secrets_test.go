@@ -130,3 +130,29 @@ contexts:
 		t.Fatalf("set-context wrote a context holding a password (err %v):\n%s", err, body)
 	}
 }
+
+// TestConfigErrorsQuoteNoValue: a config file the decoder refuses (a string where a list
+// belongs) is named with its line, never with the value it holds, a password maybe; and a
+// password holding a comma, given as two items of a list, is hidden in every view.
+func TestConfigErrorsQuoteNoValue(t *testing.T) {
+	writeConfig(t, `current-context: a
+contexts:
+  a: {cluster: ":S3cr3tPW9@10.0.0.1:7000"}
+`)
+	for _, args := range [][]string{{"config", "view"}, {"inspect", "k"}} {
+		r := run(t, "", args...)
+		if r.code != ExitUsage || strings.Contains(r.out+r.errOut, "S3cr") || !strings.Contains(r.errOut, "(value not shown)") {
+			t.Fatalf("%v: exit %d %q %q, want a usage error that quotes no value", args, r.code, r.out, r.errOut)
+		}
+	}
+	writeConfig(t, `current-context: a
+contexts:
+  a: {cluster: ["u:S3cr3t", "PW10@127.0.0.1:7000", "127.0.0.1:7001"]}
+`)
+	for _, args := range [][]string{{"config", "view"}, {"config", "view", "-o", "json"}, {"config", "get-contexts"}} {
+		r := run(t, "", args...)
+		if r.code != ExitOK || strings.Contains(r.out+r.errOut, "S3cr3t") || strings.Contains(r.out+r.errOut, "PW10") {
+			t.Fatalf("%v: exit %d: the password shows: %q %q", args, r.code, r.out, r.errOut)
+		}
+	}
+}

@@ -174,12 +174,22 @@ func parseNode(path string, data []byte) (*yaml.Node, error) {
 	return doc, nil
 }
 
+// yamlErrText is a YAML error in one line, without the values it quotes between
+// backquotes (a type error quotes the start of the value: a password, maybe).
 func yamlErrText(err error) string {
+	msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "yaml: ")
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
+		msg = strings.Join(te.Errors, "; ")
 	}
-	return strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "yaml: ")
+	parts := strings.Split(msg, "`")
+	for i := 1; i < len(parts)-1; i += 2 {
+		parts[i] = "(value not shown)"
+	}
+	if len(parts)%2 == 0 { // an odd backquote: nothing after it is shown
+		parts[len(parts)-1] = "(value not shown)"
+	}
+	return strings.Join(parts, "")
 }
 
 func unwrapPathErr(err error) error {

@@ -233,22 +233,11 @@ func RedactConfig(cfg *Config) *Config {
 			c.Password = Redacted
 		}
 		c.URL = RedactValue(c.URL)
-		c.Cluster = redactAll(c.Cluster)
-		c.SentinelAddrs = redactAll(c.SentinelAddrs)
+		c.Cluster = redactList(c.Cluster)
+		c.SentinelAddrs = redactList(c.SentinelAddrs)
 		out.Contexts[n] = c
 	}
 	return &out
-}
-
-func redactAll(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, len(in))
-	for i, s := range in {
-		out[i] = RedactValue(s)
-	}
-	return out
 }
 
 // RedactNode hides, in place, every password field's value and every secret Redact finds
@@ -265,7 +254,27 @@ func RedactNode(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		n.Value = RedactValue(n.Value)
 	}
+	if n.Kind == yaml.SequenceNode && scalarsOnly(n.Content) {
+		// A list (cluster, sentinel-addrs) is read as the parser reads it, joined.
+		items := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			items[i] = c.Value
+		}
+		for i, v := range redactList(items) {
+			n.Content[i].Value = v
+		}
+		return
+	}
 	for _, c := range n.Content {
 		RedactNode(c)
 	}
+}
+
+func scalarsOnly(nodes []*yaml.Node) bool {
+	for _, c := range nodes {
+		if c.Kind != yaml.ScalarNode {
+			return false
+		}
+	}
+	return true
 }

@@ -1,7 +1,7 @@
 package connect
 
 import (
-	"net"
+	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
@@ -55,10 +55,15 @@ func RedactValue(v string) string {
 	for k := len(spans) - 1; k >= 0; k-- {
 		v = v[:spans[k].i] + Redacted + v[spans[k].j:]
 	}
+	return redactForms(queryValues(v))
+}
+
+// queryValues hides a value's secret query parameters, each to the next parameter.
+func queryValues(v string) string {
 	if strings.Contains(v, "=") {
 		v = querySecretValueRe().ReplaceAllString(v, "${1}"+Redacted)
 	}
-	return redactForms(v)
+	return v
 }
 
 // redactForms hides the secrets s holds in the forms of the regular expressions above.
@@ -79,118 +84,147 @@ type span struct {
 	user bool
 }
 
-// valueSecrets finds the secrets of one value where the parsers find them, whatever they
-// hold (a space, a comma, a quote, an '@'). A value may be a list (commas): of URLs, split
-// where the next URL starts; of seeds, read seed by seed (seedSecrets).
-//
-// A URL's user info runs from "//" to its last '@' (a password holding a comma or an '@'
-// is found whole); its password is what follows its first colon, and without a colon the
-// user info is the secret whole (user: go-redis reads it as a user, redis-cli as a
-// password).
+// valueSecrets finds the secrets of one value: a URL, an address or a list of them, as a
+// flag, a variable or a config file's field gives it. A value the parsers read as a list
+// of whole addresses has each address's own secret (itemSecret); from the first item that
+// is no address on, the value is read conservatively (restSecret): more may be hidden than
+// the secret, never less (a password holding a comma, an '@', a "//" or a space).
 func valueSecrets(s string) []span {
-	var out []span
-	off := 0
-	for _, part := range splitURLs(s) {
-		if prefix, userinfo, _, found := splitUserinfo(part); found {
-			i, j := off+len(prefix), off+len(prefix)+len(userinfo)
-			if c := strings.IndexByte(userinfo, ':'); c >= 0 {
-				out = append(out, span{i + c + 1, j, false})
-			} else if loneInfo(userinfo) {
-				out = append(out, span{i, j, true})
-			}
-		} else if !strings.Contains(part, "//") {
-			for _, sp := range seedSecrets(part) {
-				out = append(out, span{off + sp.i, off + sp.j, false})
-			}
-		}
-		off += len(part) + 1
-	}
-	return out
-}
-
-// splitURLs cuts a list at each comma that a URL follows ("redis://", "//"): a comma inside
-// a URL's password does not start a URL.
-func splitURLs(s string) []string {
-	var parts []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == ',' && urlStart(strings.TrimLeft(s[i+1:], " \t")) {
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
-}
-
-// urlStart says whether s starts with a URL's scheme and "//", or "//".
-func urlStart(s string) bool {
-	i := 0
-	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
-		i++
-	}
-	if i > 0 && i < len(s) && s[i] == ':' {
-		i++
-	}
-	return strings.HasPrefix(s[i:], "//")
-}
-
-// seedSecrets finds the passwords of a list of seeds, [user[:password]@]host:port,... An
-// item that is no address alone is the start of a seed whose password holds a comma: its
-// password runs from its first colon to the first '@' that a host:port follows, whatever
-// lies between (u:pa,ss@h:1,h2:2 hides "pa,ss").
-func seedSecrets(s string) []span {
 	if !strings.Contains(s, "@") {
-		return nil
+		return nil // each form of user info holds an '@' (a query's secret is querySecretValueRe's)
 	}
 	var out []span
 	for off := 0; off <= len(s); {
 		end := off + strings.IndexByte(s[off:]+",", ',')
 		item := s[off:end]
-		if t := strings.TrimSpace(item); t == "" || isHostPort(t) {
-			off = end + 1
-			continue
-		}
-		if sp, ok := seedSecret(item); ok {
+		if t := strings.TrimSpace(item); t != "" && checkHostPort(t) != nil {
+			sp, ok := itemSecret(item)
+			if !ok {
+				return append(out, restSecret(s, off)...)
+			}
 			if sp.j > sp.i {
-				out = append(out, span{off + sp.i, off + sp.j, false})
-			}
-			off = end + 1
-			continue
-		}
-		c := strings.IndexByte(item, ':')
-		at := -1
-		for k := off + c + 1; c >= 0 && k < len(s); k++ {
-			if s[k] != '@' {
-				continue
-			}
-			e := k + 1 + strings.IndexByte(s[k+1:]+",", ',')
-			if isHostPort(strings.TrimSpace(s[k+1 : e])) {
-				at = k
-				break
+				out = append(out, span{off + sp.i, off + sp.j, sp.user})
 			}
 		}
-		if at < 0 { // no seed ends here: a malformed address, holding no password
-			off = end + 1
-			continue
-		}
-		out = append(out, span{off + c + 1, at, false})
-		off = at + 1 + strings.IndexByte(s[at+1:]+",", ',') + 1
+		off = end + 1
 	}
 	return out
 }
 
-// seedSecret reads s as one seed, [user[:password]@]host:port: ok when it is one, with the
-// password's place (empty when it names none).
-func seedSecret(s string) (span, bool) {
-	at := strings.LastIndexByte(s, '@')
-	if at <= 0 || !isHostPort(strings.TrimSpace(s[at+1:])) {
+// itemSecret reads one address of a list: a URL of a known scheme that net/url parses
+// whole, or a seed, [user[:password]@]host:port (an empty host is the parser's too). ok
+// when it is one, with its secret's place (none when it names none).
+func itemSecret(item string) (span, bool) {
+	at := strings.LastIndexByte(item, '@')
+	if at < 0 {
 		return span{}, false
 	}
-	c := strings.IndexByte(s[:at], ':')
-	if c < 0 {
+	if t := strings.TrimLeft(item, " \t"); urlForm(t) {
+		u, err := url.Parse(t)
+		if err != nil || !knownScheme(u.Scheme) || u.Port() != "" && checkHostPort(u.Host) != nil {
+			return span{}, false
+		}
+		prefix, userinfo, _, _ := splitUserinfo(item)
+		i := len(prefix)
+		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+			return span{i + c + 1, i + len(userinfo), false}, true
+		}
+		if loneInfo(userinfo) {
+			return span{i, i + len(userinfo), true}, true
+		}
 		return span{}, true
 	}
-	return span{c + 1, at, false}, true
+	if checkHostPort(strings.TrimSpace(item[at+1:])) != nil {
+		return span{}, false
+	}
+	if c := strings.IndexByte(item[:at], ':'); c >= 0 {
+		return span{c + 1, at, false}, true
+	}
+	return span{}, true
+}
+
+// restSecret hides, conservatively, the user info that s holds from off on: from "//" (a
+// URL) or its first colon (a seed) to the last '@' that an address follows: after a URL's
+// any '@'; after a seed's one followed by host:port, or what a host:port was meant to be
+// (a colon before the next comma): rate:user:bob@example.com holds none.
+func restSecret(s string, off int) []span {
+	rest := s[off:]
+	if t := strings.TrimLeft(rest, " \t"); urlForm(t) {
+		start := off + strings.Index(rest, "//") + 2
+		at := strings.LastIndexByte(s, '@')
+		if at < start {
+			return nil
+		}
+		userinfo := s[start:at]
+		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+			return []span{{start + c + 1, at, false}}
+		}
+		// A known scheme's colon-less user info is a user (go-redis) or a password
+		// (redis-cli); anything else, a seed's password as the seed parser reads it.
+		u, err := url.Parse(t)
+		return []span{{start, at, err == nil && knownScheme(u.Scheme) && loneInfo(userinfo)}}
+	}
+	start := off
+	if c := strings.IndexByte(rest, ':'); c >= 0 {
+		start = off + c + 1
+	}
+	for at := strings.LastIndexByte(s, '@'); at >= start; at = strings.LastIndexByte(s[:at], '@') {
+		next := s[at+1:]
+		if e := strings.IndexByte(next, ','); e >= 0 {
+			next = next[:e]
+		}
+		if strings.Contains(next, ":") {
+			return []span{{start, at, false}}
+		}
+	}
+	return nil
+}
+
+// urlForm says whether s starts as a URL does: "scheme://" or "//".
+func urlForm(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
+		i++
+	}
+	if i > 0 && strings.HasPrefix(s[i:], "://") {
+		return true
+	}
+	return strings.HasPrefix(s, "//")
+}
+
+// knownScheme is a scheme a server's URL has.
+func knownScheme(scheme string) bool {
+	return scheme == "redis" || scheme == "rediss" || scheme == "unix"
+}
+
+// redactList hides the secrets of a list given item by item (a config file's cluster or
+// sentinel-addrs), read as the parser reads it, joined: a password holding a comma may
+// stand in two items.
+func redactList(items []string) []string {
+	if items == nil {
+		return nil
+	}
+	joined := strings.Join(items, ",")
+	spans := valueSecrets(joined)
+	out := make([]string, len(items))
+	off := 0
+	for n, item := range items {
+		var b strings.Builder
+		pos := 0
+		for _, sp := range spans {
+			i, j := max(sp.i-off, 0), min(sp.j-off, len(item))
+			if i >= j || i < pos {
+				continue
+			}
+			b.WriteString(item[pos:i])
+			b.WriteString(Redacted)
+			pos = j
+		}
+		b.WriteString(item[pos:])
+		out[n] = redactForms(queryValues(b.String()))
+		off += len(item) + 1
+	}
+	return out
 }
 
 func lazyRegexp(expr string) func() *regexp.Regexp {
@@ -225,16 +259,6 @@ func secretsIn(s string, users bool) []string {
 	return out
 }
 
-// isHostPort says whether s is host:port with a numeric port (the end of a seed's address).
-func isHostPort(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" || port == "" {
-		return false
-	}
-	_, err = strconv.Atoi(port)
-	return err == nil
-}
-
 // loneInfo says whether user info with no colon is one: a socket path holding an '@'
 // (unix:///run/a@b.sock) has a '/' there instead.
 func loneInfo(userinfo string) bool { return userinfo != "" && !strings.Contains(userinfo, "/") }
@@ -266,7 +290,7 @@ const minSecretLen = 4
 type Redactor struct{ secrets []string }
 
 // Add records a secret and the forms a message may quote it in (URL-escaped, unescaped,
-// Go-quoted).
+// Go-quoted, quoted as Redis quotes it).
 func (r *Redactor) Add(s string) {
 	if len(s) < minSecretLen {
 		return
@@ -275,9 +299,41 @@ func (r *Redactor) Add(s string) {
 	if u, err := url.PathUnescape(s); err == nil {
 		r.secrets = append(r.secrets, u)
 	}
-	if q := strconv.Quote(s); q != `"`+s+`"` {
-		r.secrets = append(r.secrets, q[1:len(q)-1])
+	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), `"` + redisRepr(s) + `"`} {
+		if q != `"`+s+`"` {
+			r.secrets = append(r.secrets, q[1:len(q)-1])
+		}
 	}
+}
+
+// redisRepr is s as Redis quotes a value in its replies and logs (sdscatrepr): \n \r \t
+// \a \b, \\ and \", other bytes outside printable ASCII as \xHH.
+func redisRepr(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if c < 0x20 || c > 0x7e {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	return b.String()
 }
 
 // AddFrom records the secrets an address or a list of addresses holds.

@@ -64,8 +64,20 @@ func TestRedactValue(t *testing.T) {
 		// a password holding a comma, in a list: hidden whole, the other seeds kept
 		{"u:pa,ss@h:1,h2:2", "u:xxxxx@h:1,h2:2"},
 		{"h0:1, u:se,cr3t@127.0.0.1:1, 127.0.0.1:2", "h0:1, u:xxxxx@127.0.0.1:1, 127.0.0.1:2"},
-		{"u:p@x,y@h:1,u:pw@h3:3", "u:xxxxx@h:1,u:xxxxx@h3:3"},
-		{"redis://u:pa,ss@h:1,redis://ops@h2:2", "redis://u:xxxxx@h:1,redis://xxxxx@h2:2"},
+		// from the first item that is no address on, hidden to the last '@': more than the
+		// secret, never less
+		{"u:p@x,y@h:1,u:pw@h3:3", "u:xxxxx@h3:3"},
+		{"redis://u:pa,ss@h:1,redis://ops@h2:2", "redis://u:xxxxx@h2:2"},
+		{"u:hunter2,x//y@127.0.0.1:17431", "u:xxxxx@127.0.0.1:17431"},
+		{"redis://u:hunter2,x//y@127.0.0.1:17431", "redis://u:xxxxx@127.0.0.1:17431"},
+		{"rediss://u:Zz, redis://q@h:1", "rediss://u:xxxxx@h:1"},
+		{"u://hunter2@127.0.0.1:1", "u://xxxxx@127.0.0.1:1"},
+		{"u:pw1234@127.0.0.1:1,u:pw1234@127.0.0.1:99999", "u:xxxxx@127.0.0.1:1,u:xxxxx@127.0.0.1:99999"},
+		{"10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000", "10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000"},
+		// a seed with no host (the parser dials localhost)
+		{"default:hunter2@:17431", "default:xxxxx@:17431"},
+		// a list of URLs, each read whole
+		{"redis://ops@h1:1,redis://u:pw@h2:2", "redis://xxxxx@h1:1,redis://u:xxxxx@h2:2"},
 		// a secret parameter's value runs to the next parameter
 		{"127.0.0.1:1?password=sec ret", "127.0.0.1:1?password=xxxxx"},
 		{"redis://h:1/0?password=sec,ret&db=1", "redis://h:1/0?password=xxxxx&db=1"},
@@ -74,6 +86,14 @@ func TestRedactValue(t *testing.T) {
 			t.Errorf("RedactValue(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	// A list given item by item (a config file's) is read joined.
+	if got := redactList([]string{"u:pa", "ss@127.0.0.1:1", "127.0.0.1:2"}); strings.Join(got, ",") != "u:xxxxx,xxxxx@127.0.0.1:1,127.0.0.1:2" {
+		t.Errorf("redactList = %q", got)
+	}
+	// A seed password starting with "//" is one, as the seed parser reads it.
+	if err := TypedListPassword("cluster", []string{"u://hunter2@127.0.0.1:1"}, "fix"); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a seed password starting with //: %v", err)
+	}
 	// A secret known by value is hidden wherever a server's reply quotes it: next to a
 	// letter, a quote mark or an escape sequence too.
 	r := &Redactor{}
@@ -81,6 +101,11 @@ func TestRedactValue(t *testing.T) {
 	got := r.Apply("ERR invalid password «hunter2»; bad argument xhunter2, \x1b[31mhunter2\x1b[0m")
 	if strings.Contains(got, "hunter2") {
 		t.Errorf("Apply = %q: the secret shows", got)
+	}
+	// As Redis quotes a value: bytes outside printable ASCII as \xHH.
+	r.Add("pässwörd")
+	if got := r.Apply(`ERR bad password p\xc3\xa4ssw\xc3\xb6rd`); strings.Contains(got, `xc3`) || !strings.HasSuffix(got, "password xxxxx") {
+		t.Errorf("Apply = %q: the secret shows as Redis quotes it", got)
 	}
 }
 

@@ -100,6 +100,9 @@ func Wait(d time.Duration) string {
 	case d < 24*time.Hour:
 		unit = time.Minute
 	}
+	if d > math.MaxInt64-unit { // (no room to round up: it reads as it is)
+		return Duration(d)
+	}
 	return Duration((d + unit - 1) / unit * unit)
 }
 

@@ -90,6 +90,7 @@ func TestWait(t *testing.T) {
 		{time.Hour + 30*time.Second, "1h1m", "1h"},
 		{3 * time.Second, "3s", "3s"},
 		{0, "0s", "0s"},
+		{time.Duration(math.MaxInt64), "106751d23h", "106751d23h"},
 		{-1, "never: cost exceeds capacity", ""},
 	} {
 		if c.d < 0 {
