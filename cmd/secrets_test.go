@@ -156,3 +156,16 @@ contexts:
 		}
 	}
 }
+
+// TestConfigTypoQuotesNoPassword: a key that is no field's name (a typo such as
+// "password hunter2") is named by its line, never quoted.
+func TestConfigTypoQuotesNoPassword(t *testing.T) {
+	writeConfig(t, `current-context: a
+contexts:
+  a: {url: "redis://h:1", password hunter22x}
+`)
+	r := run(t, "", "config", "view")
+	if r.code != ExitUsage || strings.Contains(r.out+r.errOut, "hunter22x") || !strings.Contains(r.errOut, "line 3") {
+		t.Fatalf("exit %d %q %q, want a usage error naming line 3 and quoting no value", r.code, r.out, r.errOut)
+	}
+}

@@ -99,6 +99,10 @@ func unknownField(path string, k *yaml.Node, where string, fields map[string]ref
 	if s := Closest(k.Value, names); s != "" {
 		hint = fmt.Sprintf(": did you mean %q?", s)
 	}
+	if !fieldName(k.Value) {
+		// Not a name: a typo such as "password hunter2" would quote the password.
+		return Usagef("config file %s, line %d: a key that names no field%s%s", path, k.Line, in, hint)
+	}
 	return Usagef("config file %s, line %d: unknown field %q%s%s", path, k.Line, k.Value, in, hint)
 }
 
@@ -137,4 +141,18 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// fieldName says whether s reads as a field's name (letters, digits, '-', '_'), which an
+// error may quote.
+func fieldName(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

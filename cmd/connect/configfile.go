@@ -232,7 +232,7 @@ func RedactConfig(cfg *Config) *Config {
 		if c.Password != "" {
 			c.Password = Redacted
 		}
-		c.URL = RedactValue(c.URL)
+		c.URL = redactURLField(c.URL)
 		c.Cluster = redactList(c.Cluster)
 		c.SentinelAddrs = redactList(c.SentinelAddrs)
 		out.Contexts[n] = c
@@ -248,6 +248,9 @@ func RedactNode(n *yaml.Node) {
 			k, v := n.Content[i], n.Content[i+1]
 			if v.Kind == yaml.ScalarNode && (k.Value == "password" || k.Value == "sentinel-password") && v.Value != "" {
 				v.Value, v.Style = Redacted, 0
+			}
+			if v.Kind == yaml.ScalarNode && k.Value == "url" {
+				v.Value = redactURLField(v.Value)
 			}
 		}
 	}
@@ -277,4 +280,14 @@ func scalarsOnly(nodes []*yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+// redactURLField hides the secrets of a url field as the parser reads it (a URL without a
+// scheme is a redis:// one: ops:pw@host, or pw@host, a password to redis-cli): the value
+// as written when it holds none, else the URL it means, redacted.
+func redactURLField(v string) string {
+	if n := NormalizeURL(v); RedactValue(n) != n {
+		return RedactValue(n)
+	}
+	return RedactValue(v)
 }

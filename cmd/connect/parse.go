@@ -50,9 +50,15 @@ func parseURL(raw string) (serverURL, error) {
 	}
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
+		msg := urlErrText(err)
+		if _, userinfo, _, ok := splitUserinfo(raw); ok && quotesPiece(msg, userinfo) {
+			// The parser quoted a piece of the user info: a password holding '/', '?' or
+			// '#' cuts the URL there.
+			msg = "not a valid URL (a password holding '/', '?', '#' or '%' must be URL-escaped, or go in REDISCLI_AUTH)"
+		}
 		r := &Redactor{}
 		r.Add(u.password)
-		return u, errors.New(r.Apply(urlErrText(err)))
+		return u, errors.New(r.Apply(msg))
 	}
 	if opt.Network == "tcp" {
 		// The address as written: go-redis would quietly make "host:" or "a:b:c" valid.
@@ -82,6 +88,16 @@ func hostPart(raw string) string {
 }
 
 // urlErrText is a URL parse error without the URL it quotes (the message names it once).
+// quotesPiece says whether msg holds any three characters of secret in a row.
+func quotesPiece(msg, secret string) bool {
+	for i := 0; i+3 <= len(secret); i++ {
+		if strings.Contains(msg, secret[i:i+3]) {
+			return true
+		}
+	}
+	return len(secret) > 0 && len(secret) < 3 && strings.Contains(msg, secret)
+}
+
 func urlErrText(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {

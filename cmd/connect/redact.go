@@ -27,6 +27,9 @@ var (
 	// "user:password@host:port" without a scheme: a Cluster seed or a Sentinel address
 	// (a password that starts with '/' would be a URL's "://").
 	addrPasswordRe = lazyRegexp(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
+	// `invalid argument "VALUE" for "--cluster"`, `--url "VALUE": ...`: a flag parser's
+	// error quoting a connection flag's value (Go-quoted).
+	flagArgRe = lazyRegexp(`((?:--(?:url|cluster|sentinel-addrs)[ =]|invalid argument )\s*)("(?:[^"\\]|\\.)*")`)
 	// "?password=...", "&auth_token=...": a query parameter whose name says it holds a
 	// secret (pass, pwd, auth, secret, token, key, cred, sig in any case).
 	querySecretRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
@@ -43,6 +46,15 @@ func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
 		return RedactValue(s) // one word: read as a value
 	}
+	// A flag parser's error quotes the value of a connection flag whole: read as a value.
+	s = flagArgRe().ReplaceAllStringFunc(s, func(m string) string {
+		sub := flagArgRe().FindStringSubmatch(m)
+		v, err := strconv.Unquote(sub[2])
+		if err != nil {
+			return sub[1] + `"` + Redacted + `"`
+		}
+		return sub[1] + strconv.Quote(RedactValue(v))
+	})
 	return redactForms(s)
 }
 
@@ -124,12 +136,15 @@ func itemSecret(item string) (span, bool) {
 		if err != nil || !knownScheme(u.Scheme) || u.Port() != "" && checkHostPort(u.Host) != nil {
 			return span{}, false
 		}
+		if unixPath(item) {
+			return span{}, true
+		}
 		prefix, userinfo, _, _ := splitUserinfo(item)
 		i := len(prefix)
 		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
 			return span{i + c + 1, i + len(userinfo), false}, true
 		}
-		if loneInfo(userinfo) {
+		if userinfo != "" {
 			return span{i, i + len(userinfo), true}, true
 		}
 		return span{}, true
@@ -143,15 +158,26 @@ func itemSecret(item string) (span, bool) {
 	return span{}, true
 }
 
+// unixPath says whether a URL's user info is in fact a socket path holding an '@'
+// (unix:///run/a@b.sock): a unix URL whose authority is empty.
+func unixPath(item string) bool {
+	t := strings.TrimLeft(item, " \t")
+	return strings.HasPrefix(t, "unix:///")
+}
+
 // restSecret hides, conservatively, the user info that s holds from off on: from "//" (a
-// URL) or its first colon (a seed) to the last '@' that an address follows: after a URL's
-// any '@'; after a seed's one followed by host:port, or what a host:port was meant to be
-// (a colon before the next comma): rate:user:bob@example.com holds none.
+// URL) or its first colon (a seed) to the last '@'. More may be hidden than the secret
+// (a seed with no port, a host that holds an '@'), never less.
 func restSecret(s string, off int) []span {
 	rest := s[off:]
-	if t := strings.TrimLeft(rest, " \t"); urlForm(t) {
+	at := strings.LastIndexByte(s, '@')
+	// (A scheme no server URL has is part of a seed's user info, as the seed parser reads
+	// it: u://pw@host:port has the password "//pw".)
+	if t := strings.TrimLeft(rest, " \t"); urlForm(t) && serverScheme(t) {
+		if unixPath(t) && !strings.Contains(t[len("unix:///"):], ":") {
+			return nil // a socket path holding an '@', and no password
+		}
 		start := off + strings.Index(rest, "//") + 2
-		at := strings.LastIndexByte(s, '@')
 		if at < start {
 			return nil
 		}
@@ -159,25 +185,29 @@ func restSecret(s string, off int) []span {
 		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
 			return []span{{start + c + 1, at, false}}
 		}
-		// A known scheme's colon-less user info is a user (go-redis) or a password
-		// (redis-cli); anything else, a seed's password as the seed parser reads it.
-		u, err := url.Parse(t)
-		return []span{{start, at, err == nil && knownScheme(u.Scheme) && loneInfo(userinfo)}}
+		// A server URL's colon-less user info is a user (go-redis), or a password
+		// (redis-cli).
+		return []span{{start, at, true}}
 	}
 	start := off
 	if c := strings.IndexByte(rest, ':'); c >= 0 {
 		start = off + c + 1
 	}
-	for at := strings.LastIndexByte(s, '@'); at >= start; at = strings.LastIndexByte(s[:at], '@') {
-		next := s[at+1:]
-		if e := strings.IndexByte(next, ','); e >= 0 {
-			next = next[:e]
-		}
-		if strings.Contains(next, ":") {
-			return []span{{start, at, false}}
+	if at < start || start == off {
+		return nil // no colon before an '@': a user at most
+	}
+	return []span{{start, at, false}}
+}
+
+// serverScheme says whether s starts with a server URL's scheme (or "//", which the
+// parsers read as redis://).
+func serverScheme(s string) bool {
+	for _, p := range []string{"redis://", "rediss://", "unix://", "//"} {
+		if strings.HasPrefix(s, p) {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // urlForm says whether s starts as a URL does: "scheme://" or "//".
@@ -258,10 +288,6 @@ func secretsIn(s string, users bool) []string {
 	}
 	return out
 }
-
-// loneInfo says whether user info with no colon is one: a socket path holding an '@'
-// (unix:///run/a@b.sock) has a '/' there instead.
-func loneInfo(userinfo string) bool { return userinfo != "" && !strings.Contains(userinfo, "/") }
 
 // splitUserinfo cuts s into what comes before its user info, the user info and the rest
 // (from the '@'). It does not need s to parse: the user info runs from after "//" (with a

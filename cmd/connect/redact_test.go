@@ -33,7 +33,10 @@ func TestRedact(t *testing.T) {
 		{"ops:pw1@10.0.0.1:7000,10.0.0.2:7000,:pw2@10.0.0.3:7000", "ops:xxxxx@10.0.0.1:7000,10.0.0.2:7000,:xxxxx@10.0.0.3:7000"},
 		{"cluster redis://u:pw@10.0.0.1:7000,redis://u:pw@10.0.0.2:7000", "cluster redis://u:xxxxx@10.0.0.1:7000,redis://u:xxxxx@10.0.0.2:7000"},
 		{`dial "u:pw@h:1": refused`, `dial "u:xxxxx@h:1": refused`},
-		{"rate:user:bob@example.com", "rate:user:bob@example.com"},
+		// a word alone is read as a value: user:pw@host without a port hides too, so a key
+		// holding an '@' loses its middle (more hidden, never less)
+		{"rate:user:bob@example.com", "rate:xxxxx@example.com"},
+		{"key rate:user:bob@example.com is no bucket", "key rate:user:bob@example.com is no bucket"},
 		{"dial tcp 10.0.0.1:6379: connect: connection refused", "dial tcp 10.0.0.1:6379: connect: connection refused"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
@@ -59,8 +62,13 @@ func TestRedactValue(t *testing.T) {
 		{"h1:7000,u:p@w@h2:7000", "h1:7000,u:xxxxx@h2:7000"},
 		{"ops:pw1@10.0.0.1:7000, 10.0.0.2:7000", "ops:xxxxx@10.0.0.1:7000, 10.0.0.2:7000"},
 		{"ops@10.0.0.1:7000", "ops@10.0.0.1:7000"}, // a seed's user, as go-redis reads it
-		{"rate:user:bob@example.com", "rate:user:bob@example.com"},
 		{"mail ops@example.com", "mail ops@example.com"},
+		// a seed with no port, or nothing after the '@'
+		{"ops:hunter22@10.0.0.1", "ops:xxxxx@10.0.0.1"},
+		{"ops:hunter22@10.0.0.1/0,10.0.0.2:7000", "ops:xxxxx@10.0.0.1/0,10.0.0.2:7000"},
+		{"ops:hunter31@", "ops:xxxxx@"},
+		{"redis://hunt3r/22@127.0.0.1:1", "redis://xxxxx@127.0.0.1:1"},
+		{"unix:///tmp/a@b.sock", "unix:///tmp/a@b.sock"},
 		// a password holding a comma, in a list: hidden whole, the other seeds kept
 		{"u:pa,ss@h:1,h2:2", "u:xxxxx@h:1,h2:2"},
 		{"h0:1, u:se,cr3t@127.0.0.1:1, 127.0.0.1:2", "h0:1, u:xxxxx@127.0.0.1:1, 127.0.0.1:2"},
@@ -71,7 +79,7 @@ func TestRedactValue(t *testing.T) {
 		{"u:hunter2,x//y@127.0.0.1:17431", "u:xxxxx@127.0.0.1:17431"},
 		{"redis://u:hunter2,x//y@127.0.0.1:17431", "redis://u:xxxxx@127.0.0.1:17431"},
 		{"rediss://u:Zz, redis://q@h:1", "rediss://u:xxxxx@h:1"},
-		{"u://hunter2@127.0.0.1:1", "u://xxxxx@127.0.0.1:1"},
+		{"u://hunter2@127.0.0.1:1", "u:xxxxx@127.0.0.1:1"}, // the seed parser reads the password "//hunter2"
 		{"u:pw1234@127.0.0.1:1,u:pw1234@127.0.0.1:99999", "u:xxxxx@127.0.0.1:1,u:xxxxx@127.0.0.1:99999"},
 		{"10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000", "10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000"},
 		// a seed with no host (the parser dials localhost)
@@ -85,6 +93,24 @@ func TestRedactValue(t *testing.T) {
 		if got := RedactValue(tc.in); got != tc.want {
 			t.Errorf("RedactValue(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+	// A flag parser's error quotes a connection flag's value whole, Go-quoted.
+	if got := Redact(`invalid argument "user:p\"wSECRET@h:1" for "--cluster" flag: bare " in non-quoted-field`); strings.Contains(got, "SECRET") {
+		t.Errorf("flag error: %q", got)
+	}
+	// A user-only URL with a typo is no password; a url field without a scheme is read as
+	// the parser reads it.
+	if err := TypedPassword("url", "rediss://ops@host:63x9", "fix"); err != nil {
+		t.Errorf("a user-only URL refused: %v", err)
+	}
+	for in, want := range map[string]string{"ops:hunter22@myhost": "redis://ops:xxxxx@myhost", "hunter26@myhost": "redis://xxxxx@myhost", "myhost:6379": "myhost:6379"} {
+		if got := redactURLField(in); got != want {
+			t.Errorf("redactURLField(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// The URL parser's error never quotes a piece of the password.
+	if _, err := parseURL("redis://ops:hunter/22@127.0.0.1:17431"); err == nil || strings.Contains(err.Error(), "hunt") {
+		t.Errorf("parseURL of a password holding '/': %v", err)
 	}
 	// A list given item by item (a config file's) is read joined.
 	if got := redactList([]string{"u:pa", "ss@127.0.0.1:1", "127.0.0.1:2"}); strings.Join(got, ",") != "u:xxxxx,xxxxx@127.0.0.1:1,127.0.0.1:2" {
