@@ -41,7 +41,7 @@ type serverURL struct {
 func parseURL(raw string) (serverURL, error) {
 	raw = NormalizeURL(raw)
 	var u serverURL
-	if _, userinfo, _, ok := splitUserinfo(raw); ok {
+	if _, userinfo, _, ok := splitUserinfo(raw); ok && !unixPath(raw) {
 		user, pw, found := strings.Cut(userinfo, ":")
 		u.user, u.password, u.hasPassword = user, pw, found
 		if un, err := url.PathUnescape(user); err == nil {

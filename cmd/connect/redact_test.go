@@ -108,6 +108,10 @@ func TestRedactValue(t *testing.T) {
 			t.Errorf("redactURLField(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// A socket path holding an '@' is no user info.
+	if u, err := parseURL("unix:///tmp/a@b.sock"); err != nil || u.user != "" || u.hasPassword {
+		t.Errorf("parseURL of a socket path holding '@': %+v %v", u, err)
+	}
 	// The URL parser's error never quotes a piece of the password.
 	if _, err := parseURL("redis://ops:hunter/22@127.0.0.1:17431"); err == nil || strings.Contains(err.Error(), "hunt") {
 		t.Errorf("parseURL of a password holding '/': %v", err)
