@@ -100,7 +100,12 @@ func (o *Server) NewClient() (bucket.Client, error) {
 // (aclHook) and the counting of Redis cost (cost.Install). NewClient puts them on its
 // client (on each node's client of a Cluster, as it is made), NodeClient on the others.
 func (o *Server) hook(c *redis.Client) {
-	c.AddHook(aclHook{user: o.User})
+	// The user the client logs in as: a URL's own (redis://ro@host) when it names one.
+	user := c.Options().Username
+	if user == "" {
+		user = o.User
+	}
+	c.AddHook(aclHook{user: user})
 	cost.Install(c)
 }
 

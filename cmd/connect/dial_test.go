@@ -128,4 +128,16 @@ func TestPingInFirstRead(t *testing.T) {
 		t.Fatalf("read as a user without +ping: %v, want a PermissionError naming ping", err)
 	}
 	_ = cl.Close()
+
+	// The user named by the URL alone is the one the error names.
+	s = &Server{URL: "redis://noping@" + strings.TrimPrefix(srv.URL(), "redis://"), password: "np", DialTimeout: time.Second, Timeout: time.Second}
+	cl, err = s.Dial(ctx, PingInFirstRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = read(ctx, cl.(*redis.Client))
+	if !errors.As(err, &pe) || pe.User != "noping" {
+		t.Fatalf("read as the URL's user without +ping: %v, want a PermissionError naming user noping", err)
+	}
+	_ = cl.Close()
 }
