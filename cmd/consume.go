@@ -104,7 +104,7 @@ func decideRun(opts *DecideOptions) error {
 		case errors.Is(err, bucket.ErrNoKey):
 			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
-			return usagef("%s has no stored capacity/rate and none was given: pass --capacity and --rate, or add a rule", format.QuoteKey(opts.Key))
+			return usagef("%s has no stored capacity/rate and none was given: %s", format.QuoteKey(opts.Key), specAdvice)
 		case errors.Is(err, bucket.ErrSpecDiffers):
 			return specDiffersErr(err, t.Spec)
 		}

@@ -130,7 +130,7 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 		return op, v, false, usagef("%s: left untouched: it is a bare number, which deadlines, leases and counters store too, and no layout is declared for it; if it is a %s bucket, declare it: --layout %s, or a rule in the config file",
 			format.QuoteKey(s.Key), s.Layout.Name, s.Layout.Name)
 	case errors.Is(err, bucket.ErrNoSpec):
-		return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: pass --capacity and --rate, or add a rule", format.QuoteKey(s.Key))
+		return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: %s", format.QuoteKey(s.Key), specAdvice)
 	case err != nil:
 		return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
 	}

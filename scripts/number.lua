@@ -191,8 +191,8 @@ end
 
 -- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
 -- read) and its TTL grace in whole milliseconds (absent or "": 60000; PEXPIRE takes an
--- integer), or false and the error reply's text. A time is a stored one's (0 to MAX_TIME_US); a grace at most 100 years, so
--- that every TTL set stays a finite PEXPIRE.
+-- integer), or false and the error reply's text. A time is a stored one's (0 to
+-- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite PEXPIRE.
 local function clock(now_s, grace_s)
   local now, grace = nil, 60000
   if now_s and now_s ~= '' then

@@ -95,7 +95,7 @@ func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80,
 // newLive fills in o's defaults and builds the shared parts.
 func newLive(o *LiveOptions) live {
 	o.defaults()
-	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now)}
+	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now, o.errText)}
 }
 
 // server is what the header names: Server, else Addr.
@@ -119,7 +119,7 @@ func (l *live) headerLines(name, label, subject string, extra []string, o *LiveO
 	}
 	lines := l.titleLines(name, label, subject, o.server(), right)
 	if l.poll.err != nil {
-		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, o.errText(l.poll.err), hasData))
+		lines = append(lines, l.poll.banner(l.st, l.w, o.Addr, hasData))
 	}
 	return lines
 }
@@ -234,17 +234,21 @@ type poller struct {
 	parent   context.Context
 	cancel   context.CancelFunc
 
-	err    error
-	errAt  time.Time
+	err   error
+	errAt time.Time
+	// cause is err as shown (show: the options' errText), made once when the read fails,
+	// not on every frame.
+	cause  string
+	show   func(error) string
 	lastOK time.Time
 	// hungAt is when a refresh last found a read in flight after a failure: the banner's
 	// age goes on growing while Redis hangs, instead of stopping at the last failure.
 	hungAt time.Time
 }
 
-func newPoller(interval, timeout time.Duration, now func() time.Time) poller {
+func newPoller(interval, timeout time.Duration, now func() time.Time, show func(error) string) poller {
 	ctx, cancel := context.WithCancel(context.Background())
-	return poller{interval: interval, timeout: timeout, now: now, inflight: new(bool), parent: ctx, cancel: cancel}
+	return poller{interval: interval, timeout: timeout, now: now, show: show, inflight: new(bool), parent: ctx, cancel: cancel}
 }
 
 // tick re-arms the refresh ticker: msg arrives after one interval.
@@ -278,7 +282,7 @@ func (p *poller) fetch(read func(context.Context) tea.Msg) tea.Cmd {
 func (p *poller) finish(err error) {
 	*p.inflight = false
 	if err != nil {
-		p.err, p.errAt = err, p.now()
+		p.err, p.cause, p.errAt = err, p.show(err), p.now()
 		return
 	}
 	p.err, p.lastOK = nil, p.now()
@@ -288,12 +292,12 @@ func (p *poller) finish(err error) {
 func (p *poller) stop() { p.cancel() }
 
 // banner is the failed-read banner: address, cause, age of the data still shown.
-func (p *poller) banner(st Styles, w int, addr, cause string, hasData bool) string {
+func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
 	end := p.errAt
 	if p.hungAt.After(end) {
 		end = p.hungAt
 	}
-	return problemBanner(st, w, addr, p.err, cause, end.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
+	return problemBanner(st, w, addr, p.err, p.cause, end.Sub(p.lastOK), hasData && !p.lastOK.IsZero(), p.interval)
 }
 
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data

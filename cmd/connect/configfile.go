@@ -286,8 +286,9 @@ func scalarsOnly(nodes []*yaml.Node) bool {
 // scheme is a redis:// one: ops:pw@host, or pw@host, a password to redis-cli): the value
 // as written when it holds none, else the URL it means, redacted.
 func redactURLField(v string) string {
-	if n := NormalizeURL(v); RedactValue(n) != n {
-		return RedactValue(n)
+	n := NormalizeURL(v)
+	if r := RedactValue(n); r != n {
+		return r
 	}
 	return RedactValue(v)
 }

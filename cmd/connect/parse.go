@@ -41,7 +41,9 @@ type serverURL struct {
 func parseURL(raw string) (serverURL, error) {
 	raw = NormalizeURL(raw)
 	var u serverURL
-	if _, userinfo, _, ok := splitUserinfo(raw); ok && !unixPath(raw) {
+	_, userinfo, _, hasInfo := splitUserinfo(raw)
+	hasInfo = hasInfo && !unixPath(raw)
+	if hasInfo {
 		user, pw, found := strings.Cut(userinfo, ":")
 		u.user, u.password, u.hasPassword = user, pw, found
 		if un, err := url.PathUnescape(user); err == nil {
@@ -51,7 +53,7 @@ func parseURL(raw string) (serverURL, error) {
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
 		msg := urlErrText(err)
-		if _, userinfo, _, ok := splitUserinfo(raw); ok && quotesPiece(msg, userinfo) {
+		if hasInfo && quotesPiece(msg, userinfo) {
 			// The parser quoted a piece of the user info: a password holding '/', '?' or
 			// '#' cuts the URL there.
 			msg = "not a valid URL (a password holding '/', '?', '#' or '%' must be URL-escaped, or go in REDISCLI_AUTH)"
@@ -87,7 +89,6 @@ func hostPart(raw string) string {
 	return s
 }
 
-// urlErrText is a URL parse error without the URL it quotes (the message names it once).
 // quotesPiece says whether msg holds any three characters of secret in a row.
 func quotesPiece(msg, secret string) bool {
 	for i := 0; i+3 <= len(secret); i++ {
@@ -98,6 +99,7 @@ func quotesPiece(msg, secret string) bool {
 	return len(secret) > 0 && len(secret) < 3 && strings.Contains(msg, secret)
 }
 
+// urlErrText is a URL parse error without the URL it quotes (the message names it once).
 func urlErrText(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -223,16 +225,10 @@ func TypedPassword(flag, value, fix string) error {
 }
 
 // TypedListPassword is TypedPassword for a list of addresses (Cluster seeds, sentinels),
-// read as the parser reads it (valueSecrets: a URL's user info ends at its own '@').
+// read joined, as the parser reads it: a password holding a comma, cut by the flag's own
+// splitting, is found whole.
 func TypedListPassword(flag string, values []string, fix string) error {
-	// The list as the parser reads it: a password holding a comma was cut by the flag's
-	// own splitting, and is found in the list whole.
-	joined := strings.Join(values, ",")
-	if len(secretsIn(joined, false)) > 0 {
-		return Usagef("--%s %s holds a password, which the command line would show to every user of this machine (ps, shell history): %s",
-			flag, RedactValue(joined), fix)
-	}
-	return nil
+	return TypedPassword(flag, strings.Join(values, ","), fix)
 }
 
 // PasswordHome says where a password goes instead of the command line.

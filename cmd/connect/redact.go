@@ -133,7 +133,7 @@ func itemSecret(item string) (span, bool) {
 	}
 	if t := strings.TrimLeft(item, " \t"); urlForm(t) {
 		u, err := url.Parse(t)
-		if err != nil || !knownScheme(u.Scheme) || u.Port() != "" && checkHostPort(u.Host) != nil {
+		if err != nil || !serverScheme(t) || u.Port() != "" && checkHostPort(u.Host) != nil {
 			return span{}, false
 		}
 		if unixPath(item) {
@@ -199,11 +199,11 @@ func restSecret(s string, off int) []span {
 	return []span{{start, at, false}}
 }
 
-// serverScheme says whether s starts with a server URL's scheme (or "//", which the
-// parsers read as redis://).
+// serverScheme says whether s starts with a server URL's scheme, in any case as url.Parse
+// reads it (or "//", which the parsers read as redis://).
 func serverScheme(s string) bool {
 	for _, p := range []string{"redis://", "rediss://", "unix://", "//"} {
-		if strings.HasPrefix(s, p) {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			return true
 		}
 	}
@@ -220,11 +220,6 @@ func urlForm(s string) bool {
 		return true
 	}
 	return strings.HasPrefix(s, "//")
-}
-
-// knownScheme is a scheme a server's URL has.
-func knownScheme(scheme string) bool {
-	return scheme == "redis" || scheme == "rediss" || scheme == "unix"
 }
 
 // redactList hides the secrets of a list given item by item (a config file's cluster or

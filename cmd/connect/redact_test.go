@@ -84,6 +84,8 @@ func TestRedactValue(t *testing.T) {
 		{"10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000", "10.0.0.1:7000,10.0.0.2:7OOO,10.0.0.3:7000"},
 		// a seed with no host (the parser dials localhost)
 		{"default:hunter2@:17431", "default:xxxxx@:17431"},
+		// a scheme in capitals is the parser's too
+		{"REDIS://u:pa,ss@h:1", "REDIS://u:xxxxx@h:1"},
 		// a list of URLs, each read whole
 		{"redis://ops@h1:1,redis://u:pw@h2:2", "redis://xxxxx@h1:1,redis://u:xxxxx@h2:2"},
 		// a secret parameter's value runs to the next parameter
