@@ -118,7 +118,8 @@ func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([
 // InspectWith is Inspect with the custom layouts of a config file, so their time keys are
 // found too.
 func (s *Store) InspectWith(ctx context.Context, keys []string, resolve Resolver, custom []Layout) ([]State, error) {
-	return s.readKeys(ctx, s.rdb, keys, readOpts{resolve: resolve, pairLayouts: TwoKeyLayouts(custom), cluster: s.isCluster()})
+	states, _, err := s.readKeys(ctx, s.rdb, keys, readOpts{resolve: resolve, pairLayouts: TwoKeyLayouts(custom), cluster: s.isCluster()})
+	return states, err
 }
 
 func (s *Store) isCluster() bool {

@@ -35,6 +35,8 @@ type readOpts struct {
 	// key of a two-key bucket (it belongs to its bucket, which SCAN returns too).
 	scanned bool
 	cluster bool
+	// most caps the commands the read sends (0: no cap), see ReadScanned.
+	most int64
 }
 
 // keyRead is the raw reply for one key.
@@ -78,13 +80,10 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 }
 
 // readKeys reads keys with c in one pipelined round trip (two in the Cluster case above) and
-// classifies each. States come back in the order of keys, less the dropped ones (readOpts).
-func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) ([]State, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
+// classifies each. States come back in the order of keys, less the dropped ones (readOpts);
+// n is how many of keys were read (all of them unless o.most cut them).
+func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
 	targets := make([]Target, len(keys))
-	reads := make([]keyRead, len(keys))
 	pairs := make([][]pairKey, len(keys))
 	for i, k := range keys {
 		if o.resolve != nil {
@@ -92,13 +91,20 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 		}
 		pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
 	}
+	if o.most > 0 {
+		keys = keys[:fitting(keys, pairs, o.most, o.cluster)]
+	}
+	if len(keys) == 0 {
+		return nil, 0, nil
+	}
+	reads := make([]keyRead, len(keys))
 	now, err := s.readPipeline(ctx, c, keys, pairs, reads, o.cluster)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if o.cluster {
 		if err := s.readCrossSlot(ctx, keys, pairs, reads); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	out := make([]State, 0, len(keys))
@@ -109,7 +115,30 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 		}
 		out = append(out, st)
 	}
-	return out, nil
+	return out, len(keys), nil
+}
+
+// fitting is how many of keys (a prefix) a read of at most most commands takes, reckoning
+// each key's worst case before anything is sent: TIME once, the key's read, and in a Cluster
+// a GETRANGE for each companion key in another slot (sent only when the key holds a number,
+// which is known only once it is read).
+func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
+	spent := int64(1) // TIME
+	for i, k := range keys {
+		c := int64(1)
+		if cluster {
+			for _, p := range pairs[i] {
+				if slot.Of(p.key) != slot.Of(k) {
+					c++
+				}
+			}
+		}
+		if spent+c > most {
+			return i
+		}
+		spent += c
+	}
+	return len(keys)
 }
 
 // ReadScanned reads keys that SCAN returned, as Inspect reads keys by name, through c: the
@@ -117,12 +146,18 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 // redirects). A key gone since SCAN is dropped, and so is the time key of a two-key bucket
 // (SCAN returns its bucket too). pairLayouts are the two-key layouts to look for
 // (TwoKeyLayouts). This is package scan's page read.
-func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, resolve Resolver, pairLayouts []Layout) ([]State, error) {
+//
+// most caps the commands the read sends (0: no cap): it reads the longest prefix of keys
+// whose worst case fits (TIME, one read per key, and in a Cluster one GETRANGE per companion
+// key in another slot), and n says how many keys that was; the rest are the caller's to read
+// later. A server that has lost the script (NOSCRIPT after a failover or SCRIPT FLUSH) has
+// the page sent again, once, past the cap.
+func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, most int64, resolve Resolver, pairLayouts []Layout) (states []State, n int, err error) {
 	var p pipeliner = s.rdb
 	if c != nil {
 		p = c
 	}
-	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster()})
+	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster(), most: most})
 }
 
 // readPipeline sends the read script for every key and TIME, and fills reads. A server that

@@ -2,7 +2,9 @@ package scan_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/bucket/scan"
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // wire counts, on each node client of a Cluster, the data commands it sends (SCAN, the
@@ -135,5 +138,59 @@ func TestClusterCostIsWhatWasSent(t *testing.T) {
 	if stats.Commands != ran || stats.Commands != sent || stats.RoundTrips != trips {
 		t.Errorf("scan: reported %d commands in %d round trips; masters ran %d, node clients sent %d in %d",
 			stats.Commands, stats.RoundTrips, ran, sent, trips)
+	}
+}
+
+// TestClusterPageKeepsItsCap: in a Cluster, a page of two-key buckets whose keys are in
+// different slots costs a read and a GETRANGE per key; a capped page reckons that before it
+// sends anything, so no page passes its cap, and the keys left over are read by the next.
+func TestClusterPageKeepsItsCap(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	c := redis.NewClusterClient(cl.Options())
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	for i := 0; i < 40; i++ { // webman buckets: KEY and KEY:last_time, in other slots
+		if err := c.Set(ctx, fmt.Sprintf("cw:%02d", i), "5", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Set(ctx, fmt.Sprintf("cw:%02d:last_time", i), "1700000000.5", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := bucket.NewStore(c)
+	if err := c.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scan.New(ctx, st, scan.Options{Match: "cw:*", Count: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		before := sc.Stats()
+		page, err := sc.NextWithin(ctx, 21) // TIME and 10 keys at two commands each
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := sc.Stats()
+		reads := after.Commands - before.Commands - (after.Pages - before.Pages) // less SCAN
+		if reads > 21 {
+			t.Fatalf("page %d sent %d commands for its reads, over its cap of 21", pages, reads)
+		}
+		for _, s := range page {
+			if s.Problem != "" || s.Layout.Name != "webman" {
+				t.Fatalf("%s: read as %q (%s), want a webman bucket", s.Key, s.Layout.Name, s.Problem)
+			}
+			seen[s.Key] = true
+		}
+		if pages > 40 {
+			t.Fatal("the scan makes no progress")
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("%d webman buckets seen, want 40", len(seen))
 	}
 }

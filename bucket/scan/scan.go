@@ -109,32 +109,46 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 	return sc, nil
 }
 
+// errNoRoom: a capped page could not read even one key (they are held for the next call).
+var errNoRoom = errors.New("scan: no room for a read in the page's budget")
+
 // Next reads the next page: SCAN on the next master whose scan has not ended, then one read
 // of the page's keys. It returns io.EOF when every master's scan has ended. A page may hold
 // no states (SCAN may return an empty page).
 func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc.NextWithin(ctx, 0) }
 
-// NextWithin is Next reading at most most keys (0: no cap). COUNT is only a hint: SCAN
-// returns whole hash-table buckets and may pass it by a few keys. The keys past most are
-// held and read by the next call, before any new SCAN, so a caller with a command budget
-// never spends more than most reads, plus SCAN and TIME.
+// NextWithin is Next sending at most most commands for the page's reads (0: no cap), TIME
+// included and SCAN not: each key is reckoned at its worst case (bucket.Store.ReadScanned).
+// COUNT is only a hint: SCAN returns whole hash-table buckets and may pass it by a few keys.
+// The keys that do not fit are held and read by the next call, before any new SCAN.
+// errNoRoom says that not even the first of them fits.
 func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, error) {
 	ctx = cost.With(ctx, &sc.cost)
 	n, keys, err := sc.nextKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if most > 0 && int64(len(keys)) > most {
-		n.held = append([]string(nil), keys[most:]...)
-		keys = keys[:most]
-	}
-	states, err := sc.s.ReadScanned(ctx, n.c, keys, sc.resolve, sc.pairs)
+	sent := sc.cost.Commands()
+	states, read, err := sc.s.ReadScanned(ctx, n.c, keys, most, sc.resolve, sc.pairs)
 	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN (resharding): read through the Cluster client, which
-		// follows redirects.
-		states, err = sc.s.ReadScanned(ctx, nil, keys, sc.resolve, sc.pairs)
+		// follows redirects, within what the failed read left of most.
+		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
+			err = errNoRoom
+		} else {
+			states, read, err = sc.s.ReadScanned(ctx, nil, keys, max(left, 0), sc.resolve, sc.pairs)
+		}
+	}
+	if err == nil && read < len(keys) {
+		n.held = append([]string(nil), keys[read:]...)
+		if read == 0 {
+			err = errNoRoom
+		}
 	}
 	if err != nil {
+		if errors.Is(err, errNoRoom) && len(n.held) == 0 {
+			n.held = append([]string(nil), keys...)
+		}
 		return nil, err
 	}
 	for _, st := range states {

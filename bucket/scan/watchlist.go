@@ -143,15 +143,18 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 			}
 		}
 	}
-	// A page costs SCAN, TIME and a read per key: one is begun while a whole page fits, and
-	// reads no more keys than the budget has left.
+	// A page costs SCAN, TIME and a read per key (more in a Cluster, see NextWithin): one is
+	// begun while a whole page of single reads fits, and reads no more than the budget has left.
 	for room := w.budget - spent() - 2; room >= w.sc.o.Count; room = w.budget - spent() - 2 {
 		var page []bucket.State
 		var err error
 		if w.limit > 0 && w.passBuckets >= w.limit {
 			err = io.EOF // the pass ends at the limit
 		} else {
-			page, err = w.sc.NextWithin(ctx, room)
+			page, err = w.sc.NextWithin(ctx, room+1) // the reads and TIME
+		}
+		if errors.Is(err, errNoRoom) {
+			break
 		}
 		if errors.Is(err, io.EOF) {
 			w.sc.Restart()

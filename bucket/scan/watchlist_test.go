@@ -197,7 +197,7 @@ func TestScannerNextWithinHoldsTheRest(t *testing.T) {
 	seen := map[string]bool{}
 	var sizes []int
 	for {
-		page, err := sc.NextWithin(ctx, 100)
+		page, err := sc.NextWithin(ctx, 101) // TIME and 100 reads
 		if errors.Is(err, io.EOF) {
 			break
 		}
