@@ -264,10 +264,11 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	return st
 }
 
-// guessHint says why a layout read from a lone bare number is a guess, and how to declare it.
+// guessHint says why a layout read from a lone bare number is a guess: declaring the layout
+// (a rule, or the caller's own) makes it a bucket that may be written.
 func guessHint(layout string) string {
 	return fmt.Sprintf("a guess: a bare number is also what deadlines, leases and counters store; "+
-		"if it is a %s bucket, declare it with --layout %s or a rule in the config file", layout, layout)
+		"it is a %s bucket only where that layout is declared for it", layout)
 }
 
 func fieldNames(m map[string]string) string {

@@ -79,19 +79,27 @@ func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec,
 
 // ResetState resets the bucket read as st (see State.ResetOp), as Reset does.
 func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, error) {
-	if st.Problem != "" {
-		return 0, stateErr(st)
+	op, err := st.ResetOp(to)
+	if err != nil {
+		return 0, err
 	}
-	if st.Guess != "" {
-		return 0, fmt.Errorf("%q: %w (it reads as a bare %s level); left untouched", st.Key, ErrUndeclared, st.Layout.Name)
-	}
-	return s.resetOne(ctx, st.ResetOp(to))
+	return s.resetOne(ctx, op)
 }
 
 // ResetOp is the reset of the bucket read as s: its layout, its spec, and the declaration a
-// rule or --layout made (a layout detected from a bare number is a guess, not declared).
-func (s State) ResetOp(to ResetTo) ResetOp {
-	return ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: to, Read: &s, Declared: !s.Detected}
+// rule or --layout made (a layout detected from a bare number is a guess, not declared). A
+// key that is not a bucket is refused, and so is a lone bare number read as a bucket only
+// by a guess (ErrUndeclared): that is the one rule of what a reset may plan, and the reset
+// script checks it again when it writes.
+func (s State) ResetOp(to ResetTo) (ResetOp, error) {
+	switch {
+	case s.Problem != "":
+		return ResetOp{}, stateErr(s)
+	case s.Guess != "":
+		return ResetOp{}, &KeyError{Key: s.Key, Layout: s.Layout.Name,
+			Err: fmt.Errorf("%q: %w (it reads as a bare %s level); left untouched", s.Key, ErrUndeclared, s.Layout.Name)}
+	}
+	return ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: to, Read: &s, Declared: !s.Detected}, nil
 }
 
 func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
@@ -106,7 +114,7 @@ func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
 	case ResetCorrupt:
 		return 0, fmt.Errorf("%q: %w: left untouched", key, ErrCorrupt)
 	case ResetUndeclared:
-		return 0, fmt.Errorf("%q: %w; left untouched", key, ErrUndeclared)
+		return 0, &KeyError{Key: key, Layout: layout.Name, Err: fmt.Errorf("%q: %w; left untouched", key, ErrUndeclared)}
 	case ResetMissing:
 		return 0, nil
 	}
@@ -228,10 +236,12 @@ func scriptOutcome(n int64) ResetOutcome {
 // KeyError is the error of one key's op in a batch (ResetMany), joined with the others':
 // Key says which key it is. Its text is Err's, which names the key when it is one of this
 // package's errors (ErrWrongType, ErrChanged…) and not when it is a reply of the server's
-// (NOREPLICAS, OOM…), the same for every key.
+// (NOREPLICAS, OOM…), the same for every key. Layout is the layout the key was read or
+// planned as, when the error is about it (ErrUndeclared: the layout to declare).
 type KeyError struct {
-	Key string
-	Err error
+	Key    string
+	Err    error
+	Layout string
 }
 
 func (e *KeyError) Error() string { return e.Err.Error() }
@@ -240,10 +250,10 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func resetErr(op ResetOp, err error) error {
 	keys := op.Layout.Keys(op.Key)
 	if len(keys) == 2 && strings.HasPrefix(err.Error(), "CROSSSLOT") {
-		return &KeyError{op.Key, fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
+		return &KeyError{Key: op.Key, Err: fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
 			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], op.Layout.TimeSuffix, err)}
 	}
-	return &KeyError{op.Key, scriptErr(op.Key, err)}
+	return &KeyError{Key: op.Key, Err: scriptErr(op.Key, err)}
 }
 
 func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {

@@ -35,8 +35,8 @@ func TestAdviceNamedOnce(t *testing.T) {
 		want string
 	}{
 		{noSpec, "pass --capacity and --rate, or add a rule"},
-		{undeclared, "declare its layout with --layout or a rule"},
-		{guessed, "declare its layout with --layout or a rule"},
+		{undeclared, "declare --layout redis-rate or a rule"},
+		{guessed, "declare --layout redis-rate or a rule"},
 	} {
 		if tc.err == nil || strings.Contains(tc.err.Error(), "--") {
 			t.Errorf("library error %v: want an error that names no flag", tc.err)

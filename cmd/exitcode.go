@@ -91,7 +91,8 @@ func ExitCode(err error) int {
 		// The server answered, and refused: not "unreachable", and not a usage error
 		// (the request reached Redis).
 		return ExitError
-	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid):
+	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid), errors.Is(err, bucket.ErrUndeclared):
+		// ErrUndeclared: a write refused until the operator declares a layout.
 		return ExitUsage
 	case connect.IsPermission(err):
 		// Refused by ACL: the server answered, so it is not "unreachable".
@@ -133,7 +134,12 @@ func adviceFor(err error) string {
 	case errors.Is(err, bucket.ErrNoSpec):
 		return specAdvice
 	case errors.Is(err, bucket.ErrUndeclared):
-		return "to change it, declare its layout with --layout or a rule in the config file"
+		var ke *bucket.KeyError
+		layout := ""
+		if errors.As(err, &ke) {
+			layout = ke.Layout
+		}
+		return "to change it, " + format.DeclareHint(layout)
 	}
 	return ""
 }

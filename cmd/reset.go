@@ -123,12 +123,11 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 	}
 	step, err := resetplan.For(s, resetplan.Settings{SetTokens: r.setTokens, Tokens: r.opts.Tokens, Spec: r.flagSpec})
 	switch {
-	case errors.Is(err, resetplan.ErrGuess) && r.match:
+	case errors.Is(err, bucket.ErrUndeclared) && r.match:
 		r.guesses++ // a --match skips it, and says how many it skipped
 		return op, v, false, nil
-	case errors.Is(err, resetplan.ErrGuess):
-		return op, v, false, usagef("%s: left untouched: it is a bare number, which deadlines, leases and counters store too, and no layout is declared for it; if it is a %s bucket, declare it: --layout %s, or a rule in the config file",
-			format.QuoteKey(s.Key), s.Layout.Name, s.Layout.Name)
+	case errors.Is(err, bucket.ErrUndeclared):
+		return op, v, false, err // exit 2, with the advice (errorMessage)
 	case errors.Is(err, bucket.ErrNoSpec):
 		return op, v, false, usagef("%s: --tokens needs the bucket's capacity and rate, for the TTL that covers its refill: %s", format.QuoteKey(s.Key), specAdvice)
 	case err != nil:

@@ -166,7 +166,7 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 // layout was only guessed.
 func (r *resetter) guessNote() {
 	if r.guesses > 0 {
-		fmt.Fprintf(r.f.IO.ErrOut, "note: %s key(s) hold a bare number that only looks like a bucket (a deadline, lease or counter looks the same): left untouched; to reset them, declare their layout with --layout or a rule\n",
-			fmtCount(r.guesses))
+		fmt.Fprintf(r.f.IO.ErrOut, "note: %s key(s) hold a bare number that only looks like a bucket (a deadline, lease or counter looks the same): left untouched; to reset one, %s\n",
+			fmtCount(r.guesses), format.DeclareHint(""))
 	}
 }

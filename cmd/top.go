@@ -196,11 +196,10 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 }
 
 // Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the
-// bucket's keys, and every layout reads a missing bucket as full.
+// bucket's keys, and every layout reads a missing bucket as full. What may be reset is
+// bucket.State.ResetOp's rule, as for reset (a key that is not a bucket, or a guess, is
+// refused before anything is sent).
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
-	if b.Problem != "" {
-		return b.NotBucketError()
-	}
 	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {
 		return err

@@ -193,7 +193,7 @@ func (v bucketView) stats() []string {
 	layout := s.Layout.Name
 	switch {
 	case s.Guess != "":
-		layout += " (a guess from a bare number: declare --layout " + s.Layout.Name + " or a rule to act on it)"
+		layout += " (a guess from a bare number: " + format.DeclareHint(s.Layout.Name) + " to act on it)"
 	case s.Detected:
 		layout += " (detected)"
 	}

@@ -38,23 +38,20 @@ type Step struct {
 	StoredSpec bucket.Spec
 }
 
-// ErrGuess is a bare number whose layout was only guessed: never reset (a deadline, a
-// lease or a counter looks the same).
-var ErrGuess = errors.New("a bare number with no layout declared")
-
-// For plans the reset of s. It fails with ErrGuess for a guessed bare number, with an
-// error wrapping bucket.ErrNoSpec when tokens are to be written without a spec, and with
-// the op's validation error. s must be a bucket (no Problem).
+// For plans the reset of s. It fails as bucket.State.ResetOp does for a key that is not a
+// bucket or a guessed bare number (bucket.ErrUndeclared), with an error wrapping
+// bucket.ErrNoSpec when tokens are to be written without a spec, and with the op's
+// validation error.
 func For(s bucket.State, set Settings) (Step, error) {
 	st := Step{Ahead: s.Ahead}
-	if s.Guess != "" {
-		return st, ErrGuess
+	op, err := s.ResetOp(bucket.ResetTo{Delete: !set.SetTokens, Tokens: set.Tokens})
+	if err != nil {
+		return st, err
 	}
 	if s.HasSpec() || s.Exists {
 		before := s.Tokens
 		st.Before = &before
 	}
-	op := s.ResetOp(bucket.ResetTo{Delete: !set.SetTokens, Tokens: set.Tokens})
 	if s.Layout.Native && s.Exists && !set.Spec.IsZero() && set.Spec != s.Spec {
 		// A spec given on a native bucket storing another: the operator changes the
 		// application's spec on purpose. The bucket is written (refilled to the new

@@ -116,7 +116,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		note := ""
 		switch {
 		case s.Guess != "":
-			note = "guess: a bare number; declare --layout " + s.Layout.Name + " or a rule to act on it"
+			note = "guess: a bare number; " + format.DeclareHint(s.Layout.Name) + " to act on it"
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
 			note = format.Debt(s.Ahead)
 		case s.Ahead > 0:

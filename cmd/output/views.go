@@ -155,7 +155,10 @@ func StateOf(s bucket.State) StateView {
 	if s.Problem != "" {
 		return v
 	}
-	v.Layout, v.LayoutGuess = s.Layout.Name, s.Guess
+	v.Layout = s.Layout.Name
+	if s.Guess != "" {
+		v.LayoutGuess = s.Guess + "; " + format.DeclareHint(s.Layout.Name)
+	}
 	if s.Exists && s.Stored.TS != 0 {
 		v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
 	}

@@ -36,6 +36,8 @@
 //	sizes                               Bytes: ~1.2 MiB
 //	key names and free text             SafeKey, SafeText, QuoteKey: nothing a terminal
 //	                                    would interpret; TruncMiddle for a narrow column
+//	advice on a bare number             DeclareHint: "declare --layout redis-rate or a
+//	                                    rule in the config file"
 //
 // For JSON and YAML (runbooks read the same precision from every command): JSONTokens,
 // JSONRatio, JSONRate, JSONSpec, JSONSeconds, JSONMS, JSONRetryAfter, JSONTTL; see json.go.
