@@ -13,7 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// oracle runs one application's own algorithm: its script as published (scripts/apps/*.lua,
+// oracle runs one application's own algorithm: its script as published (scripts/third_party/apps/*.lua,
 // verbatim; the native one is scripts/token_bucket.lua), called the way the application
 // calls it, with a chosen time for the applications that pass their own clock.
 type oracle struct {
@@ -47,7 +47,7 @@ func loadOracle(t testing.TB, name string) *redis.Script {
 	t.Helper()
 	src := scripts.App(name)
 	if src == "" {
-		t.Fatalf("no script for application %s in scripts/apps", name)
+		t.Fatalf("no script for application %s in scripts/third_party/apps", name)
 	}
 	return redis.NewScript(src)
 }

@@ -44,16 +44,17 @@ var Reset = sync.OnceValue(func() string { return Prelude + reset })
 var Read string
 
 // Apps are the token-bucket scripts of the applications whose layouts bucketctl reads, each
-// as its article publishes it (apps/NAME.lua, NAME a layout preset: webman, go-bench, spring,
-// multi-tier, express). The demo drives its traffic with them, and the tests use them as the
-// oracle of what each application decides.
+// verbatim as its article publishes it: other people's code, kept under third_party and
+// never edited (third_party/apps/NAME.lua, NAME a layout preset: webman, go-bench, spring,
+// multi-tier, express). The demo drives its traffic with them, and the tests use them as
+// the oracle of what each application decides.
 //
-//go:embed apps/*.lua
+//go:embed third_party/apps/*.lua
 var apps embed.FS
 
 // App returns the script of the application behind layout name ("" when there is none).
 func App(name string) string {
-	b, err := apps.ReadFile("apps/" + name + ".lua")
+	b, err := apps.ReadFile("third_party/apps/" + name + ".lua")
 	if err != nil {
 		return ""
 	}
