@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
@@ -20,8 +21,12 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 	c.Set(ctx, "rate:user:str", "hello", 0)
 	c.HSet(ctx, "rate:ip:1", "tokens", "3", "last_refill", "1700000000.5") // an express bucket
 	c.HSet(ctx, "rate:user:nan", "tokens", "nan", "ts", "1", "capacity", "10", "rate", "1", "allowed", "1", "denied", "0")
+	// A lock holding its deadline (Unix ns) with PXAT the same instant: what a throttled TAT
+	// looks like, so it reads as one only by a guess.
+	deadline := time.Now().Add(10 * time.Minute).Truncate(time.Millisecond)
+	c.Do(ctx, "SET", "lock:order:7", deadline.UnixNano(), "PXAT", deadline.UnixMilli())
 	before := map[string]string{}
-	for _, k := range []string{"rate:user:rec", "rate:user:str", "rate:ip:1", "rate:user:nan"} {
+	for _, k := range []string{"rate:user:rec", "rate:user:str", "rate:ip:1", "rate:user:nan", "lock:order:7"} {
 		before[k] = c.Dump(ctx, k).Val()
 	}
 	for _, tc := range []struct{ cmd, key, want string }{
@@ -30,6 +35,8 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 		{"consume", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		{"check", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		{"consume", "rate:ip:1", `"rate:ip:1" is a bucket of layout express: consume works on native buckets only`},
+		// A guess is never called a bucket.
+		{"consume", "lock:order:7", `"lock:order:7" is a bare number, read as a throttled level only by a guess`},
 		// A native bucket's fields with a value out of the grammar: the value is named, not
 		// the fields another layout lacks.
 		{"check", "rate:user:nan", `"rate:user:nan": not a bucket: a hash that has the fields of a native bucket, but field tokens is not a number`},
