@@ -240,7 +240,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// declared spec's capacity (a deadline, a lease or a large counter never does).
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
 			st.Problem = notBucket("a number without the time key %s%s of layout %s, and not a level within a known capacity "+
-				"(a lone level is a %s bucket only with its capacity and rate declared: --capacity and --rate, or a rule)",
+				"(a lone level is a %s bucket only within the capacity declared for it, with its rate)",
 				st.Key, t.Layout.TimeSuffix, t.Layout.Name, t.Layout.Name)
 			return st
 		}
@@ -260,7 +260,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return st
 	}
 	st.Bare = true
-	st.Problem = notBucket("a number with no time key beside it (a counter? if it is a bucket, declare its layout with --layout or a rule)")
+	st.Problem = notBucket("a number with no time key beside it (a counter? it is a bucket only where its layout is declared)")
 	return st
 }
 

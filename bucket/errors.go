@@ -86,8 +86,20 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
 // NotBucketError is ErrWrongType for the key read as s, with its Problem as why it is not a
-// bucket: `"k": not a bucket: a hash with fields a, b (left untouched)`.
-func (s State) NotBucketError() error { return notBucketError(s.Key, s.Problem) }
+// bucket: `"k": not a bucket: a hash with fields a, b (left untouched)`. For a lone bare
+// number (s.Bare) it is ErrUndeclared too: declaring a layout is what would make it one.
+func (s State) NotBucketError() error {
+	err := notBucketError(s.Key, s.Problem)
+	if s.Bare {
+		return bareError{err}
+	}
+	return err
+}
+
+// bareError is ErrWrongType for a lone bare number, which is ErrUndeclared as well.
+type bareError struct{ error }
+
+func (e bareError) Unwrap() []error { return []error{e.error, ErrUndeclared} }
 
 // notBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
 // or without its "not a bucket" start).

@@ -116,7 +116,7 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	for _, s := range states {
 		if s.Problem != "" {
 			n++
-			fmt.Fprintf(f.IO.ErrOut, "bucketctl: %s: %s (left untouched)\n", safe(s.Key), safe(s.Problem))
+			fmt.Fprintf(f.IO.ErrOut, "bucketctl: %s\n", f.errText(s.NotBucketError()))
 		}
 	}
 	if n > 0 {

@@ -45,7 +45,7 @@ func TestResetKeysAllOrNothing(t *testing.T) {
 		if len(args) > 4 && args[2] == "rate:user:nokey" {
 			of = "3"
 		}
-		want := []string{"bucketctl: rate:user:str: ", "bucketctl: nothing reset: 1 of " + of + " keys is not a bucket; leave it out and run again"}
+		want := []string{`bucketctl: "rate:user:str": `, "bucketctl: nothing reset: 1 of " + of + " keys is not a bucket; leave it out and run again"}
 		if len(lines) != 2 || !strings.HasPrefix(lines[0], want[0]) || lines[1] != want[1] {
 			t.Errorf("%v: stderr %q, want the key's line, then %q", args, r.errOut, want[1])
 		}
