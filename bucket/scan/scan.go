@@ -82,8 +82,11 @@ type scanNode struct {
 	cursor uint64
 	count  int64
 	done   bool
-	// held are keys SCAN returned that a page capped by NextWithin left for the next one.
-	held []string
+	// held are keys SCAN returned that a page capped by NextWithin left for the next one,
+	// or whose read failed; moved says a slot moved since (MOVED): they are read through
+	// the Cluster client, which follows redirects.
+	held  []string
+	moved bool
 }
 
 // New prepares a scan of every master of s (nothing is read until Next). It puts the
@@ -129,27 +132,36 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		return nil, err
 	}
 	sent := sc.cost.Commands()
-	states, read, err := sc.s.ReadScanned(ctx, n.c, keys, most, sc.resolve, sc.pairs)
-	if err != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
+	c := n.c
+	if n.moved {
+		c = nil
+	}
+	states, read, err := sc.s.ReadScanned(ctx, c, keys, most, sc.resolve, sc.pairs)
+	if err != nil && c != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN (resharding): read through the Cluster client, which
 		// follows redirects, within what the failed read left of most.
+		n.moved = true
 		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
 			err = errNoRoom
 		} else {
 			states, read, err = sc.s.ReadScanned(ctx, nil, keys, max(left, 0), sc.resolve, sc.pairs)
 		}
 	}
-	if err == nil && read < len(keys) {
+	if err != nil {
+		// Nothing of the page was taken: its keys are read again by the next call (SCAN
+		// has moved on), so a failed read skips none.
+		n.held = append([]string(nil), keys...)
+		return nil, err
+	}
+	n.held = nil
+	if read < len(keys) {
 		n.held = append([]string(nil), keys[read:]...)
 		if read == 0 {
-			err = errNoRoom
+			return nil, errNoRoom
 		}
 	}
-	if err != nil {
-		if errors.Is(err, errNoRoom) && len(n.held) == 0 {
-			n.held = append([]string(nil), keys...)
-		}
-		return nil, err
+	if len(n.held) == 0 {
+		n.moved = false
 	}
 	for _, st := range states {
 		if st.Problem == "" {
@@ -220,7 +232,7 @@ func (sc *Scanner) Stats() Stats {
 // Restart begins a new pass over the keyspace (the counts go on).
 func (sc *Scanner) Restart() {
 	for _, n := range sc.nodes {
-		n.cursor, n.done, n.held = 0, false, nil
+		n.cursor, n.done, n.held, n.moved = 0, false, nil, false
 	}
 	sc.stats.Done = false
 }

@@ -27,6 +27,8 @@ type Watchlist struct {
 	pinned string
 	// hot are keys being written now (see Hot): read every refresh, kept while hot.
 	hot []string
+	// next is the kept bucket the next re-read begins with (see reread).
+	next string
 
 	pass, passKeys, lastPass int64
 	limit, passBuckets       int64
@@ -85,8 +87,8 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 	if o.Count <= 0 || o.Count > o.Budget/4 {
 		o.Count = min(200, max(10, o.Budget/4))
 	}
-	// Re-reading the kept buckets (3 × Keep, the pinned one and TIME) takes at most half
-	// the budget, so that every refresh also scans on.
+	// Re-reading the kept buckets (3 × Keep, the pinned one and TIME) takes about half the
+	// budget, and never more (see reread), so that every refresh also scans on.
 	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3)))
 	sc, err := New(ctx, s, o.Options)
 	if err != nil {
@@ -113,34 +115,8 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		w.dbsize = n
 	}
 	if len(w.kept) > 0 || w.pinned != "" || len(w.hot) > 0 {
-		keys := make([]string, 0, len(w.kept)+1+len(w.hot))
-		for k := range w.kept {
-			keys = append(keys, k)
-		}
-		if _, ok := w.kept[w.pinned]; !ok && w.pinned != "" {
-			keys = append(keys, w.pinned)
-		}
-		hot := make(map[string]bool, len(w.hot))
-		for _, k := range w.hot {
-			if _, ok := w.kept[k]; !ok && k != w.pinned && !hot[k] {
-				keys = append(keys, k)
-			}
-			hot[k] = true
-		}
-		// Read by name: a kept bucket that is gone comes back as missing, and is dropped.
-		states, err := w.s.InspectWith(ctx, keys, w.sc.resolve, w.sc.o.Custom)
-		if err != nil {
+		if err := w.reread(ctx, &res); err != nil {
 			return res, err
-		}
-		for _, st := range states {
-			if st.Exists && st.Problem == "" {
-				w.kept[st.Key] = st
-			} else {
-				delete(w.kept, st.Key)
-				if hot[st.Key] {
-					res.NotBuckets = append(res.NotBuckets, st.Key)
-				}
-			}
 		}
 	}
 	// A page costs SCAN, TIME and a read per key (more in a Cluster, see NextWithin): one is
@@ -153,6 +129,10 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		} else {
 			page, err = w.sc.NextWithin(ctx, room+1) // the reads and TIME
 		}
+		// The keys SCAN returned count as scanned whatever became of their read (held keys
+		// are read by a later page).
+		st := w.sc.Stats()
+		w.passKeys, before = st.Keys-before.Keys+w.passKeys, st
 		if errors.Is(err, errNoRoom) {
 			break
 		}
@@ -168,8 +148,6 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		if err != nil {
 			return res, err
 		}
-		st := w.sc.Stats()
-		w.passKeys = st.Keys - before.Keys + w.passKeys
 		for _, s := range page {
 			if s.Problem == "" && (w.limit == 0 || w.passBuckets < w.limit) {
 				w.kept[s.Key] = s
@@ -177,7 +155,6 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 			}
 		}
 		w.prune()
-		before = st
 	}
 	res.Pages = w.sc.Stats().Pages - startPages
 	res.Commands, res.RoundTrips = spent(), int64(c.RoundTrips())
@@ -190,6 +167,62 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		res.Scanned, res.DBSize = w.lastPass, w.lastDBSize
 	}
 	return res, nil
+}
+
+// reread reads the pinned key, the hot keys and the kept buckets by name within half the
+// budget, each key at its worst case (bucket.Store.ReadScanned: in a Cluster a two-key
+// bucket costs a GETRANGE more), so that every refresh also scans on. The kept buckets that
+// do not fit keep their last reading and are read first next time. A key that is gone or
+// no bucket is dropped (and a hot one reported in NotBuckets).
+func (w *Watchlist) reread(ctx context.Context, res *WatchResult) error {
+	keys := make([]string, 0, len(w.kept)+1+len(w.hot))
+	seen := make(map[string]bool, cap(keys))
+	add := func(k string) {
+		if k != "" && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	add(w.pinned)
+	hot := make(map[string]bool, len(w.hot))
+	for _, k := range w.hot {
+		add(k)
+		hot[k] = true
+	}
+	kept := make([]string, 0, len(w.kept))
+	for k := range w.kept {
+		kept = append(kept, k)
+	}
+	sort.Strings(kept)
+	// From where the last re-read stopped, so that every kept bucket has its turn.
+	i := sort.SearchStrings(kept, w.next)
+	for _, k := range append(kept[i:], kept[:i]...) {
+		add(k)
+	}
+	states, n, err := w.s.ReadScanned(ctx, nil, keys, w.budget/2, w.sc.resolve, w.sc.pairs)
+	if err != nil {
+		return err
+	}
+	w.next = ""
+	if n < len(keys) {
+		w.next = keys[n]
+	}
+	found := make(map[string]bool, len(states))
+	for _, st := range states {
+		if st.Exists && st.Problem == "" {
+			w.kept[st.Key] = st
+			found[st.Key] = true
+		}
+	}
+	for _, k := range keys[:n] {
+		if !found[k] {
+			delete(w.kept, k)
+			if hot[k] {
+				res.NotBuckets = append(res.NotBuckets, k)
+			}
+		}
+	}
+	return nil
 }
 
 // Keep keeps key (a bucket the user is looking at) among the buckets kept for as long as it
