@@ -121,7 +121,7 @@ rules:
 	// counter) is refused the same way: exit 2, declare a layout to act on it.
 	for _, k := range []string{"session:44:expires_at", "quota:acme:deadline", "lease:worker:3", "hits:today", "counter:plain", "counter:float"} {
 		r := run(t, url, "reset", k, "--tokens", "2", "--capacity", "10", "--rate", "1", "--yes")
-		if r.code != ExitUsage || strings.Count(r.errOut, "declare --layout NAME or a rule") != 1 {
+		if r.code != ExitUsage || strings.Count(r.errOut, "declare its layout with --layout or a rule") != 1 {
 			t.Errorf("reset %s (%s): exit %d, want %d (undeclared bare number): %q", k, isLook[k], r.code, ExitUsage, r.errOut)
 		}
 	}

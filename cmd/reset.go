@@ -255,6 +255,15 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 	if err != nil {
 		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.Reset()), fmtCount(len(ops))), err)
 	}
+	// A key named on the command line that the script left untouched (its note said why) is
+	// a failure of the request: undeclared exits 2, as before the write, and a key that
+	// changed or is corrupt 1.
+	switch {
+	case r.tally.Undeclared > 0:
+		return &SilentError{Code: ExitUsage}
+	case r.tally.Changed+r.tally.Corrupt > 0:
+		return &SilentError{Code: ExitError}
+	}
 	return r.missing(states)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestResetKeysAllOrNothing: keys named on the command line are reset all together or not
@@ -138,5 +139,40 @@ func TestResetMatchLeftOutNote(t *testing.T) {
 	r = run(t, url, "reset", "--match", "rate:user:it'*", "--yes")
 	if want := `(bucketctl list --match 'rate:user:it'\''*' --all lists them)`; !strings.Contains(r.errOut, want) {
 		t.Fatalf("stderr %q, want %q", r.errOut, want)
+	}
+}
+
+// TestResetRefusedAtWriteFails: a key named on the command line that changes between the
+// plan and the write (the application deletes a webman bucket's time key while the prompt
+// waits, leaving a lone bare number) is refused by the script; the request fails with the
+// exit status the same refusal has before the write (2), and with 1 for a key that is no
+// longer a bucket, never 0.
+func TestResetRefusedAtWriteFails(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		change func()
+		want   int
+		note   string
+	}{
+		{"undeclared", func() { c.Del(ctx, "wb:last_time") }, ExitUsage, "bare numbers with no layout declared"},
+		{"changed", func() { c.Del(ctx, "wb", "wb:last_time"); c.HSet(ctx, "wb", "name", "alice") }, ExitError, "no longer buckets"},
+	} {
+		c.Del(ctx, "wb", "wb:last_time")
+		c.Set(ctx, "wb", "5", 0)
+		c.Set(ctx, "wb:last_time", "1700000000.5", 0)
+		io, _, _, errOut := iostreams.Test()
+		io.Prompt = func(string) (string, error) { tc.change(); return "y", nil }
+		before := dumpKey(t, c, "wb")
+		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), []string{"--url", srv.URL(), "reset", "wb"})
+		if code != tc.want || !strings.Contains(errOut.String(), tc.note) {
+			t.Errorf("%s: exit %d, want %d and a note %q:\n%s", tc.name, code, tc.want, tc.note, errOut)
+		}
+		if dumpKey(t, c, "wb") != before && tc.name == "undeclared" {
+			t.Errorf("%s: the bare number changed", tc.name)
+		}
 	}
 }

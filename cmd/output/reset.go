@@ -134,8 +134,8 @@ func ReportTally(io *iostreams.IOStreams, t *resetplan.Tally) {
 			count(t.Corrupt), strings.Join(t.CorruptKeys, ", "))
 	}
 	if t.Undeclared > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched (declare one with --layout or a rule)\n",
-			count(t.Undeclared))
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
+			count(t.Undeclared), format.DeclareHint(""))
 	}
 }
 
