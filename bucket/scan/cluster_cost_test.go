@@ -58,6 +58,19 @@ func (w *wire) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 	}
 }
 
+// setWebman writes a webman bucket: its level at key, its time (seconds, with a fraction)
+// at key:last_time.
+func setWebman(t *testing.T, c redis.Cmdable, key, level string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Set(ctx, key, level, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, key+":last_time", "1700000000.5", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // served is the data commands the masters ran, by their INFO commandstats.
 func served(t *testing.T, admins []*redis.Client) int64 {
 	t.Helper()
@@ -97,12 +110,7 @@ func TestClusterCostIsWhatWasSent(t *testing.T) {
 		}
 	}
 	for i := 0; i < 60; i++ { // webman buckets: KEY and KEY:last_time, in other slots
-		if err := c.Set(ctx, fmt.Sprintf("cc:w%02d", i), "5", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Set(ctx, fmt.Sprintf("cc:w%02d:last_time", i), "1700000000.5", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setWebman(t, c, fmt.Sprintf("cc:w%02d", i), "5")
 	}
 	st := bucket.NewStore(c)
 	live := scan.NewLive(st, scan.WatchOptions{Keep: 10, Budget: 300, Options: scan.Options{Match: "cc:*", Count: 50}})
@@ -150,12 +158,7 @@ func TestClusterPageKeepsItsCap(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
 	for i := 0; i < 40; i++ { // webman buckets: KEY and KEY:last_time, in other slots
-		if err := c.Set(ctx, fmt.Sprintf("cw:%02d", i), "5", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Set(ctx, fmt.Sprintf("cw:%02d:last_time", i), "1700000000.5", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setWebman(t, c, fmt.Sprintf("cw:%02d", i), "5")
 	}
 	st := bucket.NewStore(c)
 	if err := c.ScriptLoad(ctx, scripts.Read).Err(); err != nil {

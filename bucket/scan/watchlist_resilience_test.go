@@ -39,12 +39,7 @@ func TestWatchlistClusterRereadKeepsBudget(t *testing.T) {
 			continue
 		}
 		n++
-		if err := c.Set(ctx, k, fmt.Sprint(10000-i), 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Set(ctx, k+":last_time", "1700000000.5", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setWebman(t, c, k, fmt.Sprint(10000-i))
 		if n%60 == 30 {
 			hotKeys = append(hotKeys, k)
 		}
