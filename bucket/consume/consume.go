@@ -57,12 +57,12 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 	if s.Problem != "" {
 		return Outcome{Exists: true}, s.NotBucketError()
 	}
-	if !peek && s.Guess != "" {
-		// Not proven to be a bucket at all: say so, not that it is another one's.
-		return Outcome{Exists: true}, fmt.Errorf("%w: %q is a bare number, read as a %s level only by a guess (a deadline, a lease or a counter looks the same): consume works on native buckets only", bucket.ErrForeign, key, s.Layout.Name)
-	}
 	if !peek && !s.Layout.Native {
-		return Outcome{Exists: true}, fmt.Errorf("%w: %q is a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", bucket.ErrForeign, key, s.Layout.Name)
+		what := fmt.Sprintf("a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", s.Layout.Name)
+		if s.Guess != "" { // not proven to be a bucket at all: not said to be another one's
+			what = fmt.Sprintf("a bare number, read as a %s level only by a guess (a deadline, a lease or a counter looks the same): consume works on native buckets only", s.Layout.Name)
+		}
+		return Outcome{Exists: true}, fmt.Errorf("%w: %q is %s", bucket.ErrForeign, key, what)
 	}
 	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
 		return Outcome{Exists: true}, &bucket.SpecDiffersError{Key: key, Stored: s.Spec}

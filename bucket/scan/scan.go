@@ -160,9 +160,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 			return nil, errNoRoom
 		}
 	}
-	if len(n.held) == 0 {
-		n.moved = false
-	}
+	n.moved = n.moved && len(n.held) > 0
 	for _, st := range states {
 		if st.Problem == "" {
 			sc.stats.Buckets++

@@ -268,15 +268,16 @@ func secretsIn(s string, users bool) []string {
 	if !strings.ContainsAny(s, "@=") {
 		return out
 	}
-	for i, re := range []*regexp.Regexp{urlPasswordRe(), urlLoneInfoRe(), addrPasswordRe(), querySecretValueRe()} {
-		if i == 1 && !users {
+	for _, f := range []struct {
+		re    *regexp.Regexp
+		group int // the secret's group
+		user  bool
+	}{{urlPasswordRe(), 2, false}, {urlLoneInfoRe(), 2, true}, {addrPasswordRe(), 3, false}, {querySecretValueRe(), 2, false}} {
+		if f.user && !users {
 			continue
 		}
-		for _, m := range re.FindAllStringSubmatch(s, -1) {
-			out = append(out, m[len(m)-1])
-			if i == 2 { // addrPasswordRe: the password is its third group
-				out[len(out)-1] = m[3]
-			}
+		for _, m := range f.re.FindAllStringSubmatch(s, -1) {
+			out = append(out, m[f.group])
 		}
 	}
 	return out
