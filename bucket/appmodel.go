@@ -5,76 +5,19 @@ import (
 	"time"
 )
 
-// The application model: each preset layout's level, decision, retry-after and time to
-// full, computed the way its owning application computes them, in its own arithmetic and at
-// its own time resolution, so that what bucketctl shows is what the application decides.
-//
-//	layout      clock         resolution  elapsed < 0 (stored time ahead)   TS written back
-//	native      Redis TIME    1 µs        no refill, clamped to capacity   max(now, ts)
-//	webman      client        1 µs        refills negatively, no clamp     now (on allow only)
-//	go-bench    client        1 ms        no refill, clamped               max(now, ts)
-//	spring      Redis TIME    1 s         no refill, not even clamped      max(now, ts)
-//	multi-tier  client        1 µs        no refill, clamped               now
-//	express     client        1 ms        no refill, clamped               now
-//
-// Custom layouts follow the native rules at their own time unit. Times are microseconds
-// since the epoch as the server's clock reads them; for client-clock applications the model
-// assumes a client clock that agrees with the server's, since it cannot know another.
+// The owner's model: each preset's Model (layout_NAME.go) computes its level, retry-after
+// and TTL the way its owning application does, in its own arithmetic and at its own time
+// resolution, so that what bucketctl shows is what the application decides. Times are
+// microseconds since the epoch as the server's clock reads them; for client-clock owners the
+// model assumes a client clock that agrees with the server's, since it cannot know another.
 
-// appKind names the algorithm an application runs.
-type appKind int
-
-const (
-	appGeneric appKind = iota
-	appNative
-	appWebman
-	appGoBench
-	appSpring
-	appMultiTier
-	appExpress
-)
-
-// app recognises a preset layout (all of it, not only its name: a custom layout that reuses
-// a preset's name but not its shape gets the generic model).
-func (l Layout) app() appKind {
-	if p, ok := Presets[l.Name]; !ok || p != l {
-		return appGeneric
-	}
-	switch l.Name {
-	case "native":
-		return appNative
-	case "webman":
-		return appWebman
-	case "go-bench":
-		return appGoBench
-	case "spring":
-		return appSpring
-	case "multi-tier":
-		return appMultiTier
-	case "express":
-		return appExpress
-	}
-	return appGeneric
-}
-
-// Step is the application's time resolution: the smallest change of its clock its decisions
-// can see (Spring reads whole seconds of Redis TIME, go-bench and Express milliseconds of the
-// client's clock). A retry-after is a whole number of steps from a step boundary.
+// Step is the owner's time resolution: a retry-after is a whole number of steps from a
+// step boundary.
 func (l Layout) Step() time.Duration {
 	if l.Type == GCRA {
 		return time.Microsecond // both libraries read the server's TIME in microseconds
 	}
-	switch l.app() {
-	case appSpring:
-		return time.Second
-	case appGoBench, appExpress:
-		return time.Millisecond
-	case appGeneric:
-		if !l.FloatTime && l.TimeUnit != "" {
-			return time.Duration(1e6/l.TimeUnit.perSecond()) * time.Microsecond
-		}
-	}
-	return time.Microsecond
+	return l.Model().Step(l)
 }
 
 // Level is the bucket as the application's next decision at now (µs) sees it before taking
@@ -83,45 +26,12 @@ func (l Layout) Step() time.Duration {
 // starts one full. Tokens can be negative (Webman refills negatively from a time ahead of
 // its clock) or above capacity (Spring clamps only when it refills).
 func (l Layout) Level(spec Spec, stored Level, now int64) Level {
-	capacity, rate, tok := spec.Capacity, spec.Rate, stored.Tokens
-	// float64() conversions keep the compiler from fusing into FMA, so the arithmetic is
-	// the IEEE arithmetic of the applications' Lua.
-	switch l.app() {
-	case appWebman:
-		// timePassed = now - last; math.min(capacity, tokens + timePassed * rate)
-		passed := float64(secondsOf(now) - secondsOf(stored.TS))
-		return Level{Tokens: math.Min(capacity, float64(tok+float64(passed*rate))), TS: now}
-	case appGoBench:
-		// delta = max(0, now - ts) in ms; min(burst, tokens + (delta / 1000.0) * rate)
-		nowMS, tsMS := float64(floorDiv(now, 1000)), float64(stored.TS)/1e3
-		delta := math.Max(0, float64(nowMS-tsMS))
-		tok = math.Min(capacity, float64(tok+float64(float64(delta/1000)*rate)))
-		return Level{Tokens: tok, TS: int64(math.Round(math.Max(nowMS, tsMS) * 1e3))}
-	case appSpring:
-		// now = TIME seconds; refill (and clamp) only when now > last_refill_time
-		nowS, lastS := float64(floorDiv(now, 1e6)), float64(stored.TS)/1e6
-		if nowS > lastS {
-			tok = math.Min(capacity, float64(tok+float64(float64(nowS-lastS)*rate)))
-			return Level{Tokens: tok, TS: int64(nowS) * 1e6}
-		}
-		return stored
-	case appMultiTier, appExpress:
-		// elapsed = max(0, now - last); min(capacity, tokens + elapsed * rate); writes now
-		nowS := secondsOf(now)
-		if l.app() == appExpress {
-			nowS = float64(floorDiv(now, 1000)) / 1e3 // Date.now() / 1000
-		}
-		elapsed := math.Max(0, float64(nowS-secondsOf(stored.TS)))
-		return Level{Tokens: math.Min(capacity, float64(tok+float64(elapsed*rate))), TS: now}
-	case appNative:
-		return spec.At(stored, now)
-	}
 	if l.Type == GCRA {
 		// A TAT refills linearly and clamps at capacity: the level at one time carries
 		// forward exactly.
 		return spec.At(stored, now)
 	}
-	return spec.At(stored, l.Quantize(now))
+	return l.Model().Level(l, spec, stored, now)
 }
 
 // Decision is a decision the application would make now, without making it.
@@ -185,31 +95,7 @@ func (l Layout) Decide(spec Spec, stored Level, exists bool, now int64, cost flo
 	if d.Allowed {
 		d.RetryAfter = 0
 	}
-	deficit := cost - level
-	switch l.app() {
-	case appNative:
-		// retry_after_us = ceil(((cost - tokens) / rate) * 1000000); -1 when cost > capacity
-		d.AppReports = true
-		switch {
-		case cost > spec.Capacity:
-			d.AppRetryAfter = -1
-		case deficit > 0:
-			d.AppRetryAfter = time.Duration(math.Ceil(float64(deficit/spec.Rate)*1e6)) * time.Microsecond
-		}
-	case appGoBench, appMultiTier:
-		// retry_after_ms = math.ceil((need / rate) * 1000)
-		d.AppReports = true
-		if !d.Allowed {
-			d.AppRetryAfter = time.Duration(math.Ceil(float64(deficit/spec.Rate)*1000)) * time.Millisecond
-		}
-	case appExpress:
-		// retry_after = (cost - tokens) / refill_rate, a Lua number that Redis truncates
-		// to an integer in the reply: whole seconds, rounded down.
-		d.AppReports = true
-		if !d.Allowed {
-			d.AppRetryAfter = time.Duration(math.Trunc(deficit/spec.Rate)) * time.Second
-		}
-	}
+	d.AppRetryAfter, d.AppReports = l.Model().AppRetryAfter(spec, level, cost)
 	return d
 }
 
@@ -274,11 +160,6 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// resetGrace is how long a reset bucket of a layout whose application sets no TTL of its
-// own (Webman, go-bench, custom layouts) is kept after it would be full, like the native
-// script's default grace.
-const resetGrace = 60 * time.Second
-
 // ResetWrite is what a reset to tokens writes for the layout's application at server time
 // now (µs), given the bucket as stored (exists=false: no bucket): the tokens and the time in
 // the application's own number format and unit, and the TTL to set (0 when the spec is
@@ -325,28 +206,14 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 	if full < 0 {
 		full = 0
 	}
-	ceilTo := func(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
-	var own time.Duration
-	switch l.app() {
-	case appNative:
-		return tokensStr, timeStr, ceilTo(full, time.Millisecond) + resetGrace
-	case appSpring:
-		own = time.Duration(math.Ceil(spec.Capacity/spec.Rate)+60) * time.Second
-	case appMultiTier:
-		own = time.Duration(math.Ceil(spec.Capacity/spec.Rate*2)) * time.Second
-	case appExpress:
-		own = time.Duration(math.Ceil(2*spec.Capacity/spec.Rate)) * time.Second
-	default:
-		return tokensStr, timeStr, ceilTo(full, time.Second) + resetGrace
-	}
-	return tokensStr, timeStr, max(own, ceilTo(full, time.Second))
+	return tokensStr, timeStr, l.Model().ResetTTL(spec, full)
 }
 
 // KeepsLaterTime says a reset keeps a stored time ahead of the server's rather than write
 // the server's now (see ResetWrite): every layout but Webman's, whose application refills
 // negatively from a time ahead of its caller's clock.
-func (l Layout) KeepsLaterTime() bool { return l.app() != appWebman }
+func (l Layout) KeepsLaterTime() bool { return !l.Model().RefillsBackwards() }
 
 // NoTTLByDesign says the layout's application sets no TTL on purpose (webman): a bucket
 // without one is not a leak.
-func (l Layout) NoTTLByDesign() bool { return l.app() == appWebman }
+func (l Layout) NoTTLByDesign() bool { return l.Model().NoTTLByDesign() }

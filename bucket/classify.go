@@ -98,6 +98,9 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	}
 	st.Layout = layout
 	st.Spec, st.SpecSource = t.Spec, t.Source
+	if st.Detected && !layout.Native {
+		st.Guess = guessHint("its fields are also what an application's own hash may hold", layout.Name)
+	}
 	tokens, _ := parseNumberForm(fields[layout.TokensField])
 	if layout.Native {
 		c, _ := parseNumberForm(fields["capacity"])
@@ -212,6 +215,9 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		}
 		st.Layout = *p.layout
 		st.Detected = t.Layout == nil
+		if st.Detected {
+			st.Guess = guessHint("two numbers so named are also what an application may keep", p.layout.Name)
+		}
 		st.Spec, st.SpecSource = t.Spec, t.Source
 		return withLevel(st, tokens, *pv)
 	}
@@ -254,7 +260,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	if l, fit, _ := detectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == sureGCRA {
 		st = classifyGCRA(st, l, t, v, true)
 		if st.Problem == "" {
-			st.Guess = guessHint(l.Name)
+			st.Guess = guessHint("a bare number is also what deadlines, leases and counters store", l.Name)
 		}
 		st.Bare = true
 		return st
@@ -264,11 +270,10 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	return st
 }
 
-// guessHint says why a layout read from a lone bare number is a guess: declaring the layout
-// (a rule, or the caller's own) makes it a bucket that may be written.
-func guessHint(layout string) string {
-	return fmt.Sprintf("a guess: a bare number is also what deadlines, leases and counters store; "+
-		"it is a %s bucket only where that layout is declared for it", layout)
+// guessHint says why a layout read from its shape alone is a guess: declaring the layout (a
+// rule, or the caller's own) makes it a bucket that may be written.
+func guessHint(why, layout string) string {
+	return fmt.Sprintf("a guess: %s; it is a %s bucket only where that layout is declared for it", why, layout)
 }
 
 func fieldNames(m map[string]string) string {
@@ -322,8 +327,9 @@ func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extra
 // fields it holds with others besides; "" when it is near none.
 func nearestMiss(fields map[string]string) string {
 	extra := ""
-	for _, name := range detectOrder {
-		switch ok, why := Presets[name].hashFits(fields); {
+	for _, l := range presetsOf(Hash) {
+		name := l.Name
+		switch ok, why := l.hashFits(fields); {
 		case !ok && strings.HasPrefix(why, "field "):
 			return fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
 		case !ok && extra == "" && strings.HasPrefix(why, "also holds "):

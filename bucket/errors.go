@@ -27,10 +27,9 @@ var (
 	// ErrForeign is returned when the native script meets a bucket of another layout.
 	ErrForeign = errors.New("not a native bucket")
 
-	// ErrUndeclared is returned for a write or delete of a lone bare number for which no layout
-	// is declared (a rule in the config file, or --layout): deadlines, leases and counters are
-	// bare numbers too, so its shape proves nothing.
-	ErrUndeclared = errors.New("a bare number is a bucket only where a layout is declared")
+	// ErrUndeclared is returned for a write or delete of another application's bucket whose
+	// layout no rule or --layout declares: its shape alone proves nothing.
+	ErrUndeclared = errors.New("another application's bucket is written only where its layout is declared")
 
 	// ErrCorrupt is returned for a bucket whose stored values are corrupt (overflowing, a
 	// negative counter, a spec out of range): it is never written or deleted.

@@ -111,7 +111,7 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 }
 
 // gcraLayouts are the gcra presets, in the order detection tries them.
-func gcraLayouts() []Layout { return []Layout{Presets["redis-rate"], Presets["throttled"]} }
+func gcraLayouts() []Layout { return presetsOf(GCRA) }
 
 // detectGCRA finds the gcra preset a string value fits best. The magnitudes of the two
 // libraries' numbers (seconds since 2017 below 2^32; Unix nanoseconds from 1e18) never

@@ -3,7 +3,6 @@ package bucket
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -49,7 +48,7 @@ func (u TimeUnit) perSecond() float64 {
 // stores capacity or rate, so those come from rules or flags.
 type Layout struct {
 	Name string `json:"name" yaml:"name" mapstructure:"name"`
-	// Type is hash or strings.
+	// Type is hash, strings or gcra.
 	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
 	// TokensField is the hash field holding the tokens (hash layouts).
 	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
@@ -57,7 +56,7 @@ type Layout struct {
 	TimeField string `json:"time_field,omitempty" yaml:"time_field,omitempty" mapstructure:"time_field"`
 	// TimeSuffix is appended to the key to name the time key (strings layouts).
 	TimeSuffix string `json:"time_suffix,omitempty" yaml:"time_suffix,omitempty" mapstructure:"time_suffix"`
-	// TimeUnit is s, ms or us; FloatTime says the time is written with a fraction.
+	// TimeUnit is s, ms, us or ns; FloatTime says the time is written with a fraction.
 	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit" mapstructure:"time_unit"`
 	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
 	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
@@ -69,73 +68,13 @@ type Layout struct {
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
 	// Epoch is the Unix time in seconds from which the stored time counts (gcra layouts).
 	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
+	// Like names the preset whose arithmetic (refill, clock, step, replies, TTL) a custom
+	// layout follows; empty: the native rules at the layout's own unit.
+	Like string `json:"like,omitempty" yaml:"like,omitempty" mapstructure:"like"`
 	// About says where the layout comes from.
 	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
-}
 
-// NativeLayout is what bucketctl's own script writes.
-var NativeLayout = Layout{Name: "native", Type: Hash, TokensField: "tokens", TimeField: "ts",
-	TimeUnit: unitUS, Native: true,
-	About: "bucketctl's script: hash tokens/ts (µs, Redis TIME), capacity, rate, allowed, denied"}
-
-// Presets are the named layouts bucketctl knows: its own and those of common applications.
-var Presets = map[string]Layout{
-	"native": NativeLayout,
-	"webman": {Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: unitS, FloatTime: true,
-		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"},
-	"go-bench": {Name: "go-bench", Type: Hash, TokensField: "tokens", TimeField: "ts", TimeUnit: unitMS,
-		About: "Go benchmark limiter: hash tokens/ts (ms, client clock), PEXPIRE from the caller"},
-	"spring": {Name: "spring", Type: Hash, TokensField: "tokens", TimeField: "last_refill_time", TimeUnit: unitS,
-		About: "Spring Boot script: hash tokens/last_refill_time (whole seconds, Redis TIME), TTL ceil(cap/rate)+60 s"},
-	"multi-tier": {Name: "multi-tier", Type: Hash, TokensField: "tokens", TimeField: "last_refill_at", TimeUnit: unitS, FloatTime: true,
-		About: "Python multi-tier design: hash tokens/last_refill_at (seconds, float), TTL ceil(2·burst/rate) s"},
-	"express": {Name: "express", Type: Hash, TokensField: "tokens", TimeField: "last_refill", TimeUnit: unitS, FloatTime: true,
-		About: "Node/Express middleware: hash tokens/last_refill (seconds, float), TTL ceil(2·cap/rate) s"},
-	"redis-rate": {Name: "redis-rate", Type: GCRA, Library: libRedisRate, KeyPrefix: "rate:", Epoch: redisRateEpoch,
-		TimeUnit: unitS, FloatTime: true,
-		About: "go-redis/redis_rate v10: string rate:KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = Burst"},
-	"throttled": {Name: "throttled", Type: GCRA, Library: libThrottled, TimeUnit: unitNS,
-		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"},
-}
-
-// PresetNames lists the preset names, sorted.
-func PresetNames() []string {
-	names := make([]string, 0, len(Presets))
-	for n := range Presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
-// layouts, one per time suffix.
-func TwoKeyLayouts(custom []Layout) []Layout {
-	var out []Layout
-	seen := map[string]bool{}
-	for _, l := range append(presetList(), custom...) {
-		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
-			seen[l.TimeSuffix] = true
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func presetList() []Layout {
-	out := make([]Layout, 0, len(Presets))
-	for _, n := range PresetNames() {
-		out = append(out, Presets[n])
-	}
-	return out
-}
-
-// LookupLayout finds a preset by name.
-func LookupLayout(name string) (Layout, error) {
-	if l, ok := Presets[name]; ok {
-		return l, nil
-	}
-	return Layout{}, fmt.Errorf("%w: unknown layout %q (known: %s)", ErrInvalid, name, strings.Join(PresetNames(), ", "))
+	model Model // a preset's own (see Model)
 }
 
 // Validate checks a (custom) layout is complete.
@@ -158,9 +97,16 @@ func (l Layout) Validate() error {
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
 	}
 	switch l.TimeUnit {
-	case unitS, unitMS, unitUS:
+	case unitS, unitMS, unitUS, unitNS:
 	default:
-		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms or us", ErrInvalid, l.Name, l.TimeUnit)
+		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns", ErrInvalid, l.Name, l.TimeUnit)
+	}
+	if l.Like != "" {
+		p, ok := Presets[l.Like]
+		if !ok || p.Type != l.Type || p.Native {
+			return fmt.Errorf("%w: layout %q: like %q must name a %s preset other than native (%s)", ErrInvalid, l.Name, l.Like, l.Type,
+				strings.Join(presetNamesOf(l.Type), ", "))
+		}
 	}
 	return nil
 }

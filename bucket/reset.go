@@ -65,7 +65,7 @@ const (
 
 func (o ResetOutcome) String() string {
 	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched",
-		"corrupt: left untouched", "a bare number with no layout declared: left untouched"}[o]
+		"corrupt: left untouched", "no layout declared for it: left untouched"}[o]
 }
 
 var resetScript = scripts.Lazy(scripts.Reset)
@@ -97,7 +97,7 @@ func (s State) ResetOp(to ResetTo) (ResetOp, error) {
 		return ResetOp{}, stateErr(s)
 	case s.Guess != "":
 		return ResetOp{}, &KeyError{Key: s.Key, Layout: s.Layout.Name,
-			Err: fmt.Errorf("%q: %w (it reads as a bare %s level); left untouched", s.Key, ErrUndeclared, s.Layout.Name)}
+			Err: fmt.Errorf("%q: %w (it reads as a %s bucket only by a guess); left untouched", s.Key, ErrUndeclared, s.Layout.Name)}
 	}
 	return ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: to, Read: &s, Declared: !s.Detected}, nil
 }

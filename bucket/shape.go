@@ -78,19 +78,15 @@ func limitList(names []string, n int) string {
 	return strings.Join(names, ", ")
 }
 
-// detectOrder is the order presets are tried in. Their field sets are disjoint but for
-// native and go-bench (tokens/ts), which the native spec fields tell apart.
-var detectOrder = []string{"native", "go-bench", "spring", "multi-tier", "express"}
-
-// detectHash returns the preset whose exact shape the hash has.
+// detectHash returns the first preset, in registry order, whose exact shape the hash has.
+// A layout that stores whole seconds does not fit a time with a fraction.
 func detectHash(fields map[string]string) (Layout, bool) {
-	for _, name := range detectOrder {
-		l := Presets[name]
+	for _, l := range presetsOf(Hash) {
 		if ok, _ := l.hashFits(fields); !ok {
 			continue
 		}
-		if name == "spring" && strings.ContainsAny(fields[l.TimeField], ".eE") {
-			continue // spring writes whole seconds from Redis TIME
+		if !l.FloatTime && l.TimeUnit == unitS && strings.ContainsAny(fields[l.TimeField], ".eE") {
+			continue
 		}
 		return l, true
 	}

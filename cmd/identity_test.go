@@ -28,8 +28,7 @@ func TestIdentityKeyspace(t *testing.T) {
 	c := srv.Client(t)
 	ctx := context.Background()
 	url := srv.URL()
-	writeConfig(t, `
-rules:
+	writeConfig(t, seedRules()+`
   - {match: "rate:real:*", layout: redis-rate, capacity: 10, rate: 1}
   - {match: "throttle:real:*", layout: throttled, capacity: 10, rate: 1}
 `)
@@ -92,7 +91,7 @@ rules:
 		t.Errorf("the deadlines in Unix ns are not shown as marked guesses: %v", guessed)
 	}
 	r = run(t, url, "list", "--match", "lock:*")
-	if !strings.Contains(r.out, "throttled??") || !strings.Contains(r.out, "guess: a bare number") {
+	if !strings.Contains(r.out, "throttled?") || !strings.Contains(r.out, "guess: declare --layout throttled") {
 		t.Errorf("list table does not mark the guess:\n%s", r.out)
 	}
 

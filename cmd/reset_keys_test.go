@@ -142,11 +142,9 @@ func TestResetMatchLeftOutNote(t *testing.T) {
 	}
 }
 
-// TestResetRefusedAtWriteFails: a key named on the command line that changes between the
-// plan and the write (the application deletes a webman bucket's time key while the prompt
-// waits, leaving a lone bare number) is refused by the script; the request fails with the
-// exit status the same refusal has before the write (2), and with 1 for a key that is no
-// longer a bucket, never 0.
+// TestResetRefusedAtWriteFails: an undeclared webman bucket is refused before the prompt
+// (exit 2, the advice to declare it); a declared one that the application replaces while the
+// prompt waits is refused by the script, exit 1, never 0.
 func TestResetRefusedAtWriteFails(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -158,21 +156,25 @@ func TestResetRefusedAtWriteFails(t *testing.T) {
 		want   int
 		note   string
 	}{
-		{"undeclared", func() { c.Del(ctx, "wb:last_time") }, ExitUsage, "bare numbers with no layout declared"},
+		{"undeclared", func() { t.Error("asked to confirm a reset of an undeclared bucket") }, ExitUsage, "declare --layout webman or a rule"},
 		{"changed", func() { c.Del(ctx, "wb", "wb:last_time"); c.HSet(ctx, "wb", "name", "alice") }, ExitError, "no longer buckets"},
 	} {
+		args := []string{"--url", srv.URL(), "reset", "wb"}
+		if tc.name == "changed" {
+			args = append(args, "--layout", "webman")
+		}
 		c.Del(ctx, "wb", "wb:last_time")
 		c.Set(ctx, "wb", "5", 0)
 		c.Set(ctx, "wb:last_time", "1700000000.5", 0)
 		io, _, _, errOut := iostreams.Test()
 		io.Prompt = func(string) (string, error) { tc.change(); return "y", nil }
 		before := dumpKey(t, c, "wb")
-		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), []string{"--url", srv.URL(), "reset", "wb"})
+		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), args)
 		if code != tc.want || !strings.Contains(errOut.String(), tc.note) {
 			t.Errorf("%s: exit %d, want %d and a note %q:\n%s", tc.name, code, tc.want, tc.note, errOut)
 		}
 		if dumpKey(t, c, "wb") != before && tc.name == "undeclared" {
-			t.Errorf("%s: the bare number changed", tc.name)
+			t.Errorf("%s: the undeclared bucket changed", tc.name)
 		}
 	}
 }

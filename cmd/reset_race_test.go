@@ -56,7 +56,7 @@ func TestResetRace(t *testing.T) {
 			during.Add(1)
 		}
 	}()
-	r := run(t, url, "reset", "--match", "race:*", "--yes")
+	r := run(t, url, "reset", "--match", "race:*", "--layout", "express", "--yes")
 	done.Store(true)
 	wg.Wait()
 	if r.code != 0 {
@@ -109,7 +109,7 @@ func TestResetMatchInterrupted(t *testing.T) {
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--yes"})
+		done <- Run(runCtx, f, []string{"--url", "redis://" + srv.Addr(), "reset", "--match", "int:*", "--layout", "express", "--yes"})
 	}()
 	// Ctrl-C as soon as the first batch has gone.
 	redistest.WaitFor(t, 10*time.Second, "the first batch of resets", func() bool { return c.DBSize(ctx).Val() < n })

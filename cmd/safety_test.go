@@ -126,6 +126,16 @@ func plantBuckets(t *testing.T, c *redis.Client, url string) []string {
 	return keys
 }
 
+// seedRules is a config file declaring the layout of each application's bk:LAYOUT:* buckets.
+func seedRules() string {
+	var b strings.Builder
+	b.WriteString("rules:\n")
+	for _, app := range apptest.Apps {
+		fmt.Fprintf(&b, "  - {match: \"bk:%s:*\", layout: %s}\n", app.Layout, app.Layout)
+	}
+	return b.String()
+}
+
 func dumps(t *testing.T, c *redis.Client, keys []string) map[string]string {
 	m := map[string]string{}
 	for _, k := range keys {
@@ -159,6 +169,19 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 		t.Fatalf("list found %d buckets, want 18 (15 of five applications, 3 native):\n%s", n, r.out)
 	}
 
+	// With no layout declared, only bucketctl's own buckets are written.
+	r = run(t, url, "reset", "--match", "*", "--tokens", "3", "--capacity", "10", "--rate", "1", "--yes", "-o", "jsonl")
+	if r.code != 0 || !strings.Contains(r.errOut, "reset 3 bucket(s)") {
+		t.Fatalf("reset --tokens with no rules: %+v", r)
+	}
+	for k, v := range dumps(t, c, buckets) {
+		if native := strings.HasPrefix(k, "bk:native:"); (v == bucketsBefore[k]) == native {
+			t.Errorf("reset --tokens with no rules: key %q changed %v, want %v", k, !native, native)
+		}
+	}
+	bucketsBefore = dumps(t, c, buckets)
+
+	writeConfig(t, seedRules())
 	r = run(t, url, "reset", "--match", "*", "--tokens", "3", "--capacity", "10", "--rate", "1", "--yes", "-o", "jsonl")
 	if r.code != 0 {
 		t.Fatalf("reset --tokens: %+v", r)
@@ -169,7 +192,7 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 		}
 	}
 	for k, v := range dumps(t, c, buckets) {
-		if v == bucketsBefore[k] {
+		if v == bucketsBefore[k] && !strings.HasPrefix(k, "bk:native:") {
 			t.Errorf("reset --tokens left bucket key %q as it was", k)
 		}
 	}

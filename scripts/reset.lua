@@ -11,7 +11,7 @@
 -- ARGV[5]  the layout's other required fields, comma-separated ("capacity,rate" or "")
 -- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
 -- ARGV[7]  tokens to write (string)
--- ARGV[8]  time unit: "s", "ms" or "us"; ARGV[9] "1" when the time is written as a float
+-- ARGV[8]  time unit: "s", "ms", "us" or "ns"; ARGV[9] "1" when the time is written as a float
 -- ARGV[10] TTL in milliseconds at least, or "" to keep the key's TTL (see the end)
 -- ARGV[11] now in microseconds, or "" for Redis TIME
 -- ARGV[12] "1" to keep a stored time later than now, "0" to write now (a layout whose
@@ -33,8 +33,8 @@
 --       gcraTTLBounds). Anything else, a counter without a TTL above all, is left untouched.
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
 --        -1 not a bucket of that layout, -2 a bucket whose stored values are corrupt
---        (overflowing or out of range), -3 a bare number with no layout declared for it:
---        each left untouched.
+--        (overflowing or out of range), -3 another application's bucket with no layout
+--        declared for it: each left untouched.
 -- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
 -- (An absent ARGV[13], a caller of the script's own, declares nothing.)
@@ -114,7 +114,7 @@ for i = 1, #KEYS do
   if types[i] ~= 'none' then missing = false end
 end
 
-local per = { s = 1000000, ms = 1000, us = 1 }
+local per = { s = 1000000, ms = 1000, us = 1, ns = 0.001 }
 local div = per[ARGV[8]]
 if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
 
@@ -136,6 +136,7 @@ local function stored_time()
       end
       return ts
     end
+    if not declared then return false, -3 end
     local flat = redis.call('HGETALL', KEYS[1])
     local got, over = {}, false
     for i = 1, #flat, 2 do
@@ -173,6 +174,7 @@ local function stored_time()
       vals[i] = v
     end
   end
+  if not declared then return false, -3 end
   if vals[2] == nil then -- a declared lone level: its application reads the time as now
     if not lone_max or lone_max <= 0 or vals[1] < 0 or vals[1] > lone_max then return false, -1 end
     if not in_range(vals[1], 0) then return false, -2 end

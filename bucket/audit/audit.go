@@ -75,7 +75,7 @@ var Findings = []FindingInfo{
 		"tag per user or tenant ({user:42}), not per family"},
 	{FindingNoTTLByDesign, Info, "buckets of an application that never sets a TTL (webman): keys of churned users stay in memory",
 		"expire idle buckets in the application, or remove old ones with bucketctl reset --match"},
-	{FindingUndeclared, Info, "bare numbers that look like GCRA buckets (a guess: deadlines, leases and locks store the same): read, never written, until a layout is declared for them",
+	{FindingUndeclared, Info, "keys that look like another application's buckets (a guess: application hashes, deadlines and locks can store the same): read, never written, until a layout is declared for them",
 		"if they are buckets, declare their layout with the rule shown (config file) or --layout; if not, nothing to do"},
 }
 
@@ -204,8 +204,12 @@ func ttlSlack(l bucket.Layout) time.Duration {
 
 // kinds are the findings of one state (hot-slot is found per family, in Report).
 func (a *Auditor) kinds(s bucket.State) []FindingKind {
+	var out []FindingKind
 	if s.Guess != "" {
-		return []FindingKind{FindingUndeclared}
+		out = append(out, FindingUndeclared)
+		if s.Bare {
+			return out
+		}
 	}
 	if s.Problem != "" {
 		switch {
@@ -217,9 +221,8 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 		return nil
 	}
 	if !s.Exists {
-		return nil
+		return out
 	}
-	var out []FindingKind
 	if s.HasSpec() && s.Layout.Type != bucket.GCRA && (s.Stored.Tokens > s.Spec.Capacity) {
 		out = append(out, FindingOverCapacity)
 	}

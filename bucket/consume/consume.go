@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
@@ -60,7 +61,8 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 	if !peek && !s.Layout.Native {
 		what := fmt.Sprintf("a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", s.Layout.Name)
 		if s.Guess != "" { // not proven to be a bucket at all: not said to be another one's
-			what = fmt.Sprintf("a bare number, read as a %s level only by a guess (a deadline, a lease or a counter looks the same): consume works on native buckets only", s.Layout.Name)
+			what = fmt.Sprintf("read as a %s bucket only by a guess (%s): consume works on native buckets only",
+				s.Layout.Name, strings.TrimPrefix(s.Guess, "a guess: "))
 		}
 		return Outcome{Exists: true}, fmt.Errorf("%w: %q is %s", bucket.ErrForeign, key, what)
 	}

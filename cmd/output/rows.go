@@ -43,16 +43,12 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	return cells
 }
 
-// GuessedLayout says another application's layout was detected from the key's fields, not
-// configured: the reading is a good guess, marked with "?".
-func GuessedLayout(s bucket.State) bool { return s.Detected && !s.Layout.Native }
+// GuessedLayout says another application's layout was read from the key's shape alone, with
+// no rule or --layout declaring it: a guess, marked with "?" and never written.
+func GuessedLayout(s bucket.State) bool { return s.Guess != "" }
 
-// LayoutLabel is the LAYOUT column: the layout's name, with "?" when it was detected, and
-// "??" when it was guessed from a bare number no rule or --layout declares.
+// LayoutLabel is the LAYOUT column: the layout's name, with "?" when it is a guess.
 func LayoutLabel(s bucket.State) string {
-	if s.Guess != "" {
-		return s.Layout.Name + "??"
-	}
 	if GuessedLayout(s) {
 		return s.Layout.Name + "?"
 	}
@@ -115,12 +111,12 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		}
 		note := ""
 		switch {
-		case s.Guess != "":
-			note = "guess: a bare number; " + format.DeclareHint(s.Layout.Name) + " to act on it"
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
 			note = format.Debt(s.Ahead)
 		case s.Ahead > 0:
 			note = format.Ahead(s.Ahead)
+		case s.Guess != "":
+			note = "guess: " + format.DeclareHint(s.Layout.Name) + " to act on it"
 		}
 		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
 	}

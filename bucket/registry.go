@@ -1,0 +1,151 @@
+package bucket
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Model is a layout owner's arithmetic: how its script refills, what it replies and the TTL
+// it sets. Each preset's model lives in its own file (layout_NAME.go) and embeds ownModel,
+// which holds the native rules at the layout's own time unit.
+type Model interface {
+	// Level is the bucket as the owner's next decision at now (µs) sees it, before taking.
+	Level(l Layout, spec Spec, stored Level, now int64) Level
+	// Step is the owner's time resolution: the smallest change of its clock it can see.
+	Step(l Layout) time.Duration
+	// AppRetryAfter is the retry-after the owner replies to a request of cost denied at
+	// level; ok is false when it replies none.
+	AppRetryAfter(spec Spec, level, cost float64) (retry time.Duration, ok bool)
+	// ResetTTL is the TTL the owner would leave on a bucket that refills to full in full.
+	ResetTTL(spec Spec, full time.Duration) time.Duration
+	// ClientClock says the owner passes its callers' clock, not the server's TIME.
+	ClientClock() bool
+	// RefillsBackwards says the owner refills negatively from a time ahead of its clock
+	// (so a reset writes the server's now rather than keep a later time).
+	RefillsBackwards() bool
+	// NoTTLByDesign says the owner never sets a TTL: a bucket without one is not a leak.
+	NoTTLByDesign() bool
+}
+
+// ownModel is the native rules at the layout's own unit: the model of custom layouts, and
+// the defaults every preset's model embeds.
+type ownModel struct{}
+
+func (ownModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
+	return spec.At(stored, l.Quantize(now))
+}
+
+func (ownModel) Step(l Layout) time.Duration {
+	if !l.FloatTime && l.TimeUnit != "" {
+		return max(time.Microsecond, time.Duration(1e6/l.TimeUnit.perSecond())*time.Microsecond)
+	}
+	return time.Microsecond
+}
+
+func (ownModel) AppRetryAfter(Spec, float64, float64) (time.Duration, bool) { return 0, false }
+
+func (ownModel) ResetTTL(_ Spec, full time.Duration) time.Duration {
+	return ceilTo(full, time.Second) + resetGrace
+}
+
+func (ownModel) ClientClock() bool      { return false }
+func (ownModel) RefillsBackwards() bool { return false }
+func (ownModel) NoTTLByDesign() bool    { return false }
+
+// resetGrace is how long a bucket a reset wrote is kept after it would be full, where its
+// owner sets no TTL of its own (as the native script's default grace).
+const resetGrace = 60 * time.Second
+
+func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
+
+// registry holds the presets in the order detection tries them: native first, then by name.
+var registry []Layout
+
+// Presets are the named layouts bucketctl knows, by name.
+var Presets = map[string]Layout{}
+
+// register adds a preset; each layout file calls it from its init.
+func register(l Layout) {
+	if l.model == nil || Presets[l.Name].Name != "" {
+		panic("bucket: preset " + l.Name + " registered twice or without a model")
+	}
+	Presets[l.Name] = l
+	registry = append(registry, l)
+	sort.SliceStable(registry, func(i, j int) bool {
+		a, b := registry[i], registry[j]
+		if a.Native != b.Native {
+			return a.Native
+		}
+		return a.Name < b.Name
+	})
+}
+
+// Registry lists the presets in the order detection tries them.
+func Registry() []Layout { return append([]Layout(nil), registry...) }
+
+// PresetNames lists the preset names, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(registry))
+	for _, l := range registry {
+		names = append(names, l.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupLayout finds a preset by name.
+func LookupLayout(name string) (Layout, error) {
+	if l, ok := Presets[name]; ok {
+		return l, nil
+	}
+	return Layout{}, fmt.Errorf("%w: unknown layout %q (known: %s)", ErrInvalid, name, strings.Join(PresetNames(), ", "))
+}
+
+// presetsOf lists the presets of one key type, in registry order.
+func presetsOf(t KeyType) []Layout {
+	var out []Layout
+	for _, l := range registry {
+		if l.Type == t {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
+// layouts, one per time suffix.
+func TwoKeyLayouts(custom []Layout) []Layout {
+	var out []Layout
+	seen := map[string]bool{}
+	for _, l := range append(presetsOf(Strings), custom...) {
+		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
+			seen[l.TimeSuffix] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Model is the owner's arithmetic of the layout: the preset's own, the one a custom
+// layout names with Like, or the native rules at the layout's unit.
+func (l Layout) Model() Model {
+	if l.model != nil {
+		return l.model
+	}
+	if p, ok := Presets[l.Like]; ok && p.model != nil {
+		return p.model
+	}
+	return ownModel{}
+}
+
+func presetNamesOf(t KeyType) []string {
+	var names []string
+	for _, l := range presetsOf(t) {
+		if !l.Native {
+			names = append(names, l.Name)
+		}
+	}
+	return names
+}
