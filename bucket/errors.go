@@ -51,15 +51,24 @@ var (
 	ErrNotSent = errors.New("decision not sent")
 )
 
-// UncertainError is a decision that was sent and got no reply: a timeout, or a connection
-// lost after the command left. The server may or may not have applied it. It is not
-// re-sent, since re-sending could apply it twice.
+// UncertainError is a write that was sent and got no reply: a timeout, or a connection
+// lost after the command left. The server may or may not have applied it. A decision is
+// not re-sent, since re-sending could apply it twice; a reset is safe to send again.
 type UncertainError struct {
 	Key string
 	Err error
+	// Resets is, for a reset (ResetMany), how many buckets the unanswered round trip
+	// reset, Key the first of them; 0 for a decision.
+	Resets int
 }
 
 func (e *UncertainError) Error() string {
+	switch {
+	case e.Resets == 1:
+		return fmt.Sprintf("no reply for the reset of %q (%v): it may or may not have been applied; a reset is safe to run again", e.Key, e.Err)
+	case e.Resets > 1:
+		return fmt.Sprintf("no reply for the reset of %d buckets, the first %q (%v): they may or may not have been applied; a reset is safe to run again", e.Resets, e.Key, e.Err)
+	}
 	return fmt.Sprintf("no reply for %q (%v): the decision may or may not have been applied, and it is not re-sent", e.Key, e.Err)
 }
 

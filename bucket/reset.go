@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -150,7 +151,8 @@ func (op ResetOp) Validate() error {
 // (compare-and-delete, compare-and-set). A key changed into anything but a bucket of its
 // layout since it was read is left as it is (ResetChanged). Errors of single ops are
 // returned joined, each a *KeyError, with their outcome ResetFailed; a failure of the round
-// trip itself returns (nil, err).
+// trip itself returns (nil, err): an *UncertainError when the ops were sent and no reply
+// came (they may or may not have been applied).
 func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, error) {
 	for _, op := range ops {
 		if err := op.Validate(); err != nil {
@@ -188,6 +190,9 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 		_, err := pipe.Exec(ctx)
 		if err != nil && !isPerCommand(err) {
 			s.networkErr(err)
+			if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
+				return nil, &UncertainError{Key: ops[idx[0]].Key, Err: err, Resets: len(cmds)}
+			}
 			return nil, err
 		}
 		noScript := false

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,6 +46,13 @@ func TestOneServerIsNamed(t *testing.T) {
 		{"cluster seed without a port", nil, []string{"--cluster", "bad:host:x"}, []string{"--cluster bad:host:x: too many colons"}},
 		{"sentinel without a port", nil, []string{"--sentinel-master", "m", "--sentinel-addrs", "10.0.0.9"}, []string{"--sentinel-addrs 10.0.0.9: missing port"}},
 		{"database out of range", nil, []string{"--url", srv.URL() + "/99"}, []string{"the server has no database 99", "DB index is out of range"}},
+		// An unset $HOST, a negative or doubled database: each would silently mean the
+		// test server's db 0 (checked empty below).
+		{"url with an empty host", nil, []string{"--url", fmt.Sprintf("redis://:%d", srv.Port())}, []string{"the host is empty", "redis://localhost:6379"}},
+		{"negative database", nil, []string{"--url", srv.URL() + "/-1"}, []string{`the database "-1" is not a number`}},
+		{"database in path and query", nil, []string{"--url", srv.URL() + "/1?db=0"}, []string{"the database is named 2 times (path /1, db=0): name it once"}},
+		{"database twice in the query", nil, []string{"--url", srv.URL() + "?db=1&db=0"}, []string{"(db=1, db=0): name it once"}},
+		{"empty host in the environment", map[string]string{"BUCKETCTL_URL": fmt.Sprintf(":%d", srv.Port())}, nil, []string{"BUCKETCTL_URL", "the host is empty"}},
 		{"cluster flag on a standalone server", nil, []string{"--cluster", srv.Addr()}, []string{"not a Cluster node", "use --url"}},
 		{"escape in an unknown flag", nil, []string{"--url", srv.URL(), "--x\x1b[2J=1"}, []string{`unknown flag: --x\x1b[2J`}},
 		{"bool variable not a bool", map[string]string{"BUCKETCTL_INSECURE_SKIP_VERIFY": "maybe"}, []string{"--url", srv.URL()},

@@ -117,8 +117,9 @@ func errorMessage(err error) string {
 	var (
 		re *UnreachableError
 		ce *bucket.UncertainError
+		oe *outcomeError
 	)
-	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) {
+	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &oe) {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
 	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {

@@ -232,7 +232,7 @@ func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
 		if hasReply(err) {
 			return writeFailure(f, what, "(nothing changed)", err)
 		}
-		return fmt.Errorf("reset: %w (nothing changed)", err)
+		return roundTripFailure(f, what, -1, err) // not sent, or unknown
 	}
 	if err != nil && !anyDone(out) {
 		return writeFailure(f, what, "", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/cmd/output"
@@ -150,6 +151,9 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 		return writeFailure(f, what, stopped, errors.Join(r.tally.Errs...))
 	case hasReply(err):
 		return writeFailure(f, what, stopped, err)
+	case rediserr.IsNetwork(err):
+		// The batch in flight, if any, is unknown (*bucket.UncertainError).
+		return roundTripFailure(f, what, r.tally.Reset(), err)
 	case err != nil:
 		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, n)
 	case hasReply(errors.Join(r.tally.Errs...)):

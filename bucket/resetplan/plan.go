@@ -97,7 +97,8 @@ var ErrRefused = errors.New("the server refuses writes")
 // report must say exactly what was done); then Run returns ctx's error. A batch's errors
 // are handed to done; a server that refuses a write (NOREPLICAS, READONLY, OOM…) refuses
 // the next batch's too, so Run stops with ErrRefused. A failed round trip returns its
-// error.
+// error: a *bucket.UncertainError when the batch was sent and no reply came (its
+// outcome is unknown; the batches before it were all done).
 func Run(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func(ops []bucket.ResetOp, out []bucket.ResetOutcome, err error) error) error {
 	for i := 0; i < len(ops); i += Batch {
 		batch := ops[i:min(i+Batch, len(ops))]

@@ -131,8 +131,12 @@ func Load(path, defaultPath string) (*Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return cfg, nil
 		}
@@ -156,22 +160,6 @@ func Load(path, defaultPath string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-// parseConfigNode parses the file into its document node (nil for an empty file).
-func parseNode(path string, data []byte) (*yaml.Node, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, Usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
-	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
-		return nil, nil
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode && !(doc.Kind == yaml.ScalarNode && doc.Tag == "!!null") {
-		return nil, Usagef("config file %s, line %d: want a mapping of current-context, contexts, layouts and rules", path, doc.Line)
-	}
-	return doc, nil
 }
 
 // yamlErrText is a YAML error in one line, without the values it quotes between

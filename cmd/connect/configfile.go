@@ -16,9 +16,13 @@ func ReadDoc(path string) (*yaml.Node, error) {
 	if path == "" {
 		return nil, Usagef("no config directory on this system: pass --config FILE")
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, Usagef("config file %s: %v", path, unwrapPathErr(err))

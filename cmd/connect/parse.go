@@ -72,9 +72,57 @@ func parseURL(raw string) (serverURL, error) {
 		if err := checkHostPort(host); err != nil {
 			return u, err
 		}
+		if h, _, _ := net.SplitHostPort(host); h == "" {
+			return u, errors.New("the host is empty (an unset variable?): name the server, e.g. redis://localhost:6379")
+		}
+	}
+	if err := checkDB(raw, opt.Network == "tcp"); err != nil {
+		return u, err
 	}
 	u.opt = opt
 	return u, nil
+}
+
+// checkDB refuses a database go-redis would read as another one: a sign, a second value,
+// or a path and a query that both name one (redis://h/1?db=0 would be db 0).
+func checkDB(raw string, tcp bool) error {
+	pu, err := url.Parse(raw)
+	if err != nil {
+		return nil // redis.ParseURL has read it
+	}
+	var dbs []string
+	if p := strings.TrimPrefix(pu.Path, "/"); tcp && p != "" {
+		dbs = append(dbs, "path /"+p)
+	}
+	q, _ := url.ParseQuery(pu.RawQuery)
+	for _, v := range q["db"] {
+		dbs = append(dbs, "db="+v)
+	}
+	if len(dbs) > 1 {
+		return fmt.Errorf("the database is named %d times (%s): name it once, e.g. redis://host:port/1", len(dbs), strings.Join(dbs, ", "))
+	}
+	for _, d := range dbs {
+		n := d[strings.IndexAny(d, "/=")+1:]
+		if !isDecimal(n) {
+			return fmt.Errorf("the database %q is not a number from 0 up, written in plain digits: e.g. redis://host:port/1", n)
+		}
+	}
+	return nil
+}
+
+// isDecimal says s is a number in plain decimal digits with no sign, padding or leading
+// zero, that fits an int.
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
 
 // hostPart is the host[:port] of a URL as written, between its user info and its path.

@@ -1,0 +1,189 @@
+package redistest
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+)
+
+// Fault is what a Proxy does to the replies of a connection once a Rule fires on it.
+type Fault int
+
+const (
+	// Pass forwards the replies (a Rule's Before alone acts: a pause, a restart).
+	Pass Fault = iota
+	// Hold keeps the replies until Release: the client times out, the server has applied.
+	Hold
+	// Drop closes the client's connection when the reply comes: the request was applied.
+	Drop
+)
+
+// Rule arms a fault on the connection of the first request that contains Match (such as
+// a script's SHA1) while When holds (nil: always). Before, if set, runs once before that
+// request is forwarded to the server. A request is matched by the chunks it arrives in.
+type Rule struct {
+	Match  string
+	When   func() bool
+	Fault  Fault
+	Before func()
+}
+
+// Proxy is a loopback TCP proxy in front of a server, for tests of replies that come late
+// or never: a request passes, its reply is held or the connection dropped.
+type Proxy struct {
+	ln      net.Listener
+	target  string
+	release chan struct{}
+
+	mu    sync.Mutex
+	rule  *Rule
+	fired bool
+	conns []net.Conn
+	once  sync.Once
+}
+
+// StartProxy listens on a free loopback port and forwards each connection to target; it
+// is closed in t.Cleanup, which also releases held replies.
+func StartProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("redistest: proxy: %v", err)
+	}
+	p := &Proxy{ln: ln, target: target, release: make(chan struct{})}
+	go p.accept()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Addr is the proxy's address; URL is redis://Addr.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) URL() string  { return "redis://" + p.Addr() }
+
+// Arm sets the rule that the next requests are matched against.
+func (p *Proxy) Arm(r Rule) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rule, p.fired = &r, false
+}
+
+// Fired reports whether the armed rule has fired.
+func (p *Proxy) Fired() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fired
+}
+
+// Release lets held replies through.
+func (p *Proxy) Release() { p.once.Do(func() { close(p.release) }) }
+
+// Close stops listening, releases held replies and closes every connection.
+func (p *Proxy) Close() {
+	p.Release()
+	_ = p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+func (p *Proxy) accept() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = client.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, client, server)
+		p.mu.Unlock()
+		c := &proxyConn{p: p, client: client, server: server, armed: make(chan Fault, 1)}
+		go c.requests()
+		go c.replies()
+	}
+}
+
+// proxyConn is one client connection and its connection to the server.
+type proxyConn struct {
+	p              *Proxy
+	client, server net.Conn
+	armed          chan Fault // the fault of this connection, once a rule fired on it
+	fault          Fault
+}
+
+func (c *proxyConn) close() {
+	_ = c.client.Close()
+	_ = c.server.Close()
+}
+
+// requests forwards the client's bytes, firing the rule on the request that matches.
+func (c *proxyConn) requests() {
+	defer c.close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.client.Read(buf)
+		if n > 0 {
+			if r := c.p.match(buf[:n]); r != nil {
+				if r.Before != nil {
+					r.Before()
+				}
+				c.armed <- r.Fault
+			}
+			if _, werr := c.server.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// match returns the rule when chunk fires it (once).
+func (p *Proxy) match(chunk []byte) *Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.rule
+	if r == nil || p.fired || !bytes.Contains(chunk, []byte(r.Match)) {
+		return nil
+	}
+	if r.When != nil && !r.When() {
+		return nil
+	}
+	p.fired = true
+	return r
+}
+
+// replies forwards the server's bytes, or holds or drops them once the connection's rule
+// fired.
+func (c *proxyConn) replies() {
+	defer c.close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.server.Read(buf)
+		if n > 0 {
+			select {
+			case c.fault = <-c.armed:
+			default:
+			}
+			switch c.fault {
+			case Hold:
+				<-c.p.release
+			case Drop:
+				return
+			}
+			if _, werr := c.client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/tui/format"
+)
+
+// A write's outcome is one of three: applied, not applied, or unknown (sent, and no reply
+// came). outcomeError says the last two when the round trip failed, naming the server and
+// the cause; a reply of the server's is a WriteError.
+
+// outcomeError is a write whose round trip failed: Text says what was done, on which
+// server, and why; Err is the failure (its exit code: 3, unreachable).
+type outcomeError struct {
+	Text string
+	Err  error
+}
+
+func (e *outcomeError) Error() string { return e.Text }
+func (e *outcomeError) Unwrap() error { return e.Err }
+
+// roundTripFailure is the error of a write (what: `reset "k"`) whose round trip failed
+// with err, after done buckets were reset (-1: a single request, no count). With an
+// *bucket.UncertainError the batch in flight is unknown, and running the command again is
+// safe (a reset sets a state, it adds nothing); otherwise nothing of it was sent.
+func roundTripFailure(f *Factory, what string, done int, err error) error {
+	server := serverOf(f)
+	cause := lostCause(server, err)
+	var ue *bucket.UncertainError
+	var text string
+	switch {
+	case errors.As(err, &ue) && done >= 0:
+		text = fmt.Sprintf("%s on %s: %s reset, up to %s more unknown: %s: re-running the same command is safe",
+			what, server, fmtCount(done), fmtCount(ue.Resets), cause)
+	case errors.As(err, &ue):
+		text = fmt.Sprintf("%s on %s: outcome unknown, it may or may not have been applied: %s: re-running the same command is safe",
+			what, server, cause)
+	case done >= 0:
+		text = fmt.Sprintf("%s on %s: stopped after %s bucket(s) were reset: %s: re-running the same command is safe",
+			what, server, fmtCount(done), cause)
+	default:
+		text = fmt.Sprintf("%s on %s: nothing changed: %s", what, server, cause)
+	}
+	return &outcomeError{text, err}
+}
+
+// lostCause says why a round trip to server failed, naming the address it failed on:
+// never a bare "EOF".
+func lostCause(server string, err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Addr != nil {
+		server = oe.Addr.String()
+	}
+	server = format.SafeText(server)
+	switch {
+	case rediserr.IsTimeout(err):
+		return fmt.Sprintf("no reply from %s within --timeout (%s)", server, rootText(err))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("the connection to %s was lost before the reply (EOF: closed by the server, a restart, a proxy or a firewall?)", server)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, rootText(err))
+	}
+	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
+}
+
+// rootText is the innermost error's text ("i/o timeout", "connection reset by peer").
+func rootText(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return safe(err.Error())
+		}
+		err = next
+	}
+}
