@@ -68,7 +68,7 @@ func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF fun
 
 func exactKey(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return usagef("%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
+		return tooManyArgs(cmd, args, "%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
 	}
 	if args[0] == "" {
 		return usagef("KEY is empty")
