@@ -132,4 +132,3 @@ func TestDemoSummaryGroupsDigits(t *testing.T) {
 		t.Errorf("demoSummary = %q, want %q", got, want)
 	}
 }
-
