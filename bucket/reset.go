@@ -16,7 +16,8 @@ import (
 
 // ResetTo says what a reset leaves behind.
 type ResetTo struct {
-	// Delete removes the bucket's keys; every layout reads a missing bucket as full.
+	// Delete removes the bucket's keys; every layout reads a missing bucket as full
+	// (State.ResetOp writes a native bucket full instead).
 	Delete bool
 	// Tokens is the level to write when not deleting.
 	Tokens float64
@@ -91,7 +92,8 @@ func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, er
 // rule or --layout made (a layout detected from a bare number is a guess, not declared). A
 // key that is not a bucket is refused, and so is a lone bare number read as a bucket only
 // by a guess (ErrUndeclared): that is the one rule of what a reset may plan, and the reset
-// script checks it again when it writes.
+// script checks it again when it writes. A refill (Delete) of a native bucket whose spec it
+// stores writes it full instead, so it keeps its spec and counters and still reads after.
 func (s State) ResetOp(to ResetTo) (ResetOp, error) {
 	switch {
 	case s.Problem != "":
@@ -99,6 +101,8 @@ func (s State) ResetOp(to ResetTo) (ResetOp, error) {
 	case s.Guess != "":
 		return ResetOp{}, &KeyError{Key: s.Key, Layout: s.Layout.Name,
 			Err: fmt.Errorf("%q: %w (it reads as a %s bucket only by a guess); left untouched", s.Key, ErrUndeclared, s.Layout.Name)}
+	case to.Delete && s.Layout.Native && s.Exists && s.SpecSource == "bucket" && s.HasSpec():
+		to = ResetTo{Tokens: s.Spec.Capacity}
 	}
 	return ResetOp{Key: s.Key, Layout: s.Layout, Spec: s.Spec, To: to, Read: &s, Declared: !s.Detected}, nil
 }

@@ -82,7 +82,7 @@ func newCmdContextVerbs(f *Factory) []*cobra.Command {
 // useContextRun makes opts.Name the current context, writing the config file in place.
 func useContextRun(opts *ContextOptions) error {
 	f := opts.src
-	cfg, err := f.Config()
+	cfg, err := f.configToWrite()
 	if err != nil {
 		return err
 	}

@@ -170,3 +170,27 @@ func contextLine(out, name string) string {
 	}
 	return ""
 }
+
+// TestSetContextCreatesNamedFile: --config naming a file that does not exist yet is created
+// by the verbs that write (set-context), as their help says, where reading commands refuse
+// it; use-context of it names the file to create.
+func TestSetContextCreatesNamedFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "new.yaml")
+	if r := run(t, "", "--config", path, "config", "use-context", "dev"); r.code != ExitUsage || !strings.Contains(r.errOut, "there is no config file ("+path+")") {
+		t.Fatalf("use-context on a missing --config file: %d %q", r.code, r.errOut)
+	}
+	if r := run(t, "", "--config", path, "config", "set-context", "dev", "--url", "127.0.0.1:6379"); r.code != ExitOK {
+		t.Fatalf("set-context on a missing --config file: %d %q", r.code, r.errOut)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(readFile(t, path), "url: redis://127.0.0.1:6379") {
+		t.Fatalf("the new file: %v %v\n%s", st, err, readFile(t, path))
+	}
+	if r := run(t, "", "--config", path, "config", "use-context", "dev"); r.code != ExitOK || !strings.Contains(readFile(t, path), "current-context: dev") {
+		t.Fatalf("use-context dev: %d %q", r.code, r.errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "none.yaml")
+	if r := run(t, "", "--config", missing, "config", "view"); r.code != ExitUsage || !strings.Contains(r.errOut, "no such file") {
+		t.Fatalf("view of a missing --config file: %d %q", r.code, r.errOut)
+	}
+}

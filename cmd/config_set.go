@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,7 +92,7 @@ refused.`,
 // setContextRun writes the context into the config file in place.
 func setContextRun(opts *SetContextOptions) error {
 	f := opts.src
-	cfg, err := f.Config() // a file that does not load is not edited
+	cfg, err := f.configToWrite() // a file that does not load is not edited
 	if err != nil {
 		return err
 	}
@@ -113,6 +116,17 @@ func setContextRun(opts *SetContextOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Context %q %s in %s.\n", name, verb, path)
 	return nil
+}
+
+// configToWrite is the config a verb that writes the file edits: a --config file that does
+// not exist yet is empty (the write creates it), where reading commands refuse it.
+func (f *Factory) configToWrite() (*connect.Config, error) {
+	if p := f.V.GetString("config"); p != "" {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return connect.Load("", p) // none, named as the file to create
+		}
+	}
+	return f.Config()
 }
 
 // changedContextFlags returns the connection flags given on the command line, as YAML

@@ -68,7 +68,7 @@ func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF fun
 
 func exactKey(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return usagef("%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
+		return tooManyArgs(cmd, args, "%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
 	}
 	if args[0] == "" {
 		return usagef("KEY is empty")
@@ -102,7 +102,7 @@ func decideRun(opts *DecideOptions) error {
 			// check reads: a key that does not exist is its answer (exit 6), as for inspect.
 			return fmt.Errorf("%w; pass --capacity and --rate to see what a new bucket would decide", noSuchKey([]string{opts.Key}))
 		case errors.Is(err, bucket.ErrNoKey):
-			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
+			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling (or it expired full: a bucket's key expires once it has refilled), or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
 			return usagef("%s has no stored capacity/rate and none was given: %s", format.QuoteKey(opts.Key), specAdvice)
 		case errors.Is(err, bucket.ErrSpecDiffers):

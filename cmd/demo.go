@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/demo"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/selfcmd"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -135,45 +133,9 @@ func demoTry(self, addr, key string) string {
 	return "try this in another terminal:\n  export BUCKETCTL_URL=" + addr + "\n  " + self + " inspect " + key
 }
 
-// selfCommand is how to run the bucketctl that is running, from another terminal.
-func selfCommand() string {
-	exe, _ := os.Executable()
-	return suggestCommand(exe, exec.LookPath)
-}
-
-// suggestCommand names the program at exe as a person would type it: "go run ." when 'go
-// run' built it (into a temporary .../go-buildNNN/bNNN/exe/ that goes when it ends),
-// "bucketctl" when that name on PATH is this program, else its path (relative when it is
-// under the working directory: ./bin/bucketctl).
-func suggestCommand(exe string, lookPath func(string) (string, error)) string {
-	if exe == "" {
-		return "bucketctl"
-	}
-	if filepath.Base(filepath.Dir(exe)) == "exe" && strings.Contains(exe, "go-build") {
-		return "go run ."
-	}
-	name := filepath.Base(exe)
-	if p, err := lookPath(name); err == nil && sameFile(p, exe) {
-		return strings.TrimSuffix(name, ".exe")
-	}
-	if wd, err := os.Getwd(); err == nil {
-		// Under the working directory (bin/bucketctl of 'make build'): the short form.
-		if rel, err := filepath.Rel(wd, exe); err == nil && filepath.IsLocal(rel) {
-			exe = "." + string(filepath.Separator) + rel
-		}
-	}
-	if strings.ContainsAny(exe, " '\"") {
-		return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
-	}
-	return exe
-}
-
-// sameFile says a and b are one file, through symbolic links.
-func sameFile(a, b string) bool {
-	ia, erra := os.Stat(a)
-	ib, errb := os.Stat(b)
-	return erra == nil && errb == nil && os.SameFile(ia, ib)
-}
+// selfCommand is how to run the bucketctl that is running, from another terminal in any
+// directory (see selfcmd.Command).
+func selfCommand() string { return selfcmd.Current() }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.
 func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demo.Key, resolve bucket.Resolver) error {

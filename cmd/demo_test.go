@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,40 +55,6 @@ func TestDemoTry(t *testing.T) {
 	got := demoTry(long, "127.0.0.1:39907", key)
 	if want := "try this in another terminal:\n  export BUCKETCTL_URL=127.0.0.1:39907\n  " + long + " inspect " + key; got != want {
 		t.Errorf("long: %q, want %q", got, want)
-	}
-}
-
-// TestSuggestCommand: the demo names a command that runs this bucketctl: 'go run .' for
-// a 'go run' build, the bare name when PATH finds this very file, else its path.
-func TestSuggestCommand(t *testing.T) {
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "bucketctl")
-	other := filepath.Join(t.TempDir(), "bucketctl")
-	for _, p := range []string{exe, other} {
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	finds := func(p string) func(string) (string, error) {
-		return func(string) (string, error) { return p, nil }
-	}
-	notFound := func(string) (string, error) { return "", os.ErrNotExist }
-	for _, c := range []struct {
-		exe  string
-		look func(string) (string, error)
-		want string
-	}{
-		{"/tmp/go-build1234/b001/exe/bucketctl", notFound, "go run ."},
-		{exe, finds(exe), "bucketctl"},
-		{exe, finds(other), exe}, // another bucketctl comes first on PATH
-		{exe, notFound, exe},
-		{"/opt/my tools/bucketctl", notFound, "'/opt/my tools/bucketctl'"},
-		{"", notFound, "bucketctl"},
-		{mustAbs(t, "testdata/bucketctl"), notFound, "./testdata/bucketctl"}, // under the working directory
-	} {
-		if got := suggestCommand(c.exe, c.look); got != c.want {
-			t.Errorf("suggestCommand(%q) = %q, want %q", c.exe, got, c.want)
-		}
 	}
 }
 
@@ -167,13 +131,4 @@ func TestDemoSummaryGroupsDigits(t *testing.T) {
 	if got != want {
 		t.Errorf("demoSummary = %q, want %q", got, want)
 	}
-}
-
-func mustAbs(t *testing.T, p string) string {
-	t.Helper()
-	a, err := filepath.Abs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }

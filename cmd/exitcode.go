@@ -39,7 +39,8 @@ func usagef(format string, a ...any) error { return connect.Usagef(format, a...)
 type NoKeyError struct{ Keys []string }
 
 func (e *NoKeyError) Error() string {
-	const hint = " (check the spelling: a bucket that does not exist yet is full)"
+	const hint = " (misspelt, or a bucket that expired full or was refilled by a reset that deletes: " +
+		"a bucket's key expires once it has refilled, and a missing bucket reads as full)"
 	if len(e.Keys) == 1 {
 		return "no such key: " + format.QuoteKey(e.Keys[0]) + hint
 	}
@@ -94,8 +95,8 @@ func ExitCode(err error) int {
 	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid), errors.Is(err, bucket.ErrUndeclared):
 		// ErrUndeclared: a write refused until the operator declares a layout.
 		return ExitUsage
-	case connect.IsPermission(err):
-		// Refused by ACL: the server answered, so it is not "unreachable".
+	case connect.IsPermission(err), connect.IsAuth(err):
+		// Refused by ACL or AUTH: the server answered, so it is not "unreachable".
 		return ExitError
 	case errors.As(err, &re):
 		return ExitUnreachable
@@ -121,6 +122,9 @@ func errorMessage(err error) string {
 	)
 	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &oe) {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
+	}
+	if errors.As(err, &re) && connect.IsAuth(re.Err) {
+		msg = re.Error() // the refusal alone, not the step that met it
 	}
 	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {
 		msg += ": " + a

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,9 @@ type ListOptions struct {
 	// Hot lists the buckets being written now instead (For: how long to observe).
 	Hot bool
 	For time.Duration
+	// SortBy is --sort-by (one of listOrders, "" for SCAN order), Reverse its -r.
+	SortBy  string
+	Reverse bool
 }
 
 // NewCmdList builds `list`.
@@ -32,6 +36,8 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
   bucketctl list --hot                       # the buckets being hammered now
   bucketctl list --hot --for 10s --match 'rate:*' -o json
   bucketctl list --match 'rate:user:*' --limit 50
+  bucketctl list --match 'rate:user:*' --sort-by fill --limit 10   # the ten emptiest
+  bucketctl list --sort-by ttl -r -o json
   bucketctl list --match 'rate:*' -o jsonl > buckets.jsonl
   bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json
   bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
@@ -39,6 +45,12 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkHotFlags(cmd, opts); err != nil {
 				return err
+			}
+			switch {
+			case opts.Hot && opts.SortBy != "":
+				return usagef("--sort-by and --hot do not go together: --hot lists the busiest first")
+			case opts.Reverse && opts.SortBy == "":
+				return usagef("--reverse needs --sort-by (%s): without it rows come in SCAN order", strings.Join(listOrders, "|"))
 			}
 			limit, err := resolveLimit(cmd, f.IO, opts.Limit)
 			if err != nil {
@@ -60,6 +72,10 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.All, "all", false, "list keys that are not buckets too (with a dash)")
 	cmd.Flags().BoolVar(&opts.Hot, "hot", false, "list the buckets being written now, busiest first (client tracking, Redis 6+)")
 	cmd.Flags().DurationVar(&opts.For, "for", defaultHotFor, "with --hot: how long to observe")
+	cmd.Flags().Var(formatValue{&opts.SortBy, listOrders}, "sort-by", "order rows by "+strings.Join(listOrders, "|")+
+		" (holds the rows: the first --limit, else at most 100,000); without it rows stream in SCAN order")
+	cmd.Flags().BoolVarP(&opts.Reverse, "reverse", "r", false, "with --sort-by: the reverse order")
+	_ = cmd.RegisterFlagCompletionFunc("sort-by", fixedCompletions(listOrders...))
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, output.StateFormats...)
 	return cmd
@@ -70,14 +86,38 @@ func listRun(opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	node, run := sr.node, sr.scan(opts.Match, opts.Limit, opts.All)
+	limit := opts.Limit
+	if opts.SortBy != "" {
+		limit = 0 // the order needs every matching key: sortedRows keeps the first --limit
+	}
+	node, run := sr.node, sr.scan(opts.Match, limit, opts.All)
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
-	err = run.run(opts.Ctx, output.StateWriter(out, node, output.ListRow, func(s bucket.State) {
+	write := output.StateWriter(out, node, output.ListRow, func(s bucket.State) {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
 			noTTL++
 		}
-	}))
+	})
+	var held *sortedRows
+	if opts.SortBy != "" {
+		held = &sortedRows{cmp: listLess(opts.SortBy, opts.Reverse), limit: opts.Limit}
+		refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
+			format.Count(int64(maxSorted)))
+		err = run.run(opts.Ctx, func(page []bucket.State) error {
+			if !held.add(page) {
+				return refused
+			}
+			return nil
+		})
+		if err == refused {
+			return err // nothing printed, not even an empty array
+		}
+		if err == nil {
+			err = write(held.sorted())
+		}
+	} else {
+		err = run.run(opts.Ctx, write)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -85,6 +125,9 @@ func listRun(opts *ListOptions) error {
 		return err
 	}
 	run.notes(opts.Match)
+	if held != nil && held.seen > len(held.rows) {
+		fmt.Fprintf(opts.IO.ErrOut, "note: the first %s of %s buckets by %s (--limit)\n", format.Count(int64(len(held.rows))), format.Count(int64(held.seen)), opts.SortBy)
+	}
 	if noTTL > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s bucket(s) have no TTL (none!): they stay in memory until deleted\n", format.Count(int64(noTTL)))
 	}

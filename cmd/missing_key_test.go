@@ -23,13 +23,13 @@ func TestInspectMissingKeyIsNoBucket(t *testing.T) {
 	if r.code != ExitNoKey || !strings.Contains(r.out, "no such key") || strings.Contains(r.out, "full") {
 		t.Fatalf("inspect of a missing key: exit %d out %q", r.code, r.out)
 	}
-	want := "bucketctl: no such key: \"rate:user:nokey\" (check the spelling: a bucket that does not exist yet is full)\n"
+	want := "bucketctl: no such key: \"rate:user:nokey\" (misspelt, or a bucket that expired full or was refilled by a reset that deletes: a bucket's key expires once it has refilled, and a missing bucket reads as full)\n"
 	if r.errOut != want {
 		t.Fatalf("stderr %q, want only %q", r.errOut, want)
 	}
 	r = run(t, url, "inspect", "rate:user:1", "rate:user:nokey", "rate:user:nokey2", "--capacity", "10", "--rate", "1")
 	if r.code != ExitNoKey || strings.Count(r.out, "no such key") != 2 || !strings.Contains(r.out, "rate:user:1 ") ||
-		r.errOut != "bucketctl: 2 keys do not exist: \"rate:user:nokey\", \"rate:user:nokey2\" (check the spelling: a bucket that does not exist yet is full)\n" {
+		r.errOut != "bucketctl: 2 keys do not exist: \"rate:user:nokey\", \"rate:user:nokey2\" (misspelt, or a bucket that expired full or was refilled by a reset that deletes: a bucket's key expires once it has refilled, and a missing bucket reads as full)\n" {
 		t.Fatalf("inspect of a bucket and two missing keys: exit %d out %q stderr %q", r.code, r.out, r.errOut)
 	}
 	r = run(t, url, "inspect", "rate:user:nokey", "-o", "json")
@@ -131,13 +131,13 @@ func TestDecideMissingKeyWithoutSpec(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	url := srv.URL()
-	want := `bucketctl: "rate:user:nokey" does not exist, so it has no stored capacity/rate: check the key's spelling, or pass --capacity and --rate (a missing bucket is full)` + "\n"
+	want := `bucketctl: "rate:user:nokey" does not exist, so it has no stored capacity/rate: check the key's spelling (or it expired full: a bucket's key expires once it has refilled), or pass --capacity and --rate (a missing bucket is full)` + "\n"
 	r := run(t, url, "consume", "rate:user:nokey")
 	if r.code != ExitUsage || r.errOut != want {
 		t.Errorf("consume of a missing key: exit %d stderr %q, want exit 2 and %q", r.code, r.errOut, want)
 	}
 	// check only reads: the missing key is its answer, exit 6 as for inspect.
-	wantCheck := `bucketctl: no such key: "rate:user:nokey" (check the spelling: a bucket that does not exist yet is full); pass --capacity and --rate to see what a new bucket would decide` + "\n"
+	wantCheck := `bucketctl: no such key: "rate:user:nokey" (misspelt, or a bucket that expired full or was refilled by a reset that deletes: a bucket's key expires once it has refilled, and a missing bucket reads as full); pass --capacity and --rate to see what a new bucket would decide` + "\n"
 	if r := run(t, url, "check", "rate:user:nokey"); r.code != ExitNoKey || r.errOut != wantCheck {
 		t.Errorf("check of a missing key: exit %d stderr %q, want exit %d and %q", r.code, r.errOut, ExitNoKey, wantCheck)
 	}

@@ -141,8 +141,8 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 		v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(r.opts.Tokens))
 	case r.setTokens:
 		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(r.opts.Tokens))
-	case step.Respec:
-		v.Action = "refill"
+	case step.Respec, !step.Op.To.Delete:
+		v.Action = "refill" // a native bucket is written full, its spec kept
 	}
 	if step.Respec {
 		v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),

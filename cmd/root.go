@@ -185,6 +185,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if !errors.As(err, &ue) && isCobraUsage(err) {
 		err = cobraUsage(root, err)
 	}
+	err = withSplitHint(err, args)
 	if (ctx.Err() != nil || f.interrupted()) && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
@@ -222,11 +223,33 @@ func flagError(c *cobra.Command, err error) error {
 		var names []string
 		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
 		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		if s := connect.Closest(name, names); s != "" {
+		if s := closestFlag(name, names); s != "" {
+			if fl := c.Root().PersistentFlags().Lookup(s); fl != nil {
+				return usagef("unknown flag --%s: did you mean --%s? (a global flag: 'bucketctl --help' lists them)", name, s)
+			}
 			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
 		}
 	}
 	return usagef("%v (see '%s --help')", err, c.CommandPath())
+}
+
+// closestFlag is the flag name nearest to name (connect.Closest), or one that differs from
+// it by two neighbouring letters swapped (--ulr for --url).
+func closestFlag(name string, names []string) string {
+	if s := connect.Closest(name, names); s != "" {
+		return s
+	}
+	for _, n := range names {
+		if len(n) != len(name) || n == name {
+			continue
+		}
+		for i := 0; i+1 < len(n); i++ {
+			if n[:i]+n[i+1:i+2]+n[i:i+1]+n[i+2:] == name {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // unknownCommand is the usage error for a word that names no subcommand of c.
@@ -274,7 +297,7 @@ func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("%s takes no arguments, got %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
+		return tooManyArgs(cmd, args, "%s takes no arguments, got %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
 	}
 	return nil
 }

@@ -24,6 +24,15 @@ func TestUnknownCommands(t *testing.T) {
 		{[]string{"zzzzzz"}, `bucketctl: unknown command "zzzzzz" (see 'bucketctl --help')`},
 		{[]string{"list", "--mach", "a*"}, `bucketctl: unknown flag --mach for 'bucketctl list': did you mean --match?`},
 		{[]string{"inspect", "k", "--zzzzzz"}, `bucketctl: unknown flag: --zzzzzz (see 'bucketctl inspect --help')`},
+		// A global flag, before or after the command, two letters swapped.
+		{[]string{"--ulr", "redis://x", "inspect", "k"}, `bucketctl: unknown flag --ulr: did you mean --url? (a global flag: 'bucketctl --help' lists them)`},
+		{[]string{"inspect", "k", "--contxet", "prod"}, `bucketctl: unknown flag --contxet: did you mean --context? (a global flag: 'bucketctl --help' lists them)`},
+		// A flag value the shell split: the extra words are named as such.
+		{[]string{"consume", "k", "--rate", "5", "per", "second"},
+			`bucketctl: consume needs exactly one KEY, got 3: the value of --rate looks split by the shell into 3 words (5 per second): quote it, --rate '5 per second'`},
+		{[]string{"list", "--match", "rate:", "user:*"},
+			`bucketctl: list takes no arguments, got "user:*": the value of --match looks split by the shell into 2 words (rate: user:*): quote it, --match 'rate: user:*'`},
+		{[]string{"consume", "k1", "k2", "--rate", "5"}, `bucketctl: consume needs exactly one KEY, got 2 (see 'bucketctl consume --help')`},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || strings.TrimRight(r.errOut, "\n") != tc.want || r.out != "" {

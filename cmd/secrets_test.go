@@ -38,7 +38,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 	setEnv(t, "BUCKETCTL_URL", "redis://u:EnvSecret@127.0.0.1:6379/%zz")
 	check("env, unparseable", run(t, "", "inspect", "x"), ExitUsage, "EnvSecret", "invalid URL escape", "u:xxxxx@")
 	setEnv(t, "BUCKETCTL_URL", "redis://:EnvSecret2@"+srv.Addr())
-	check("env, wrong password", run(t, "", "inspect", "x"), ExitUnreachable, "EnvSecret2", srv.Addr(), "WRONGPASS")
+	check("env, wrong password", run(t, "", "inspect", "x"), ExitError, "EnvSecret2", srv.Addr(), "WRONGPASS")
 
 	// From a context of the config file: the same.
 	setEnv(t, "BUCKETCTL_URL", "")

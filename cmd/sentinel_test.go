@@ -148,8 +148,9 @@ func TestSentinelAuthHint(t *testing.T) {
 		}
 	})
 	r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k")
-	if r.code != ExitUnreachable || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, "BUCKETCTL_SENTINEL_PASSWORD") {
-		t.Fatalf("sentinels refusing the client: exit %d, %q; want exit 3 and one line naming BUCKETCTL_SENTINEL_PASSWORD", r.code, r.errOut)
+	if r.code != ExitError || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, "the sentinels refused the client") ||
+		!strings.Contains(r.errOut, "BUCKETCTL_SENTINEL_PASSWORD") {
+		t.Fatalf("sentinels refusing the client: exit %d, %q; want exit 1 and one line naming BUCKETCTL_SENTINEL_PASSWORD", r.code, r.errOut)
 	}
 	setEnv(t, "BUCKETCTL_SENTINEL_PASSWORD", "sentinel-secret")
 	if r := run(t, "", "--sentinel-master", s.MasterName(), "--sentinel-addrs", strings.Join(s.SentinelAddrs(), ","), "inspect", "k"); r.code != ExitNoKey {

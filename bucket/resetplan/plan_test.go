@@ -28,10 +28,26 @@ func TestFor(t *testing.T) {
 	}
 	a, none := states[0], states[1]
 
+	// A native bucket is refilled by writing it full (its spec and counters kept), so it
+	// still reads after the reset; other layouts are refilled by deleting.
 	refill, err := resetplan.For(a, resetplan.Settings{})
-	if err != nil || !refill.Needed || !refill.Op.To.Delete || refill.Before == nil || *refill.Before < 6 || *refill.Before > 6.01 ||
+	if err != nil || !refill.Needed || refill.Op.To.Delete || refill.Op.To.Tokens != 10 || refill.Op.Spec != spec || refill.Before == nil || *refill.Before < 6 || *refill.Before > 6.01 ||
 		refill.After == nil || *refill.After != 10 || refill.Respec {
 		t.Errorf("refill: %v %+v", err, refill)
+	}
+	c := srv.Client(t)
+	if err := c.HSet(ctx, "p:ex", "tokens", "3", "last_refill", "1700000000.5").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := st.Inspect(ctx, []string{"p:ex"}, func(string) bucket.Target {
+		l := bucket.Presets["express"]
+		return bucket.Target{Layout: &l, Spec: spec, Source: "flags"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if del, err := resetplan.For(ex[0], resetplan.Settings{}); err != nil || !del.Needed || !del.Op.To.Delete {
+		t.Errorf("refill of an express bucket deletes it: %v %+v", err, del)
 	}
 	set, err := resetplan.For(a, resetplan.Settings{SetTokens: true, Tokens: 3})
 	if err != nil || !set.Needed || set.Op.To.Delete || set.Op.To.Tokens != 3 || set.After == nil || *set.After != 3 {

@@ -83,7 +83,7 @@ func (s *Server) dialError(ctx context.Context, err error) error {
 	if plain := s.plainTextPort(err); plain != nil {
 		err = plain
 	}
-	return &UnreachableError{Addr: s.Addr(), Err: err}
+	return &UnreachableError{Addr: s.Addr(), User: s.User, Err: err}
 }
 
 // firstPipeline puts the reachability PING in the client's first pipeline, ahead of the

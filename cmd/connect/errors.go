@@ -23,14 +23,46 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef returns a UsageError.
 func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
 
-// UnreachableError is a failure to connect or authenticate to Redis at Addr.
+// UnreachableError is a failure to connect or authenticate to Redis at Addr, as User
+// ("" the default user). A refused password (IsAuth) says so: the server was reached.
 type UnreachableError struct {
 	Addr string
+	User string
 	Err  error
 }
 
 func (e *UnreachableError) Error() string {
+	if IsAuth(e.Err) {
+		return authRefusal(e.Addr, e.User, e.Err)
+	}
 	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
+}
+
+// IsAuth reports a password the server refused (WRONGPASS) or one it needs and was not
+// given (NOAUTH).
+func IsAuth(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
+}
+
+// authRefusal is the line of a refused authentication: the server answered, so it names
+// the refusal and where the password and user come from.
+func authRefusal(addr, user string, err error) string {
+	const fix = "set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD (or the context's password-env), the user with --user"
+	if strings.HasPrefix(addr, "sentinel ") && strings.Contains(err.Error(), "all sentinels") {
+		return fmt.Sprintf("Redis at %s: the sentinels refused the client (NOAUTH or WRONGPASS): "+
+			"set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user", addr)
+	}
+	if user == "" {
+		user = "default"
+	}
+	if strings.Contains(err.Error(), "NOAUTH") {
+		return fmt.Sprintf("Redis at %s requires a password and none was sent (NOAUTH): %s", addr, fix)
+	}
+	return fmt.Sprintf("Redis at %s refused the password for user %s (WRONGPASS: a wrong password, or no such user, or a disabled one): %s", addr, user, fix)
 }
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
@@ -74,13 +106,7 @@ func describeConnErr(addr string, err error) string {
 	case strings.HasPrefix(addr, "sentinel "):
 		server, flag = "redis-sentinel", "--sentinel-addrs"
 	}
-	auth := strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
 	switch {
-	case auth && strings.HasPrefix(addr, "sentinel ") && strings.Contains(msg, "all sentinels"):
-		// The sentinels refused: they have credentials of their own.
-		return msg + " (set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user)"
-	case auth:
-		return msg + " (set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD, the user with --user)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)
 	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
