@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -38,9 +37,15 @@ func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildI
 	return shellWord(exe)
 }
 
-// cacheHash is the directory 'go run' keeps an executable in within the build cache:
-// GOCACHE/ab/ab…(hex)-d/NAME.
-var cacheHash = regexp.MustCompile(`^([0-9a-f]{2})[0-9a-f]{30,}-d$`)
+// cacheDir reports whether dir is where 'go run' keeps an executable in the build cache,
+// GOCACHE/ab/ab…(32 or more hex)-d, returning its first two hex digits.
+func cacheDir(dir string) (string, bool) {
+	h, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	if !ok || len(h) < 32 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", false
+	}
+	return h[:2], true
+}
 
 // GoRun reports whether exe was built by 'go run': into a temporary
 // …/go-buildNNN/bNNN/exe/NAME, or (Go 1.24 and later, once built) the build cache's
@@ -50,8 +55,8 @@ func GoRun(exe string) bool {
 	if filepath.Base(dir) == "exe" && strings.Contains(exe, "go-build") {
 		return true
 	}
-	m := cacheHash.FindStringSubmatch(filepath.Base(dir))
-	return m != nil && filepath.Base(filepath.Dir(dir)) == m[1]
+	prefix, ok := cacheDir(dir)
+	return ok && filepath.Base(filepath.Dir(dir)) == prefix
 }
 
 // goRunCommand runs the module again with 'go run' from any directory: at its version when
