@@ -93,20 +93,6 @@ func detectHash(fields map[string]string) (Layout, bool) {
 	return Layout{}, false
 }
 
-// detect recognises a layout from a hash's fields or a numeric string with a numeric
-// companion time key. It is strict: see the safety rule at the top of this file.
-func detect(redisType string, fields map[string]string, hasTimeKey bool) (Layout, bool) {
-	switch redisType {
-	case "string":
-		if hasTimeKey {
-			return Presets["webman"], true
-		}
-	case "hash":
-		return detectHash(fields)
-	}
-	return Layout{}, false
-}
-
 // corruptValue describes a stored value that has a bucket's shape but cannot be one's:
 // infinite after parsing (it overflowed), or negative where the model forbids it.
 func corruptValue(name string, v float64, allowNegative bool) string {

@@ -43,16 +43,6 @@ func (e *WriteError) Unwrap() error {
 	return e.causes.list[0].err
 }
 
-// refusal returns the reason the server refuses every write, if one of the errors says so.
-func (e *WriteError) refusal() string {
-	for _, c := range e.causes.list {
-		if r := rediserr.Refusal(c.err); r != "" {
-			return r
-		}
-	}
-	return ""
-}
-
 // writeCause is one distinct error text, with the number of keys that got it.
 type writeCause struct {
 	text  string
