@@ -6,7 +6,7 @@
 #
 #   list --match 'rate:*' --limit 0 > file     wall time, peak RSS, time to the first row
 #   inspect --match 'rate:*' -o json           wall time, peak RSS
-#   reset --match 'ex:*' --yes (100,000)       wall time; exactly those keys removed
+#   reset --match 'ex:*' --layout express     wall time; exactly those keys removed
 #   top --match 'rate:*' (in a pseudo-terminal) rows shown within 3 s, "unreachable" never
 #                                              shown, another client's PING p99 while it runs
 #   commands per bucket and round trips        from the server's INFO commandstats
@@ -91,10 +91,10 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('inspect: val
 rm -f "$tmp"/inspect*.out
 
 echo
-echo "== reset --match 'ex:*' --yes (100k express buckets)"
+echo "== reset --match 'ex:*' --layout express --yes (100k express buckets, declared)"
 before_other=$(($(cli dbsize) - N_OTHER_LAYOUT))
-run_measured "reset --match 'ex:*' --yes" "$B" --url "$url" reset --match 'ex:*' --yes
-tail -n 3 "$tmp/reset --match 'ex:*' --yes.err"
+run_measured "reset --match 'ex:*' --layout express --yes" "$B" --url "$url" reset --match 'ex:*' --layout express --yes
+tail -n 3 "$tmp/reset --match 'ex:*' --layout express --yes.err"
 left=$(cli --scan --pattern 'ex:*' | wc -l)
 after=$(cli dbsize)
 echo "reset: ex:* keys left: $left; other keys before $before_other, after $after"
