@@ -156,10 +156,11 @@ func (l Layout) FormatTime(us int64) string {
 	}
 	v := float64(us) / 1e6 * l.TimeUnit.perSecond()
 	if l.FloatTime {
-		return strconv.FormatFloat(v, 'f', -1, 64)
+		return formatNumber(v)
 	}
-	return strconv.FormatInt(int64(math.Floor(v)), 10)
+	return formatWhole(math.Floor(v))
 }
 
-// FormatTokens writes a token count as a bucket stores it: full precision, no exponent.
-func (Layout) FormatTokens(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }
+// FormatTokens writes a token count as a bucket stores it, and its reader reads it back:
+// full precision, no exponent unless the plain form passes the grammar's length (1e-63).
+func (Layout) FormatTokens(t float64) string { return formatNumber(t) }

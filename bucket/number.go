@@ -82,6 +82,25 @@ func numberForm(s string) bool {
 	return i == len(s)
 }
 
+// formatNumber writes v so that the grammar reads back exactly v: plain decimal (no
+// exponent) where it fits maxNumberLen bytes, as the applications write theirs, and the
+// shortest exponent form where it would not (1e-63, 5e-324).
+func formatNumber(v float64) string {
+	if s := strconv.FormatFloat(v, 'f', -1, 64); len(s) <= maxNumberLen {
+		return s
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// formatWhole writes a whole number in plain digits, also beyond an int64 (math.Floor
+// of 10^20 nanoseconds).
+func formatWhole(v float64) string {
+	if v >= math.MinInt64 && v < math.MaxInt64 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return formatNumber(v)
+}
+
 // numberOverflows reports whether s has the grammar's form but overflows a float (1e999):
 // in a bucket's field such a value makes the bucket corrupt rather than foreign.
 func numberOverflows(s string) bool {

@@ -47,10 +47,10 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to audit")
-	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 0, "stop after this many buckets (0 = no limit)")
+	intVarP(cmd.Flags(), &opts.Limit, "limit", "n", 0, "stop after this many buckets (0 = no limit)")
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "none", "exit 5 when a finding is at or above this severity: warning, error or none")
-	cmd.Flags().IntVar(&opts.Depth, "depth", 0, "':'-separated segments that name a key family (0 = all but the last)")
-	cmd.Flags().IntVar(&opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
+	intVar(cmd.Flags(), &opts.Depth, "depth", 0, "':'-separated segments that name a key family (0 = all but the last)")
+	intVar(cmd.Flags(), &opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixedCompletions("warning", "error", "none"))
 	opts.Spec.register(cmd, f, false)
 	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)

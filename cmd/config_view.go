@@ -98,11 +98,13 @@ func getContextsRun(opts *GetContextsOptions) error {
 		Current bool   `json:"current"`
 		Server  string `json:"server"`
 		User    string `json:"user,omitempty"`
+		// Insecure: the context does not verify the server's TLS certificate.
+		Insecure bool `json:"insecure-skip-verify,omitempty"`
 	}
 	rows := make([]row, 0, len(names))
 	for _, n := range names {
 		c := cfg.Contexts[n]
-		rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User})
+		rows = append(rows, row{Name: n, Current: n == cfg.CurrentContext, Server: connect.ContextServer(c), User: c.User, Insecure: c.InsecureSkipVerify})
 	}
 	switch opts.Output {
 	case "name":
@@ -113,14 +115,17 @@ func getContextsRun(opts *GetContextsOptions) error {
 	case output.FormatJSON, output.FormatYAML:
 		return output.WriteData(opts.IO.Out, opts.Output, rows)
 	}
-	t := output.NewTable(opts.IO, "CURRENT", "NAME", "SERVER", "USER")
+	t := output.NewTable(opts.IO, "CURRENT", "NAME", "SERVER", "USER", "TLS")
 	for _, r := range rows {
-		cur := ""
+		cur, tls := "", ""
 		if r.Current {
 			cur = "*"
 		}
+		if r.Insecure {
+			tls = "INSECURE (not verified)"
+		}
 		// Names and values come from a file: no escape sequence reaches the terminal.
-		t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User))
+		t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User), tls)
 	}
 	return t.Render()
 }

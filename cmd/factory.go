@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -103,6 +104,9 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	defer f.mu.Unlock()
 	if f.client != nil {
 		return f.client, nil
+	}
+	if w := o.InsecureWarning(); w != "" {
+		fmt.Fprintln(f.IO.ErrOut, w)
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout+o.Timeout)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,35 @@ type amountValue struct{ p *float64 }
 func (v amountValue) Set(s string) (err error) { *v.p, err = units.ParseAmount(s); return err }
 func (v amountValue) Type() string             { return "number" }
 func (v amountValue) String() string           { return format.Exact(*v.p) }
+
+// intValue and int64Value are whole numbers written as amounts are (10, 1,000, 10k),
+// never read in another base (0100, 0x10) or with padding.
+type intValue struct{ p *int }
+
+func (v intValue) Set(s string) error {
+	n, err := units.ParseWhole(s)
+	if err == nil && int64(int(n)) != n {
+		err = errors.New("too large; write it as " + units.WholeExample)
+	}
+	if err == nil {
+		*v.p = int(n)
+	}
+	return err
+}
+func (v intValue) Type() string   { return "int" }
+func (v intValue) String() string { return strconv.Itoa(*v.p) }
+
+type int64Value struct{ p *int64 }
+
+func (v int64Value) Set(s string) (err error) {
+	n, err := units.ParseWhole(s)
+	if err == nil {
+		*v.p = n
+	}
+	return err
+}
+func (v int64Value) Type() string   { return "int64" }
+func (v int64Value) String() string { return strconv.FormatInt(*v.p, 10) }
 
 // durationValue is a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
 type durationValue struct{ p *time.Duration }
@@ -74,6 +104,20 @@ func amountVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage st
 	fs.Var(amountValue{p}, name, usage)
 }
 
+func intVarP(fs *pflag.FlagSet, p *int, name, short string, def int, usage string) {
+	*p = def
+	fs.VarP(intValue{p}, name, short, usage)
+}
+
+func intVar(fs *pflag.FlagSet, p *int, name string, def int, usage string) {
+	intVarP(fs, p, name, "", def, usage)
+}
+
+func int64VarP(fs *pflag.FlagSet, p *int64, name, short string, def int64, usage string) {
+	*p = def
+	fs.VarP(int64Value{p}, name, short, usage)
+}
+
 func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
 	*p = def
 	fs.VarP(durationValue{p}, name, short, usage)
@@ -98,6 +142,10 @@ func invalidValue(err error) (string, bool) {
 
 // valueProblem says what is wrong with a value fl refused with err, and how to write one.
 func valueProblem(fl *pflag.Flag, err error) string {
+	switch fl.Value.(type) {
+	case intValue, int64Value:
+		return err.Error() // units.ParseWhole speaks the user's words
+	}
 	switch fl.Value.Type() {
 	case "rate", "number", "duration", "format":
 		return err.Error() // bucket's parsers, and formatValue, speak the user's words

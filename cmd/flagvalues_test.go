@@ -23,7 +23,19 @@ func TestValuesInTheUsersWords(t *testing.T) {
 		{[]string{"watch", "k", "-i", "fast"}, `bucketctl: --interval "fast": not a duration; write it as 3s, 500ms or 1m30s`},
 		{[]string{"inspect", "k", "--timeout", "3"}, `bucketctl: --timeout "3": a duration needs a unit; write it as 3s`},
 		{[]string{"consume", "k", "--capacity", "ten", "--rate", "5"}, `bucketctl: --capacity "ten": not a number; write it as 10, 2.5, 1,000, 10k or 1e6`},
-		{[]string{"list", "--limit", "many"}, `bucketctl: --limit "many": not a whole number; write it as 10`},
+		{[]string{"list", "--limit", "many"}, `bucketctl: --limit "many": not a whole number; write it as 10, 1,000 or 10k`},
+		// One grammar for every number typed: no other base, no padding, no silent 0.
+		{[]string{"list", "--limit", "0100"}, `bucketctl: --limit "0100": a leading zero (other tools read 0100 as octal); write it as 10, 1,000 or 10k`},
+		{[]string{"load", "api", "-c", "0x10"}, `bucketctl: --concurrency "0x10": not a whole number; write it as 10, 1,000 or 10k`},
+		{[]string{"list", "--limit", "1_0"}, `bucketctl: --limit "1_0": not a whole number; write it as 10, 1,000 or 10k`},
+		{[]string{"list", "--limit", "2.5"}, `bucketctl: --limit "2.5": not a whole number; write it as 10, 1,000 or 10k`},
+		{[]string{"consume", "k", "--capacity", "1 ", "--rate", "5"}, `bucketctl: --capacity "1 ": a space in a number; write it as 10, 2.5, 1,000, 10k or 1e6`},
+		{[]string{"consume", "k", "--capacity", "10", "--rate", "\t5"}, `bucketctl: --rate "\t5": a space in a number; write it as 5, 5/s, 300/m or 0.5/h`},
+		{[]string{"watch", "k", "-i", "5 s"}, `bucketctl: --interval "5 s": a space in a duration; write it as 3s, 500ms or 1m30s`},
+		{[]string{"consume", "k", "--capacity", "10", "--rate", "5", "--cost", "1e-400"}, `bucketctl: --cost "1e-400": too small: it rounds to 0; write it as 10, 2.5, 1,000, 10k or 1e6`},
+		{[]string{"inspect", "k", "--timeout", "2562047h"}, `bucketctl: --timeout "2562047h": over a year (8760h); write it as 3s, 500ms or 1m30s`},
+		{[]string{"reset", "k", "--layout", "express", "--capacity", "10", "--rate", "1", "--tokens", "0." + strings.Repeat("0", 62) + "1", "--yes"},
+			`bucketctl: --tokens "0.` + strings.Repeat("0", 62) + `1": longer than 64 characters; write it as 10, 2.5, 1,000, 10k or 1e6`},
 	} {
 		// An address nothing listens on: a value that reached Redis would be exit 3.
 		r := run(t, "127.0.0.1:1", c.args...)
@@ -95,5 +107,38 @@ func TestConfigRateAsTyped(t *testing.T) {
 	want := `line 2: rate "fast": not a rate; write it as 5, 5/s, 300/m or 0.5/h`
 	if r.code != ExitUsage || !strings.Contains(r.errOut, want) || strings.Count(r.errOut, "\n") != 1 {
 		t.Errorf("rate: fast: exit %d, %q; want exit 2 and %q", r.code, r.errOut, want)
+	}
+}
+
+// TestConfigNumbersAsTyped: a rule's capacity and cost are read by the flags' parser: the
+// documented forms (10k, 1,000) are accepted, and 0100 (read as 64) and 0x10 (16) are
+// refused, exit 2 with the line and column, before anything reaches Redis.
+func TestConfigNumbersAsTyped(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, field string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte("rules:\n  - {match: \"rate:*\", layout: express, rate: 5, "+field+"}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for field, want := range map[string]string{"capacity: 10k": `"capacity": 10000`, `capacity: "1,000", cost: 2.5`: `"cost": 2.5`} {
+		if r := run(t, "", "--config", write("ok.yaml", field), "config", "view", "-o", "json"); r.code != ExitOK || !strings.Contains(r.out, want) {
+			t.Errorf("%s: exit %d, %s%s", field, r.code, r.out, r.errOut)
+		}
+	}
+	for field, want := range map[string]string{
+		"capacity: 0100":          `line 2, column 59: "0100": a leading zero`,
+		"capacity: 0x10":          `line 2, column 59: "0x10": not a number`,
+		"capacity: 10, cost: 1_0": `"1_0": not a number`,
+		`capacity: "5 "`:          `"5 ": a space in a number`,
+		"capacity: [5]":           "line 2, column 59: want a number",
+	} {
+		r := run(t, "127.0.0.1:1", "--config", write("bad.yaml", field), "inspect", "rate:x")
+		if r.code != ExitUsage || !strings.Contains(r.errOut, want) || !strings.Contains(r.errOut, "bad.yaml") {
+			t.Errorf("%s: exit %d, %q; want exit 2 and %q", field, r.code, r.errOut, want)
+			continue
+		}
+		oneLine(t, r)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/cmd/output"
@@ -123,13 +125,45 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 	return refused
 }
 
+// existing is the keys of keys that exist, or may: a key the server says is missing, in
+// one round trip within d, is left out (a run whose requests were all refused never
+// wrote it).
+func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
+	if d <= 0 {
+		return keys
+	}
+	cmds := make([]*redis.IntCmd, len(keys))
+	err := load.Within(context.Background(), d, func(ctx context.Context) error {
+		pipe := rdb.Pipeline()
+		for i, k := range keys {
+			cmds[i] = pipe.Exists(ctx, k)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return keys
+	}
+	var out []string
+	for i, k := range keys {
+		if cmds[i].Val() > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // loadCleanup deletes the keys the run created (see load.CleanupAll). A key it could not
 // delete is named in the error: it is left behind. The error wraps the cause, so Redis
 // unreachable exits 3.
 func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	left, err := load.CleanupAll(rdb, created, wait)
 	if err == nil {
 		return nil
+	}
+	if left = existing(rdb, left, time.Until(deadline)); len(left) == 0 {
+		return nil // never written (every request refused), or gone: nothing is left behind
 	}
 	for i, k := range left {
 		left[i] = format.SafeKey(k)

@@ -111,15 +111,29 @@ func loadRun(opts *LoadOptions) (err error) {
 	}
 	for _, r := range reports {
 		if r.Requests > 0 && r.Errors == r.Requests {
-			msg := "every request failed"
-			if len(r.ErrorSamples) > 0 {
-				msg += ": " + r.ErrorSamples[0].Message
-			}
-			return errors.New(msg)
+			return everyRequestFailed(f, r)
 		}
 	}
 	return nil
 }
+
+// everyRequestFailed is the error of a run whose every request failed, worded as consume's
+// refused write: the key, the server, the reply and, for a server that refuses every
+// write (READONLY, OOM…), the fix.
+func everyRequestFailed(f *Factory, r load.Report) error {
+	what := "load " + format.QuoteKey(r.Key)
+	if len(r.ErrorSamples) == 0 {
+		return fmt.Errorf("%s on %s: every request failed", what, serverOf(f))
+	}
+	return newWriteError(what, serverOf(f), "(every request failed)", sampleReply(r.ErrorSamples[0].Message))
+}
+
+// sampleReply is a load report's error sample as the server's error reply it was, so
+// that rediserr.Refusal reads it as consume's errors are read.
+type sampleReply string
+
+func (s sampleReply) Error() string { return string(s) }
+func (sampleReply) RedisError()     {}
 
 // failedCount says how many requests failed: "1,204 of 3,000 requests failed".
 func failedCount(reports []load.Report) string {

@@ -65,7 +65,7 @@ func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 	amountVar(fl, &opts.Tokens, "tokens", 0, "write this many tokens instead of refilling")
 	fl.BoolVar(&opts.Empty, "empty", false, "write 0 tokens (drain the bucket)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would be reset and change nothing")
-	fl.IntVar(&opts.Limit, "limit", 0, "with --match: reset at most this many buckets (0 = no limit)")
+	intVar(fl, &opts.Limit, "limit", 0, "with --match: reset at most this many buckets (0 = no limit)")
 	fl.BoolVar(&opts.IgnoreMissing, "ignore-missing", false, "a KEY that does not exist is no error (it is already full)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation (needed when not on a terminal)")
 	opts.Spec.register(cmd, f, false)

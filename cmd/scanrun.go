@@ -20,7 +20,7 @@ const terminalLimit = 1000
 
 // addLimitFlag registers --limit; resolveLimit turns it into the limit in force.
 func addLimitFlag(cmd *cobra.Command, p *int, what string) {
-	cmd.Flags().IntVarP(p, "limit", "n", 0, fmt.Sprintf("stop after this many %s (0 = no limit; default: %d on a terminal, no limit when piped)", what, terminalLimit))
+	intVarP(cmd.Flags(), p, "limit", "n", 0, fmt.Sprintf("stop after this many %s (0 = no limit; default: %d on a terminal, no limit when piped)", what, terminalLimit))
 }
 
 // keysOrMatch is the rule of the commands that take KEY... or --match PATTERN (inspect,

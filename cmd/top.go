@@ -54,9 +54,9 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
 	durationVarP(fl, &opts.Interval, "interval", "i", time.Second, "time between refreshes")
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "quit after this long (0 = until q)")
-	fl.IntVar(&opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
-	fl.IntVar(&opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
-	fl.IntVarP(&opts.Limit, "limit", "n", 0, "look at the first N buckets found only, then start over (0 = no limit)")
+	intVar(fl, &opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
+	intVar(fl, &opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
+	intVarP(fl, &opts.Limit, "limit", "n", 0, "look at the first N buckets found only, then start over (0 = no limit)")
 	opts.Spec.register(cmd, f, false)
 	return cmd
 }

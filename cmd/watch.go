@@ -64,7 +64,7 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	durationVarP(fl, &opts.Interval, "interval", "i", time.Second, "time between refreshes")
-	fl.IntVarP(&opts.Count, "count", "n", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
+	intVarP(fl, &opts.Count, "count", "n", 0, "stop after this many refreshes, printing one line each (0 = until stopped)")
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "stop after this long (0 = until stopped)")
 	durationVarP(fl, &opts.Window, "window", "", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)

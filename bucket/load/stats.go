@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Latencies are recorded in microseconds from 1 µs to an hour with 3 significant digits.
@@ -114,7 +116,7 @@ func (s *shard) record(o *outcome) {
 		}
 		c.errors++
 		ps.Errors++
-		msg := err.Error()
+		msg := rediserr.ReplyText(err) // without a script's SHA1 and line
 		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrorKinds {
 			msg = "other errors"
 		}

@@ -3,8 +3,10 @@ package units
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/bucketctl/bucketctl/bucket"
 )
@@ -14,16 +16,33 @@ const (
 	rateExample     = "5, 5/s, 300/m or 0.5/h"
 	DurationExample = "3s, 500ms or 1m30s"
 	AmountExample   = "10, 2.5, 1,000, 10k or 1e6"
+	WholeExample    = "10, 1,000 or 10k"
+	// MaxDuration is the longest duration a user may type: more is a typo, and a
+	// deadline that far would overflow.
+	MaxDuration = 365 * 24 * time.Hour
 )
 
 // ParseAmount reads a number of tokens or requests: 10, 2.5, 1,000, 1e6, and the counts
 // the views print with a suffix (340k, 1.2M).
 func ParseAmount(s string) (float64, error) {
-	v, ok := parseNumber(strings.TrimSpace(s))
-	if !ok {
-		return 0, errors.New("not a number; write it as " + AmountExample)
+	v, why := parseNumber(s)
+	if why != "" {
+		return 0, errors.New(why + "; write it as " + AmountExample)
 	}
 	return v, nil
+}
+
+// ParseWhole reads a whole number as ParseAmount reads a number (10, 1,000, 10k): a
+// fraction, or a magnitude beyond 2^53, is refused.
+func ParseWhole(s string) (int64, error) {
+	v, why := parseNumber(s)
+	switch {
+	case why != "" && why != notNumber:
+		return 0, errors.New(why + "; write it as " + WholeExample)
+	case why != "", v != math.Trunc(v) || math.Abs(v) > 1<<53:
+		return 0, errors.New("not a whole number; write it as " + WholeExample)
+	}
+	return int64(v), nil
 }
 
 // rateUnit is the length in seconds of a unit a rate may name after its slash (0: none).
@@ -44,33 +63,35 @@ func rateUnit(u string) float64 {
 // ParseRate reads a rate in tokens per second: a bare number is per second (5), or a
 // number per unit (5/s, 300/m, 300/min, 0.5/h, 0.5/hour, 1,500/s, 10k/d).
 func ParseRate(s string) (float64, error) {
-	num, unit, per := strings.Cut(strings.TrimSpace(s), "/")
-	v, ok := parseNumber(strings.TrimSpace(num))
-	if !ok {
-		return 0, errors.New("not a rate; write it as " + rateExample)
+	num, unit, per := strings.Cut(s, "/")
+	v, why := parseNumber(num)
+	if why != "" {
+		if why == notNumber {
+			why = "not a rate"
+		}
+		return 0, errors.New(why + "; write it as " + rateExample)
 	}
 	if !per {
 		return v, nil
 	}
-	sec := rateUnit(strings.TrimSpace(unit))
+	sec := rateUnit(unit)
 	if sec == 0 {
-		return 0, errors.New("unknown unit /" + strings.TrimSpace(unit) + "; write it as " + rateExample)
+		return 0, errors.New("unknown unit /" + unit + "; write it as " + rateExample)
 	}
 	return v / sec, nil
 }
 
 // ParseDuration reads a duration with its unit (3s, 500ms, 1m30s, 2h), as the views print
-// them. A bare number is refused, saying how to write it, except 0; unitIfBare is the
-// unit a bare number is read in where the name of the value says it (a field in _ms),
-// 0 elsewhere.
+// them, up to MaxDuration. A bare number is refused, saying how to write it, except 0;
+// unitIfBare is the unit a bare number is read in where the name of the value says it (a
+// field in _ms), 0 elsewhere.
 func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if v, ok := parseNumber(s); ok {
+	if v, why := parseNumber(s); why == "" {
 		switch {
 		case unitIfBare > 0:
 			d := v * float64(unitIfBare)
-			if math.Abs(d) > math.MaxInt64 {
-				return 0, errors.New("too long; write it as " + DurationExample)
+			if math.Abs(d) > float64(MaxDuration) {
+				return 0, errors.New("over a year (8760h); write it as " + DurationExample)
 			}
 			return time.Duration(d), nil
 		case v == 0:
@@ -78,19 +99,37 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 		}
 		return 0, errors.New("a duration needs a unit; write it as " + s + "s")
 	}
-	d, err := time.ParseDuration(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
+	if strings.ContainsFunc(s, unicode.IsSpace) {
+		return 0, errors.New("a space in a duration; write it as " + DurationExample)
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "invalid duration") && s != "" && strings.Trim(s, "0123456789.+-nsuµmh") == "":
+		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+	case err != nil:
 		return 0, errors.New("not a duration; write it as " + DurationExample)
+	case d > MaxDuration || d < -MaxDuration:
+		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
 	}
 	return d, nil
 }
 
+// notNumber is parseNumber's reason for what is no number at all.
+const notNumber = "not a number"
+
 // parseNumber reads a number as people type it: the one number grammar (bucket.ParseNumber),
 // with optional thousands separators (1,500) and a k/M/G suffix (340k), as the views print
-// counts.
-func parseNumber(s string) (float64, bool) {
-	if s == "" {
-		return 0, false
+// counts. It returns why s is refused ("" when it is not): no padding or spaces, no
+// leading zero that other tools read as octal (0100), at most 64 characters, and a value
+// that neither overflows nor underflows to 0 (1e-400).
+func parseNumber(s string) (float64, string) {
+	switch {
+	case s == "":
+		return 0, notNumber
+	case strings.ContainsFunc(s, unicode.IsSpace):
+		return 0, "a space in a number"
+	case len(s) > maxLen:
+		return 0, "longer than 64 characters"
 	}
 	mult := 1.0
 	switch s[len(s)-1] {
@@ -106,7 +145,7 @@ func parseNumber(s string) (float64, bool) {
 		groups := strings.Split(strings.TrimLeft(whole, "+-"), ",")
 		for i, g := range groups {
 			if (i == 0 && (len(g) < 1 || len(g) > 3)) || (i > 0 && len(g) != 3) {
-				return 0, false
+				return 0, notNumber
 			}
 		}
 		s = strings.ReplaceAll(whole, ",", "")
@@ -115,8 +154,33 @@ func parseNumber(s string) (float64, bool) {
 		}
 	}
 	v, ok := bucket.ParseNumber(s)
-	if !ok || math.IsInf(v*mult, 0) {
-		return 0, false
+	digits := strings.TrimLeft(s, "+-")
+	switch {
+	case !ok && overflows(s), ok && math.IsInf(v*mult, 0):
+		return 0, "too large"
+	case !ok:
+		return 0, notNumber
+	case len(digits) > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9':
+		return 0, "a leading zero (other tools read 0100 as octal)"
+	case v == 0 && strings.Trim(mantissa(digits), "0.") != "":
+		return 0, "too small: it rounds to 0"
 	}
-	return v * mult, true
+	return v * mult, ""
+}
+
+// maxLen is the longest number a user may type: the stored numbers' limit.
+const maxLen = 64
+
+// mantissa is a number's digits before its exponent.
+func mantissa(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// overflows says s is a decimal number too large for a float (1e999).
+func overflows(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) && strings.Trim(s, "0123456789.eE+-") == ""
 }

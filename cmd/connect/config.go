@@ -64,13 +64,13 @@ type ContextConfig struct {
 // Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
 // layout and a spec (see rules.Rule). The first matching rule wins.
 type Rule struct {
-	Name     string    `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
-	Match    string    `mapstructure:"match" yaml:"match" json:"match,omitempty"`
-	Layout   string    `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
-	Capacity float64   `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
-	Rate     RateValue `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
-	Cost     float64   `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
-	Plan     string    `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
+	Name     string      `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
+	Match    string      `mapstructure:"match" yaml:"match" json:"match,omitempty"`
+	Layout   string      `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
+	Capacity AmountValue `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	Rate     RateValue   `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
+	Cost     AmountValue `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
+	Plan     string      `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
 // DefaultPath is the config file's default location, $XDG_CONFIG_HOME/bucketctl/config.yaml
@@ -209,7 +209,7 @@ func (cfg *Config) validate() error {
 		if r.Name == "" {
 			r.Name = r.Match
 		}
-		list[i] = rules.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: r.Capacity, Rate: float64(r.Rate)}, Cost: r.Cost}
+		list[i] = rules.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: float64(r.Capacity), Rate: float64(r.Rate)}, Cost: float64(r.Cost)}
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
 			if err != nil {
@@ -333,5 +333,22 @@ func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
 		return fmt.Errorf("line %d: rate %q: %v", node.Line, node.Value, err)
 	}
 	*r = RateValue(v)
+	return nil
+}
+
+// AmountValue is a number in the config file (a rule's capacity, its cost), read by the
+// number flags' parser: 100, 2.5, 1,000, 10k; never in another base (0100, 0x10).
+type AmountValue float64
+
+// UnmarshalYAML reads the number as a person wrote it.
+func (a *AmountValue) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d, column %d: want a number, such as %s", node.Line, node.Column, units.AmountExample)
+	}
+	v, err := units.ParseAmount(node.Value)
+	if err != nil {
+		return fmt.Errorf("line %d, column %d: %q: %v", node.Line, node.Column, node.Value, err)
+	}
+	*a = AmountValue(v)
 	return nil
 }

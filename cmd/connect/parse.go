@@ -254,7 +254,7 @@ func checkHostPort(addr string) error {
 	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
 		return errors.New("the host has a colon but is no IPv6 address")
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+	if n, err := strconv.Atoi(port); err != nil || !isDecimal(port) || n < 1 || n > 65535 {
 		return errors.New("the port " + strconv.Quote(port) + " is not a number from 1 to 65535")
 	}
 	return nil

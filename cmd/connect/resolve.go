@@ -61,6 +61,14 @@ func Resolve(in Inputs) (*Server, error) {
 	s.Timeout, _ = in.Flags.GetDuration("timeout")
 	insecure, _ := in.Flags.GetBool("insecure-skip-verify")
 	s.InsecureSkipVerify = insecure || cc.InsecureSkipVerify
+	switch {
+	case insecure && r.typed("insecure-skip-verify"):
+		s.InsecureSource = "--insecure-skip-verify"
+	case insecure:
+		s.InsecureSource = EnvName("insecure-skip-verify")
+	case cc.InsecureSkipVerify:
+		s.InsecureSource = fmt.Sprintf("context %q's insecure-skip-verify", name)
+	}
 	if err := r.server(s); err != nil {
 		return nil, err
 	}

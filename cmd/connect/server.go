@@ -32,7 +32,10 @@ type Server struct {
 	TLSCert            string
 	TLSKey             string
 	InsecureSkipVerify bool
-	DialTimeout        time.Duration
+	// InsecureSource says where InsecureSkipVerify came from: the flag, its variable or
+	// a context, for the warning every run that skips verification prints.
+	InsecureSource string
+	DialTimeout    time.Duration
 	// Timeout bounds each request, the connection's handshake included (see NewClient).
 	Timeout  time.Duration
 	PoolSize int
@@ -76,3 +79,13 @@ func (s *Server) Label() string {
 // Master is the master a Sentinel client dialled last ("?" before it dialled, or when the
 // server is not Sentinel).
 func (s *Server) Master() string { return s.master.get() }
+
+// InsecureWarning is the one line a run that does not verify the server's TLS certificate
+// prints on stderr, naming where the setting came from; "" when it verifies.
+func (s *Server) InsecureWarning() string {
+	if !s.InsecureSkipVerify {
+		return ""
+	}
+	return fmt.Sprintf("bucketctl: warning: the server's TLS certificate is not verified (%s): anyone on the path can pose as %s and read the traffic; give the CA with --tls-ca instead",
+		format.SafeText(s.InsecureSource), format.SafeText(s.Addr()))
+}
