@@ -88,7 +88,9 @@ func TestTicketFields(t *testing.T) {
 	if r := runAt(t, srv.URL(), &now, "consume", "t:k", "--cost", "5"); r.code != ExitDenied {
 		t.Fatalf("consume --cost 5 of 2 tokens: exit %d %s", r.code, r.errOut)
 	}
-	at := func(ms float64) string { return now.Add(time.Duration(ms * float64(time.Millisecond))).UTC().Format(time.RFC3339Nano) }
+	at := func(ms float64) string {
+		return now.Add(time.Duration(ms * float64(time.Millisecond))).UTC().Format(time.RFC3339Nano)
+	}
 	r := runAt(t, srv.URL(), &now, "inspect", "t:k", "--cost", "5", "-o", "json")
 	var in map[string]any
 	if err := json.Unmarshal([]byte(r.out), &in); err != nil || r.code != ExitOK {

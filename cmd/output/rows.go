@@ -95,7 +95,9 @@ func StateWriterCost(out *Stream, node func(string) string, row func(bucket.Stat
 }
 
 // StateNode is s's view with the node serving it (node nil: none).
-func StateNode(s bucket.State, node func(string) string) StateView { return StateNodeCost(s, node, nil) }
+func StateNode(s bucket.State, node func(string) string) StateView {
+	return StateNodeCost(s, node, nil)
+}
 
 // StateNodeCost is StateNode with the retry-after for cost(key) (nil: 1).
 func StateNodeCost(s bucket.State, node func(string) string, cost func(string) float64) StateView {
