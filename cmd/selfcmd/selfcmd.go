@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -38,9 +37,6 @@ func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildI
 	return shellWord(exe)
 }
 
-// cacheHash is the directory 'go run' keeps an executable in within the build cache:
-// GOCACHE/ab/ab…(hex)-d/NAME.
-var cacheHash = regexp.MustCompile(`^([0-9a-f]{2})[0-9a-f]{30,}-d$`)
 
 // GoRun reports whether exe was built by 'go run': into a temporary
 // …/go-buildNNN/bNNN/exe/NAME, or (Go 1.24 and later, once built) the build cache's
@@ -50,8 +46,9 @@ func GoRun(exe string) bool {
 	if filepath.Base(dir) == "exe" && strings.Contains(exe, "go-build") {
 		return true
 	}
-	m := cacheHash.FindStringSubmatch(filepath.Base(dir))
-	return m != nil && filepath.Base(filepath.Dir(dir)) == m[1]
+	hash, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	return ok && len(hash) >= 32 && strings.Trim(hash, "0123456789abcdef") == "" &&
+		filepath.Base(filepath.Dir(dir)) == hash[:2]
 }
 
 // goRunCommand runs the module again with 'go run' from any directory: at its version when
