@@ -37,7 +37,6 @@ func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildI
 	return shellWord(exe)
 }
 
-
 // GoRun reports whether exe was built by 'go run': into a temporary
 // …/go-buildNNN/bNNN/exe/NAME, or (Go 1.24 and later, once built) the build cache's
 // GOCACHE/xx/xx…-d/NAME. Either goes away, so its path is no command to suggest.
