@@ -111,7 +111,7 @@ func decideRun(opts *DecideOptions) error {
 		return err
 	}
 	if err := output.PrintDecision(opts.IO, o.Decision, output.DecisionOf{Key: opts.Key, Cost: t.Cost, Layout: o.Layout, Exists: o.Exists,
-		Peek: opts.peek, Headers: opts.Headers, Format: opts.Output, Now: opts.Now()}); err != nil {
+		Peek: opts.peek, Headers: opts.Headers, Format: opts.Output, Now: opts.Now(), State: o.State}); err != nil {
 		return err
 	}
 	if !o.Allowed {

@@ -38,6 +38,7 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 		Long:  commandHelp("inspect") + layoutsHelp + "\n\n" + layoutTable() + commandHelp("inspect-fields"),
 		Example: `  bucketctl inspect rate:user:42
   bucketctl inspect rate:user:42 rate:user:43 -o json
+  bucketctl inspect rate:user:42 --cost 5 -o json     # retry_after_ms, retry_at for 5 tokens
   bucketctl inspect --match 'rate:user:*' -o yaml
   bucketctl inspect api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
   bucketctl inspect --cluster 10.0.0.1:6379 rate:user:42 -o wide`,
@@ -58,7 +59,7 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 	cmd.Flags().StringVar(&opts.Match, "match", "", "inspect every key matching this Redis glob pattern (SCAN, never KEYS)")
 	addLimitFlag(cmd, &opts.Limit, "buckets (with --match)")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "with --match: show keys that are not buckets too")
-	opts.Spec.register(cmd, f, false)
+	opts.Spec.register(cmd, f, true) // --cost: the retry-after (retry_at) it waits for
 	addOutputFlag(cmd, &opts.Output, output.StateFormats...)
 	return cmd
 }
@@ -71,7 +72,8 @@ func inspectRun(opts *InspectOptions) error {
 	f, ctx, node := opts.src, opts.Ctx, sr.node
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, output.InspectHeader...)...)
 	var notes output.InspectNotes
-	emit := output.StateWriter(out, node, output.InspectRow, notes.See)
+	cost := func(key string) float64 { return sr.resolve(key).Cost }
+	emit := output.StateWriterCost(out, node, output.InspectRow, notes.See, cost)
 	if opts.Match == "" {
 		states, err := sr.st.InspectWith(ctx, opts.Keys, sr.resolve, sr.custom)
 		if err != nil {
@@ -79,7 +81,7 @@ func inspectRun(opts *InspectOptions) error {
 		}
 		if output.IsData(opts.Output) && len(states) == 1 {
 			// One KEY prints an object, not an array.
-			if err := output.WriteData(f.IO.Out, opts.Output, output.StateNode(states[0], node)); err != nil {
+			if err := output.WriteData(f.IO.Out, opts.Output, output.StateNodeCost(states[0], node, cost)); err != nil {
 				return err
 			}
 		} else {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,5 +50,27 @@ func TestResetThenVerify(t *testing.T) {
 	r = run(t, url, "inspect", "ex:1", "--layout", "express")
 	if r.code != ExitNoKey || !strings.Contains(r.errOut, "misspelt, or a bucket that expired full or was refilled by a reset that deletes") {
 		t.Fatalf("inspect after a reset that deletes: exit %d %q", r.code, r.errOut)
+	}
+}
+
+// TestResetNoMatch: a reset --match that matches no bucket prints no empty table header on
+// stdout; stderr says no buckets match, exit 0.
+func TestResetNoMatch(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	url := srv.URL()
+	run(t, url, "consume", "rate:user:1", "--capacity", "10", "--rate", "1")
+	for _, args := range [][]string{{"--yes"}, {"--dry-run"}, {"--yes", "-o", "json"}} {
+		r := run(t, url, append([]string{"reset", "--match", "nomatch:*"}, args...)...)
+		wantOut := ""
+		if slices.Contains(args, "json") {
+			wantOut = "[]\n"
+		}
+		if r.code != ExitOK || r.out != wantOut || !strings.Contains(r.errOut, `no buckets match "nomatch:*"`) {
+			t.Errorf("reset --match 'nomatch:*' %v: exit %d out %q err %q", args, r.code, r.out, r.errOut)
+		}
+	}
+	if r := run(t, url, "list", "--match", "nomatch:*"); r.code != ExitOK || r.out != "" {
+		t.Errorf("list of no match: exit %d out %q", r.code, r.out)
 	}
 }

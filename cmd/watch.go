@@ -198,7 +198,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		}
 		lastErr = nil
 		if !s.Exists && s.Problem == "" && !saidMissing {
-			fmt.Fprintf(ios.ErrOut, "bucketctl: %s: no such key (a missing bucket reads as full; check the key's spelling)\n", format.SafeKey(opts.Key))
+			fmt.Fprintf(ios.ErrOut, "bucketctl: %s: no such key (misspelt, or a bucket that expired full or was refilled by a reset that deletes; a missing bucket reads as full)\n", format.SafeKey(opts.Key))
 		}
 		saidMissing = !s.Exists
 		var act *bucket.Activity

@@ -211,8 +211,8 @@ func TestWatchMissingKey(t *testing.T) {
 			t.Errorf("missing key line: %s", l)
 		}
 	}
-	if strings.Count(r.errOut, "w:typo: no such key") != 1 {
-		t.Errorf("stderr %q: want one note that the key does not exist", r.errOut)
+	if strings.Count(r.errOut, "w:typo: no such key (misspelt, or a bucket that expired full") != 1 {
+		t.Errorf("stderr %q: want one note that the key does not exist, naming both causes", r.errOut)
 	}
 	r = run(t, srv.URL(), "watch", "w:typo", "--count", "1", "-o", "json")
 	var v map[string]any

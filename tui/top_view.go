@@ -147,6 +147,11 @@ func (m *Top) bottomLines() []string {
 			", every " + format.Duration(m.opts.Interval)
 	}
 	lines = append(lines, "")
+	if !m.detail {
+		lines = append(lines, wrapText(m.st.Subtle, "Marks: "+hotMark+" before a key: written now (the hot line names the busiest; "+
+			"they come first in every order but by name); ▸ the selection. While filtering (/), letters are text, q too: "+
+			"enter keeps the filter, esc clears it.", m.w)...)
+	}
 	for _, p := range []string{cost, "Reads only: each refresh re-reads the buckets kept (one read-script call each, in one pipeline), then scans on where the last one stopped, within --budget commands a second; r writes one bucket, after y."} {
 		lines = append(lines, wrapText(m.st.Subtle, p, m.w)...)
 	}

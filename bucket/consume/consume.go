@@ -15,6 +15,9 @@ type Outcome struct {
 	bucket.Decision
 	Layout string
 	Exists bool
+	// State is the bucket as read, for a decision made from a read (check; nil for a
+	// consume the script decided).
+	State *bucket.State
 }
 
 // WriteFailed is a consume whose write failed (the script's error reply or the round
@@ -73,5 +76,5 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 		return Outcome{Exists: s.Exists}, err
 	}
 	// The same decision inspect, list, top, watch and audit show (State.Decide).
-	return Outcome{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists}, nil
+	return Outcome{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists, State: &s}, nil
 }

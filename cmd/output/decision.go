@@ -19,6 +19,9 @@ type DecisionOf struct {
 	Exists, Peek, Headers bool
 	Format                string
 	Now                   time.Time
+	// State is the bucket the decision was read from (check), for its times and
+	// counters; nil for a consume.
+	State *bucket.State
 }
 
 // PrintDecision prints a decision of check or consume: a line (with notes on stderr) or a
@@ -40,6 +43,15 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Wait(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
 	}
 	v.AheadMS = format.JSONMS(d.Ahead)
+	if s := p.State; s != nil {
+		v.RetryAt, v.FullAt = ServerTime(s.Now, res.RetryAfter), ServerTime(s.Now, res.ResetAfter)
+		if s.Exists && s.Stored.TS != 0 {
+			v.UpdatedAt = s.UpdatedAt().UTC().Format(time.RFC3339Nano)
+		}
+		if s.Layout.Native {
+			v.Counters = &Counters{Allowed: s.Allowed, Denied: s.Denied}
+		}
+	}
 	v.RetryAtExpiry, v.FullAtExpiry = d.RetryByExpiry, d.FullByExpiry
 	if d.RetryByExpiry {
 		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Wait(res.RetryAfter), layout))

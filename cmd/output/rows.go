@@ -67,6 +67,12 @@ func WithNode(node func(string) string, header ...string) []string {
 // StateView each otherwise; see is shown every state first.
 func StateWriter(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
 	see func(bucket.State)) func([]bucket.State) error {
+	return StateWriterCost(out, node, row, see, nil)
+}
+
+// StateWriterCost is StateWriter with each view's retry-after for cost(key) (nil: 1).
+func StateWriterCost(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
+	see func(bucket.State), cost func(string) float64) func([]bucket.State) error {
 	return func(page []bucket.State) error {
 		for _, s := range page {
 			see(s)
@@ -74,7 +80,7 @@ func StateWriter(out *Stream, node func(string) string, row func(bucket.State, f
 			if out.IsTable() {
 				err = out.Add(nil, row(s, node)...)
 			} else {
-				err = out.Add(StateNode(s, node))
+				err = out.Add(StateNodeCost(s, node, cost))
 			}
 			if err != nil {
 				return err
@@ -84,8 +90,18 @@ func StateWriter(out *Stream, node func(string) string, row func(bucket.State, f
 	}
 }
 
+// StateNode is s's view with the node serving it (node nil: none).
 func StateNode(s bucket.State, node func(string) string) StateView {
-	v := StateOf(s)
+	return StateNodeCost(s, node, nil)
+}
+
+// StateNodeCost is StateNode with the retry-after for cost(key) (nil: 1).
+func StateNodeCost(s bucket.State, node func(string) string, cost func(string) float64) StateView {
+	c := 1.0
+	if cost != nil {
+		c = cost(s.Key)
+	}
+	v := StateOfCost(s, c)
 	if node != nil {
 		v.Node = node(s.Key)
 	}

@@ -141,6 +141,9 @@ func (t *streamTable) add(cells []string) { t.rows = append(t.rows, cells) }
 const colGap = 2
 
 func (t *streamTable) writePage(w *bufio.Writer) {
+	if !t.started && len(t.rows) == 0 {
+		return // no header over no rows: stderr says why there are none
+	}
 	if !t.started {
 		t.widths = make([]int, len(t.header))
 		for i, h := range t.header {

@@ -94,6 +94,18 @@ type ResultView struct {
 	// the answer depends on the next caller's clock, when it does.
 	WriterClock *ClockView `json:"writer_clock,omitempty"`
 	Ambiguous   string     `json:"ambiguous,omitempty"`
+	// RetryAt, FullAt (the server's time of the read plus the waits) and UpdatedAt, RFC
+	// 3339, and the native counters: check only (it reads the bucket).
+	RetryAt   string    `json:"retry_at,omitempty"`
+	FullAt    string    `json:"full_at,omitempty"`
+	UpdatedAt string    `json:"updated_at,omitempty"`
+	Counters  *Counters `json:"counters,omitempty"`
+}
+
+// Counters are a native bucket's decision counters.
+type Counters struct {
+	Allowed int64 `json:"allowed"`
+	Denied  int64 `json:"denied"`
 }
 
 // ClockView is a decision on another clock than the server's.
@@ -133,6 +145,12 @@ type StateView struct {
 	Missing      string   `json:"missing,omitempty"`
 	Fill         *float64 `json:"fill,omitempty"`
 	TimeToFullMS *float64 `json:"time_to_full_ms,omitempty"`
+	// Cost is what RetryAfterMS waits for (--cost, a rule's, else 1); RetryAt and FullAt
+	// are the server's time of the read plus the waits (RFC 3339; no retry_at: never).
+	Cost         *float64 `json:"cost,omitempty"`
+	RetryAfterMS *float64 `json:"retry_after_ms,omitempty"`
+	RetryAt      string   `json:"retry_at,omitempty"`
+	FullAt       string   `json:"full_at,omitempty"`
 	TTLMS        float64  `json:"ttl_ms"`
 	UpdatedAt    string   `json:"updated_at,omitempty"`
 	AgeMS        float64  `json:"age_ms"`
@@ -148,7 +166,11 @@ type StateView struct {
 	Node        string     `json:"node,omitempty"`
 }
 
-func StateOf(s bucket.State) StateView {
+// StateOf is s's view, its retry-after for a cost of 1.
+func StateOf(s bucket.State) StateView { return StateOfCost(s, 1) }
+
+// StateOfCost is s's view, its retry-after for cost.
+func StateOfCost(s bucket.State, cost float64) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
 		LayoutDetected: s.Detected, StoredTokens: format.JSONTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
 		AgeMS: format.JSONMS(s.Age()), AheadMS: format.JSONMS(s.Ahead), TTLMS: format.JSONTTL(s.TTL)}
@@ -164,9 +186,12 @@ func StateOf(s bucket.State) StateView {
 	}
 	if s.HasSpec() {
 		tokens, c, r := format.JSONTokens(s.Tokens), format.JSONSpec(s.Spec.Capacity), format.JSONSpec(s.Spec.Rate)
-		d := s.Decide(0)
+		d, dc := s.Decide(0), s.Decide(cost)
 		fill, ttf := format.JSONRatio(s.Fill()), format.JSONMS(d.ResetAfter)
 		v.Tokens, v.Capacity, v.Rate, v.Fill, v.TimeToFullMS = &tokens, &c, &r, &fill, &ttf
+		jc, retry := format.JSONSpec(cost), format.JSONRetryAfter(dc.RetryAfter)
+		v.Cost, v.RetryAfterMS = &jc, &retry
+		v.RetryAt, v.FullAt = ServerTime(s.Now, dc.RetryAfter), ServerTime(s.Now, d.ResetAfter)
 		v.SpecSource = s.SpecSource
 		v.FullAtExpiry = d.FullByExpiry
 		if s.Ambiguous() {
@@ -179,6 +204,15 @@ func StateOf(s bucket.State) StateView {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
 	}
 	return v
+}
+
+// ServerTime is the server's time now (microseconds) plus d, in RFC 3339 (UTC); "" for a
+// negative d (never) or an unknown now.
+func ServerTime(now int64, d time.Duration) string {
+	if d < 0 || now <= 0 {
+		return ""
+	}
+	return time.UnixMicro(now).Add(d).UTC().Format(time.RFC3339Nano)
 }
 
 // stateViews are the JSON/YAML shapes of states, with the node serving each key when node
