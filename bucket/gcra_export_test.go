@@ -24,3 +24,9 @@ func (l Layout) GCRAReset(spec Spec, tokens float64, now time.Time) (gcraWrite, 
 func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
 	return l.gcraShape(key, value, pttl, now)
 }
+
+// GCRAOverdraw is the library's overdraw (tokens below empty its rounding allows).
+func (l Layout) GCRAOverdraw() float64 { return l.lib().overdraw() }
+
+// GCRATTLRule is the library's TTL rule: at its write, TAT − now in (TTL − under, TTL + over].
+func (l Layout) GCRATTLRule() (under, over time.Duration) { return l.lib().ttlRule() }

@@ -46,21 +46,22 @@ const gcraRuleSlack = time.Second
 
 // gcraTTLBounds says which TATs a key with a TTL can hold as a bucket of this gcra layout:
 // TAT − now must lie in (PTTL − below, PTTL + above]. The libraries tie the TTL to the TAT
-// when they write it, and both then count down together: redis_rate sets EX ceil(TAT − now),
-// so TAT − now lies in (PTTL − 1 s, PTTL]; throttled sets floor(TAT − now) s, at least 1 s,
-// so it lies in (PTTL − 1 s, PTTL + 1 s). below adds gcraRuleSlack to that (a rule accepts
-// what detection calls maybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the
-// same bounds, passed from here.
+// when they write it (gcraLib.ttlRule: TAT − now in (TTL − under, TTL + over]), and both
+// then count down together. below adds gcraRuleSlack to under (a rule accepts what
+// detection calls maybeGCRA); both add gcraTTLSlack. scripts/reset.lua applies the same
+// bounds, passed from here.
 func (l Layout) gcraTTLBounds() (below, above time.Duration) {
-	return time.Second + gcraTTLSlack + gcraRuleSlack, gcraTTLSlack + l.TTLShortfall()
+	under, over := l.lib().ttlRule()
+	return under + gcraTTLSlack + gcraRuleSlack, gcraTTLSlack + over
 }
 
 // TTLShortfall is how much shorter than the time to full the owning application may set a
-// bucket's TTL by design: throttled rounds it down to whole seconds (up to 1 s); the others
-// set it at least as long.
+// bucket's TTL by design: throttled rounds it down to whole seconds (up to 1 s), redis-cell
+// to milliseconds; the others set it at least as long.
 func (l Layout) TTLShortfall() time.Duration {
-	if l.Type == GCRA && l.Library == libThrottled {
-		return time.Second
+	if lib := l.lib(); lib != nil {
+		_, over := lib.ttlRule()
+		return over
 	}
 	return 0
 }
@@ -71,7 +72,7 @@ func (l Layout) TTLShortfall() time.Duration {
 // the library could not have set for it, is notGCRA whatever a rule says: a counter, a
 // flag or a timestamp of another application is often a number of the library's form.
 func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
-	if l.Type != GCRA {
+	if l.lib() == nil {
 		return notGCRA, fmt.Sprintf("layout %s does not store GCRA buckets", l.Name)
 	}
 	t, err := l.parseTAT(value)
@@ -94,7 +95,7 @@ func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) 
 	if l.KeyPrefix != "" && !strings.HasPrefix(key, l.KeyPrefix) {
 		return maybeGCRA, fmt.Sprintf("the key does not start with %s's prefix %q", l.Library, l.KeyPrefix)
 	}
-	if ahead <= pttl-time.Second-gcraTTLSlack {
+	if under, _ := l.lib().ttlRule(); ahead <= pttl-under-gcraTTLSlack {
 		return maybeGCRA, fmt.Sprintf("%s, and the key's TTL of %s outlasts it by more than %s leaves",
 			tatFromNow(t, ahead), pttl, l.Library)
 	}
@@ -113,25 +114,58 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 // gcraLayouts are the gcra presets, in the order detection tries them.
 func gcraLayouts() []Layout { return presetsOf(GCRA) }
 
-// detectGCRA finds the gcra preset a string value fits best. The magnitudes of the two
-// libraries' numbers (seconds since 2017 below 2^32; Unix nanoseconds from 1e18) never
-// overlap, so at most one preset fits; fit is notGCRA when none does, and maybeGCRA means
-// the value needs a rule to be read as that layout's bucket.
+// detectGCRA finds the gcra preset a string value fits best: a sure fit before a maybe,
+// under the preset's own key prefix before without, a TTL within the library's own rule
+// (gcraTTLTight) before one only within the slack, then the first in registry order.
+// Libraries share forms (redis-rate and redis-gcra: float seconds since 2017; throttled
+// and redis-cell: integer Unix ns), so this is a guess among them; fit is notGCRA when
+// none fits, and maybeGCRA means the value needs a rule to be read as a bucket.
 func detectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, gcraFit, string) {
-	reasons := make([]string, 0, 2)
+	reasons := make([]string, 0, len(gcraLayouts()))
+	var best Layout
+	bestRank, bestWhy := 0, ""
 	for _, l := range gcraLayouts() {
 		fit, why := l.gcraShape(key, value, pttl, now)
-		if fit != notGCRA {
-			return l, fit, why
+		if fit == notGCRA {
+			reasons = append(reasons, l.Name+": "+why)
+			continue
 		}
-		reasons = append(reasons, l.Name+": "+why)
+		rank := 4 * int(fit)
+		if l.KeyPrefix != "" && strings.HasPrefix(key, l.KeyPrefix) {
+			rank += 2
+		}
+		if l.gcraTTLTight(value, pttl, now) {
+			rank++
+		}
+		if rank > bestRank {
+			best, bestRank, bestWhy = l, rank, why
+		}
 	}
-	return Layout{}, notGCRA, strings.Join(reasons, "; ")
+	if bestRank == 0 {
+		return Layout{}, notGCRA, strings.Join(reasons, "; ")
+	}
+	return best, gcraFit(bestRank / 4), bestWhy
+}
+
+// gcraTTLJitter is how far outside its library's own TTL rule a TAT may lie and still be
+// told from a library of the same form by its TTL: redis-cell's is exact to the
+// millisecond, throttled's to the second.
+const gcraTTLJitter = 10 * time.Millisecond
+
+// gcraTTLTight says TAT − now lies within the library's TTL rule, give or take gcraTTLJitter.
+func (l Layout) gcraTTLTight(value string, pttl time.Duration, now time.Time) bool {
+	t, err := l.parseTAT(value)
+	if err != nil {
+		return false
+	}
+	under, over := l.lib().ttlRule()
+	d := time.Duration(t.Unix-nowNanos(now)) - pttl
+	return d > -under-gcraTTLJitter && d <= over+gcraTTLJitter
 }
 
 // gcraReading is one gcra bucket as read: what bucket.State needs.
 type gcraReading struct {
-	// Exists is false for a missing key: a full bucket in both libraries.
+	// Exists is false for a missing key: a full bucket in every library.
 	Exists bool
 	// TAT is the stored theoretical arrival time (zero when missing).
 	TAT TAT
@@ -156,8 +190,8 @@ func (r gcraReading) AheadOfServer() bool { return r.Ahead > 0 }
 // comes back with Fit notGCRA and the Reason; the error is for a layout or spec that is
 // not valid.
 func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (gcraReading, error) {
-	if l.Type != GCRA {
-		return gcraReading{}, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
+	if l.lib() == nil {
+		return gcraReading{}, notGCRALayout(l)
 	}
 	if err := l.Validate(); err != nil {
 		return gcraReading{}, err

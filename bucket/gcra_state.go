@@ -54,13 +54,7 @@ func (s State) gcraStored() *TAT {
 
 // tatFor is the TAT that leaves tokens at now (a full bucket: now itself).
 func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
-	tokens = math.Max(0, math.Min(spec.Capacity, tokens))
-	waitNs := int64(math.Round((spec.Capacity - tokens) / spec.Rate * 1e9))
-	unix := nowNanos(now) + waitNs
-	t := TAT{Unix: unix}
-	if l.Library == libRedisRate {
-		t.seconds = luaNow(now, l.Epoch) + float64(waitNs)/1e9
-	}
+	t := l.lib().tatFor(l, spec, math.Max(0, math.Min(spec.Capacity, tokens)), now)
 	return &t
 }
 
@@ -88,7 +82,7 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 	}
 	d.Allowed = gd.Allowed
 	if !gd.Allowed {
-		d.RetryAfter, d.AppRetryAfter = gd.RetryAfter, gd.RetryAfter
+		d.RetryAfter, d.AppRetryAfter = gd.Wait, gd.AppRetryAfter
 		if float64(n) > spec.Capacity {
 			d.RetryAfter = -1
 		}
@@ -118,11 +112,11 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 	return t, nil
 }
 
-// gcraResetArgs are the reset script's arguments for a GCRA bucket: the library whose
-// number form and TTL the script re-checks (with the layout's epoch and gcraTTLBounds),
-// and for a level the value and TTL gcraReset gives (a full bucket is a delete: neither
-// library stores one). clientNow is now in microseconds for the script's check when the
-// Store keeps a client clock, "" for the server's TIME.
+// gcraResetArgs are the reset script's arguments for a GCRA bucket: the library's TAT
+// form (its unit, float flag, range and the layout's epoch) and TTL bounds (gcraTTLBounds)
+// the script re-checks, and for a level the value and TTL gcraReset gives (a full bucket
+// is a delete: no library stores one). clientNow is now in microseconds for the script's
+// check when the Store keeps a client clock, "" for the server's TIME.
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {
@@ -134,9 +128,18 @@ func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []int
 			mode, value, ttl = "set", w.Value, strconv.FormatInt(w.TTL.Milliseconds(), 10)
 		}
 	}
+	lib := op.Layout.lib()
+	if lib == nil {
+		return nil, nil, notGCRALayout(op.Layout)
+	}
+	lo, hi := lib.scriptRange()
+	float := ""
+	if op.Layout.FloatTime {
+		float = "1"
+	}
 	below, above := op.Layout.gcraTTLBounds()
-	args := []interface{}{mode, string(GCRA), op.Layout.Library, strconv.FormatInt(op.Layout.Epoch, 10),
+	args := []interface{}{mode, string(GCRA), lo, strconv.FormatInt(op.Layout.Epoch, 10),
 		strconv.FormatInt(below.Microseconds(), 10), strconv.FormatInt(above.Microseconds(), 10),
-		value, "", "", ttl, clientNow, "", declaredArg(op)}
+		value, string(op.Layout.TimeUnit), float, ttl, clientNow, hi, declaredArg(op)}
 	return []string{op.Key}, args, nil
 }

@@ -24,11 +24,12 @@
 -- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
 --          that changes the stored spec on purpose); "": only into a bucket it creates
 -- ARGV[15..] field/value pairs of the native spec (capacity, rate)
--- gcra: ARGV[3] the library ("redis_rate" or "throttled"), ARGV[4] the layout's epoch in
---       Unix seconds (redis_rate counts from it), ARGV[5] and ARGV[6] the TTL bounds below
---       and above in microseconds, ARGV[7] the TAT to SET, ARGV[10] its TTL in
---       milliseconds, ARGV[11] now as above. The key must still be a string holding one
---       number in that library's form (bucket/gcra.go parseTAT) with a TTL the library could
+-- gcra: ARGV[3] the lowest stored number of the library's form and ARGV[12] the first
+--       beyond it (decimal), ARGV[4] the layout's epoch in Unix seconds, ARGV[5] and
+--       ARGV[6] the TTL bounds below and above in microseconds, ARGV[7] the TAT to SET,
+--       ARGV[8] its unit and ARGV[9] "1" for a float (else a canonical integer), ARGV[10]
+--       its TTL in milliseconds, ARGV[11] now as above. The key must still be a string
+--       holding one number of that form (bucket/gcra_forms.go) with a TTL the library could
 --       have set for it: TAT − now in (PTTL − ARGV[5], PTTL + ARGV[6]] (bucket/gcra_read.go
 --       gcraTTLBounds). Anything else, a counter without a TTL above all, is left untouched.
 -- Reply: 1 reset, 2 created (set on a missing bucket), 0 nothing to delete (no key),
@@ -56,30 +57,28 @@ local function split(s)
   return out
 end
 
--- A TAT in the library's form: redis_rate a number of the one grammar (the prelude's num) in
--- [0, 2^32) (seconds since 2017); throttled a canonical integer of Unix nanoseconds in
--- [1e18, 2^63) (bucket/gcra.go parseTAT is the Go side).
-local function gcra_tat(lib, v)
+local per = { s = 1000000, ms = 1000, us = 1, ns = 0.001 }
+
+-- Whether digit strings a < b as numbers (beyond a double's precision).
+local function digits_lt(a, b) return #a < #b or (#a == #b and a < b) end
+
+-- A TAT in the library's form: a float a number of the one grammar (the prelude's num), an
+-- integer canonical digits; either in [ARGV[3], ARGV[12]) (bucket/gcra_forms.go parse).
+local function gcra_tat(v)
   if type(v) ~= 'string' then return false end
-  if lib == 'throttled' then
-    return #v == 19 and string.find(v, '^[1-9]%d*$') ~= nil and v <= '9223372036854775807'
+  if ARGV[9] == '1' then
+    local n = num(v)
+    return n ~= nil and n >= tonumber(ARGV[3]) and n < tonumber(ARGV[12])
   end
-  if lib ~= 'redis_rate' then return false end
-  local n = num(v)
-  return n ~= nil and n >= 0 and n < 4294967296
+  return string.find(v, '^[1-9]%d*$') ~= nil and not digits_lt(v, ARGV[3]) and digits_lt(v, ARGV[12])
 end
 
 -- Whether the TAT v (in the library's form) fits the key's TTL the way the library sets it:
 -- the libraries always set a TTL, and tie it to the TAT.
-local function gcra_ttl_fits(lib, v)
+local function gcra_ttl_fits(v)
   local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then return false end
-  local tat
-  if lib == 'throttled' then
-    tat = tonumber(v) / 1000
-  else
-    tat = (tonumber(ARGV[4]) + tonumber(v)) * 1000000
-  end
+  if pttl < 0 or per[ARGV[8]] == nil then return false end
+  local tat = tonumber(ARGV[4]) * 1000000 + tonumber(v) * per[ARGV[8]]
   local ahead, ttl = tat - now_us(), pttl * 1000
   return ahead > ttl - tonumber(ARGV[5]) and ahead <= ttl + tonumber(ARGV[6])
 end
@@ -95,7 +94,7 @@ if ARGV[2] == 'gcra' then
     return -3
   else
     local v = redis.call('GET', KEYS[1])
-    if not gcra_tat(ARGV[3], v) or not gcra_ttl_fits(ARGV[3], v) then return -1 end
+    if not gcra_tat(v) or not gcra_ttl_fits(v) then return -1 end
   end
   if ARGV[1] == 'delete' then
     redis.call('DEL', KEYS[1])
@@ -114,7 +113,6 @@ for i = 1, #KEYS do
   if types[i] ~= 'none' then missing = false end
 end
 
-local per = { s = 1000000, ms = 1000, us = 1, ns = 0.001 }
 local div = per[ARGV[8]]
 if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
 

@@ -1,0 +1,83 @@
+package bucket
+
+import (
+	"math"
+	"time"
+)
+
+// throttled: throttled/throttled v2 with store/goredisstore.v9. String PREFIX+KEY holding
+// the TAT as integer Unix nanoseconds, TTL floor(TAT − now) seconds and at least 1 s.
+// Capacity is MaxBurst+1; the emission interval is period/count truncated to whole
+// nanoseconds; decisions are integer nanosecond arithmetic.
+func init() {
+	registerGCRA(throttledLib{}, Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, model: ownModel{},
+		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"})
+}
+
+type throttledLib struct{ nanosTAT }
+
+// throttledSpec is the spec of a throttled RateQuota{PerDuration(count, period), maxBurst}:
+// capacity maxBurst+1, one token per period/count (truncated to whole nanoseconds).
+func throttledSpec(maxBurst, count int, period time.Duration) Spec {
+	return Spec{Capacity: float64(maxBurst + 1), Rate: 1e9 / float64(period/time.Duration(count))}
+}
+
+// ttlRule: floor(TAT − now) in whole seconds, at least 1 s.
+func (throttledLib) ttlRule() (under, over time.Duration) { return time.Second, time.Second }
+
+func (throttledLib) overdraw() float64 { return 0 }
+
+func (throttledLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
+	return throttledTTL(t.Unix - nowNanos(now))
+}
+
+// throttledTTL is the TTL goredisstore sets: whole seconds, truncated, at least 1 s.
+func throttledTTL(ns int64) time.Duration {
+	return max(time.Second, time.Duration(ns)/time.Second*time.Second)
+}
+
+// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt, no concurrent writer) in Go, in
+// integer nanoseconds. Remaining is truncated; a cost above capacity is denied with
+// Remaining = capacity, ResetAfter 0 and RetryAfter -1. Cost 0 is its peek: never denied,
+// RetryAfter says when 1 token is there; it re-sets every bucket and creates a missing one
+// (TAT now, TTL 1 s).
+func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
+	T := nsInterval(spec.Rate)
+	dvt := int64(math.Round(spec.Capacity * float64(T)))
+	n := nowNanos(now)
+	tat := n
+	if stored != nil {
+		tat = stored.Unix
+	}
+	q := int64(cost)
+	if q == 0 {
+		q = 1 // throttled simulates quantity 1 for cost 0, to compute a RetryAfter
+	}
+	inc := q * T
+	base := max(tat, n)
+	newTat := base + inc
+	d := gcraAnswer{Allowed: true, RetryAfter: -1}
+	var ttl int64
+	if diff := n - (newTat - dvt); diff < 0 {
+		if inc <= dvt {
+			d.RetryAfter = time.Duration(-diff)
+			ttl = tat - n
+		}
+		if cost != 0 {
+			d.Allowed = false
+		}
+	}
+	if d.Allowed {
+		if cost == 0 {
+			newTat = base
+		}
+		ttl = newTat - n
+		d.Write, d.NewTAT, d.TTL = true, TAT{Unix: newTat}, throttledTTL(ttl)
+	}
+	if next := dvt - ttl; next > -T {
+		d.Remaining = int(next / T)
+	}
+	d.ResetAfter = time.Duration(ttl)
+	d.AppRetryAfter, d.Wait = d.RetryAfter, d.RetryAfter
+	return d
+}
