@@ -65,7 +65,7 @@ func writeReset(t testing.TB, c *redis.Client, l bucket.Layout, key, tok, ts str
 	pipe := c.TxPipeline()
 	if l.Type == bucket.Strings {
 		pipe.Set(ctx, key, tok, ttl)
-		pipe.Set(ctx, key+l.TimeSuffix, ts, ttl)
+		pipe.Set(ctx, l.Keys(key)[1], ts, ttl)
 	} else {
 		pipe.HSet(ctx, key, l.TokensField, tok, l.TimeField, ts)
 		pipe.PExpire(ctx, key, ttl)

@@ -236,23 +236,29 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	}
 	if t.Layout != nil {
 		// A two-key layout is declared for a level whose time key is missing: its application
-		// reads the missing time as now.
-		if strings.HasSuffix(st.Key, t.Layout.TimeSuffix) {
+		// reads the missing time as its model says (webman: now).
+		if t.Layout.IsTimeKey(st.Key) {
 			// A companion is part of its bucket, never one on its own.
 			st.Problem = notBucket("a number named like the time key of a %s bucket (its level is missing)", t.Layout.Name)
+			return st
+		}
+		timeKey, named := t.Layout.TimeKeyOf(st.Key)
+		if !named {
+			st.Problem = notBucket("a number not named by the tokens_key %q of layout %s (a %s bucket is named by its tokens key)",
+				t.Layout.TokensKey, t.Layout.Name, t.Layout.Name)
 			return st
 		}
 		// The declaration alone does not make any number a level: it must lie within the
 		// declared spec's capacity (a deadline, a lease or a large counter never does).
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
-			st.Problem = notBucket("a number without the time key %s%s of layout %s, and not a level within a known capacity "+
+			st.Problem = notBucket("a number without the time key %s of layout %s, and not a level within a known capacity "+
 				"(a lone level is a %s bucket only within the capacity declared for it, with its rate)",
-				st.Key, t.Layout.TimeSuffix, t.Layout.Name, t.Layout.Name)
+				timeKey, t.Layout.Name, t.Layout.Name)
 			return st
 		}
 		st.Layout = *t.Layout
 		st.Spec, st.SpecSource = t.Spec, t.Source
-		return withLevel(st, tokens, st.Layout.FormatTime(st.Now))
+		return withLevel(st, tokens, st.Layout.FormatTime(st.Layout.Model().MissingTime(st.Now)))
 	}
 	// A lone bare number is never proof: it may be read as a GCRA bucket when the library's
 	// key prefix and a TTL tied to the value the way the library sets it fit, but only as a
@@ -306,8 +312,9 @@ func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Tar
 // the webman layout) holds timeValue, without Redis: for tests and fuzzing.
 func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) State {
 	l := Presets["webman"]
+	tk, _ := l.TimeKeyOf(key)
 	r := keyRead{typ: "string", pttl: pttlMS, size: int64(len(value)), payload: value,
-		pairs: []pairKey{{key: key + l.TimeSuffix, layout: &l}}, pairVals: []*string{&timeValue}}
+		pairs: []pairKey{{key: tk, layout: &l}}, pairVals: []*string{&timeValue}}
 	if len(value) > maxNumberLen {
 		r.payload = nil
 	}

@@ -66,7 +66,9 @@ func (s State) withExpiry(d Decision, cost float64) Decision {
 // go-bench's and Express's milliseconds, multi-tier's time()), not the server's TIME: a
 // stored time ahead of the server's was written by a caller whose clock runs fast, and the
 // next decision depends on the next caller's clock.
-func (l Layout) ClientClock() bool { return l.Type != GCRA && l.Model().ClientClock() }
+func (l Layout) ClientClock() bool {
+	return l.Type != GCRA && (l.Clock == "client" || l.Clock == "" && l.Model().ClientClock())
+}
 
 // ClockSplit says the decision on the server's clock and the writer's differ (whether the
 // request is allowed, the level, or the wait by more than the application's time step): the

@@ -13,7 +13,7 @@ type KeyType string
 const (
 	// Hash is one hash per bucket with a tokens field and a time field.
 	Hash KeyType = "hash"
-	// Strings is two string keys per bucket: KEY holds the tokens, KEY+TimeSuffix the time.
+	// Strings is two string keys per bucket, named by the patterns TokensKey and TimeKey.
 	Strings KeyType = "strings"
 	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
 	// which the bucket will be full again (see gcra.go).
@@ -54,8 +54,10 @@ type Layout struct {
 	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
 	// TimeField is the hash field holding the last update time (hash layouts).
 	TimeField string `json:"time_field,omitempty" yaml:"time_field,omitempty" mapstructure:"time_field"`
-	// TimeSuffix is appended to the key to name the time key (strings layouts).
-	TimeSuffix string `json:"time_suffix,omitempty" yaml:"time_suffix,omitempty" mapstructure:"time_suffix"`
+	// TokensKey and TimeKey name a bucket's two keys by patterns with one '*' (strings
+	// layouts; webman "*" and "*:last_time"): the bucket is named by its tokens key.
+	TokensKey string `json:"tokens_key,omitempty" yaml:"tokens_key,omitempty" mapstructure:"tokens_key"`
+	TimeKey   string `json:"time_key,omitempty" yaml:"time_key,omitempty" mapstructure:"time_key"`
 	// TimeUnit is s, ms, us or ns; FloatTime says the time is written with a fraction.
 	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit" mapstructure:"time_unit"`
 	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
@@ -68,6 +70,8 @@ type Layout struct {
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
 	// Epoch is the Unix time in seconds from which the stored time counts (gcra layouts).
 	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
+	// Clock is "server" (Redis TIME) or "client" (the callers' clock); empty: the model's.
+	Clock string `json:"clock,omitempty" yaml:"clock,omitempty" mapstructure:"clock"`
 	// Like names the preset whose arithmetic (refill, clock, step, replies, TTL) a custom
 	// layout follows; empty: the native rules at the layout's own unit.
 	Like string `json:"like,omitempty" yaml:"like,omitempty" mapstructure:"like"`
@@ -82,14 +86,23 @@ func (l Layout) Validate() error {
 	if l.Name == "" {
 		return fmt.Errorf("%w: layout has no name", ErrInvalid)
 	}
+	if err := l.validateLike(); err != nil {
+		return err
+	}
 	switch l.Type {
 	case Hash:
 		if l.TokensField == "" || l.TimeField == "" {
 			return fmt.Errorf("%w: layout %q: a hash layout needs tokens_field and time_field", ErrInvalid, l.Name)
 		}
 	case Strings:
-		if l.TimeSuffix == "" {
-			return fmt.Errorf("%w: layout %q: a strings layout needs time_suffix", ErrInvalid, l.Name)
+		if err := checkPattern(l.Name, "tokens_key", l.TokensKey); err != nil {
+			return err
+		}
+		if err := checkPattern(l.Name, "time_key", l.TimeKey); err != nil {
+			return err
+		}
+		if l.TokensKey == l.TimeKey {
+			return fmt.Errorf("%w: layout %q: tokens_key and time_key are both %q: name the two keys apart", ErrInvalid, l.Name, l.TimeKey)
 		}
 	case GCRA:
 		return l.validateGCRA()
@@ -99,24 +112,70 @@ func (l Layout) Validate() error {
 	switch l.TimeUnit {
 	case unitS, unitMS, unitUS, unitNS:
 	default:
-		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns", ErrInvalid, l.Name, l.TimeUnit)
+		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns (the unit of the stored time)", ErrInvalid, l.Name, l.TimeUnit)
 	}
-	if l.Like != "" {
-		p, ok := Presets[l.Like]
-		if !ok || p.Type != l.Type || p.Native {
-			return fmt.Errorf("%w: layout %q: like %q must name a %s preset other than native (%s)", ErrInvalid, l.Name, l.Like, l.Type,
-				strings.Join(presetNamesOf(l.Type), ", "))
-		}
+	if l.Clock != "" && l.Clock != "server" && l.Clock != "client" {
+		return fmt.Errorf("%w: layout %q: clock %q must be server (Redis TIME) or client (the callers' clock)", ErrInvalid, l.Name, l.Clock)
 	}
 	return nil
 }
 
-// Keys are the Redis keys one bucket of this layout occupies.
+// validateLike checks the preset a custom layout names with Like.
+func (l Layout) validateLike() error {
+	if l.Like == "" {
+		return nil
+	}
+	switch p, ok := Presets[l.Like]; {
+	case !ok || p.Native:
+		var names []string
+		for _, t := range []KeyType{Hash, Strings, GCRA} {
+			names = append(names, presetNamesOf(t)...)
+		}
+		return fmt.Errorf("%w: layout %q: like %q is not a preset: name one of %s", ErrInvalid, l.Name, l.Like, strings.Join(names, ", "))
+	case p.Type != l.Type:
+		return fmt.Errorf("%w: layout %q: like %q is a %s preset, the layout's type is %s: drop type, or like a %s preset (%s)", ErrInvalid,
+			l.Name, l.Like, p.Type, l.Type, l.Type, strings.Join(presetNamesOf(l.Type), ", "))
+	}
+	return nil
+}
+
+// Keys are the Redis keys one bucket of this layout occupies: a two-key bucket's tokens key
+// and its time key (only the first when key is not named by the tokens_key pattern).
 func (l Layout) Keys(key string) []string {
-	if l.Type == Strings {
-		return []string{key, key + l.TimeSuffix}
+	if tk, ok := l.TimeKeyOf(key); ok && l.Type == Strings {
+		return []string{key, tk}
 	}
 	return []string{key}
+}
+
+// WithLike fills what a custom layout leaves out from the preset it names with Like: type,
+// fields, key patterns, and the time unit (with float_time) when it gives none.
+func (l Layout) WithLike() Layout {
+	p, ok := Presets[l.Like]
+	if !ok || p.Native {
+		return l
+	}
+	if l.Type == "" {
+		l.Type = p.Type
+	}
+	fill := func(dst *string, src string) {
+		if *dst == "" {
+			*dst = src
+		}
+	}
+	fill(&l.TokensField, p.TokensField)
+	fill(&l.TimeField, p.TimeField)
+	fill(&l.TokensKey, p.TokensKey)
+	fill(&l.TimeKey, p.TimeKey)
+	fill(&l.Library, p.Library)
+	fill(&l.KeyPrefix, p.KeyPrefix)
+	if l.TimeUnit == "" {
+		l.TimeUnit, l.FloatTime = p.TimeUnit, p.FloatTime
+	}
+	if l.Epoch == 0 {
+		l.Epoch = p.Epoch
+	}
+	return l
 }
 
 // ParseTime turns a stored time into microseconds since the epoch. A time out of a stored

@@ -4,7 +4,7 @@ import "math"
 
 // webman: PHP/Webman middleware (seed 000, scripts/third_party/apps/webman.lua).
 func init() {
-	register(Layout{Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: unitS, FloatTime: true,
+	register(Layout{Name: "webman", Type: Strings, TokensKey: "*", TimeKey: "*:last_time", TimeUnit: unitS, FloatTime: true,
 		model: webmanModel{},
 		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"})
 }

@@ -70,10 +70,10 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 	out := make([]pairKey, 0, len(layouts))
 	for i := range layouts {
 		l := &layouts[i]
-		if sfx := l.TimeSuffix; strings.HasSuffix(key, sfx) && len(key) > len(sfx) {
-			out = append(out, pairKey{key: strings.TrimSuffix(key, sfx), layout: l, isMain: true})
-		} else {
-			out = append(out, pairKey{key: key + sfx, layout: l})
+		if main, ok := l.TokensKeyOf(key); ok {
+			out = append(out, pairKey{key: main, layout: l, isMain: true})
+		} else if tk, ok := l.TimeKeyOf(key); ok {
+			out = append(out, pairKey{key: tk, layout: l})
 		}
 	}
 	return out

@@ -27,6 +27,8 @@ type Model interface {
 	RefillsBackwards() bool
 	// NoTTLByDesign says the owner never sets a TTL: a bucket without one is not a leak.
 	NoTTLByDesign() bool
+	// MissingTime is the time (µs) the owner reads for a level whose time key is missing.
+	MissingTime(now int64) int64
 }
 
 // ownModel is the native rules at the layout's own unit: the model of custom layouts, and
@@ -50,9 +52,10 @@ func (ownModel) ResetTTL(_ Spec, full time.Duration) time.Duration {
 	return ceilTo(full, time.Second) + resetGrace
 }
 
-func (ownModel) ClientClock() bool      { return false }
-func (ownModel) RefillsBackwards() bool { return false }
-func (ownModel) NoTTLByDesign() bool    { return false }
+func (ownModel) ClientClock() bool           { return false }
+func (ownModel) RefillsBackwards() bool      { return false }
+func (ownModel) NoTTLByDesign() bool         { return false }
+func (ownModel) MissingTime(now int64) int64 { return now }
 
 // resetGrace is how long a bucket a reset wrote is kept after it would be full, where its
 // owner sets no TTL of its own (as the native script's default grace).
@@ -115,13 +118,14 @@ func presetsOf(t KeyType) []Layout {
 }
 
 // TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
-// layouts, one per time suffix.
+// layouts, one per pair of key patterns.
 func TwoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
-	seen := map[string]bool{}
+	seen := map[[2]string]bool{}
 	for _, l := range append(presetsOf(Strings), custom...) {
-		if l.Type == Strings && l.TimeSuffix != "" && !seen[l.TimeSuffix] {
-			seen[l.TimeSuffix] = true
+		pats := [2]string{l.TokensKey, l.TimeKey}
+		if l.Type == Strings && l.TimeKey != "" && !seen[pats] {
+			seen[pats] = true
 			out = append(out, l)
 		}
 	}

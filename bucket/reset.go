@@ -132,6 +132,10 @@ func (op ResetOp) Validate() error {
 	if err := op.Layout.Validate(); err != nil {
 		return err
 	}
+	if _, ok := op.Layout.TimeKeyOf(op.Key); op.Layout.Type == Strings && !ok {
+		return fmt.Errorf("%w: %q is not named by the tokens_key %q of layout %s: name a bucket by its tokens key", ErrInvalid,
+			op.Key, op.Layout.TokensKey, op.Layout.Name)
+	}
 	if op.To.Delete {
 		return nil
 	}
@@ -260,7 +264,8 @@ func resetErr(op ResetOp, err error) error {
 	keys := op.Layout.Keys(op.Key)
 	if len(keys) == 2 && strings.HasPrefix(err.Error(), "CROSSSLOT") {
 		return &KeyError{Key: op.Key, Err: fmt.Errorf("%q and %q are in different cluster slots, and a reset writes both at once: "+
-			"on a Cluster, give such keys a {hash tag}, so that KEY and KEY%s share a slot (%w)", keys[0], keys[1], op.Layout.TimeSuffix, err)}
+			"on a Cluster, give such keys a {hash tag}, so that %s and %s share a slot (%w)", keys[0], keys[1],
+			strings.Replace(op.Layout.TokensKey, "*", "KEY", 1), strings.Replace(op.Layout.TimeKey, "*", "KEY", 1), err)}
 	}
 	return &KeyError{Key: op.Key, Err: scriptErr(op.Key, err)}
 }

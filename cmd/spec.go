@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,7 +92,8 @@ func (f *Factory) resolver(s *SpecFlags) (bucket.Resolver, error) {
 	return cfg.RuleTable().Resolver(base, s.CostSet), nil
 }
 
-// completeKeys completes key arguments from Redis with a short SCAN; silent on failure.
+// completeKeys completes key arguments from Redis with a short SCAN; silent on failure. The
+// time key of a two-key bucket is left out: a bucket is named by its tokens key.
 func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -103,10 +105,19 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		var custom []bucket.Layout
+		if cfg, err := f.Config(); err == nil {
+			custom = cfg.CustomLayouts()
+		}
+		pairs := bucket.TwoKeyLayouts(custom)
 		var keys []string
 		o := scan.Options{Match: rules.QuoteGlob(prefix) + "*", Count: 200, MaxCount: 8000, Limit: 200}
 		_ = scan.Keys(ctx, st, o, func(page []string) error {
-			keys = append(keys, page...)
+			for _, k := range page {
+				if !slices.ContainsFunc(pairs, func(l bucket.Layout) bool { return l.IsTimeKey(k) }) {
+					keys = append(keys, k)
+				}
+			}
 			return nil
 		})
 		sort.Strings(keys)

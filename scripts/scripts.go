@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"embed"
+	"io/fs"
 	"sync"
 )
 
@@ -44,19 +45,23 @@ var Reset = sync.OnceValue(func() string { return Prelude + reset })
 var Read string
 
 // Apps are the token-bucket scripts of the applications whose layouts bucketctl reads, each
-// verbatim as its article publishes it: other people's code, kept under third_party and
-// never edited (third_party/apps/NAME.lua, NAME a layout preset: webman, go-bench, spring,
-// multi-tier, express). The demo drives its traffic with them, and the tests use them as
-// the oracle of what each application decides.
+// verbatim as its owner publishes it: other people's code, kept under third_party and never
+// edited (third_party/apps/NAME.lua for the seeds: webman, go-bench, spring, multi-tier,
+// express; third_party/NAME/ with its licence and SOURCE for the others). The demo drives its
+// traffic with them, and the tests use them as the oracle of what each application decides.
 //
-//go:embed third_party/apps/*.lua
+//go:embed third_party/*/*.lua
 var apps embed.FS
 
 // App returns the script of the application behind layout name ("" when there is none).
 func App(name string) string {
-	b, err := apps.ReadFile("third_party/apps/" + name + ".lua")
-	if err != nil {
+	if b, err := apps.ReadFile("third_party/apps/" + name + ".lua"); err == nil {
+		return string(b)
+	}
+	files, _ := fs.Glob(apps, "third_party/"+name+"/*.lua")
+	if name == "apps" || len(files) != 1 {
 		return ""
 	}
+	b, _ := apps.ReadFile(files[0])
 	return string(b)
 }

@@ -62,7 +62,7 @@ var Findings = []FindingInfo{
 	{FindingTTLShort, Error, "the TTL ends before the bucket is full again: expiry hands out a full bucket early (an over-grant)",
 		"set a TTL of at least capacity/rate in the application (bucketctl's own script does)"},
 	{FindingCrossSlot, Error, "a two-key bucket whose keys hash to different Cluster slots: the application's script fails (CROSSSLOT)",
-		"give both keys one {hash tag}, e.g. {user:42} and {user:42}:last_time"},
+		"give both keys one {hash tag} in the part the layout's key patterns share, e.g. {user:42} and {user:42}:last_time"},
 	{FindingClockAhead, Warning, "the stored time is ahead of the server's clock: a client clock runs fast, and the bucket refills late",
 		"sync the clients' clocks (NTP), or let the script use Redis TIME"},
 	{FindingGCRADebt, Warning, "a GCRA bucket (redis-rate, throttled) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
@@ -243,7 +243,7 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 		out = append(out, FindingClockAhead)
 	}
 	if a.o.Cluster && s.Layout.Type == bucket.Strings {
-		if k := s.Layout.Keys(s.Key); slot.Of(k[0]) != slot.Of(k[1]) {
+		if k := s.Layout.Keys(s.Key); len(k) == 2 && slot.Of(k[0]) != slot.Of(k[1]) {
 			out = append(out, FindingCrossSlot)
 		}
 	}

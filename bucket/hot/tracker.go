@@ -98,10 +98,10 @@ type NodeClient func(*redis.Options) *redis.Client
 // Tracker counts the writes each key receives, on every master, from its start until
 // Close. It is safe for concurrent use.
 type Tracker struct {
-	nodes    []*hotNode
-	suffixes []string
-	maxKeys  int
-	start    time.Time
+	nodes   []*hotNode
+	pairs   []bucket.Layout // the two-key layouts, whose time keys fold into their buckets
+	maxKeys int
+	start   time.Time
 
 	mu       sync.Mutex
 	counts   map[string]int64
@@ -133,9 +133,7 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 		o.MaxKeys = 100000
 	}
 	t := &Tracker{maxKeys: o.MaxKeys, counts: map[string]int64{}, start: time.Now()}
-	for _, l := range bucket.TwoKeyLayouts(o.Custom) {
-		t.suffixes = append(t.suffixes, l.TimeSuffix)
-	}
+	t.pairs = bucket.TwoKeyLayouts(o.Custom)
 	newClient := o.NodeClient
 	if newClient == nil {
 		newClient = redis.NewClient
@@ -292,9 +290,9 @@ func (t *Tracker) receive(n *hotNode) {
 
 // fold maps a two-key bucket's time key to its bucket.
 func (t *Tracker) fold(k string) string {
-	for _, sfx := range t.suffixes {
-		if len(k) > len(sfx) && strings.HasSuffix(k, sfx) {
-			return k[:len(k)-len(sfx)]
+	for _, l := range t.pairs {
+		if main, ok := l.TokensKeyOf(k); ok {
+			return main
 		}
 	}
 	return k

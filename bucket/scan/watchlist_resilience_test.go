@@ -45,7 +45,7 @@ func TestWatchlistClusterRereadKeepsBudget(t *testing.T) {
 		}
 	}
 	const budget = 300
-	custom := []bucket.Layout{{Name: "tsx", Type: bucket.Strings, TimeSuffix: ":ts", TimeUnit: "s"}}
+	custom := []bucket.Layout{{Name: "tsx", Type: bucket.Strings, TokensKey: "*", TimeKey: "*:ts", TimeUnit: "s"}}
 	wl, err := scan.NewWatchlist(ctx, bucket.NewStore(c), scan.WatchOptions{Budget: budget, Options: scan.Options{Match: "rw:*", Custom: custom}})
 	if err != nil {
 		t.Fatal(err)

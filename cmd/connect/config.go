@@ -26,6 +26,7 @@ import (
 //	  prod:  {cluster: ["10.0.0.1:6379"], user: ops, password-env: PROD_REDIS_PASSWORD, tls-ca: /etc/ssl/redis-ca.pem}
 //	layouts:
 //	  myapp: {type: hash, tokens_field: t, time_field: at, time_unit: ms}
+//	  mylimiter: {like: spring-cloud-gateway, tokens_key: "*.tokens", time_key: "*.ts", clock: client}
 //	rules:
 //	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
 type Config struct {
@@ -195,6 +196,7 @@ func (cfg *Config) validate() error {
 		if l.Name == "" {
 			l.Name = name
 		}
+		l = l.WithLike()
 		if err := l.Validate(); err != nil {
 			return Usagef("config file %s: %v", path, err)
 		}
