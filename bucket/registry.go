@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -63,35 +64,41 @@ const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
+// maxPresets bounds the registry: an array, so that registering allocates nothing.
+const maxPresets = 24
+
 // registry holds the presets in the order detection tries them: native first, then by name.
-var registry []Layout
+var registry struct {
+	all [maxPresets]Layout
+	n   int
+}
 
 // Presets are the named layouts bucketctl knows, by name.
 var Presets = map[string]Layout{}
 
-// register adds a preset; each layout file calls it from its init.
+// register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {
-	if l.model == nil || Presets[l.Name].Name != "" {
-		panic("bucket: preset " + l.Name + " registered twice or without a model")
+	if l.model == nil || Presets[l.Name].Name != "" || registry.n == maxPresets {
+		panic("bucket: preset " + l.Name + " registered twice, without a model, or past maxPresets")
 	}
 	Presets[l.Name] = l
-	registry = append(registry, l)
-	sort.SliceStable(registry, func(i, j int) bool {
-		a, b := registry[i], registry[j]
-		if a.Native != b.Native {
-			return a.Native
-		}
-		return a.Name < b.Name
-	})
+	i := registry.n
+	for ; i > 0 && !registry.all[i-1].Native && (l.Native || l.Name < registry.all[i-1].Name); i-- {
+		registry.all[i] = registry.all[i-1]
+	}
+	registry.all[i] = l
+	registry.n++
 }
 
+func presets() []Layout { return registry.all[:registry.n] }
+
 // Registry lists the presets in the order detection tries them.
-func Registry() []Layout { return append([]Layout(nil), registry...) }
+func Registry() []Layout { return slices.Clone(presets()) }
 
 // PresetNames lists the preset names, sorted.
 func PresetNames() []string {
-	names := make([]string, 0, len(registry))
-	for _, l := range registry {
+	names := make([]string, 0, registry.n)
+	for _, l := range presets() {
 		names = append(names, l.Name)
 	}
 	sort.Strings(names)
@@ -109,7 +116,7 @@ func LookupLayout(name string) (Layout, error) {
 // presetsOf lists the presets of one key type, in registry order.
 func presetsOf(t KeyType) []Layout {
 	var out []Layout
-	for _, l := range registry {
+	for _, l := range presets() {
 		if l.Type == t {
 			out = append(out, l)
 		}
