@@ -41,7 +41,7 @@ func (l Layout) app() appKind {
 		return appGeneric
 	}
 	switch l.Name {
-	case "native":
+	case "native", "native-hash":
 		return appNative
 	case "webman":
 		return appWebman

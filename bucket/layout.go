@@ -19,6 +19,9 @@ const (
 	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
 	// which the bucket will be full again (see gcra.go).
 	GCRA KeyType = "gcra"
+	// Tagged is bucketctl's own: one string per bucket, a version tag then the packed
+	// level, time, spec and counters (native.go).
+	Tagged KeyType = "tagged"
 )
 
 // TimeUnit is the unit of a layout's stored time: "s", "ms", "us" or "ns".
@@ -49,7 +52,7 @@ func (u TimeUnit) perSecond() float64 {
 // stores capacity or rate, so those come from rules or flags.
 type Layout struct {
 	Name string `json:"name" yaml:"name" mapstructure:"name"`
-	// Type is hash or strings.
+	// Type is hash, strings, gcra or tagged (the native layout's).
 	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
 	// TokensField is the hash field holding the tokens (hash layouts).
 	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
@@ -74,13 +77,13 @@ type Layout struct {
 }
 
 // NativeLayout is what bucketctl's own script writes.
-var NativeLayout = Layout{Name: "native", Type: Hash, TokensField: "tokens", TimeField: "ts",
-	TimeUnit: unitUS, Native: true,
-	About: "bucketctl's script: hash tokens/ts (µs, Redis TIME), capacity, rate, allowed, denied"}
+var NativeLayout = Layout{Name: "native", Type: Tagged, TimeUnit: unitUS, Native: true,
+	About: "bucketctl's script: string \"" + nativeTag + "\" + tokens, ts (µs, Redis TIME), capacity, rate, allowed, denied (packed doubles)"}
 
 // Presets are the named layouts bucketctl knows: its own and those of common applications.
 var Presets = map[string]Layout{
-	"native": NativeLayout,
+	"native":      NativeLayout,
+	"native-hash": NativeHashLayout,
 	"webman": {Name: "webman", Type: Strings, TimeSuffix: ":last_time", TimeUnit: unitS, FloatTime: true,
 		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"},
 	"go-bench": {Name: "go-bench", Type: Hash, TokensField: "tokens", TimeField: "ts", TimeUnit: unitMS,
@@ -154,6 +157,10 @@ func (l Layout) Validate() error {
 		}
 	case GCRA:
 		return l.validateGCRA()
+	case Tagged:
+		if !l.Native {
+			return fmt.Errorf("%w: layout %q: type tagged is bucketctl's native layout only", ErrInvalid, l.Name)
+		}
 	default:
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
 	}

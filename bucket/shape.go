@@ -80,7 +80,7 @@ func limitList(names []string, n int) string {
 
 // detectOrder is the order presets are tried in. Their field sets are disjoint but for
 // native and go-bench (tokens/ts), which the native spec fields tell apart.
-var detectOrder = []string{"native", "go-bench", "spring", "multi-tier", "express"}
+var detectOrder = []string{"native-hash", "go-bench", "spring", "multi-tier", "express"}
 
 // detectHash returns the preset whose exact shape the hash has.
 func detectHash(fields map[string]string) (Layout, bool) {
