@@ -12,6 +12,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/bucket/sandbox"
 )
 
 // nativeOf reads the native bucket at key, failing the test when it is not one.
@@ -258,5 +259,35 @@ func TestNativeDecisionNeedsNoExpireCommands(t *testing.T) {
 	}
 	if n := nativeOf(t, admin, "k"); n.Allowed != 3 || n.Capacity != 10 {
 		t.Fatalf("stored %+v", n)
+	}
+}
+
+// The in-process sandbox (miniredis, whose Lua has no struct library) packs and reads the
+// native value to the bit as Redis does.
+func TestNativeInProcessPacking(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sb, err := sandbox.Start(ctx, sandbox.Options{ForceInProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	c := redis.NewClient(&redis.Options{Addr: sb.Addr()})
+	t.Cleanup(func() { c.Close() })
+	clock := newClock(1_700_000_000_123_457)
+	st := bucket.NewStore(c, bucket.WithClientClock(clock.now))
+	for i, sp := range []bucket.Spec{spec(1000, 250000), spec(3, 0.001), spec(0.1, 0.7), spec(7, 0.003)} {
+		key := "p" + strconv.Itoa(i)
+		if _, err := st.Take(ctx, key, sp, sp.Capacity/3); err != nil {
+			t.Fatalf("take %+v: %v", sp, err)
+		}
+		n := nativeOf(t, c, key)
+		want := bucket.NativeValues{Tokens: sp.Capacity - sp.Capacity/3, TS: 1_700_000_000_123_457, Capacity: sp.Capacity, Rate: sp.Rate, Allowed: 1}
+		if n != want {
+			t.Fatalf("%s: stored %+v, want %+v", key, n, want)
+		}
+		if r, err := st.Take(ctx, key, bucket.Spec{}, 0); err != nil || r.Spec != sp || r.Remaining != want.Tokens {
+			t.Fatalf("%s read back: %+v %v", key, r, err)
+		}
 	}
 }

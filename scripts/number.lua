@@ -144,6 +144,44 @@ local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = native()
 -- written before (native-hash), which a decision converts to this form.
 local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 61
 
+-- struct is Redis's; an in-process server without it (the demo's miniredis sandbox) gets
+-- the same '<dddddd' packing in plain Lua (the table is built only there).
+local struct = rawget(_G, 'struct') or {
+  pack = function(_, ...)
+    local out, floor = {}, math.floor
+    for _, x in ipairs({ ... }) do
+      local sign, mant, expo = 0, 0, 0
+      if x < 0 or (x == 0 and 1 / x < 0) then sign, x = 1, -x end
+      if x ~= x then mant, expo = 2 ^ 51, 2047
+      elseif x == math.huge then expo = 2047
+      elseif x > 0 then
+        local m, e = math.frexp(x)
+        if e + 1022 >= 1 then mant, expo = (m * 2 - 1) * 2 ^ 52, e + 1022 else mant = math.ldexp(m, e + 1074) end
+      end
+      local lo, hi = mant % 2 ^ 32, sign * 2 ^ 31 + expo * 2 ^ 20 + floor(mant / 2 ^ 32)
+      for _, w in ipairs({ lo, hi }) do
+        out[#out + 1] = string.char(w % 256, floor(w / 256) % 256, floor(w / 65536) % 256, floor(w / 16777216) % 256)
+      end
+    end
+    return table.concat(out)
+  end,
+  unpack = function(_, v, at)
+    local out = {}
+    for i = 0, 5 do
+      local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(v, at + 8 * i, at + 8 * i + 7)
+      local lo, hi = b1 + b2 * 256 + b3 * 65536 + b4 * 16777216, b5 + b6 * 256 + b7 * 65536 + b8 * 16777216
+      local sign = 1
+      if hi >= 2 ^ 31 then sign, hi = -1, hi - 2 ^ 31 end
+      local expo, mant = math.floor(hi / 2 ^ 20), (hi % 2 ^ 20) * 2 ^ 32 + lo
+      if expo == 2047 then
+        if mant == 0 then out[i + 1] = sign * math.huge else out[i + 1] = 0 / 0 end
+      elseif expo == 0 then out[i + 1] = sign * math.ldexp(mant, -1074)
+      else out[i + 1] = sign * math.ldexp(mant + 2 ^ 52, expo - 1075) end
+    end
+    return unpack(out)
+  end,
+}
+
 -- tagged(v): the verdict on a string read with GET, as native() gives it for a hash:
 -- tokens, ts, capacity, rate, allowed, denied, or nil, kind, why ('none': no tag, so
 -- not a native bucket; 'corrupt': the tag with a payload of another length or out of range).

@@ -15,7 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-
 // appKeys writes keys that look like buckets and are not native ones, and returns their
 // DUMPs.
 func appKeys(t *testing.T, c *redis.Client) map[string]string {
