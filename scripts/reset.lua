@@ -154,8 +154,10 @@ if ARGV[2] == 'tagged' then
   if _ == false then return redis.error_reply(grace) end
   local ts = now_us()
   if s_ts and s_ts > ts and ARGV[12] ~= '0' then ts = s_ts end
-  redis.call('SET', KEYS[1], TAG .. struct.pack('<dddddd', tokens, ts, cap, rate, allowed, denied),
-    'PX', ttl_ms(cap, tokens, rate, grace))
+  -- The TTL covers the refill and the grace, and a longer one the key had is kept.
+  local ttl = ttl_ms(cap, tokens, rate, grace)
+  if t ~= 'none' then ttl = math.max(ttl, redis.call('PTTL', KEYS[1])) end
+  redis.call('SET', KEYS[1], TAG .. struct.pack('<dddddd', tokens, ts, cap, rate, allowed, denied), 'PX', ttl)
   if t == 'none' then return 2 end
   return 1
 end
