@@ -64,7 +64,7 @@ for w in allow deny; do
 	ours=$(count -impl bucketctl -workload "$w")
 	alone=$(count -impl bucketctl -lanes 0 -workload "$w")
 	floor=$(count -impl floor -workload "$w")
-	echo " ${w}s only:"
+	if [ "$w" = allow ]; then echo " allows only:"; else echo " denies only:"; fi
 	printf '  %-34s %8d\n' "redis_rate Allow" "$rr"
 	printf '  %-34s %8d  %s\n' "bucketctl Take (as shipped)" "$ours" "$(ratio "$ours" "$rr")"
 	printf '  %-34s %8d  %s\n' "bucketctl Take (each call alone)" "$alone" "$(ratio "$alone" "$rr")"
