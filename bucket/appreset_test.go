@@ -63,7 +63,13 @@ func writeReset(t testing.TB, c *redis.Client, l bucket.Layout, key, tok, ts str
 	t.Helper()
 	ctx := context.Background()
 	pipe := c.TxPipeline()
-	if l.Type == bucket.Strings {
+	if l.Native {
+		// The stored spec and counters kept, the level and time written.
+		n, _ := bucket.DecodeNative(c.Get(ctx, key).Val())
+		n.Tokens, _ = strconv.ParseFloat(tok, 64)
+		n.TS, _ = strconv.ParseFloat(ts, 64)
+		pipe.Set(ctx, key, bucket.EncodeNative(n), ttl)
+	} else if l.Type == bucket.Strings {
 		pipe.Set(ctx, key, tok, ttl)
 		pipe.Set(ctx, l.Keys(key)[1], ts, ttl)
 	} else {

@@ -27,14 +27,19 @@ type competitor struct {
 // competitors are bucketctl's Take (coalescing, and with direct, without) and redis_rate's
 // Allow, with the same limit: 100 tokens, 100 a second.
 func competitors(b *testing.B, rdb *redis.Client, direct bool) []competitor {
+	return competitorsAt(b, rdb, direct, 100, time.Second)
+}
+
+// competitorsAt are the competitors with a limit of burst tokens refilled in per.
+func competitorsAt(b *testing.B, rdb *redis.Client, direct bool, burst int, per time.Duration) []competitor {
 	ctx := context.Background()
 	st := bucket.NewStore(rdb)
 	if _, _, err := st.LoadScript(ctx); err != nil {
 		b.Fatal(err)
 	}
 	limiter := redis_rate.NewLimiter(rdb)
-	sp := bucket.Spec{Capacity: 100, Rate: 100}
-	limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
+	sp := bucket.Spec{Capacity: float64(burst), Rate: float64(burst) / per.Seconds()}
+	limit := redis_rate.Limit{Rate: burst, Burst: burst, Period: per}
 	out := []competitor{{"bucketctl", func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }}}
 	if direct {
 		d := bucket.NewStore(rdb, bucket.WithCoalescing(0))

@@ -76,6 +76,9 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	var layout Layout
 	if t.Layout != nil {
 		layout = *t.Layout
+		if layout.Native {
+			layout = NativeHashLayout // a native bucket still in the hash written before
+		}
 		if layout.Type != Hash {
 			st.Problem = notBucket("a hash, but layout %s keeps a bucket in two strings", layout.Name)
 			return st
@@ -186,6 +189,13 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	v, ok := r.payload.(string)
 	if !ok {
 		st.Problem = notBucket("a string of %d bytes", r.size)
+		return st
+	}
+	if IsNativeValue(v) {
+		return classifyNative(st, t, v)
+	}
+	if t.Layout != nil && t.Layout.Native {
+		st.Problem = notBucket("a string without the native bucket's tag")
 		return st
 	}
 	tokens, isNum := parseNumberForm(v)

@@ -163,11 +163,11 @@ func TestCoalescedAfterScriptFlush(t *testing.T) {
 	if takes != 10 || all != 5 {
 		t.Fatalf("allowed %d of 16 Takes (capacity 10) and %d of 16 TakeAlls (user tier capacity 5), want 10 and 5", takes, all)
 	}
-	if a, d := c.HGet(ctx, "k", "allowed").Val(), c.HGet(ctx, "k", "denied").Val(); a != "10" || d != "6" {
-		t.Fatalf("counters allowed=%s denied=%s: want 10 and 6, each decision applied once", a, d)
+	if n := nativeOf(t, c, "k"); n.Allowed != 10 || n.Denied != 6 {
+		t.Fatalf("counters allowed=%v denied=%v: want 10 and 6, each decision applied once", n.Allowed, n.Denied)
 	}
 	// Refill at 1e-6 tokens/s adds far less than 0.01 in the test's run time.
-	if g, _ := c.HGet(ctx, "rl:{u}:global", "tokens").Float64(); math.Abs(g-95) > 0.01 {
+	if g := nativeOf(t, c, "rl:{u}:global").Tokens; math.Abs(g-95) > 0.01 {
 		t.Fatalf("the global tier holds %v tokens, want 95: 5 allowed decisions, each applied once", g)
 	}
 }
@@ -309,13 +309,14 @@ func TestCoalescedCancel(t *testing.T) {
 
 	// The lane still reads b's reply: b is applied, q is not.
 	redistest.WaitFor(t, 10*time.Second, "b's decision, sent before its caller gave up, to be applied", func() bool {
-		return c.HGet(ctx, "b", "allowed").Val() == "1"
+		v, _ := bucket.DecodeNative(c.Get(ctx, "b").Val())
+		return v.Allowed == 1
 	})
 	if n := c.Exists(ctx, "q").Val(); n != 0 {
 		t.Fatal("the Take that was never sent wrote its bucket")
 	}
-	if v := c.HGet(ctx, "a", "allowed").Val(); v != "1" {
-		t.Fatalf("a applied %s times, want once", v)
+	if v := nativeOf(t, c, "a").Allowed; v != 1 {
+		t.Fatalf("a applied %v times, want once", v)
 	}
 	// The Store still works: the lane released itself.
 	if r, err := st.Take(ctx, "q", sp, 1); err != nil || !r.Allowed {

@@ -21,9 +21,10 @@
 // # Layouts, reading and resetting
 //
 // A Layout says how an application stores its buckets (a hash with tokens and a time, two
-// string keys, a GCRA TAT): NativeLayout is bucketctl's own, Presets the applications it
-// reads. Inspect reads keys as State values in the owning application's own model (package
-// scan reads a whole keyspace the same way, through ReadScanned), and Reset and ResetMany
+// string keys, a GCRA TAT): NativeLayout is bucketctl's own (one tagged string, native.go),
+// Presets the applications it reads. Inspect reads keys as State values in the owning
+// application's own model (package scan reads a whole keyspace the same way, through
+// ReadScanned), and Reset and ResetMany
 // write or delete a bucket only when it is, inside the script that writes, a bucket of the
 // declared or strictly verified layout.
 //

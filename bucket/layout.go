@@ -18,6 +18,9 @@ const (
 	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
 	// which the bucket will be full again (see gcra.go).
 	GCRA KeyType = "gcra"
+	// Tagged is bucketctl's own: one string per bucket, a version tag then the packed
+	// level, time, spec and counters (native.go).
+	Tagged KeyType = "tagged"
 )
 
 // TimeUnit is the unit of a layout's stored time: "s", "ms", "us" or "ns".
@@ -48,7 +51,7 @@ func (u TimeUnit) perSecond() float64 {
 // stores capacity or rate, so those come from rules or flags.
 type Layout struct {
 	Name string `json:"name" yaml:"name" mapstructure:"name"`
-	// Type is hash, strings or gcra.
+	// Type is hash, strings, gcra or tagged (the native layout's).
 	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
 	// TokensField is the hash field holding the tokens (hash layouts).
 	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
@@ -106,6 +109,10 @@ func (l Layout) Validate() error {
 		}
 	case GCRA:
 		return l.validateGCRA()
+	case Tagged:
+		if !l.Native {
+			return fmt.Errorf("%w: layout %q: type tagged is bucketctl's native layout only", ErrInvalid, l.Name)
+		}
 	default:
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
 	}

@@ -6,11 +6,20 @@ import (
 )
 
 // NativeLayout is what bucketctl's own script writes.
-var NativeLayout = Layout{Name: "native", Type: Hash, TokensField: "tokens", TimeField: "ts",
-	TimeUnit: unitUS, Native: true, model: nativeModel{},
-	About: "bucketctl's script: hash tokens/ts (µs, Redis TIME), capacity, rate, allowed, denied"}
+var NativeLayout = Layout{Name: "native", Type: Tagged, TimeUnit: unitUS, Native: true, model: nativeModel{},
+	About: "bucketctl's script: string \"" + nativeTag + "\" + tokens, ts (µs, Redis TIME), capacity, rate, allowed, denied (packed doubles)"}
 
-func init() { register(NativeLayout) }
+// NativeHashLayout is the native layout written before the tagged string: a hash of tokens,
+// ts, capacity, rate, allowed and denied. Such buckets are read, listed and reset as they
+// are; the first decision on one converts it to the tagged string.
+var NativeHashLayout = Layout{Name: "native-hash", Type: Hash, TokensField: "tokens", TimeField: "ts",
+	TimeUnit: unitUS, Native: true, model: nativeModel{},
+	About: "bucketctl's earlier layout: hash tokens/ts (µs), capacity, rate, allowed, denied; its first decision converts it to native"}
+
+func init() {
+	register(NativeLayout)
+	register(NativeHashLayout)
+}
 
 // nativeModel is scripts/token_bucket.lua: Redis TIME in µs, max(now, ts), clamped.
 type nativeModel struct{ ownModel }

@@ -123,7 +123,8 @@ func (o oracle) write(t testing.TB, c *redis.Client, key string, sp bucket.Spec,
 			pipe.Set(ctx, keys[0], tok, 0)
 			pipe.Set(ctx, keys[1], secs6(lv.TS), 0)
 		case "native":
-			pipe.HSet(ctx, key, "tokens", tok, "ts", lv.TS, "capacity", num(sp.Capacity), "rate", num(sp.Rate))
+			pipe.Set(ctx, key, bucket.EncodeNative(bucket.NativeValues{Tokens: lv.Tokens, TS: float64(lv.TS),
+				Capacity: sp.Capacity, Rate: sp.Rate}), 0)
 		case "go-bench":
 			pipe.HSet(ctx, key, "tokens", tok, "ts", floorDiv(lv.TS, 1000))
 		case "spring":

@@ -283,6 +283,9 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 		}
 		return gcraResetArgs(op, gcraNow, clientNow)
 	}
+	if l.Native {
+		return s.nativeResetArgs(op)
+	}
 	mode := "set"
 	if op.To.Delete {
 		mode = "delete"

@@ -28,11 +28,11 @@ func TestParseNumber(t *testing.T) {
 // TestDetectHashIsStrict: a hash is a bucket of a layout only with exactly its fields.
 func TestDetectHashIsStrict(t *testing.T) {
 	yes := map[string]map[string]string{
-		"native":     {"tokens": "5", "ts": "1", "capacity": "10", "rate": "1"},
-		"go-bench":   {"tokens": "5", "ts": "1700000000000"},
-		"spring":     {"tokens": "5", "last_refill_time": "1700000000"},
-		"multi-tier": {"tokens": "5", "last_refill_at": "1700000000.5"},
-		"express":    {"tokens": "5", "last_refill": "1700000000.5"},
+		"native-hash": {"tokens": "5", "ts": "1", "capacity": "10", "rate": "1"},
+		"go-bench":    {"tokens": "5", "ts": "1700000000000"},
+		"spring":      {"tokens": "5", "last_refill_time": "1700000000"},
+		"multi-tier":  {"tokens": "5", "last_refill_at": "1700000000.5"},
+		"express":     {"tokens": "5", "last_refill": "1700000000.5"},
 	}
 	for want, f := range yes {
 		if l, ok := bucket.DetectHash(f); !ok || l.Name != want {

@@ -72,9 +72,8 @@ func TestTakeCapacity10Rate5(t *testing.T) {
 		t.Fatalf("after 1s, 6th take should be denied: %+v %v", r, err)
 	}
 	// The bucket describes itself and counts its decisions.
-	h := c.HGetAll(ctx, "k").Val()
-	if h["capacity"] != "10" || h["rate"] != "5" || h["allowed"] != "15" || h["denied"] != "2" {
-		t.Fatalf("stored hash %v", h)
+	if n := nativeOf(t, c, "k"); n.Capacity != 10 || n.Rate != 5 || n.Allowed != 15 || n.Denied != 2 {
+		t.Fatalf("stored %+v", n)
 	}
 }
 
@@ -179,12 +178,12 @@ func TestScriptMatchesModel(t *testing.T) {
 			level, exists = wantLevel, true
 			{
 				// The stored level is the model's, to the bit.
-				h := c.HMGet(ctx, key, "tokens", "ts").Val()
-				if parse(t, h[0]) != level.Tokens {
-					t.Fatalf("seq %d step %d: stored tokens %v, model %v", seq, step, h[0], level.Tokens)
+				n := nativeOf(t, c, key)
+				if n.Tokens != level.Tokens {
+					t.Fatalf("seq %d step %d: stored tokens %v, model %v", seq, step, n.Tokens, level.Tokens)
 				}
-				if int64(parse(t, h[1].(string))) != level.TS {
-					t.Fatalf("seq %d step %d: stored ts %v, model %v", seq, step, h[1], level.TS)
+				if int64(n.TS) != level.TS {
+					t.Fatalf("seq %d step %d: stored ts %v, model %v", seq, step, n.TS, level.TS)
 				}
 				// The TTL covers the time to full plus the grace (60 s by default), less
 				// the real time the sequence has taken since it was set (well under 5 s).
@@ -336,8 +335,8 @@ func TestNoScriptRecovered(t *testing.T) {
 	if err != nil || !r.Allowed {
 		t.Fatalf("take after SCRIPT FLUSH: %+v %v", r, err)
 	}
-	if v := c.HGet(ctx, "k", "allowed").Val(); v != "1" {
-		t.Fatalf("the decision was applied %s times, want once", v)
+	if v := nativeOf(t, c, "k").Allowed; v != 1 {
+		t.Fatalf("the decision was applied %v times, want once", v)
 	}
 }
 
@@ -385,7 +384,7 @@ func TestConcurrentHotKey(t *testing.T) {
 			}
 			// Every decision the server made was reported to a caller or lost with a
 			// cancelled one: the counters can exceed the callers' count only by those.
-			got, _ := c.HGet(context.Background(), key, "allowed").Int64()
+			got := int64(nativeOf(t, c, key).Allowed)
 			if got < allowed.Load() || got > int64(math.Floor(most))+1 {
 				t.Fatalf("the bucket counted %d allowed, callers saw %d (max %.1f)", got, allowed.Load(), most)
 			}
@@ -450,42 +449,31 @@ func TestTTLCoversTimeToFull(t *testing.T) {
 	}
 }
 
-// TestTTLCheckedOnEverySixteenthAllow: a busy bucket (an allow's cost/rate far below the
-// grace) reads its TTL on one allow in 16, not on each, and still never lets the TTL fall
-// below the time to full plus the grace: 600 allows of 30 ms each (cost 3 at 100/s) on a
-// bucket that never fills, with a grace of 2 s, so the TTL must grow by 18 s through the
-// run. The TTL is read with PEXPIRETIME here, so that INFO's PTTL count is the script's.
-func TestTTLCheckedOnEverySixteenthAllow(t *testing.T) {
+// TestDecisionIsTimeGetSet: a decision, allow or deny, is TIME, GET and one SET with its
+// TTL (PX): no PTTL, no PEXPIRE, no second write that could be refused after the first.
+func TestDecisionIsTimeGetSet(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := ctxT(t)
-	const grace, takes = 2 * time.Second, 600
-	st := bucket.NewStore(c, bucket.WithTTLGrace(grace), bucket.WithCoalescing(0))
-	pttlCalls := func() int {
-		for _, line := range strings.Split(c.Info(ctx, "commandstats").Val(), "\r\n") {
-			if rest, ok := strings.CutPrefix(line, "cmdstat_pttl:calls="); ok {
-				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-				return n
-			}
-		}
-		return 0
-	}
+	const takes = 40
+	st := bucket.NewStore(c, bucket.WithCoalescing(0))
+	c.ConfigResetStat(ctx)
 	for i := range takes {
-		start := time.Now()
-		r, err := st.Take(ctx, "busy", spec(1e9, 100), 3)
-		if err != nil || !r.Allowed {
-			t.Fatalf("take %d: %+v, %v", i, r, err)
-		}
-		at := c.Do(ctx, "pexpiretime", "busy").Val().(int64)
-		now := c.Time(ctx).Val()
-		ttl := time.UnixMilli(at).Sub(now)
-		// The TTL and the time to full both shrink as time passes: the slack is the time
-		// since the take began.
-		if slack := time.Since(start); ttl < r.ResetAfter+grace-slack {
-			t.Fatalf("take %d: TTL %v, below time to full %v plus grace %v (slack %v)", i, ttl, r.ResetAfter, grace, slack)
+		if _, err := st.Take(ctx, "busy", spec(20, 1), 1); err != nil {
+			t.Fatalf("take %d: %v", i, err)
 		}
 	}
-	if n := pttlCalls(); n < takes/16-1 || n > takes/16+1 {
-		t.Fatalf("the script read the TTL on %d of %d allows, want one in 16 (%d)", n, takes, takes/16)
+	calls := map[string]int{}
+	for _, line := range strings.Split(c.Info(ctx, "commandstats").Val(), "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok {
+			name, stats, _ := strings.Cut(rest, ":calls=")
+			n, _ := strconv.Atoi(stats[:strings.IndexByte(stats, ',')])
+			calls[name] = n
+		}
+	}
+	for cmd, want := range map[string]int{"time": takes, "get": takes, "set": takes, "pttl": 0, "pexpire": 0, "hset": 0, "hgetall": 0} {
+		if calls[cmd] != want {
+			t.Errorf("%d takes called %s %d times, want %d (all: %v)", takes, cmd, calls[cmd], want, calls)
+		}
 	}
 }

@@ -107,9 +107,8 @@ func TestStoredValuesCheckedOnEveryPath(t *testing.T) {
 			if err != nil || !r.Allowed || r.Remaining != 6.5 {
 				t.Fatalf("Take: %+v, %v; want allowed with 6.5 left", r, err)
 			}
-			got, err := c.HGet(ctx, key, "tokens").Result()
-			if err != nil || got != "6.5" {
-				t.Fatalf("stored tokens %q (%v), want 6.5", got, err)
+			if got := nativeOf(t, c, key).Tokens; got != 6.5 {
+				t.Fatalf("stored tokens %v, want 6.5", got)
 			}
 		})
 	}

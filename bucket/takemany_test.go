@@ -3,7 +3,6 @@ package bucket_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"testing"
 	"time"
 
@@ -16,15 +15,8 @@ import (
 // counters reads a native bucket's decision counters.
 func counters(t *testing.T, c *redis.Client, key string) (allowed, denied int64) {
 	t.Helper()
-	v, err := c.HMGet(context.Background(), key, "allowed", "denied").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := v[0].(string)
-	d, _ := v[1].(string)
-	allowed, _ = strconv.ParseInt(a, 10, 64)
-	denied, _ = strconv.ParseInt(d, 10, 64)
-	return allowed, denied
+	n := nativeOf(t, c, key)
+	return int64(n.Allowed), int64(n.Denied)
 }
 
 // TakeMany applies its decisions in order, each as Take would: the model replays them.

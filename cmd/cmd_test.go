@@ -268,7 +268,6 @@ func TestResetMatch(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		run(t, srv.URL(), "consume", fmt.Sprintf("pat:%d", i), "--capacity", "5", "--rate", "1", "--cost", "5")
 	}
@@ -318,7 +317,7 @@ func TestResetMatch(t *testing.T) {
 	if r := run(t, srv.URL(), "reset", "pat:0", "--tokens", "2", "--yes"); r.code != ExitOK {
 		t.Fatalf("reset --tokens: %d %q", r.code, r.errOut)
 	}
-	if v := c.HGet(ctx, "pat:0", "tokens").Val(); v != "2" {
+	if v := hget(t, c, "pat:0", "tokens"); v != "2" {
 		t.Fatalf("tokens after reset --tokens 2: %q", v)
 	}
 }

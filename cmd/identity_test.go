@@ -208,7 +208,7 @@ func TestStoredSpecAndTTL(t *testing.T) {
 			t.Errorf("%v: exit %d: %q", args, r.code, r.errOut)
 		}
 		if dumpKey(t, c, "spec:k") != before {
-			t.Fatalf("%v rewrote the stored spec: %v", args, c.HGetAll(ctx, "spec:k").Val())
+			t.Fatalf("%v rewrote the stored spec: %v", args, nativeFields(t, c, "spec:k"))
 		}
 	}
 	// A spec that differs by less than a rounded figure shows: the message says what differs.
@@ -216,7 +216,7 @@ func TestStoredSpecAndTTL(t *testing.T) {
 		!strings.Contains(r.errOut, "stores capacity 100 and rate 0.01/s, and the given spec (100 @ 0.0100001/s) differs") {
 		t.Errorf("a spec differing in a small digit: exit %d: %q", r.code, r.errOut)
 	}
-	if r := run(t, url, "consume", "spec:k"); r.code != 0 || c.HGet(ctx, "spec:k", "capacity").Val() != "100" {
+	if r := run(t, url, "consume", "spec:k"); r.code != 0 || hget(t, c, "spec:k", "capacity") != "100" {
 		t.Errorf("consume with the stored spec: exit %d, %s", r.code, r.errOut)
 	}
 
@@ -252,7 +252,7 @@ func TestStoredSpecAndTTL(t *testing.T) {
 	if r := run(t, url, "reset", "spec:k", "--capacity", "10", "--rate", "10", "--empty", "--yes"); r.code != 0 {
 		t.Fatalf("reset with a new spec: %+v", r)
 	}
-	if f := c.HGetAll(ctx, "spec:k").Val(); f["capacity"] != "10" || f["rate"] != "10" || f["tokens"] != "0" {
+	if f := nativeFields(t, c, "spec:k"); f["capacity"] != "10" || f["rate"] != "10" || f["tokens"] != "0" {
 		t.Errorf("after reset --capacity 10 --rate 10 --empty: %v", f)
 	}
 }

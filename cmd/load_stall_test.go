@@ -1,8 +1,8 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +27,7 @@ func TestLoadDurationKeptWhenServerStalls(t *testing.T) {
 	}()
 	// The run has begun deciding: then the server stops answering for longer than the run.
 	redistest.WaitFor(t, 5*time.Second, "the load run to decide", func() bool {
-		n, err := c.HGet(context.Background(), load.KeyFor("stall", false), "allowed").Int64()
+		n, err := strconv.ParseInt(hget(t, c, load.KeyFor("stall", false), "allowed"), 10, 64)
 		return err == nil && n > 0
 	})
 	awake := redistest.Stall(t, srv.Addr(), "4")
@@ -73,7 +73,7 @@ func TestLoadCompareEndsWhenServerStalls(t *testing.T) {
 			"-d", d.String(), "--timeout", timeout.String(), "-o", "json")
 	}()
 	redistest.WaitFor(t, 5*time.Second, "the lua run to decide", func() bool {
-		n, err := c.HGet(context.Background(), load.CompareKey(load.KeyFor("cmpstall", false), load.Lua), "allowed").Int64()
+		n, err := strconv.ParseInt(hget(t, c, load.CompareKey(load.KeyFor("cmpstall", false), load.Lua), "allowed"), 10, 64)
 		return err == nil && n > 0
 	})
 	awake := redistest.Stall(t, srv.Addr(), "6")

@@ -162,7 +162,7 @@ func TestLoadCompareAndTable(t *testing.T) {
 			t.Fatalf("%s allowed %d of at most %d", s, rep.Allowed, rep.TheoreticalMax)
 		}
 	}
-	if cmp.Runs[1].RedisCallsPerRequest != 3 || cmp.Runs[0].RedisCallsPerRequest != 1 {
+	if cmp.Runs[1].RedisCallsPerRequest != 2 || cmp.Runs[0].RedisCallsPerRequest != 1 {
 		t.Fatalf("calls per request: lua %.2f, multi %.2f", cmp.Runs[0].RedisCallsPerRequest, cmp.Runs[1].RedisCallsPerRequest)
 	}
 	if !strings.Contains(r.errOut, "] ") || !strings.Contains(r.errOut, " allowed ") {

@@ -39,7 +39,7 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 		{"consume", "lock:order:7", `"lock:order:7" is read as a throttled bucket only by a guess (a bare number is also what deadlines`},
 		// A native bucket's fields with a value out of the grammar: the value is named, not
 		// the fields another layout lacks.
-		{"check", "rate:user:nan", `"rate:user:nan": not a bucket: a hash that has the fields of a native bucket, but field tokens is not a number`},
+		{"check", "rate:user:nan", `"rate:user:nan": not a bucket: a hash that has the fields of a native-hash bucket, but field tokens is not a number`},
 	} {
 		r := run(t, srv.URL(), tc.cmd, tc.key, "--capacity", "5", "--rate", "1")
 		if r.code != ExitError || !strings.Contains(r.errOut, tc.want) {

@@ -31,7 +31,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithACL(
 		"ops-ro >ro-pass "+aclReadOnly,
 		"ops-runbook >rb-pass "+aclRunbook,
-		"ops-nohset >nh-pass "+strings.Replace(aclRunbook, " +hset", "", 1),
+		"ops-noset >ns-pass "+strings.Replace(aclRunbook, " +set", "", 1),
 		"ops-noping >np-pass "+strings.Replace(aclReadOnly, " +ping", "", 1),
 	))
 	admin := srv.Client(t)
@@ -95,9 +95,9 @@ func TestACLLeastPrivilege(t *testing.T) {
 
 	// ACLs apply to the commands a script calls: one missing write aborts the script
 	// before it writes.
-	r := as("ops-nohset", "nh-pass", "consume", "rl:a")
-	if r.code != ExitError || !strings.Contains(r.errOut, "user ops-nohset may not run hset, called by bucketctl's token_bucket script (ACLs apply inside scripts)") {
-		t.Fatalf("consume without +hset: exit %d %q", r.code, r.errOut)
+	r := as("ops-noset", "ns-pass", "consume", "rl:a")
+	if r.code != ExitError || !strings.Contains(r.errOut, "user ops-noset may not run set, called by bucketctl's token_bucket script (ACLs apply inside scripts)") {
+		t.Fatalf("consume without +set: exit %d %q", r.code, r.errOut)
 	}
 	oneLine(t, r)
 	if snapshot() != before {

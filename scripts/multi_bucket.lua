@@ -1,7 +1,8 @@
 -- bucketctl multi-tier token bucket: one all-or-nothing decision over several buckets
 -- (say a user's bucket, an endpoint bucket and an overall bucket), in one atomic call.
 --
--- KEYS[1..n]  the tiers' bucket keys: native hashes, exactly as token_bucket.lua writes them.
+-- KEYS[1..n]  the tiers' bucket keys: native buckets, exactly as token_bucket.lua writes them
+--             (a tagged string; a native-hash bucket is read and converted by the write).
 --             In a Redis Cluster every key of one call must hash to the same slot: give them
 --             one hash tag, e.g. rl:{user42}:user, rl:{user42}:endpoint:/search, rl:{user42}:global.
 -- ARGV[1]     now in microseconds (client clock); "" = Redis TIME
@@ -49,18 +50,22 @@ for i = 1, n do
   local sfx = ' (tier ' .. i .. ')'
   if seen[key] then return redis.error_reply('ERR bucketctl: duplicate key' .. sfx) end
   seen[key] = true
-  local h = redis.pcall('HGETALL', key)
-  if h.err then
-    return redis.error_reply('WRONGTYPE bucketctl: key holds another Redis type' .. sfx)
-  end
-  -- Identity (the prelude's native()): only a hash holding exactly a native bucket's
-  -- fields, each a number of the one grammar and in range, is ever written.
+  -- Identity (the prelude's tagged(), or native() for a native-hash bucket): only a native
+  -- bucket, each value in range, is ever written.
+  local v = redis.pcall('GET', key)
   local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate
-  if h[1] then
-    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate = native(h)
+  if v then
+    if type(v) == 'string' then
+      s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = tagged(v)
+    elseif redis.call('TYPE', key)['ok'] == 'hash' then
+      s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(redis.call('HGETALL', key))
+    else
+      return redis.error_reply('WRONGTYPE bucketctl: key holds another Redis type' .. sfx)
+    end
     if s_tokens == nil then -- refused: s_ts is the kind of refusal, s_cap why
       return redis.error_reply(refusal(s_ts, s_cap) .. sfx)
     end
+    st_cap, st_rate = string.format('%.17g', s_cap), string.format('%.17g', s_rate)
   end
   local a = 3 * i
   local cap_s, rate_s = ARGV[a], ARGV[a + 1]
@@ -85,7 +90,6 @@ for i = 1, n do
   end
   tiers[i] = { key = key, cap_s = cap_s, rate_s = rate_s, capacity = capacity, rate = rate,
                cost = cost, tokens = tokens, ts = ts,
-               spec_changed = st_cap ~= cap_s or st_rate ~= rate_s,
                n_allowed = s_allowed or 0, n_denied = s_denied or 0 }
 end
 
@@ -106,31 +110,20 @@ for i = 1, n do
   if not t.ok and denied == 0 then denied = i end
 end
 
--- Numbers go to HSET as Lua numbers: Redis writes them with full precision. tokens and ts
--- are written back on deny too; a counter only when it moves; the spec only when it is new
--- or changed. The TTL is the prelude's cover(), as token_bucket.lua sets it: a tier that
--- took nothing only refilled, so only an allow or a new spec can need a longer one.
+-- Every tier is written back, at its refilled level and new ts, on deny too (as
+-- token_bucket.lua does, so ts never goes stale), with its spec in use and counters (a
+-- counter moves when the tier is allowed, or lacked its cost on a deny), value and TTL in
+-- one SET PX (the prelude's ttl_ms); a native-hash tier is converted so.
 if not impossible then
   for i = 1, n do
     local t = tiers[i]
-    local args, count = { 'tokens', 0, 'ts', t.ts }, 0
-    local was_full = t.tokens >= t.capacity -- (for the TTL rule: see cover())
     if denied == 0 then
-      t.tokens, count = t.tokens - t.cost, t.n_allowed + 1
-      args[5], args[6] = 'allowed', count
+      t.tokens, t.n_allowed = t.tokens - t.cost, t.n_allowed + 1
     elseif not t.ok then
-      count = t.n_denied + 1
-      args[5], args[6] = 'denied', count
+      t.n_denied = t.n_denied + 1
     end
-    args[2] = t.tokens
-    if t.spec_changed then
-      args[#args + 1] = 'capacity'; args[#args + 1] = t.cap_s
-      args[#args + 1] = 'rate'; args[#args + 1] = t.rate_s
-    end
-    redis.call('HSET', t.key, unpack(args))
-    if denied == 0 or t.spec_changed then
-      cover(t.key, t.capacity, t.tokens, t.rate, t.cost, count, grace, t.spec_changed or was_full)
-    end
+    redis.call('SET', t.key, TAG .. struct.pack('<dddddd', t.tokens, t.ts, t.capacity, t.rate, t.n_allowed, t.n_denied),
+      'PX', ttl_ms(t.capacity, t.tokens, t.rate, grace))
   end
 end
 

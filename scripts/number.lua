@@ -20,7 +20,8 @@ local function num(v)
   return n
 end
 
--- native(h): the verdict on a native bucket read as HGETALL key (h: field, value, field,
+-- native(h): the verdict on a native bucket of the hash layout written before the tagged
+-- string (native-hash, converted by its first decision), read as HGETALL key (h: field, value, field,
 -- value, ...; the reply of a missing key, {}, is no bucket and not asked here). Returns
 -- tokens, ts, capacity, rate, allowed, denied (a missing counter is 0) and the stored
 -- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
@@ -30,7 +31,7 @@ end
 -- range); refusal(kind, why) is the error reply's text for such a verdict.
 -- native() without a hash returns the ranges of a stored bucket, the one place they are
 -- written on the Lua side: MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S below.
--- The common path reads the fields where token_bucket.lua writes them (tokens, ts, a
+-- The common path reads the fields where token_bucket.lua wrote them (tokens, ts, a
 -- counter, capacity, rate, the other counter) and allocates one string (the values joined);
 -- any other order takes the loop, and messages are built on the refusing paths only.
 local function native(h)
@@ -133,35 +134,83 @@ local function refusal(kind, why)
   return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
 end
 
--- cover(key, capacity, tokens, rate, cost, count, grace, force): the TTL rule of every
--- script that writes a native bucket, after it wrote one (tokens: its level now, count: the
--- counter it just wrote). The TTL is at least the time until full (expiry of a full bucket
--- is lossless: a missing bucket starts full) plus the grace that keeps the counters readable,
--- and it is never shortened. A deny only refills, which shortens the time to full as fast
--- as the TTL runs down: the TTL set before still covers it, so callers call this on an
--- allow, and with force when the spec is new or changed or the bucket was full before the
--- take. An allow lengthens the time to full by cost/rate. PTTL says whether the TTL left
--- covers the new time to full plus the grace (need) with a margin of a quarter of the
--- grace; only when it does not (or the key has none) is it set, to need plus half the
--- grace. So after each check the TTL exceeds need by a quarter of the grace. While the
--- bucket is not full, time runs the TTL and the time to full down alike; an allow whose
--- cost/rate is at most 1/32 of half the grace need not check: the check runs on every 16th
--- allow of the bucket (the counter; a fractional one crosses a multiple of 16 as often), so
--- the at most 15 between checks use less than that quarter. A full bucket's time to full
--- stays 0 while its TTL runs down, which uses the margin up: the first take from a full
--- bucket always checks. A busy bucket reads its TTL on one allow in 16.
-local function cover(key, capacity, tokens, rate, cost, count, grace, force)
-  local margin = grace / 2
-  if force or count % 16 < 1 or cost / rate * 32000 > margin then
-    local need = math.ceil(((capacity - tokens) / rate) * 1000) + grace
-    if redis.call('PTTL', key) < need + margin / 2 then
-      redis.call('PEXPIRE', key, need + math.ceil(margin))
-    end
-  end
-end
-
 -- The ranges, for the scripts' own checks of their arguments.
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = native()
+
+-- The native bucket: one string, TAG then six little-endian doubles (struct '<dddddd'):
+-- tokens, ts (µs), capacity, rate, allowed, denied; NATIVE_LEN bytes in all (TAG_LEN the
+-- tag's). Identity is
+-- the tag; bucket/native.go decodes the same bytes. native() above reads the hash layout
+-- written before (native-hash), which a decision converts to this form.
+local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 61
+
+-- struct is Redis's; an in-process server without it (the demo's miniredis sandbox) gets
+-- the same '<dddddd' packing in plain Lua (the table is built only there).
+local struct = rawget(_G, 'struct') or {
+  pack = function(_, ...)
+    local out, floor = {}, math.floor
+    for _, x in ipairs({ ... }) do
+      local sign, mant, expo = 0, 0, 0
+      if x < 0 or (x == 0 and 1 / x < 0) then sign, x = 1, -x end
+      if x ~= x then mant, expo = 2 ^ 51, 2047
+      elseif x == math.huge then expo = 2047
+      elseif x > 0 then
+        local m, e = math.frexp(x)
+        if e + 1022 >= 1 then mant, expo = (m * 2 - 1) * 2 ^ 52, e + 1022 else mant = math.ldexp(m, e + 1074) end
+      end
+      local lo, hi = mant % 2 ^ 32, sign * 2 ^ 31 + expo * 2 ^ 20 + floor(mant / 2 ^ 32)
+      for _, w in ipairs({ lo, hi }) do
+        out[#out + 1] = string.char(w % 256, floor(w / 256) % 256, floor(w / 65536) % 256, floor(w / 16777216) % 256)
+      end
+    end
+    return table.concat(out)
+  end,
+  unpack = function(_, v, at)
+    local out = {}
+    for i = 0, 5 do
+      local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(v, at + 8 * i, at + 8 * i + 7)
+      local lo, hi = b1 + b2 * 256 + b3 * 65536 + b4 * 16777216, b5 + b6 * 256 + b7 * 65536 + b8 * 16777216
+      local sign = 1
+      if hi >= 2 ^ 31 then sign, hi = -1, hi - 2 ^ 31 end
+      local expo, mant = math.floor(hi / 2 ^ 20), (hi % 2 ^ 20) * 2 ^ 32 + lo
+      if expo == 2047 then
+        if mant == 0 then out[i + 1] = sign * math.huge else out[i + 1] = 0 / 0 end
+      elseif expo == 0 then out[i + 1] = sign * math.ldexp(mant, -1074)
+      else out[i + 1] = sign * math.ldexp(mant + 2 ^ 52, expo - 1075) end
+    end
+    return unpack(out)
+  end,
+}
+
+-- tagged(v): the verdict on a string read with GET, as native() gives it for a hash:
+-- tokens, ts, capacity, rate, allowed, denied, or nil, kind, why ('none': no tag, so
+-- not a native bucket; 'corrupt': the tag with a payload of another length or out of range).
+local function tagged(v)
+  if string.sub(v, 1, TAG_LEN) ~= TAG then return nil, 'none', 'a string without the tag' end
+  if #v ~= NATIVE_LEN then
+    return nil, 'corrupt', 'the value after the tag is ' .. (#v - TAG_LEN) .. ' bytes, not ' .. (NATIVE_LEN - TAG_LEN)
+  end
+  local t, ts, c, r, a, d = struct.unpack('<dddddd', v, TAG_LEN + 1)
+  local g = '%.17g'
+  if not (t >= 0 and t <= MAX_TOKENS) then return nil, 'corrupt', 'tokens ' .. string.format(g, t) .. ' is out of range' end
+  if not (ts >= 0 and ts <= MAX_TIME_US) then return nil, 'corrupt', 'ts ' .. string.format(g, ts) .. ' is not a time' end
+  if not (c > 0 and c <= MAX_TOKENS) then return nil, 'corrupt', 'capacity ' .. string.format(g, c) .. ' is out of range' end
+  if not (r > 0 and r - r == 0 and c / r <= MAX_REFILL_S) then
+    return nil, 'corrupt', 'rate ' .. string.format(g, r) .. ' is out of range'
+  end
+  if not (a >= 0 and a <= MAX_COUNTER) then return nil, 'corrupt', 'allowed ' .. string.format(g, a) .. ' is out of range' end
+  if not (d >= 0 and d <= MAX_COUNTER) then return nil, 'corrupt', 'denied ' .. string.format(g, d) .. ' is out of range' end
+  return t, ts, c, r, a, d
+end
+
+-- ttl_ms(capacity, tokens, rate, grace): the TTL every write of a native bucket sets with
+-- its value (SET PX): the time until full, rounded up to whole ms, plus the grace that keeps
+-- the counters readable (expiry of a full bucket is lossless: a missing bucket starts full).
+local function ttl_ms(capacity, tokens, rate, grace)
+  local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
+  if ttl < 1 then return 1 end
+  return ttl
+end
 
 -- The writing scripts' checks of their arguments, each rule once: by the one grammar, num(),
 -- and within the ranges native() holds a stored bucket to, so that no script writes what
@@ -177,7 +226,7 @@ local function checked(cap_s, rate_s, cost_s)
       return false, 'ERR bucketctl: capacity must be a positive finite number of at most 1e15'
     end
     if not rate or rate <= 0 then return false, 'ERR bucketctl: rate must be a positive finite number' end
-    -- A bucket must refill within 100 years, so its TTL (PEXPIRE, milliseconds) stays finite.
+    -- A bucket must refill within 100 years, so its TTL (SET PX, milliseconds) stays finite.
     if capacity / rate > MAX_REFILL_S then
       return false, 'ERR bucketctl: capacity/rate must refill within 100 years'
     end
@@ -190,9 +239,9 @@ local function checked(cap_s, rate_s, cost_s)
 end
 
 -- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
--- read) and its TTL grace in whole milliseconds (absent or "": 60000; PEXPIRE takes an
+-- read) and its TTL grace in whole milliseconds (absent or "": 60000; SET PX takes an
 -- integer), or false and the error reply's text. A time is a stored one's (0 to
--- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite PEXPIRE.
+-- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite SET PX.
 local function clock(now_s, grace_s)
   local now, grace = nil, 60000
   if now_s and now_s ~= '' then

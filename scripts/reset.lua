@@ -6,7 +6,8 @@
 --
 -- KEYS[1]  the bucket key (the tokens key of a two-key layout); KEYS[2] its time key
 -- ARGV[1]  "delete" or "set"
--- ARGV[2]  layout type: "hash", "strings" or "gcra"
+-- ARGV[2]  layout type: "tagged" (the native layout's string, or a native-hash bucket, which a set
+--          converts), "hash", "strings" or "gcra"
 -- ARGV[3]  tokens field, ARGV[4] time field (hash layouts)
 -- ARGV[5]  the layout's other required fields, comma-separated ("capacity,rate" or "")
 -- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
@@ -24,6 +25,9 @@
 -- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
 --          that changes the stored spec on purpose); "": only into a bucket it creates
 -- ARGV[15..] field/value pairs of the native spec (capacity, rate)
+-- tagged: ARGV[7] the tokens, ARGV[10] the TTL grace in milliseconds ("" = 60000; the TTL is
+--       the refill to full plus it), ARGV[11], ARGV[12], ARGV[14] as above, ARGV[15..18]
+--       "capacity", C, "rate", R (the spec of a bucket created or respecced).
 -- gcra: ARGV[3] the lowest stored number of the library's form and ARGV[12] the first
 --       beyond it (decimal), ARGV[4] the layout's epoch in Unix seconds, ARGV[5] and
 --       ARGV[6] the TTL bounds below and above in microseconds, ARGV[7] the TAT to SET,
@@ -101,6 +105,58 @@ if ARGV[2] == 'gcra' then
     return 1
   end
   redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[10])
+  if t == 'none' then return 2 end
+  return 1
+end
+
+if ARGV[2] == 'tagged' then
+  if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a native bucket is one key') end
+  local t = redis.call('TYPE', KEYS[1])['ok']
+  local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
+  if t == 'string' then
+    -- A string of another length is not read whole: its tag says corrupt or not a bucket.
+    if redis.call('STRLEN', KEYS[1]) ~= NATIVE_LEN then
+      s_ts = 'none'
+      if redis.call('GETRANGE', KEYS[1], 0, TAG_LEN - 1) == TAG then s_ts = 'corrupt' end
+    else
+      s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = tagged(redis.call('GET', KEYS[1]))
+    end
+  elseif t == 'hash' then
+    if redis.call('HLEN', KEYS[1]) > 6 then return -1 end
+    s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied = native(redis.call('HGETALL', KEYS[1]))
+  elseif t ~= 'none' then
+    return -1
+  end
+  if t ~= 'none' and not s_tokens then
+    if s_ts == 'corrupt' then return -2 end
+    return -1
+  end
+  if ARGV[1] == 'delete' then
+    if t == 'none' then return 0 end
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  -- set: the given tokens at max(now, stored ts), the stored spec (the given one when the
+  -- bucket is created or ARGV[14] is "respec") and counters, value and TTL in one SET PX.
+  local cap, rate, allowed, denied = s_cap, s_rate, s_allowed, s_denied
+  if t == 'none' or ARGV[14] == 'respec' then
+    local c, r = checked(ARGV[16], ARGV[18], '1')
+    if c == false then return redis.error_reply(r) end
+    cap, rate = c, r
+  end
+  if t == 'none' then allowed, denied = 0, 0 end
+  local tokens = num(ARGV[7])
+  if not tokens or tokens < 0 or tokens > cap then
+    return redis.error_reply('ERR bucketctl: tokens must be a number from 0 to the capacity')
+  end
+  local _, grace = clock(nil, ARGV[10])
+  if _ == false then return redis.error_reply(grace) end
+  local ts = now_us()
+  if s_ts and s_ts > ts and ARGV[12] ~= '0' then ts = s_ts end
+  -- The TTL covers the refill and the grace, and a longer one the key had is kept.
+  local ttl = ttl_ms(cap, tokens, rate, grace)
+  if t ~= 'none' then ttl = math.max(ttl, redis.call('PTTL', KEYS[1])) end
+  redis.call('SET', KEYS[1], TAG .. struct.pack('<dddddd', tokens, ts, cap, rate, allowed, denied), 'PX', ttl)
   if t == 'none' then return 2 end
   return 1
 end

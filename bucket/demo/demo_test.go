@@ -78,7 +78,7 @@ func TestSeedAndResolver(t *testing.T) {
 	}
 	for _, l := range bucket.PresetNames() {
 		// The GCRA layouts are libraries' (redis_rate, throttled), not applications' scripts.
-		if l != "native" && bucket.Presets[l].Type != bucket.GCRA && Apps[l] == nil {
+		if !bucket.Presets[l].Native && bucket.Presets[l].Type != bucket.GCRA && Apps[l] == nil {
 			t.Errorf("the demo has no application for layout %s", l)
 		}
 	}

@@ -19,11 +19,10 @@ type Strategy string
 const (
 	// Lua is bucketctl's script: one atomic EVALSHA per decision (bucket.Store.Take).
 	Lua Strategy = "lua"
-	// Multi reads with HMGET, computes in Go and writes back with HSET and PEXPIRE: three
-	// round trips with nothing holding the key in between, so concurrent callers race and
-	// over-grant. The read checks that the key is a native bucket; the race stays.
+	// Multi reads with GET, computes in Go and writes back with SET PX: two round trips
+	// with nothing holding the key in between, so concurrent callers race and over-grant. The read checks that the key is a native bucket; the race stays.
 	Multi Strategy = "multi"
-	// Watch is optimistic locking: WATCH, HMGET, then MULTI/HSET/PEXPIRE/EXEC, retried
+	// Watch is optimistic locking: WATCH, GET, then MULTI/SET PX/EXEC, retried
 	// when another client changed the key. Correct, but retries pile up under contention.
 	Watch Strategy = "watch"
 )
@@ -74,11 +73,11 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 	return 1, 0
 }
 
-// naive holds what the multi and watch strategies share: the native hash layout (tokens,
-// ts in microseconds, capacity, rate, allowed, denied) and the refill model of bucket.Spec,
-// on the client's clock. They write into nothing but a native bucket: the read checks the
-// whole shape (the watch strategy's read is under its WATCH, so the check holds until
-// EXEC), and the write sets native fields only.
+// naive holds what the multi and watch strategies share: the native layout (the tagged
+// string of tokens, ts in microseconds, capacity, rate, allowed, denied) and the refill model
+// of bucket.Spec, on the client's clock. They write into nothing but a native bucket: the
+// read checks the tag and values (the watch strategy's read is under its WATCH, so the
+// check holds until EXEC).
 type naive struct {
 	rdb  bucket.Client
 	key  string
@@ -106,33 +105,28 @@ type read struct {
 	exists bool
 }
 
-// queueRead queues the read: HLEN and HMGET of the native fields, one round trip.
-func (n *naive) queueRead(ctx context.Context, p redis.Pipeliner) (*redis.IntCmd, *redis.SliceCmd) {
-	return readShape(ctx, p, n.key)
+// queueRead queues the read: GET of the key, one round trip.
+func (n *naive) queueRead(ctx context.Context, p redis.Pipeliner) *redis.StringCmd {
+	return p.Get(ctx, n.key)
 }
 
-// checkRead turns the read's replies into a read, or an error wrapping ErrNotBucket for a
-// key that is not a native bucket (another type: WRONGTYPE).
-func (n *naive) checkRead(hlen *redis.IntCmd, vals *redis.SliceCmd) (read, error) {
-	cnt, err := hlen.Result()
-	if err != nil {
-		if redis.HasErrorPrefix(err, "WRONGTYPE") {
-			return read{}, fmt.Errorf("%w: %q holds another type than a hash; nothing written", ErrNotBucket, n.key)
-		}
-		return read{}, err
-	}
-	v, err := vals.Result()
-	if err != nil {
-		return read{}, err
-	}
-	if cnt == 0 {
+// checkRead turns the read's reply into a read, or an error wrapping ErrNotBucket for a
+// key that is not a native bucket (another type: WRONGTYPE; a string without the tag).
+func (n *naive) checkRead(get *redis.StringCmd) (read, error) {
+	v, err := get.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
 		if n.stored {
 			// The bucket the run was planned on is gone: creating another is not the plan.
 			return read{}, fmt.Errorf("%w: %q vanished during the run, and its spec with it", bucket.ErrNoSpec, n.key)
 		}
 		return read{}, nil
+	case redis.HasErrorPrefix(err, "WRONGTYPE"):
+		return read{}, fmt.Errorf("%w: %q holds another type than a string (a native-hash bucket is converted by the script strategy); nothing written", ErrNotBucket, n.key)
+	case err != nil:
+		return read{}, err
 	}
-	st, problem := nativeShape(cnt, v)
+	st, problem := nativeValue(v)
 	if problem != "" {
 		return read{}, fmt.Errorf("%w: %q %s; nothing written", ErrNotBucket, n.key, problem)
 	}
@@ -148,39 +142,38 @@ func (n *naive) compute(rd read) (bucket.Level, bucket.Result) {
 	return spec.Take(rd.stored.Level, rd.exists, n.now().UnixMicro(), n.cost)
 }
 
-// writes are the write-back commands, HSET and PEXPIRE: always, on deny too, so ts never
-// goes stale. HSET sets tokens, ts and the decision's counter (read, plus one: as racy as
-// the rest), and capacity and rate in a bucket it creates or when the run was given a
-// spec. The TTL is the script's: the time to refill to full, plus a grace.
-func (n *naive) writes(ctx context.Context, rd read, l bucket.Level, r bucket.Result) [2]redis.Cmder {
-	ttl := int64(math.Ceil(float64(r.ResetAfter)/float64(time.Millisecond))) + n.grace.Milliseconds()
-	counter, count := "denied", rd.stored.Denied+1
+// writes are the write-back commands: one SET of the tagged value with its TTL (PX), as the
+// script writes it: always, on deny too, so ts never goes stale, with the decision's counter
+// (read, plus one: as racy as the rest) and the spec in use. The TTL is the script's: the
+// time to refill to full, plus a grace.
+func (n *naive) writes(ctx context.Context, rd read, l bucket.Level, r bucket.Result) []redis.Cmder {
+	ttl := max(int64(math.Ceil(float64(r.ResetAfter)/float64(time.Millisecond)))+n.grace.Milliseconds(), 1)
+	spec := n.spec
+	if n.stored && rd.exists {
+		spec = rd.stored.Spec
+	}
+	v := bucket.NativeValues{Tokens: l.Tokens, TS: float64(l.TS), Capacity: spec.Capacity, Rate: spec.Rate,
+		Allowed: float64(rd.stored.Allowed), Denied: float64(rd.stored.Denied)}
 	if r.Allowed {
-		counter, count = "allowed", rd.stored.Allowed+1
+		v.Allowed++
+	} else {
+		v.Denied++
 	}
-	args := make([]interface{}, 0, 12)
-	args = append(args, "hset", n.key, "ts", strconv.FormatInt(l.TS, 10), "tokens", bucket.NativeLayout.FormatTokens(l.Tokens),
-		counter, strconv.FormatInt(count, 10))
-	if !rd.exists || !n.stored {
-		args = append(args, "capacity", n.capS, "rate", n.rateS)
-	}
-	return [2]redis.Cmder{redis.NewIntCmd(ctx, args...), redis.NewBoolCmd(ctx, "pexpire", n.key, ttl)}
+	return []redis.Cmder{redis.NewStatusCmd(ctx, "set", n.key, bucket.EncodeNative(v), "px", ttl)}
 }
 
 // readFrom reads the bucket through c (the client, or a transaction under WATCH) in one
 // round trip.
 func (n *naive) readFrom(ctx context.Context, c redis.Cmdable) (read, error) {
-	var hlen *redis.IntCmd
-	var vals *redis.SliceCmd
+	var get *redis.StringCmd
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		hlen, vals = n.queueRead(ctx, p)
+		get = n.queueRead(ctx, p)
 		return nil
 	})
-	return n.checkRead(hlen, vals)
+	return n.checkRead(get)
 }
 
-// multiDecider: read (HLEN and HMGET in one round trip), compute, HSET, PEXPIRE, each a
-// round trip of its own.
+// multiDecider: read (GET), compute, write (SET PX), each a round trip of its own.
 type multiDecider struct{ naive }
 
 func (d *multiDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
@@ -208,7 +201,7 @@ func (d *multiDecider) one(ctx context.Context, calls *int) (bucket.Result, erro
 	return r, nil
 }
 
-// watchDecider: WATCH, read, compute, MULTI/HSET/PEXPIRE/EXEC; retried when the key
+// watchDecider: WATCH, read, compute, MULTI/SET PX/EXEC; retried when the key
 // changed under the watch, at most retries times. The shape check of the read holds until
 // EXEC: a key changed in between fails the transaction.
 type watchDecider struct {
@@ -227,7 +220,7 @@ func (d *watchDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 func (d *watchDecider) one(ctx context.Context, calls, retries *int) (bucket.Result, error) {
 	var res bucket.Result
 	fn := func(tx *redis.Tx) error {
-		*calls++ // HLEN and HMGET
+		*calls++ // GET
 		rd, err := d.readFrom(ctx, tx)
 		if err != nil {
 			return err

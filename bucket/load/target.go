@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,12 +15,6 @@ import (
 // ErrNotBucket is a key a run must not write: it exists and is not a native bucket.
 var ErrNotBucket = errors.New("not a native bucket")
 
-// nativeFields are the fields of a native bucket: the first four always, the decision
-// counters once a decision of their kind was made.
-var nativeFields = []string{"tokens", "ts", "capacity", "rate", "allowed", "denied"}
-
-const requiredFields = 4
-
 // Stored is a native bucket as a run reads it.
 type Stored struct {
 	Level           bucket.Level
@@ -27,19 +22,28 @@ type Stored struct {
 	Allowed, Denied int64
 }
 
-// readShape queues what nativeShape needs: HLEN, and HMGET of the native fields. Neither
-// reads another field's value, and on a key of another type both are error replies.
-func readShape(ctx context.Context, p redis.Cmdable, key string) (*redis.IntCmd, *redis.SliceCmd) {
-	return p.HLen(ctx, key), p.HMGet(ctx, key, nativeFields...)
+// nativeValue reads a native bucket's tagged value by the read path's rule
+// (bucket.DecodeNative); problem says what is wrong.
+func nativeValue(v string) (s Stored, problem string) {
+	if !bucket.IsNativeValue(v) {
+		return s, "is a string without the native bucket's tag"
+	}
+	n, p := bucket.DecodeNative(v)
+	if p != "" {
+		return s, "is " + p
+	}
+	s.Level = bucket.Level{Tokens: n.Tokens, TS: int64(math.Round(n.TS))}
+	s.Spec = bucket.Spec{Capacity: n.Capacity, Rate: n.Rate}
+	s.Allowed, s.Denied = int64(n.Allowed), int64(n.Denied)
+	return s, ""
 }
 
-// nativeShape checks that a hash of n fields whose native fields read vals is a native
-// bucket, by the one identity rule and number grammar of the read path (bucket.ClassifyHash):
-// tokens, ts, capacity and rate, perhaps allowed and denied, nothing else, each a number of
-// the grammar and in range. problem says what is wrong.
+// nativeShape checks that a hash of n fields whose native fields read vals is a bucket of
+// the native-hash layout written before the tagged string, by the read path's rule
+// (bucket.ClassifyHash). problem says what is wrong.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
-	fields := make(map[string]string, len(nativeFields))
-	for i, f := range nativeFields {
+	fields := make(map[string]string, len(hashFields))
+	for i, f := range hashFields {
 		if v, ok := vals[i].(string); ok {
 			fields[f] = v
 		}
@@ -47,7 +51,7 @@ func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	if n > int64(len(fields)) {
 		return s, fmt.Sprintf("is a hash with %d field(s) a native bucket does not have", n-int64(len(fields)))
 	}
-	native := bucket.NativeLayout
+	native := bucket.NativeHashLayout
 	st := bucket.ClassifyHash("", fields, -1, 0, bucket.Target{Layout: &native})
 	if st.Problem != "" {
 		return s, "is " + st.Problem
@@ -56,6 +60,9 @@ func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	s.Allowed, s.Denied = st.Allowed, st.Denied
 	return s, ""
 }
+
+// hashFields are the fields of a native-hash bucket.
+var hashFields = []string{"tokens", "ts", "capacity", "rate", "allowed", "denied"}
 
 // Target is what a key holds before a run.
 type Target struct {
@@ -75,16 +82,20 @@ func (t Target) Exists() bool { return t.Type != "none" }
 // IsBucket reports whether the key is a native bucket.
 func (t Target) IsBucket() bool { return t.Exists() && t.Problem == "" }
 
-// Examine reads what keys hold, in one round trip per node: TYPE, HLEN and HMGET of the
-// native fields. It reads no other field's value and nothing of a key of another type.
+// Examine reads what keys hold, in one round trip per node: TYPE, GET, and HLEN and HMGET
+// of the native-hash fields (each command an error reply on a key of another type). It
+// reads no other field's value and nothing of a key of another type.
 func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, error) {
 	types := make([]*redis.StatusCmd, len(keys))
+	gets := make([]*redis.StringCmd, len(keys))
 	lens := make([]*redis.IntCmd, len(keys))
 	vals := make([]*redis.SliceCmd, len(keys))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
-			lens[i], vals[i] = readShape(ctx, p, k)
+			// A string of a native bucket's length at most (GETRANGE: a large value is not read).
+			gets[i] = p.GetRange(ctx, k, 0, 63)
+			lens[i], vals[i] = p.HLen(ctx, k), p.HMGet(ctx, k, hashFields...)
 		}
 		return nil
 	})
@@ -97,6 +108,12 @@ func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, 
 		t := Target{Key: k, Type: typ}
 		switch typ {
 		case "none":
+		case "string":
+			v, err := gets[i].Result()
+			if err != nil {
+				return nil, err
+			}
+			t.Stored, t.Problem = nativeValue(v)
 		case "hash":
 			n, err := lens[i].Result()
 			if err != nil {
@@ -108,7 +125,7 @@ func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, 
 			}
 			t.Stored, t.Problem = nativeShape(n, v)
 		default:
-			t.Problem = "holds a " + typ + ", not a hash"
+			t.Problem = "holds a " + typ + ", not a native bucket's string"
 		}
 		out[i] = t
 	}
@@ -141,7 +158,7 @@ var ErrSpecDiffers = bucket.ErrSpecDiffers
 // a native bucket is an error wrapping ErrNotBucket.
 func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, error) {
 	if !t.Exists() {
-		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, nativeFields...), "TTL")}, nil
+		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, hashFields...), "TTL")}, nil
 	}
 	if !t.IsBucket() {
 		return Plan{Target: t}, NotBucketError(t)
@@ -156,13 +173,16 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 }
 
 // cleanupScript deletes a key a run created, if it still is a native bucket.
-// It checks with the prelude's native(), the one identity rule of the scripts.
+// It checks with the prelude's tagged() (native() for a native-hash), the scripts' identity.
 var cleanupScript = scripts.Lazy(func() string {
 	return scripts.Prelude + `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
-if t ~= 'hash' then return -1 end
-if native(redis.call('HGETALL', KEYS[1])) == nil then return -1 end
+if t == 'string' then
+  if redis.call('STRLEN', KEYS[1]) ~= NATIVE_LEN or tagged(redis.call('GET', KEYS[1])) == nil then return -1 end
+elseif t ~= 'hash' or native(redis.call('HGETALL', KEYS[1])) == nil then
+  return -1
+end
 return redis.call('DEL', KEYS[1])
 `
 })

@@ -15,8 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 )
 
-var native = []string{"allowed", "capacity", "denied", "rate", "tokens", "ts"}
-
 // appKeys writes keys that look like buckets and are not native ones, and returns their
 // DUMPs.
 func appKeys(t *testing.T, c *redis.Client) map[string]string {
@@ -173,22 +171,22 @@ func TestNaiveStrategiesWriteNativeBucketsOnly(t *testing.T) {
 		key := "fresh:" + string(s)
 		r := run(t, st, load.Config{Key: key, Spec: bucket.Spec{Capacity: 10, Rate: 0.001}, Cost: 1, Strategy: s,
 			Concurrency: 1, Requests: 30})
-		fields := c.HGetAll(ctx, key).Val()
-		if !slices.Equal(slices.Sorted(maps.Keys(fields)), native) || fields["capacity"] != "10" || fields["rate"] != "0.001" {
-			t.Errorf("%s created %v", s, fields)
+		n, problem := bucket.DecodeNative(c.Get(ctx, key).Val())
+		if problem != "" || n.Capacity != 10 || n.Rate != 0.001 {
+			t.Errorf("%s created %+v (%s)", s, n, problem)
 		}
-		if fields["allowed"] != "10" || r.Allowed != 10 || c.PTTL(ctx, key).Val() <= 0 {
-			t.Errorf("%s: counters %v, report allowed %d, TTL %v", s, fields, r.Allowed, c.PTTL(ctx, key).Val())
+		if n.Allowed != 10 || n.Denied != 20 || r.Allowed != 10 || c.PTTL(ctx, key).Val() <= 0 {
+			t.Errorf("%s: counters %+v, report allowed %d, TTL %v", s, n, r.Allowed, c.PTTL(ctx, key).Val())
 		}
 
-		// A bucket of capacity 5.5, rate 0.25 written as another client spells them.
+		// A bucket of capacity 5.5, rate 0.25.
 		key = "kept:" + string(s)
-		c.HSet(ctx, key, "tokens", "5.5", "ts", time.Now().UnixMicro(), "capacity", "5.50", "rate", "0.250")
+		c.Set(ctx, key, bucket.EncodeNative(bucket.NativeValues{Tokens: 5.5, TS: float64(time.Now().UnixMicro()), Capacity: 5.5, Rate: 0.25}), 0)
 		r = run(t, st, load.Config{Key: key, Spec: bucket.Spec{Capacity: 5.5, Rate: 0.25}, StoredSpec: true, Cost: 1,
 			Strategy: s, Concurrency: 1, Requests: 8})
-		fields = c.HGetAll(ctx, key).Val()
-		if fields["capacity"] != "5.50" || fields["rate"] != "0.250" || r.Allowed != 5 || r.Errors != 0 {
-			t.Errorf("%s rewrote the stored spec or ignored it: %v, allowed %d, errors %v", s, fields, r.Allowed, r.ErrorSamples)
+		n, _ = bucket.DecodeNative(c.Get(ctx, key).Val())
+		if n.Capacity != 5.5 || n.Rate != 0.25 || r.Allowed != 5 || r.Errors != 0 {
+			t.Errorf("%s rewrote the stored spec or ignored it: %+v, allowed %d, errors %v", s, n, r.Allowed, r.ErrorSamples)
 		}
 	}
 }

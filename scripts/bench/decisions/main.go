@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
@@ -28,9 +30,22 @@ func main() {
 	decisions := flag.Int("decisions", 30000, "decisions to make")
 	keys := flag.Int("keys", 100, "keys they spread over")
 	workers := flag.Int("workers", 8, "concurrent callers")
+	workload := flag.String("workload", "mixed", "mixed (100 tokens, 100 a second), allow (a limit never reached) or deny (1 token an hour, drained by the warm-up)")
 	ctx := context.Background()
 	c := loopback.Client("decisions", 32)
 	defer c.Close()
+	burst, per := 100, time.Second
+	switch *workload {
+	case "allow":
+		burst = 1_000_000_000
+	case "deny":
+		burst, per = 1, time.Hour
+	case "mixed":
+	default:
+		fmt.Fprintln(os.Stderr, "decisions: -workload must be mixed, allow or deny")
+		os.Exit(2)
+	}
+	rate := float64(burst) / per.Seconds()
 	var take func(key string) error
 	switch *impl {
 	case "bucketctl":
@@ -39,15 +54,16 @@ func main() {
 			opts = append(opts, bucket.WithCoalescing(*lanes))
 		}
 		st := bucket.NewStore(c, opts...)
-		sp := bucket.Spec{Capacity: 100, Rate: 100}
+		sp := bucket.Spec{Capacity: float64(burst), Rate: rate}
 		take = func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }
 	case "redis_rate":
 		lim := redis_rate.NewLimiter(c)
-		limit := redis_rate.Limit{Rate: 100, Burst: 100, Period: 1e9}
+		limit := redis_rate.Limit{Rate: burst, Burst: burst, Period: per}
 		take = func(key string) error { _, err := lim.Allow(ctx, key, limit); return err }
 	case "floor":
 		sc := redis.NewScript(floorScript)
-		take = func(key string) error { return sc.Run(ctx, c, []string{key}, "100", "100", "1").Err() }
+		capS, rateS := strconv.Itoa(burst), strconv.FormatFloat(rate, 'g', -1, 64)
+		take = func(key string) error { return sc.Run(ctx, c, []string{key}, capS, rateS, "1").Err() }
 	default:
 		fmt.Fprintln(os.Stderr, "decisions: -impl must be bucketctl, redis_rate or floor")
 		os.Exit(2)
