@@ -52,7 +52,8 @@ func TestResetMatchEachKeyOnce(t *testing.T) {
 		}
 		shrunk <- fmt.Errorf("the table did not shrink: %s", admin.Do(ctx, "DEBUG", "HTSTATS", "0").String())
 	}})
-	r := run(t, p.URL(), "reset", "--match", "m:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--tokens", "7", "--yes", "-o", "jsonl")
+	// The deletes run while the first batch waits: a --timeout long enough for them.
+	r := run(t, p.URL(), "--timeout", "60s", "reset", "--match", "m:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--tokens", "7", "--yes", "-o", "jsonl")
 	if err := <-shrunk; err != nil {
 		t.Fatal(err)
 	}
