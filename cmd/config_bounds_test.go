@@ -61,7 +61,7 @@ func TestConfigFileBounded(t *testing.T) {
 	}
 	exact := rules + "#" + strings.Repeat("x", 1<<20-len(rules)-2) + "\n"
 	for _, p := range []string{write("trailing.yaml", rules+"---\n"), write("exact.yaml", exact)} {
-		if r := run(t, srv.URL(), append([]string{"--config", p}, consume...)...); r.code != ExitOK {
+		if r := run(t, srv.URL(), append([]string{"--config", p, "--timeout", "20s"}, consume...)...); r.code != ExitOK {
 			t.Fatalf("--config %s: exit %d %q", filepath.Base(p), r.code, r.errOut)
 		}
 	}

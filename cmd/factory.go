@@ -204,7 +204,11 @@ func (f *Factory) errText(err error) string {
 	if f != nil {
 		r = f.redactor()
 	}
-	return format.SafeText(r.Apply(errorMessage(err)))
+	msg := errorMessage(err)
+	if f != nil {
+		msg = f.namedLoss(msg, err)
+	}
+	return format.SafeText(r.Apply(msg))
 }
 
 // redactor knows every secret this invocation may hold (see connect.Secrets).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -162,7 +163,11 @@ func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error 
 	if err == nil {
 		return nil
 	}
-	if left = existing(rdb, left, time.Until(deadline)); len(left) == 0 {
+	if !rediserr.IsUnreachable(err) {
+		// The server answered (and refused): ask it which keys exist.
+		left = existing(rdb, left, time.Until(deadline))
+	}
+	if len(left) == 0 {
 		return nil // never written (every request refused), or gone: nothing is left behind
 	}
 	for i, k := range left {

@@ -112,6 +112,22 @@ type resetter struct {
 	// error.
 	match   bool
 	guesses int
+	// seen holds the key of every bucket a --match pass planned, so a key SCAN returns
+	// twice is reset, counted and printed once: its memory grows with the buckets matched
+	// (a key's length and about 50 bytes each, some 100 MB for a million).
+	seen map[string]struct{}
+}
+
+// first says a --match pass meets key for the first time in this pass.
+func (r *resetter) first(key string) bool {
+	if r.seen == nil {
+		r.seen = map[string]struct{}{}
+	}
+	if _, dup := r.seen[key]; dup {
+		return false
+	}
+	r.seen[key] = struct{}{}
+	return true
 }
 
 // op is the reset of one bucket (see resetplan.For), or ok=false for a key that is not a

@@ -45,7 +45,7 @@ func (r *resetter) matchRun(ctx context.Context, run *scanRun) error {
 		if err := r.confirm(sum.Total, func() { fmt.Fprint(f.IO.ErrOut, sum.String()) }); err != nil {
 			return err
 		}
-		run.stats, r.guesses = scan.Stats{}, 0
+		run.stats, r.guesses, r.seen = scan.Stats{}, 0, nil
 	}
 	return r.resetPass(ctx, run)
 }
@@ -58,6 +58,9 @@ func (r *resetter) planPass(ctx context.Context, run *scanRun) (*output.PlanSumm
 	out := output.NewStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
 	err := run.run(ctx, func(page []bucket.State) error {
 		for _, s := range page {
+			if !r.first(s.Key) {
+				continue // SCAN returned it before
+			}
 			_, v, ok, err := r.op(s)
 			if err != nil {
 				return err
@@ -98,6 +101,9 @@ func (r *resetter) resetPass(ctx context.Context, run *scanRun) error {
 		var views []output.ResetView
 		done := 0
 		for _, s := range page {
+			if !r.first(s.Key) {
+				continue // SCAN returned it before
+			}
 			op, v, ok, err := r.op(s)
 			if err != nil {
 				return err

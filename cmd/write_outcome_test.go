@@ -171,3 +171,22 @@ func loadReset(t *testing.T, c *redis.Client) {
 		t.Fatal(err)
 	}
 }
+
+// TestLostConnectionNamed: a connection lost during a read (inspect) or a decision
+// (consume) names the server and the cause, never a bare "EOF"; exit 3.
+func TestLostConnectionNamed(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	if r := run(t, srv.URL(), "consume", "lost:key", "--capacity", "5", "--rate", "1"); r.code != ExitOK {
+		t.Fatalf("consume: exit %d %q", r.code, r.errOut)
+	}
+	for _, args := range [][]string{{"inspect", "lost:key"}, {"consume", "lost:key"}} {
+		p := redistest.StartProxy(t, srv.Addr())
+		p.Arm(redistest.Rule{Match: "lost:key", Fault: redistest.Drop})
+		r := run(t, p.URL(), args...)
+		if !p.Fired() || r.code != ExitUnreachable || !strings.Contains(r.errOut, p.Addr()) || !strings.Contains(r.errOut, "was lost before the reply (EOF: closed by the server") {
+			t.Fatalf("%v: fired %v, exit %d %q", args, p.Fired(), r.code, r.errOut)
+		}
+		oneLine(t, r)
+	}
+}

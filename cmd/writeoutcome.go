@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -68,6 +69,25 @@ func lostCause(server string, err error) string {
 		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, rootText(err))
 	}
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
+}
+
+// namedLoss is msg, the text of err, with a bare lost connection in it (EOF, a reset)
+// replaced by lostCause, which names the server: "EOF" says neither where nor why. Errors
+// that say so already (a write's outcome, an unreachable server) are left as they are.
+func (f *Factory) namedLoss(msg string, err error) string {
+	var (
+		oe *outcomeError
+		ue *UnreachableError
+	)
+	lost := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	if !lost || errors.As(err, &oe) || errors.As(err, &ue) {
+		return msg
+	}
+	root := rootText(err)
+	if !strings.Contains(msg, root) {
+		return msg
+	}
+	return strings.Replace(msg, root, lostCause(serverOf(f), err), 1)
 }
 
 // rootText is the innermost error's text ("i/o timeout", "connection reset by peer").

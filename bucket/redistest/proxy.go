@@ -122,9 +122,17 @@ func (c *proxyConn) close() {
 	_ = c.server.Close()
 }
 
-// requests forwards the client's bytes, firing the rule on the request that matches.
+// requests forwards the client's bytes, firing the rule on the request that matches. A
+// held connection stays open to the server until Release, so that the server runs all it
+// was sent, as it would if the reply were lost on the way back.
 func (c *proxyConn) requests() {
-	defer c.close()
+	held := false
+	defer func() {
+		if held {
+			<-c.p.release
+		}
+		c.close()
+	}()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := c.client.Read(buf)
@@ -133,6 +141,7 @@ func (c *proxyConn) requests() {
 				if r.Before != nil {
 					r.Before()
 				}
+				held = r.Fault == Hold
 				c.armed <- r.Fault
 			}
 			if _, werr := c.server.Write(buf[:n]); werr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -111,6 +112,8 @@ func describeConnErr(addr string, err error) string {
 		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)
 	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
 		return "timed out (raise --dial-timeout or --timeout, or check the address, the firewall and the server's load)"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return "the connection was lost before the reply (" + msg + ": closed by the server, a restart, a proxy or a firewall?)"
 	}
 	return msg
 }
