@@ -49,7 +49,7 @@ func randomCase(r *rand.Rand, o oracle, base int64) fidelityCase {
 	switch o.layout.Name {
 	case "go-bench":
 		c.stored.TS -= ((c.stored.TS % 1000) + 1000) % 1000
-	case "spring":
+	case "spring", "spring-cloud-gateway":
 		c.stored.TS -= ((c.stored.TS % sec) + sec) % sec
 	}
 	c.cost = pick(r, 1.0, 0.5, 0, c.spec.Capacity, c.spec.Capacity+1e-9, c.spec.Capacity+0.5, 1.5*c.spec.Capacity, r.Float64()*c.spec.Capacity)

@@ -97,7 +97,7 @@ func TestResetFidelity(t *testing.T) {
 				continue
 			}
 			t.Run(name+"/skew="+skew.String(), func(t *testing.T) {
-				key := "reset:" + name
+				key := o.bucket("reset:" + name)
 				c.Del(ctx, o.layout.Keys(key)...)
 				// The application takes 3 of 4 tokens with its clock skew ahead; go-bench's
 				// caller passes a 1 s PEXPIRE.

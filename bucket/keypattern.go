@@ -67,3 +67,12 @@ func (l Layout) IsTimeKey(key string) bool {
 	_, ok := l.TokensKeyOf(key)
 	return l.Type == Strings && ok
 }
+
+// BucketKey is the tokens key the part name stands for in a two-key layout's tokens_key
+// pattern (request_rate_limiter.{id}.tokens for {id}); name itself for other layouts.
+func (l Layout) BucketKey(name string) string {
+	if l.Type != Strings || l.TokensKey == "" {
+		return name
+	}
+	return fillPattern(l.TokensKey, name)
+}

@@ -3,6 +3,7 @@ package bucket_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -28,6 +29,19 @@ type oracle struct {
 	// reply reads allowed and the retry-after the application reports (reports=false when
 	// it reports none).
 	reply func(v any) (allowed bool, retry time.Duration, reports bool)
+	// key names the bucket called name as the application does (nil: name itself).
+	key func(name string) string
+	// writesNothing says the application writes nothing for a spec (Spring Cloud Gateway
+	// when floor(2·capacity/rate) is 0): the level it saw is unknown then.
+	writesNothing func(sp bucket.Spec) bool
+}
+
+// bucket is the application's bucket called name (see key).
+func (o oracle) bucket(name string) string {
+	if o.key == nil {
+		return name
+	}
+	return o.key(name)
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -104,6 +118,14 @@ func oracles(t testing.TB) map[string]oracle {
 				a := arr(v)
 				return a[0].(int64) == 1, time.Duration(a[2].(int64)) * time.Second, true
 			}},
+		// RedisRateLimiter.java's call: ARGV[3] "" reads Redis TIME in whole seconds.
+		"spring-cloud-gateway": {layout: p["spring-cloud-gateway"], script: loadOracle(t, "spring-cloud-gateway"), serverClock: true,
+			key: func(name string) string { return "request_rate_limiter.{" + name + "}.tokens" },
+			args: func(k string, sp bucket.Spec, _ int64, cost float64) ([]string, []any) {
+				return p["spring-cloud-gateway"].Keys(k), []any{num(sp.Rate), num(sp.Capacity), "", num(cost)}
+			},
+			reply:         func(v any) (bool, time.Duration, bool) { return arr(v)[0].(int64) == 1, 0, false },
+			writesNothing: func(sp bucket.Spec) bool { return math.Floor(sp.Capacity/sp.Rate*2) <= 0 }},
 	}
 }
 
@@ -129,6 +151,9 @@ func (o oracle) write(t testing.TB, c *redis.Client, key string, sp bucket.Spec,
 			pipe.HSet(ctx, key, "tokens", tok, "ts", floorDiv(lv.TS, 1000))
 		case "spring":
 			pipe.HSet(ctx, key, "tokens", tok, "last_refill_time", floorDiv(lv.TS, 1e6))
+		case "spring-cloud-gateway":
+			pipe.Set(ctx, keys[0], tok, 0)
+			pipe.Set(ctx, keys[1], floorDiv(lv.TS, 1e6), 0)
 		default:
 			pipe.HSet(ctx, key, "tokens", tok, o.layout.TimeField, secs6(lv.TS))
 		}
@@ -170,7 +195,7 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 		after, err = c.HGet(ctx, key, o.layout.TokensField).Result()
 	}
 	// Webman writes nothing on a deny.
-	if err != nil || (o.fixedCost && !r.allowed) {
+	if err != nil || (o.fixedCost && !r.allowed) || (o.writesNothing != nil && o.writesNothing(sp)) {
 		return r
 	}
 	f, err := strconv.ParseFloat(after, 64)

@@ -34,7 +34,7 @@ func plantHealthy(t *testing.T, c redis.UniversalClient, url []string, prefix st
 	ctx := context.Background()
 	var keys []string
 	for _, app := range apptest.Apps {
-		key := prefix + app.Layout + ":1"
+		key := app.Key(prefix + app.Layout + ":1")
 		if app.Layout == "webman" {
 			key = "{" + prefix + "webman:1}" // its two keys share a slot on a Cluster
 		}
@@ -209,9 +209,11 @@ func TestAuditCluster(t *testing.T) {
 	ctx := context.Background()
 	seeds := []string{"--cluster", strings.Join(cl.Addrs(), ",")}
 	healthy := plantHealthy(t, cc, seeds, "ok:")
-	express := apptest.Apps[len(apptest.Apps)-1]
-	if express.Layout != "express" {
-		t.Fatalf("apptest.Apps: want express last, got %s", express.Layout)
+	var express apptest.App
+	for _, a := range apptest.Apps {
+		if a.Layout == "express" {
+			express = a
+		}
 	}
 	for i := 0; i < 20; i++ {
 		for _, k := range []string{fmt.Sprintf("{tenant:9}:rate:user:%d", i), fmt.Sprintf("spread:user:%d", i)} {

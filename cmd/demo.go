@@ -86,7 +86,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if !f.IO.StdoutTTY {
 		// Piped, a log: the live view shows this itself on a terminal, and goes with the
 		// sandbox, so no command for a stopped server stays on the screen.
-		fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match 'demo:*')\n", sb.Kind(), sb.URL(), try)
+		fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match '*demo:*')\n", sb.Kind(), sb.URL(), try)
 	}
 	ctx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
@@ -98,7 +98,7 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	resolve := demo.Resolver(keys)
 	if f.IO.StdoutTTY {
 		// The dashboard: the whole family of demo buckets, live, the busiest first; q quits.
-		err = RunTop(ctx, f.IO, st, TopParams{Match: "demo:*", Interval: time.Second, Resolve: resolve,
+		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Interval: time.Second, Resolve: resolve,
 			NodeClient: conn.NodeClient, Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)

@@ -160,17 +160,20 @@ func TestIdentityKeyspace(t *testing.T) {
 	// By pattern over everything: the buckets, and nothing else.
 	bucketsBefore := dumps(t, c, buckets)
 	r = run(t, url, "reset", "--match", "*", "--tokens", "3", "--capacity", "10", "--rate", "1", "--yes")
-	if r.code != 0 || !strings.Contains(r.errOut, fmt.Sprintf("reset %d bucket(s)", 20)) {
+	all := 3*len(apptest.Apps) + 5 // each application's 3, native 3, one of each GCRA library
+	if r.code != 0 || !strings.Contains(r.errOut, fmt.Sprintf("reset %d bucket(s)", all)) {
 		t.Errorf("reset --match * --tokens 3: exit %d: %s", r.code, r.errOut)
 	}
 	for k, v := range dumps(t, c, buckets) {
-		if v == bucketsBefore[k] {
+		// A time key in whole seconds (Spring Cloud Gateway's) may be rewritten with the
+		// second it held.
+		if v == bucketsBefore[k] && !strings.HasSuffix(k, ".timestamp") {
 			t.Errorf("reset --tokens 3 left bucket %s as it was", k)
 		}
 	}
 	unchanged("reset --match '*' --tokens 3")
 	r = run(t, url, "reset", "--match", "*", "--yes")
-	if r.code != 0 || !strings.Contains(r.errOut, "reset 20 bucket(s)") {
+	if r.code != 0 || !strings.Contains(r.errOut, fmt.Sprintf("reset %d bucket(s)", all)) {
 		t.Errorf("reset --match *: exit %d: %s", r.code, r.errOut)
 	}
 	for _, k := range buckets {

@@ -23,8 +23,12 @@ use the native one.`
 
 func layoutTable() string {
 	var b strings.Builder
+	w := 0
 	for _, n := range bucket.PresetNames() {
-		fmt.Fprintf(&b, "  %-11s %s\n", n, bucket.Presets[n].About)
+		w = max(w, len(n))
+	}
+	for _, n := range bucket.PresetNames() {
+		fmt.Fprintf(&b, "  %-*s %s\n", w, n, bucket.Presets[n].About)
 	}
 	return b.String()
 }

@@ -107,7 +107,7 @@ func plantBuckets(t *testing.T, c *redis.Client, url string) []string {
 	}
 	for _, app := range apptest.Apps {
 		for i := 0; i < 3; i++ {
-			key := fmt.Sprintf("bk:%s:%d", app.Layout, i)
+			key := app.Key(fmt.Sprintf("bk:%s:%d", app.Layout, i))
 			for j := 0; j <= i; j++ {
 				if _, err := app.Decide(ctx, c, key, 10, 1, now); err != nil {
 					t.Fatal(err)
@@ -131,7 +131,7 @@ func seedRules() string {
 	var b strings.Builder
 	b.WriteString("rules:\n")
 	for _, app := range apptest.Apps {
-		fmt.Fprintf(&b, "  - {match: \"bk:%s:*\", layout: %s}\n", app.Layout, app.Layout)
+		fmt.Fprintf(&b, "  - {match: \"%s\", layout: %s}\n", app.Key("bk:"+app.Layout+":*"), app.Layout)
 	}
 	return b.String()
 }
@@ -166,8 +166,9 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("list: %+v", r)
 	}
-	if n := strings.Count(r.out, "\n"); n != 18 {
-		t.Fatalf("list found %d buckets, want 18 (15 of five applications, 3 native):\n%s", n, r.out)
+	all := 3*len(apptest.Apps) + 3
+	if n := strings.Count(r.out, "\n"); n != all {
+		t.Fatalf("list found %d buckets, want %d (3 of each application, 3 native):\n%s", n, all, r.out)
 	}
 
 	// With no layout declared, only bucketctl's own buckets are written.
@@ -193,7 +194,9 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 		}
 	}
 	for k, v := range dumps(t, c, buckets) {
-		if v == bucketsBefore[k] && !strings.HasPrefix(k, "bk:native:") {
+		// A time key in whole seconds (Spring Cloud Gateway's) may be rewritten with the
+		// second it held.
+		if v == bucketsBefore[k] && !strings.HasPrefix(k, "bk:native:") && !strings.HasSuffix(k, ".timestamp") {
 			t.Errorf("reset --tokens left bucket key %q as it was", k)
 		}
 	}
@@ -202,7 +205,7 @@ func TestResetTouchesOnlyBuckets(t *testing.T) {
 	}
 
 	r = run(t, url, "reset", "--match", "*", "--yes")
-	if r.code != 0 || !strings.Contains(r.errOut, "reset 18 bucket(s)") {
+	if r.code != 0 || !strings.Contains(r.errOut, fmt.Sprintf("reset %d bucket(s)", all)) {
 		t.Fatalf("reset: %+v", r)
 	}
 	for k, v := range dumps(t, c, apps) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +22,17 @@ type App struct {
 	args func(key string, capacity, rate float64, now time.Time) ([]string, []any)
 	// ClientClock says the application passes its own time (else it uses Redis TIME).
 	ClientClock bool
+	// key names the bucket called name as the application does (nil: name itself).
+	key func(name string) string
+}
+
+// Key is the application's bucket for name: the key a rule matches and bucketctl reads
+// (Spring Cloud Gateway: request_rate_limiter.{name}.tokens).
+func (w App) Key(name string) string {
+	if w.key == nil {
+		return name
+	}
+	return w.key(name)
 }
 
 // Decide runs one decision of the application on key (cost 1) with its clock at now.
@@ -43,7 +55,8 @@ func (w App) Decide(ctx context.Context, c redis.Scripter, key string, capacity,
 
 func secs(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', 6, 64) }
 
-// Apps are the five applications of the layouts bucketctl knows besides its own.
+// Apps are the applications of the layouts bucketctl knows besides its own and the GCRA
+// libraries'.
 var Apps = []App{
 	{Layout: "webman", ClientClock: true, Script: redis.NewScript(scripts.App("webman")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
@@ -64,5 +77,12 @@ var Apps = []App{
 	{Layout: "express", ClientClock: true, Script: redis.NewScript(scripts.App("express")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{c, r, secs(now), 1}
+		}},
+	// RedisRateLimiter.java: the tokens and timestamp keys of one id; replenishRate,
+	// burstCapacity, "" (Redis TIME), requestedTokens; the reply {allowed, tokens left}.
+	{Layout: "spring-cloud-gateway", Script: redis.NewScript(scripts.App("spring-cloud-gateway")),
+		key: func(name string) string { return "request_rate_limiter.{" + name + "}.tokens" },
+		args: func(k string, c, r float64, _ time.Time) ([]string, []any) {
+			return []string{k, strings.TrimSuffix(k, ".tokens") + ".timestamp"}, []any{r, c, "", 1}
 		}},
 }

@@ -396,11 +396,13 @@ func (a *Auditor) Report() Report {
 }
 
 // SuggestRule is the config-file rule that would declare the layout guessed for s (a bare
-// number read as a GCRA bucket): its family's keys, the guessed layout, and the capacity and
-// rate to fill in.
+// number read as a GCRA bucket): its family's keys (a two-key layout's: its tokens_key
+// pattern), the guessed layout, and the capacity and rate to fill in.
 func SuggestRule(s bucket.State) string {
 	match := "*"
-	if fam := FamilyOf(s.Key, 0); fam != "" {
+	if pre, suf, ok := strings.Cut(s.Layout.TokensKey, "*"); ok && s.Layout.Type == bucket.Strings && pre+suf != "" {
+		match = rules.QuoteGlob(pre) + "*" + rules.QuoteGlob(suf)
+	} else if fam := FamilyOf(s.Key, 0); fam != "" {
 		match = rules.QuoteGlob(fam) + ":*"
 	}
 	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +99,18 @@ func TestAuditTTLShort(t *testing.T) {
 	}
 	if ttlSlack(bucket.Presets["throttled"]) <= time.Second || ttlSlack(bucket.Presets["redis-rate"]) >= time.Second {
 		t.Fatalf("slack: throttled %s, redis-rate %s", ttlSlack(bucket.Presets["throttled"]), ttlSlack(bucket.Presets["redis-rate"]))
+	}
+}
+
+// TestSuggestRuleTwoKey: the rule suggested for a guessed two-key bucket matches its
+// layout's tokens keys, never every key.
+func TestSuggestRuleTwoKey(t *testing.T) {
+	s := bucket.State{Key: "request_rate_limiter.{r.u1}.tokens", Layout: bucket.Presets["spring-cloud-gateway"]}
+	if got := SuggestRule(s); !strings.Contains(got, `match: "request_rate_limiter.*.tokens", layout: spring-cloud-gateway`) {
+		t.Fatalf("SuggestRule: %s", got)
+	}
+	s = bucket.State{Key: "wm:u1", Layout: bucket.Presets["webman"]}
+	if got := SuggestRule(s); !strings.Contains(got, `match: "wm:*", layout: webman`) {
+		t.Fatalf("SuggestRule: %s", got)
 	}
 }

@@ -102,4 +102,13 @@ var Apps = map[string]*App{
 			return []any{num(s.Capacity), num(s.Rate), strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64), 1}
 		},
 		allowed: firstIsOne},
+
+	// Spring Cloud Gateway's RedisRateLimiter: strings request_rate_limiter.{ID}.tokens and
+	// .timestamp, Redis TIME in whole seconds, SETEX floor(2·burst/rate) on both.
+	"spring-cloud-gateway": {Layout: "spring-cloud-gateway", script: appScript("spring-cloud-gateway"),
+		keys: func(k string) []string { return bucket.Presets["spring-cloud-gateway"].Keys(k) },
+		args: func(s bucket.Spec, _ time.Time) []any {
+			return []any{num(s.Rate), num(s.Capacity), "", 1}
+		},
+		allowed: firstIsOne},
 }

@@ -18,7 +18,7 @@ func TestAppsWriteTheirOwnLayouts(t *testing.T) {
 	ctx := context.Background()
 	spec := bucket.Spec{Capacity: 5, Rate: 0.5}
 	for name, app := range Apps {
-		key := "apps:" + name
+		key := bucket.Presets[app.Layout].BucketKey("apps:" + name)
 		allowed, denied := 0, 0
 		for i := 0; i < 8; i++ {
 			ok, err := app.Take(ctx, st.Redis(), key, spec, time.Now())

@@ -59,6 +59,9 @@ func Keys(prefix string) []*Key {
 		{Key: p("multitier:rl:ep:9f86d081:2"), App: Apps["multi-tier"], Spec: bucket.Spec{Capacity: 40, Rate: 20}, RPS: 25},
 		{Key: p("express:rate:user:42"), App: Apps["express"], Spec: bucket.Spec{Capacity: 100, Rate: 10}, Start: 55,
 			RPS: 8, Burst: 80, BurstEvery: 15 * time.Second, FirstBurst: 6 * time.Second},
+		// Its key names are its own: the prefix goes inside the hash tag.
+		{Key: "request_rate_limiter.{" + prefix + "checkout.user-9}.tokens", App: Apps["spring-cloud-gateway"],
+			Spec: bucket.Spec{Capacity: 30, Rate: 5}, Start: 9, RPS: 6, Burst: 25, BurstEvery: 11 * time.Second, FirstBurst: 4 * time.Second},
 	}
 }
 
