@@ -59,7 +59,7 @@ func (c cellLimiter) rateLimit(t *testing.T, key string, quantity int64, now tim
 	t.Helper()
 	ctx := context.Background()
 	rlc := cellReply{limit: c.limit, retryAfter: -time.Second, resetAfter: -time.Second} // mod.rs:102-107
-	if c.emissionInterval == 0 {                                                          // mod.rs:109-111
+	if c.emissionInterval == 0 {                                                         // mod.rs:109-111
 		t.Fatal("Zero rates are not supported")
 	}
 	increment := c.emissionInterval * quantity // mod.rs:113-115
@@ -146,8 +146,8 @@ func (c cellLimiter) compareAndSwapWithTTL(t *testing.T, key string, old, new ui
 	if n, perr := strconv.ParseUint(s, 10, 64); s == "" || perr != nil || n != old { // store.rs:184
 		return false
 	}
-	c.rdb.Set(ctx, key, strconv.FormatUint(new, 10), redis.KeepTTL) // store.rs:186
-	c.rdb.PExpire(ctx, key, time.Duration(ttl/1e6)*time.Millisecond)  // store.rs:187
+	c.rdb.Set(ctx, key, strconv.FormatUint(new, 10), redis.KeepTTL)  // store.rs:186
+	c.rdb.PExpire(ctx, key, time.Duration(ttl/1e6)*time.Millisecond) // store.rs:187
 	return true
 }
 
