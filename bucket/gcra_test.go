@@ -35,6 +35,17 @@ func TestGCRAPresetsValidate(t *testing.T) {
 		{Name: "x", Type: bucket.GCRA, Library: "redis_rate", TimeUnit: "s"},
 		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", FloatTime: true},
 		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", Epoch: 1},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-cell", TimeUnit: "s", FloatTime: true},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-gcra", TimeUnit: "ns"},
+	}
+	// A custom layout may follow any library in that library's form.
+	for _, l := range []bucket.Layout{
+		{Name: "x", Type: bucket.GCRA, Library: "redis-cell", TimeUnit: "ns"},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-gcra", TimeUnit: "s", FloatTime: true, Epoch: 1483228800},
+	} {
+		if err := l.Validate(); err != nil {
+			t.Errorf("%+v: %v", l, err)
+		}
 	}
 	for _, l := range bad {
 		if err := l.Validate(); !errors.Is(err, bucket.ErrInvalid) {

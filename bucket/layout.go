@@ -61,8 +61,8 @@ type Layout struct {
 	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
 	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
 	Native bool `json:"native,omitempty" yaml:"native,omitempty" mapstructure:"native"`
-	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate
-	// or throttled (gcra layouts only).
+	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate,
+	// throttled, redis-cell or redis-gcra (gcra layouts only).
 	Library string `json:"library,omitempty" yaml:"library,omitempty" mapstructure:"library"`
 	// KeyPrefix is the prefix the library puts before its own key names (gcra layouts).
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
