@@ -305,10 +305,11 @@ func TestGCRAShapeAndDetect(t *testing.T) {
 		// A TTL up to gcraRuleSlack longer than the library's: a bucket under a rule only.
 		{"rate:u1", rr(8*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
 		// redis-gcra keeps redis_rate's form and TTL with keys as given: without rate: it is
-		// the guess; redis-cell and throttled share a form the same way.
+		// the guess. redis-cell's form and TTL are throttled's, within a narrower rule: the
+		// guess is throttled, also for a TTL exact to the millisecond.
 		{"api:u1", rr(9 * time.Second), 10 * time.Second, "redis-gcra", bucket.SureGCRA},
 		{"api:u1", rr(8*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-gcra", bucket.MaybeGCRA},
-		{"u1", th(10*time.Second + 300*time.Microsecond), 10 * time.Second, "redis-cell", bucket.SureGCRA},
+		{"u1", th(10*time.Second + 300*time.Microsecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		{"u1", th(10*time.Second + 500*time.Millisecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		{"u1", th(10*time.Second + 50*time.Millisecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		// No TTL, or one the library could not have set for the TAT: never a bucket.

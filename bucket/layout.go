@@ -74,7 +74,8 @@ type Layout struct {
 	// About says where the layout comes from.
 	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
 
-	model Model // a preset's own (see Model)
+	model Model   // a preset's own (see Model)
+	gcra  gcraLib // a gcra preset's library (see gcraLib)
 }
 
 // Validate checks a (custom) layout is complete.
