@@ -1,13 +1,10 @@
 package bucket
 
-// GCRA layouts: limiters that store a bucket as one theoretical arrival time (TAT), the
-// time at which the bucket is full again. With capacity C and rate R the level at now is
-// C − (TAT − now) × R, clamped to [0, C]; a missing key is a full bucket.
-//
-// Each library's arithmetic (its decision, rounding and TTL) is a gcraLib in its layout's
-// file, followed to the letter; gcra_forms.go holds the two ways they store a TAT (float
-// seconds since an epoch, integer Unix nanoseconds). All of them take now from the
-// server's clock, so the now passed here must be the server's time too.
+// GCRA layouts store a bucket as one theoretical arrival time (TAT), when it is full again:
+// the level at now is C − (TAT − now) × R, clamped to [0, C]; a missing key is full. Each
+// library's arithmetic is a gcraLib in its layout's file, followed to the letter;
+// gcra_forms.go holds the two ways they store a TAT. All take now from the server's
+// clock, so the now passed here must be the server's time too.
 
 import (
 	"fmt"
@@ -34,30 +31,40 @@ type gcraLib interface {
 	writeTTL(l Layout, t TAT, now time.Time) time.Duration
 }
 
-// gcraLibs are the libraries by Layout.Library, registered with their presets.
-var gcraLibs = map[string]gcraLib{}
-
-// registerGCRA registers a gcra preset and its library's arithmetic.
+// registerGCRA registers a gcra preset with its library's arithmetic.
 func registerGCRA(lib gcraLib, l Layout) {
-	if gcraLibs[l.Library] != nil {
-		panic("bucket: gcra library " + l.Library + " registered twice")
+	for _, p := range presets() {
+		if p.gcra != nil && p.Library == l.Library {
+			panic("bucket: gcra library " + l.Library + " registered twice")
+		}
 	}
-	gcraLibs[l.Library] = lib
+	l.gcra = lib
 	register(l)
 }
 
-// lib is the layout's GCRA library (nil when it names none).
+// lib is the layout's GCRA library: its preset's, or for a custom layout that of the
+// preset of its Library (nil when it names none).
 func (l Layout) lib() gcraLib {
 	if l.Type != GCRA {
 		return nil
 	}
-	return gcraLibs[l.Library]
+	if l.gcra != nil {
+		return l.gcra
+	}
+	for _, p := range presets() {
+		if p.gcra != nil && p.Library == l.Library {
+			return p.gcra
+		}
+	}
+	return nil
 }
 
 func gcraLibNames() string {
-	names := make([]string, 0, len(gcraLibs))
-	for n := range gcraLibs {
-		names = append(names, n)
+	var names []string
+	for _, p := range presets() {
+		if p.gcra != nil {
+			names = append(names, p.Library)
+		}
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")

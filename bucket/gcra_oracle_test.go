@@ -401,11 +401,7 @@ func TestGCRALibraryValueFormats(t *testing.T) {
 	for _, o := range []gcraOracle{rr, th} {
 		r := readRaw(t, rdb, o.key)
 		t.Logf("%s wrote %q, PTTL %s", o.what, r.value, r.pttl)
-		// throttled and redis-cell share a form, and a throttled TAT within 11 ms of its
-		// whole-second TTL (a whole number of seconds from full) fits redis-cell's
-		// millisecond rule too: that guess is redis-cell.
-		if l, fit, why := bucket.DetectGCRA(o.key, r.value, r.pttl, r.now); fit != bucket.SureGCRA || l.TimeUnit != o.layout.TimeUnit ||
-			(l.Library != o.layout.Library && l.Library != "redis-cell") {
+		if l, fit, why := bucket.DetectGCRA(o.key, r.value, r.pttl, r.now); fit != bucket.SureGCRA || l.Library != o.layout.Library {
 			t.Errorf("%s: %q detected as %q (%s): %s", o.what, r.value, l.Name, fit, why)
 		}
 	}

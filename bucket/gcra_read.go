@@ -115,52 +115,36 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 func gcraLayouts() []Layout { return presetsOf(GCRA) }
 
 // detectGCRA finds the gcra preset a string value fits best: a sure fit before a maybe,
-// under the preset's own key prefix before without, a TTL within the library's own rule
-// (gcraTTLTight) before one only within the slack, then the first in registry order.
-// Libraries share forms (redis-rate and redis-gcra: float seconds since 2017; throttled
-// and redis-cell: integer Unix ns), so this is a guess among them; fit is notGCRA when
-// none fits, and maybeGCRA means the value needs a rule to be read as a bucket.
+// under the preset's own key prefix before without, then the wider TTL rule (the one that
+// covers the other's), then registry order. Libraries share forms (redis-rate and
+// redis-gcra; throttled and redis-cell), so this is a guess among them; fit is notGCRA
+// when none fits, and maybeGCRA means the value needs a rule to be read as a bucket.
 func detectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, gcraFit, string) {
-	reasons := make([]string, 0, len(gcraLayouts()))
+	reasons := make([]string, 0, registry.n)
 	var best Layout
-	bestRank, bestWhy := 0, ""
-	for _, l := range gcraLayouts() {
+	bestRank, bestSpan, bestWhy := 0, time.Duration(0), ""
+	for _, l := range presets() {
+		if l.Type != GCRA {
+			continue
+		}
 		fit, why := l.gcraShape(key, value, pttl, now)
 		if fit == notGCRA {
 			reasons = append(reasons, l.Name+": "+why)
 			continue
 		}
-		rank := 4 * int(fit)
+		rank := 2 * int(fit)
 		if l.KeyPrefix != "" && strings.HasPrefix(key, l.KeyPrefix) {
-			rank += 2
-		}
-		if l.gcraTTLTight(value, pttl, now) {
 			rank++
 		}
-		if rank > bestRank {
-			best, bestRank, bestWhy = l, rank, why
+		under, over := l.lib().ttlRule()
+		if rank > bestRank || rank == bestRank && under+over > bestSpan {
+			best, bestRank, bestSpan, bestWhy = l, rank, under+over, why
 		}
 	}
 	if bestRank == 0 {
 		return Layout{}, notGCRA, strings.Join(reasons, "; ")
 	}
-	return best, gcraFit(bestRank / 4), bestWhy
-}
-
-// gcraTTLJitter is how far outside its library's own TTL rule a TAT may lie and still be
-// told from a library of the same form by its TTL: redis-cell's is exact to the
-// millisecond, throttled's to the second.
-const gcraTTLJitter = 10 * time.Millisecond
-
-// gcraTTLTight says TAT − now lies within the library's TTL rule, give or take gcraTTLJitter.
-func (l Layout) gcraTTLTight(value string, pttl time.Duration, now time.Time) bool {
-	t, err := l.parseTAT(value)
-	if err != nil {
-		return false
-	}
-	under, over := l.lib().ttlRule()
-	d := time.Duration(t.Unix-nowNanos(now)) - pttl
-	return d > -under-gcraTTLJitter && d <= over+gcraTTLJitter
+	return best, gcraFit(bestRank / 2), bestWhy
 }
 
 // gcraReading is one gcra bucket as read: what bucket.State needs.

@@ -18,6 +18,7 @@ func TestGCRAResetLeavesWhatNoLongerFits(t *testing.T) {
 	st := bucket.NewStore(rdb)
 	spec := bucket.Spec{Capacity: 10, Rate: 1}
 	rr, th := bucket.Presets["redis-rate"], bucket.Presets["throttled"]
+	cell, rg := bucket.Presets["redis-cell"], bucket.Presets["redis-gcra"]
 	now := time.Now()
 	rdb.Set(ctx, "rate:float", "12.5e3", 0)                                 // a float, not throttled's
 	rdb.Set(ctx, "t:neg", "-5", 0)                                          // out of range
@@ -28,7 +29,8 @@ func TestGCRAResetLeavesWhatNoLongerFits(t *testing.T) {
 	cases := []struct {
 		key string
 		l   bucket.Layout
-	}{{"rate:float", th}, {"t:neg", rr}, {"t:pad", th}, {"t:hex", rr}, {"t:hash", th}, {"rate:big", rr}}
+	}{{"rate:float", th}, {"t:neg", rr}, {"t:pad", th}, {"t:hex", rr}, {"t:hash", th}, {"rate:big", rr},
+		{"rate:float", cell}, {"t:pad", cell}, {"t:neg", rg}, {"rate:big", rg}}
 	for _, c := range cases {
 		before, _ := rdb.Dump(ctx, c.key).Result()
 		for _, to := range []bucket.ResetTo{{Delete: true}, {Tokens: 5}} {

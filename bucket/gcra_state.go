@@ -62,8 +62,8 @@ func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
 // (nil: missing) at now (µs), as a Decision: Allowed as the library decides (a fractional
 // cost is rounded up to the whole tokens the libraries take), Remaining the exact level
 // before the request, ResetAfter until full, RetryAfter the true wait (-1: never) and
-// AppRetryAfter the one the library replies (redis_rate replies a finite wait for a cost
-// above capacity, which never succeeds).
+// AppRetryAfter the one the library replies (redis_rate and redis-gcra reply a finite wait
+// for a cost above capacity, which never succeeds).
 func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) Decision {
 	at := time.UnixMicro(now)
 	n := int(math.Ceil(math.Max(0, cost)))

@@ -35,6 +35,17 @@ func TestGCRAPresetsValidate(t *testing.T) {
 		{Name: "x", Type: bucket.GCRA, Library: "redis_rate", TimeUnit: "s"},
 		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", FloatTime: true},
 		{Name: "x", Type: bucket.GCRA, Library: "throttled", TimeUnit: "ns", Epoch: 1},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-cell", TimeUnit: "s", FloatTime: true},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-gcra", TimeUnit: "ns"},
+	}
+	// A custom layout may follow any library in that library's form.
+	for _, l := range []bucket.Layout{
+		{Name: "x", Type: bucket.GCRA, Library: "redis-cell", TimeUnit: "ns"},
+		{Name: "x", Type: bucket.GCRA, Library: "redis-gcra", TimeUnit: "s", FloatTime: true, Epoch: 1483228800},
+	} {
+		if err := l.Validate(); err != nil {
+			t.Errorf("%+v: %v", l, err)
+		}
 	}
 	for _, l := range bad {
 		if err := l.Validate(); !errors.Is(err, bucket.ErrInvalid) {
@@ -294,10 +305,11 @@ func TestGCRAShapeAndDetect(t *testing.T) {
 		// A TTL up to gcraRuleSlack longer than the library's: a bucket under a rule only.
 		{"rate:u1", rr(8*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-rate", bucket.MaybeGCRA},
 		// redis-gcra keeps redis_rate's form and TTL with keys as given: without rate: it is
-		// the guess; redis-cell and throttled share a form the same way.
+		// the guess. redis-cell's form and TTL are throttled's, within a narrower rule: the
+		// guess is throttled, also for a TTL exact to the millisecond.
 		{"api:u1", rr(9 * time.Second), 10 * time.Second, "redis-gcra", bucket.SureGCRA},
 		{"api:u1", rr(8*time.Second + 500*time.Millisecond), 10 * time.Second, "redis-gcra", bucket.MaybeGCRA},
-		{"u1", th(10*time.Second + 300*time.Microsecond), 10 * time.Second, "redis-cell", bucket.SureGCRA},
+		{"u1", th(10*time.Second + 300*time.Microsecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		{"u1", th(10*time.Second + 500*time.Millisecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		{"u1", th(10*time.Second + 50*time.Millisecond), 10 * time.Second, "throttled", bucket.SureGCRA},
 		// No TTL, or one the library could not have set for the TAT: never a bucket.

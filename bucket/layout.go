@@ -66,8 +66,8 @@ type Layout struct {
 	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
 	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
 	Native bool `json:"native,omitempty" yaml:"native,omitempty" mapstructure:"native"`
-	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate
-	// or throttled (gcra layouts only).
+	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate,
+	// throttled, redis-cell or redis-gcra (gcra layouts only).
 	Library string `json:"library,omitempty" yaml:"library,omitempty" mapstructure:"library"`
 	// KeyPrefix is the prefix the library puts before its own key names (gcra layouts).
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
@@ -81,7 +81,8 @@ type Layout struct {
 	// About says where the layout comes from.
 	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
 
-	model Model // a preset's own (see Model)
+	model Model   // a preset's own (see Model)
+	gcra  gcraLib // a gcra preset's library (see gcraLib)
 }
 
 // Validate checks a (custom) layout is complete.

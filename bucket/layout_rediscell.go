@@ -13,7 +13,7 @@ import (
 func init() {
 	registerGCRA(redisCellLib{}, Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, model: ownModel{},
 		About: "brandur/redis-cell CL.THROTTLE: string KEY = TAT, Unix ns (integer), PX time to full (ms, truncated); capacity = max_burst+1; " +
-			"its form is throttled's too: detection names redis-cell only when the TTL matches the TAT to the millisecond"})
+			"its form is throttled's too: an undeclared one reads as a throttled guess"})
 }
 
 type redisCellLib struct{ nanosTAT }

@@ -132,9 +132,7 @@ func TestGCRAReadBetweenLibraryAnswers(t *testing.T) {
 			}
 			v := views[0]
 			want := map[string]string{"redis_rate": "redis-rate", "throttled": "throttled"}[g.name]
-			// A throttled TAT within 11 ms of its whole-second TTL (a whole number of seconds
-			// from full) fits redis-cell's rule too, of the same form: that guess is redis-cell.
-			if v.Layout != want && !(want == "throttled" && v.Layout == "redis-cell") || !v.LayoutDetected {
+			if v.Layout != want || !v.LayoutDetected {
 				t.Fatalf("%s %s: layout %q detected %v, want %q detected", g.name, cmdName, v.Layout, v.LayoutDetected, want)
 			}
 			lo, hi := g.level(before), g.level(after)
@@ -167,9 +165,7 @@ func TestGCRAResetTokensFiveThenLibraryTakesFive(t *testing.T) {
 		layout := map[string]string{"redis_rate": "redis-rate", "throttled": "throttled"}[g.name]
 		for _, args := range [][]string{{"reset", g.key, "--tokens", "5", "--yes"}, {"reset", g.key, "--yes"}} {
 			r := run(t, srv.URL(), append(args, g.flags()...)...)
-			// throttled's form is redis-cell's too: the guess the advice names may be either.
-			guess := strings.Contains(r.errOut, "--layout "+layout) || layout == "throttled" && strings.Contains(r.errOut, "--layout redis-cell")
-			if r.code != ExitUsage || !guess || strings.Count(r.errOut, "\n") != 1 {
+			if r.code != ExitUsage || !strings.Contains(r.errOut, "--layout "+layout) || strings.Count(r.errOut, "\n") != 1 {
 				t.Fatalf("%s: %v without a declared layout: exit %d: %q", g.name, args, r.code, r.errOut)
 			}
 		}

@@ -65,7 +65,7 @@ var Findings = []FindingInfo{
 		"give both keys one {hash tag} in the part the layout's key patterns share, e.g. {user:42} and {user:42}:last_time"},
 	{FindingClockAhead, Warning, "the stored time is ahead of the server's clock: a client clock runs fast, and the bucket refills late",
 		"sync the clients' clocks (NTP), or let the script use Redis TIME"},
-	{FindingGCRADebt, Warning, "a GCRA bucket (redis-rate, throttled) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
+	{FindingGCRADebt, Warning, "a GCRA bucket (redis-rate, throttled, redis-cell, redis-gcra) whose TAT lies past a full window of the configured limit: clients in debt from a higher limit (a burst lowered), or a server clock that went back; the library denies until the debt is waited out",
 		"nothing, if the limit was lowered on purpose; to forgive the debt, reset the keys (bucketctl reset KEY)"},
 	{FindingNoTTL, Warning, "a bucket without a TTL although its application sets one: it never leaves memory",
 		"find what removed the TTL (PERSIST, a plain SET); reset the keys, or give them a TTL"},

@@ -77,7 +77,7 @@ func TestSeedAndResolver(t *testing.T) {
 		}
 	}
 	for _, l := range bucket.PresetNames() {
-		// The GCRA layouts are libraries' (redis_rate, throttled), not applications' scripts.
+		// The GCRA layouts are libraries', not applications' scripts.
 		if !bucket.Presets[l].Native && bucket.Presets[l].Type != bucket.GCRA && Apps[l] == nil {
 			t.Errorf("the demo has no application for layout %s", l)
 		}
