@@ -93,7 +93,7 @@ func TestResetWritesWhatItReads(t *testing.T) {
 	}
 	for _, l := range layouts {
 		for i, v := range levels {
-			key := fmt.Sprintf("%sw:%s:%d", l.KeyPrefix, l.Name, i)
+			key := l.BucketKey(fmt.Sprintf("%sw:%s:%d", l.KeyPrefix, l.Name, i))
 			if _, err := st.Reset(ctx, key, l, sp, bucket.ResetTo{Tokens: v}); err != nil {
 				t.Fatalf("%s: reset to %v: %v", l.Name, v, err)
 			}
