@@ -41,6 +41,9 @@ type State struct {
 	Bare bool
 	// Problem is set when the key is not a readable bucket (another type, unknown fields).
 	Problem string
+	// Counter names the counter or window limiter whose key this most likely is, when its
+	// form says so (LookupCounter); such a key is never a bucket.
+	Counter string
 	// Stored is the level as stored: tokens at the last update.
 	Stored Level
 	// Now is the Redis server time of the read (microseconds).
