@@ -68,6 +68,11 @@ type State struct {
 // HasSpec reports whether capacity and rate are known.
 func (s State) HasSpec() bool { return !s.Spec.IsZero() }
 
+// LevelKnown reports whether Tokens and Stored.Tokens say the bucket's level: with its spec,
+// or as stored by a layout that stores tokens. A GCRA bucket stores a TAT, whose level
+// needs the spec: without it, Tokens is 0 and says nothing.
+func (s State) LevelKnown() bool { return s.HasSpec() || s.TAT == nil }
+
 // Age is how long ago the bucket was last updated.
 func (s State) Age() time.Duration {
 	if !s.Exists || s.Stored.TS == 0 {
