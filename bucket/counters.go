@@ -27,8 +27,10 @@ type CounterForm struct {
 	// fits checks the TTL (and the value) against what the limiter writes, given key's
 	// submatches and the value; nil: any.
 	fits func(m []string, v int64, pttl time.Duration, now time.Time) bool
-	// prefix is a literal every key of the form starts with (checked before key).
+	// prefix is a literal every key of the form starts with, and near a cheap test every
+	// key of it passes (nil: none), both checked before key: most keys are not counters.
 	prefix string
+	near   func(key string) bool
 }
 
 // Generic says the form names no key of its own (its caller's key is the whole key): such a
@@ -57,15 +59,40 @@ func LookupCounter(name string) (CounterForm, bool) {
 	return CounterForm{}, false
 }
 
-// counterInt is the form of a value INCR, INCRBY and SETEX of an integer write.
-var counterInt = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,18})$`)
+// counterInt says v has the form of a value INCR, INCRBY and SETEX of an integer write:
+// an integer in canonical form.
+func counterInt(v string) bool {
+	d := strings.TrimPrefix(v, "-")
+	if d == "" || len(d) > 19 || d[0] == '0' && len(d) > 1 {
+		return false
+	}
+	return digitsTail(d) == len(d)
+}
+
+// digitsTail is how many decimal digits s ends with.
+func digitsTail(s string) int {
+	n := 0
+	for n < len(s) && s[len(s)-1-n] >= '0' && s[len(s)-1-n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// hexTail is how many lowercase hexadecimal digits s ends with.
+func hexTail(s string) int {
+	n := 0
+	for n < len(s) && strings.IndexByte("0123456789abcdef", s[len(s)-1-n]) >= 0 {
+		n++
+	}
+	return n
+}
 
 // counterOf returns the counter form key has: its Redis type typ, its value (a string's),
 // PTTL (-1 none) and the server's now. A specific form is tried before a generic one.
 func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (CounterForm, bool) {
 	var v int64
 	if typ == "string" {
-		if !counterInt.MatchString(value) {
+		if !counterInt(value) {
 			return CounterForm{}, false
 		}
 		v, _ = strconv.ParseInt(value, 10, 64)
@@ -76,7 +103,7 @@ func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (Count
 		}
 		var m []string
 		if f.key != nil {
-			if !strings.HasPrefix(key, f.prefix) {
+			if !strings.HasPrefix(key, f.prefix) || f.near != nil && !f.near(key) {
 				continue
 			}
 			if m = f.key.FindStringSubmatch(key); m == nil {

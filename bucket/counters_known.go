@@ -3,6 +3,7 @@ package bucket
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,7 +52,7 @@ var counterForms = []CounterForm{
 	{Name: "laravel-timer", Limiter: "Laravel's RateLimiter timer",
 		Pattern: "<prefix><key>:timer", Value: "the Unix second the limit lifts (availableAt)", TTL: "EX of the decay",
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php (increment), Cache/LuaScripts.php (add)",
-		typ:    "string", key: regexp.MustCompile(`.:timer$`),
+		typ:    "string", near: func(k string) bool { return strings.HasSuffix(k, ":timer") }, key: regexp.MustCompile(`.:timer$`),
 		fits: func(_ []string, v int64, pttl time.Duration, now time.Time) bool {
 			// availableAt is now + decay and the TTL is the decay: both count down together.
 			left := time.Duration(v-now.Unix()) * time.Second
@@ -61,12 +62,12 @@ var counterForms = []CounterForm{
 		Pattern: "<app>-database-<app>-cache-<md5 or sha1 of the key>", Value: "hits in the decay (INCRBY)",
 		TTL:    "EX of the decay at the first hit",
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php, Routing/Middleware/ThrottleRequests.php, config/cache.php",
-		typ:    "string", key: regexp.MustCompile(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
+		typ:    "string", near: func(k string) bool { return hexTail(k) >= 32 }, key: regexp.MustCompile(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
 	{Name: "envoy", Limiter: "envoy ratelimit's fixed-window counter",
 		Pattern: "<prefix><domain>_<key>_<value>_..._<window start, Unix s>", Value: "hits in the window (INCRBY)",
 		TTL:    "EXPIRE of the unit plus up to EXPIRATION_JITTER_MAX_SECONDS",
 		Source: "envoyproxy/ratelimit src/limiter/cache_key.go (GenerateCacheKey), src/redis/fixed_cache_impl.go",
-		typ:    "string", key: regexp.MustCompile(`^.+_.+_.*_([0-9]{10})$`),
+		typ:    "string", near: func(k string) bool { return digitsTail(k) == 10 && len(k) > 10 && k[len(k)-11] == '_' }, key: regexp.MustCompile(`^.+_.+_.*_([0-9]{10})$`),
 		fits: func(m []string, _ int64, pttl time.Duration, now time.Time) bool {
 			return notAfter(m[1], time.Second, now) && pttl > 0
 		}},
