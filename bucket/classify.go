@@ -51,7 +51,7 @@ func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 		return classifyString(st, t, r, scanned)
 	}
 	st.Problem = notBucket("holds a %s", r.typ)
-	return st
+	return withCounter(st, r.typ, "", "")
 }
 
 func pttl(ms int64) time.Duration {
@@ -205,7 +205,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	}
 	if t.Layout != nil && t.Layout.Type == Hash {
 		st.Problem = notBucket("a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
-		return st
+		return withCounter(st, "string", v, "")
 	}
 	for i, p := range r.pairs {
 		pv := r.pairVals[i]
@@ -236,11 +236,11 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// number, with the TTL the library always sets for it (gcraShape).
 		if _, err := t.Layout.parseTAT(v); err != nil {
 			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, err)
-			return st
+			return withCounter(st, "string", v, "")
 		}
 		if fit, why := t.Layout.gcraShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
 			st.Problem = notBucket("%s", why)
-			return st
+			return withCounter(st, "string", v, "")
 		}
 		return classifyGCRA(st, *t.Layout, t, v, false)
 	}
@@ -259,11 +259,22 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			return st
 		}
 		// The declaration alone does not make any number a level: it must lie within the
-		// declared spec's capacity (a deadline, a lease or a large counter never does).
+		// declared spec's capacity (a deadline, a lease or a large counter never does), with
+		// the TTL its owner sets, and not be a key of a counter limiter's form.
+		why := ""
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
-			st.Problem = notBucket("a number without the time key %s of layout %s, and not a level within a known capacity "+
-				"(a lone level is a %s bucket only within the capacity declared for it, with its rate)",
-				timeKey, t.Layout.Name, t.Layout.Name)
+			why = fmt.Sprintf("not a level within a known capacity (a lone level is a %s bucket only within the capacity declared for it, with its rate)", t.Layout.Name)
+		} else {
+			why, _, _ = t.Layout.loneLevelTTL(t.Spec, st.TTL)
+		}
+		if f, ok := counterOf(st.Key, "string", v, st.TTL, time.UnixMicro(st.Now)); ok && (why != "" || !f.Generic()) {
+			if why != "" {
+				why = ": " + why
+			}
+			return withCounter(st, "string", v, fmt.Sprintf("not a %s level%s", t.Layout.Name, why))
+		}
+		if why != "" {
+			st.Problem = notBucket("a number without the time key %s of layout %s, and %s", timeKey, t.Layout.Name, why)
 			return st
 		}
 		st.Layout = *t.Layout
@@ -283,7 +294,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	}
 	st.Bare = true
 	st.Problem = notBucket("a number with no time key beside it (a counter? it is a bucket only where its layout is declared)")
-	return st
+	return withCounter(st, "string", v, "")
 }
 
 // guessHint says why a layout read from its shape alone is a guess: declaring the layout (a

@@ -65,6 +65,13 @@ func redisRateOracle(t *testing.T, rdb *redis.Client, name string, rate, burst i
 	}
 }
 
+// gcraOracles are the GCRA presets' oracles, by preset name: the library itself, on a
+// bucket of rate per period with burst (count, MaxBurst for throttled).
+var gcraOracles = map[string]func(t *testing.T, rdb *redis.Client, name string, rate, burst int, period time.Duration) gcraOracle{
+	"redis-rate": redisRateOracle,
+	"throttled":  throttledOracle,
+}
+
 const throttledPrefix = "throttle:"
 
 // throttledOracle is a throttled bucket. Its spec is the one an operator writes in a rule

@@ -41,6 +41,9 @@ type State struct {
 	Bare bool
 	// Problem is set when the key is not a readable bucket (another type, unknown fields).
 	Problem string
+	// Counter names the counter or window limiter whose key this most likely is, when its
+	// form says so (LookupCounter); such a key is never a bucket.
+	Counter string
 	// Stored is the level as stored: tokens at the last update.
 	Stored Level
 	// Now is the Redis server time of the read (microseconds).
@@ -64,6 +67,11 @@ type State struct {
 
 // HasSpec reports whether capacity and rate are known.
 func (s State) HasSpec() bool { return !s.Spec.IsZero() }
+
+// LevelKnown reports whether Tokens and Stored.Tokens say the bucket's level: with its spec,
+// or as stored by a layout that stores tokens. A GCRA bucket stores a TAT, whose level
+// needs the spec: without it, Tokens is 0 and says nothing.
+func (s State) LevelKnown() bool { return s.HasSpec() || s.TAT == nil }
 
 // Age is how long ago the bucket was last updated.
 func (s State) Age() time.Duration {

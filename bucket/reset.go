@@ -326,13 +326,18 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 
 // declaredArg is the reset script's ARGV[13]: "" when no layout is declared for the key;
 // else the declared capacity, the most a lone level may hold ("0" when the spec is
-// unknown: then no lone level is a bucket), the rule a read applies too (classify).
+// unknown: then no lone level is a bucket), and for a two-key layout the PTTL bounds in ms
+// a lone level's owner allows (loneLevelTTL), the rules a read applies too (classify).
 func declaredArg(op ResetOp) string {
 	if !op.Declared {
 		return ""
 	}
 	if op.Spec.IsZero() {
 		return "0"
+	}
+	if op.Layout.Type == Strings {
+		_, lo, hi := op.Layout.loneLevelTTL(op.Spec, -1)
+		return fmt.Sprintf("%s,%d,%d", fmtFloat(op.Spec.Capacity), lo, hi)
 	}
 	return fmtFloat(op.Spec.Capacity)
 }

@@ -55,7 +55,8 @@ func (s Spec) ValidateCost(cost float64) error {
 // Result is one decision (or, for a peek, the decision that would be made).
 type Result struct {
 	Allowed bool
-	// Remaining is the tokens left after the decision.
+	// Remaining is the tokens left after the decision; in a Decision (a peek, check's
+	// answer) the level the decision sees, before it: nothing is taken.
 	Remaining float64
 	// RetryAfter is the wait until Cost tokens are there again (0 when they are now);
 	// -1 when the cost exceeds capacity and can never be allowed.

@@ -58,7 +58,7 @@ func TestCustomLayoutLikeSpringCloudGateway(t *testing.T) {
 	if r.code != ExitOK || json.Unmarshal([]byte(r.out), &v) != nil {
 		t.Fatalf("inspect: %+v", r)
 	}
-	if v.Layout != "mylimiter" || v.LayoutDetected || v.Tokens == nil || *v.Tokens != 60 || v.StoredTokens != 50 {
+	if v.Layout != "mylimiter" || v.LayoutDetected || v.Tokens == nil || *v.Tokens != 60 || v.StoredTokens == nil || *v.StoredTokens != 50 {
 		t.Fatalf("inspect through the rule: %s", r.out)
 	}
 	if r := runAt(t, srv.URL(), &now, "check", tokens, "--cost", "60"); r.code != ExitOK {

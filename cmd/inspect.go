@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,18 +19,6 @@ type InspectOptions struct {
 
 const layoutsHelp = `Layouts: how a bucket is stored. bucketctl reads and resets all of these; consume and load
 use the native one.`
-
-func layoutTable() string {
-	var b strings.Builder
-	w := 0
-	for _, n := range bucket.PresetNames() {
-		w = max(w, len(n))
-	}
-	for _, n := range bucket.PresetNames() {
-		fmt.Fprintf(&b, "  %-*s %s\n", w, n, bucket.Presets[n].About)
-	}
-	return b.String()
-}
 
 // NewCmdInspect builds `inspect`.
 func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command {

@@ -39,7 +39,7 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
   bucketctl list --match 'rate:user:*' --sort-by fill --limit 10   # the ten emptiest
   bucketctl list --sort-by ttl -r -o json
   bucketctl list --match 'rate:*' -o jsonl > buckets.jsonl
-  bucketctl list --match 'ratelimit:*' --layout webman --capacity 50 --rate 10 -o json
+  bucketctl list --match 'wm:*' --layout webman --capacity 50 --rate 10 -o json
   bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

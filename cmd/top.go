@@ -37,7 +37,7 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 		Long:  commandHelp("top"),
 		Example: `  bucketctl top
   bucketctl top --match 'rate:user:*' --interval 2s
-  bucketctl top --match 'ratelimit:*' --layout webman --capacity 50 --rate 10`,
+  bucketctl top --match 'wm:*' --layout webman --capacity 50 --rate 10`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := firstErr(atLeast("--interval", opts.Interval, 50*time.Millisecond), atLeast("--page-size", opts.PageSize, 1),

@@ -37,7 +37,7 @@ func topicText(name string) string {
 	if err != nil {
 		panic("help topic " + name + " is not embedded") // a build mistake, caught by tests
 	}
-	return strings.TrimRight(string(b), "\n")
+	return fillTopic(strings.TrimRight(string(b), "\n"))
 }
 
 // commandHelp is the long help of the command name, from help/NAME.txt.

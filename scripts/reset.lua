@@ -21,7 +21,9 @@
 --          spec is unknown), else "": a lone bare number (a gcra TAT, a two-key level
 --          without its time key) is a bucket only where a layout is declared, since
 --          deadlines, leases and counters are bare numbers too, and a lone level only within
---          the declared capacity (a lease or a large counter never is)
+--          the declared capacity (a lease or a large counter never is); for a two-key
+--          layout ",LO,HI" follows: the PTTL in ms a lone level must have (-1,-1: none, as
+--          its owner sets none; a counter with a TTL of its window is not a level)
 -- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
 --          that changes the stored spec on purpose); "": only into a bucket it creates
 -- ARGV[15..] field/value pairs of the native spec (capacity, rate)
@@ -43,7 +45,9 @@
 -- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
 -- (An absent ARGV[13], a caller of the script's own, declares nothing.)
-local declared, lone_max = ARGV[13] ~= nil and ARGV[13] ~= '', num(ARGV[13])
+local declared = ARGV[13] ~= nil and ARGV[13] ~= ''
+local lone_cap, lone_lo, lone_hi = string.match(ARGV[13] or '', '^([^,]*),?(-?%d*),?(-?%d*)$')
+local lone_max = num(lone_cap)
 
 -- now in microseconds: ARGV[11] (a client clock, checked as every script checks its clock,
 -- the prelude's clock()) or Redis TIME.
@@ -231,6 +235,10 @@ local function stored_time()
   if not declared then return false, -3 end
   if vals[2] == nil then -- a declared lone level: its application reads the time as now
     if not lone_max or lone_max <= 0 or vals[1] < 0 or vals[1] > lone_max then return false, -1 end
+    if lone_lo ~= nil and lone_lo ~= '' then
+      local pttl = redis.call('PTTL', KEYS[1])
+      if pttl < tonumber(lone_lo) or pttl > tonumber(lone_hi) then return false, -1 end
+    end
     if not in_range(vals[1], 0) then return false, -2 end
     return nil
   end

@@ -131,6 +131,9 @@ func (v bucketView) gauge(w int) string {
 		}
 		return text + v.st.Subtle.Render(" · check the key; a bucket appears with its first request")
 	}
+	if !s.LevelKnown() {
+		return label + v.st.Value.Render("? (a TAT: needs capacity and rate)")
+	}
 	if !s.HasSpec() {
 		return label + v.st.Value.Render(format.Tokens(s.Tokens))
 	}

@@ -206,6 +206,8 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 		switch {
 		case r.gone:
 			msg = "gone: not in the last scan (reset, expired or deleted); it reads as full"
+		case msg == "" && !r.state.LevelKnown():
+			msg = fmt.Sprintf("? tokens (%s layout: a TAT needs capacity and rate: add a rule)", r.state.Layout.Name)
 		case msg == "":
 			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", format.Tokens(r.state.Tokens), r.state.Layout.Name)
 		}

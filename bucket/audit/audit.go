@@ -43,6 +43,7 @@ const (
 	FindingHotSlot       FindingKind = "hot-slot"
 	FindingNoTTLByDesign FindingKind = "no-ttl-by-design"
 	FindingUndeclared    FindingKind = "undeclared"
+	FindingCounter       FindingKind = "counter"
 )
 
 // FindingInfo is what a kind of finding means and how to fix it.
@@ -77,6 +78,8 @@ var Findings = []FindingInfo{
 		"expire idle buckets in the application, or remove old ones with bucketctl reset --match"},
 	{FindingUndeclared, Info, "keys that look like another application's buckets (a guess: application hashes, deadlines and locks can store the same): read, never written, until a layout is declared for them",
 		"if they are buckets, declare their layout with the rule shown (config file) or --layout; if not, nothing to do"},
+	{FindingCounter, Info, "keys of a counter or window limiter (Kong, envoy ratelimit, ulule/limiter, rate-limiter-flexible, limits, go-zero, Laravel), named by their form: not buckets, never written, also where a rule declares a bucket layout over them",
+		"nothing; a rule that matches them declares no bucket: narrow its match"},
 }
 
 // InfoOf returns the description of a kind.
@@ -213,6 +216,8 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 	}
 	if s.Problem != "" {
 		switch {
+		case s.Counter != "":
+			return []FindingKind{FindingCounter}
 		case strings.HasPrefix(s.Problem, "corrupt"):
 			return []FindingKind{FindingCorrupt}
 		case s.HasExtraFields():
@@ -277,6 +282,9 @@ func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 			}
 			if k == FindingUndeclared && f.Detail == "" {
 				f.Detail = SuggestRule(s)
+			}
+			if k == FindingCounter {
+				f.Detail = counterDetail(f.Detail, s.Counter)
 			}
 			want = want || f.Sampled < a.o.Samples
 		}
@@ -406,4 +414,21 @@ func SuggestRule(s bucket.State) string {
 		match = rules.QuoteGlob(fam) + ":*"
 	}
 	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)
+}
+
+// counterDetail adds the limiter of a counter form to a counter finding's detail: the
+// limiters whose keys were found, in the order first found.
+func counterDetail(detail, form string) string {
+	f, ok := bucket.LookupCounter(form)
+	if !ok || strings.Contains(detail, f.Limiter) {
+		return detail
+	}
+	what := f.Limiter + " (" + f.Pattern + ")"
+	if f.Generic() {
+		what = "counts with a TTL, like " + what
+	}
+	if detail == "" {
+		return what
+	}
+	return detail + "; " + what
 }

@@ -83,8 +83,37 @@ func redactForms(s string) string {
 	}
 	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
 	s = urlLoneInfoRe().ReplaceAllString(s, "${1}"+Redacted+"@")
-	s = addrPasswordRe().ReplaceAllString(s, "${1}${2}"+Redacted+"@${4}")
+	s = redactAddrPasswords(s)
 	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
+}
+
+// redactAddrPasswords hides the password of each "user:password@host:port" in s whose
+// host:port is one (seedAddr): a key such as Traefik's "rate:router@file:10.5.0.3" or
+// "rl:bob@docker:2001:db8::1" names no server, and a key is never a secret.
+func redactAddrPasswords(s string) string {
+	ms := addrPasswordRe().FindAllStringSubmatchIndex(s, -1)
+	for k := len(ms) - 1; k >= 0; k-- {
+		m := ms[k]
+		switch {
+		case !seedAddr(s[m[8]:m[9]], s[m[1]:]):
+		case m[6] < 0: // no password before the '@': the form says one is there
+			s = s[:m[5]] + Redacted + s[m[5]:]
+		default:
+			s = s[:m[6]] + Redacted + s[m[7]:]
+		}
+	}
+	return s
+}
+
+// seedAddr says whether hostPort, followed by rest, is a seed's host:port: a host with no
+// colon (or a bracketed IPv6 address) and a port of digits that ends there (not the first
+// part of an IP address, a time or a longer name).
+func seedAddr(hostPort, rest string) bool {
+	c := strings.LastIndexByte(hostPort, ':')
+	if host := hostPort[:c]; strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
+		return false
+	}
+	return rest == "" || !strings.ContainsRune("0123456789.:@_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", rune(rest[0]))
 }
 
 // span is a secret's place in a value, v[i:j]; user says it is user info with no colon (a

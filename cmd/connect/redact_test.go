@@ -168,3 +168,23 @@ func TestTypedListPassword(t *testing.T) {
 		t.Fatalf("a password in a list: %v", err)
 	}
 }
+
+// TestKeysAreNoSecrets: a key name holding name@provider (every Traefik key) or an e-mail
+// address is printed whole in a message; only an address's password is hidden.
+func TestKeysAreNoSecrets(t *testing.T) {
+	for _, msg := range []string{
+		`"rate:myrouter@file:10.5.0.3": not a bucket`,
+		`reset "traefik:api@docker:2001:db8::7": left untouched`,
+		`"rl:login:bob@example.com" is corrupt`,
+		`inspect rate:r@file:10.5.0.3 rate:r@file:10.5.0.4`,
+	} {
+		if got := Redact(msg); got != msg {
+			t.Errorf("Redact(%q) = %q: a key is no secret", msg, got)
+		}
+	}
+	// A seed's password still is, also next to a key.
+	if got := Redact(`dial "u:hunter22@10.0.0.1:7000": refused for "rate:a@file:10.5.0.3"`); strings.Contains(got, "hunter22") ||
+		!strings.Contains(got, "rate:a@file:10.5.0.3") {
+		t.Errorf("Redact: %q", got)
+	}
+}

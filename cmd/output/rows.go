@@ -26,8 +26,8 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 		switch {
 		case !s.Exists:
 			tokens, fill, full = "no such key", "-", "-"
-		case !s.HasSpec() && s.TAT != nil:
-			tokens = "? (a TAT: needs capacity and rate)"
+		case !s.LevelKnown():
+			tokens = UnknownTAT
 		case !s.HasSpec():
 			tokens += " (stored)"
 		}
@@ -42,6 +42,9 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	}
 	return cells
 }
+
+// UnknownTAT is the tokens of a GCRA bucket whose spec is unknown: its TAT alone says no level.
+const UnknownTAT = "? (a TAT: needs capacity and rate)"
 
 // GuessedLayout says another application's layout was read from the key's shape alone, with
 // no rule or --layout declaring it: a guess, marked with "?" and never written.
@@ -115,10 +118,13 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem)}
 	} else {
 		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
-		if s.HasSpec() {
+		switch {
+		case s.HasSpec():
 			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
 			fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
-		} else {
+		case !s.LevelKnown():
+			tokens = UnknownTAT
+		default:
 			tokens += " (stored)"
 		}
 		ttl := format.TTL(s.TTL)
@@ -167,9 +173,12 @@ func HotRow(b hot.Bucket, node func(string) string) []string {
 		rate += " (writes)"
 	}
 	tokens, capacity, fill := format.Tokens(s.Tokens), "?", "?"
-	if s.HasSpec() {
+	switch {
+	case s.HasSpec():
 		capacity, fill = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill())
-	} else {
+	case !s.LevelKnown():
+		tokens = UnknownTAT
+	default:
 		tokens += " (stored)"
 	}
 	ttl := format.TTL(s.TTL)

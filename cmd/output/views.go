@@ -138,7 +138,7 @@ type StateView struct {
 	LayoutGuess  string   `json:"layout_guess,omitempty"`
 	Problem      string   `json:"problem,omitempty"`
 	Tokens       *float64 `json:"tokens"`
-	StoredTokens float64  `json:"stored_tokens"`
+	StoredTokens *float64 `json:"stored_tokens"`
 	Capacity     *float64 `json:"capacity"`
 	Rate         *float64 `json:"rate"`
 	SpecSource   string   `json:"spec_source,omitempty"`
@@ -172,8 +172,12 @@ func StateOf(s bucket.State) StateView { return StateOfCost(s, 1) }
 // StateOfCost is s's view, its retry-after for cost.
 func StateOfCost(s bucket.State, cost float64) StateView {
 	v := StateView{Key: s.Key, Type: s.Type, Exists: s.Exists, Problem: s.Problem,
-		LayoutDetected: s.Detected, StoredTokens: format.JSONTokens(s.Stored.Tokens), Allowed: s.Allowed, Denied: s.Denied,
+		LayoutDetected: s.Detected, Allowed: s.Allowed, Denied: s.Denied,
 		AgeMS: format.JSONMS(s.Age()), AheadMS: format.JSONMS(s.Ahead), TTLMS: format.JSONTTL(s.TTL)}
+	if s.LevelKnown() {
+		stored := format.JSONTokens(s.Stored.Tokens)
+		v.StoredTokens = &stored
+	}
 	if s.Problem != "" {
 		return v
 	}
@@ -200,8 +204,10 @@ func StateOfCost(s bucket.State, cost float64) StateView {
 		if d1 := s.Decide(1); d1.Writer != nil {
 			v.WriterClock = ClockOf(*d1.Writer)
 		}
-	} else {
+	} else if s.LevelKnown() {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"
+	} else {
+		v.Missing = "capacity and rate: a GCRA bucket stores a TAT, whose tokens need them (pass --capacity/--rate or add a rule)"
 	}
 	return v
 }

@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bucketctl/bucketctl/bucket"
+)
+
+// The parts of the help that list the layouts are made from the registry (bucket.Registry),
+// so a preset added there is in them with no other file touched. A topic's text names
+// them by a placeholder line.
+var topicFills = map[string]func() string{
+	"{{presets}}":  layoutTable,
+	"{{fidelity}}": fidelityTable,
+}
+
+// fillTopic replaces each placeholder line of a topic's text with its generated part.
+func fillTopic(s string) string {
+	for mark, fill := range topicFills {
+		if strings.Contains(s, mark) {
+			s = strings.ReplaceAll(s, mark, strings.TrimRight(fill(), "\n"))
+		}
+	}
+	return s
+}
+
+// layoutTable lists the presets, one each: name and where it comes from (About), wrapped
+// under its name.
+func layoutTable() string {
+	w := 0
+	for _, l := range bucket.Registry() {
+		w = max(w, len(l.Name))
+	}
+	var b strings.Builder
+	for _, n := range bucket.PresetNames() {
+		writeRow(&b, w, n, bucket.Presets[n].About)
+	}
+	return b.String()
+}
+
+// fidelityTable lists each preset's clock and time step, as its model decides, and what a
+// stored time ahead of the clock does.
+func fidelityTable() string {
+	w := len("layout")
+	for _, l := range bucket.Registry() {
+		w = max(w, len(l.Name))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-*s  %-28s %s\n", w, "layout", "clock, step", "stored time ahead of the clock")
+	for _, n := range bucket.PresetNames() {
+		l := bucket.Presets[n]
+		clock := "Redis TIME"
+		if l.ClientClock() {
+			clock = "client"
+		}
+		ahead := "no refill until then"
+		switch {
+		case l.Type == bucket.GCRA:
+			ahead = "the library's TAT arithmetic"
+		case !l.KeepsLaterTime():
+			ahead = "refills negatively"
+		}
+		fmt.Fprintf(&b, "  %-*s  %-28s %s\n", w, n, clock+", "+stepText(l.Step()), ahead)
+	}
+	return b.String()
+}
+
+func stepText(d time.Duration) string {
+	switch {
+	case d >= time.Second && d%time.Second == 0:
+		return "whole seconds"
+	case d >= time.Millisecond && d%time.Millisecond == 0:
+		return fmt.Sprintf("%d ms", d/time.Millisecond)
+	}
+	return fmt.Sprintf("%d µs", d/time.Microsecond)
+}
+
+// writeRow writes "  NAME  TEXT", TEXT wrapped at 80 columns under itself.
+func writeRow(b *strings.Builder, w int, name, text string) {
+	indent := 2 + w + 2
+	line := fmt.Sprintf("  %-*s  ", w, name)
+	for i, word := range strings.Fields(text) {
+		if i > 0 && len(line)+1+len([]rune(word)) > 80 {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = strings.Repeat(" ", indent)
+		} else if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+}
