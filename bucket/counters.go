@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,8 +23,9 @@ type CounterForm struct {
 
 	// typ is the key's Redis type: "string" (an integer) or "list".
 	typ string
-	// key matches the key; nil: any key (the limiter takes the whole key from its caller).
-	key *regexp.Regexp
+	// key matches the key (compiled on first use); nil: any key (the limiter takes the
+	// whole key from its caller).
+	key func() *regexp.Regexp
 	// fits checks the TTL (and the value) against what the limiter writes, given key's
 	// submatches and the value; nil: any.
 	fits func(m []string, v int64, pttl time.Duration, now time.Time) bool
@@ -57,6 +59,11 @@ func LookupCounter(name string) (CounterForm, bool) {
 		}
 	}
 	return CounterForm{}, false
+}
+
+// pattern is a key pattern compiled on first use: most runs meet no counter.
+func pattern(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // counterInt says v has the form of a value INCR, INCRBY and SETEX of an integer write:
@@ -106,7 +113,7 @@ func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (Count
 			if !strings.HasPrefix(key, f.prefix) || f.near != nil && !f.near(key) {
 				continue
 			}
-			if m = f.key.FindStringSubmatch(key); m == nil {
+			if m = f.key().FindStringSubmatch(key); m == nil {
 				continue
 			}
 		}
