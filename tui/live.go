@@ -89,10 +89,9 @@ type frame struct {
 	showHelp bool
 }
 
-// newFrame is a frame in st, at 80×24 until told the size.
+// newFrame is a frame at 80×24 until told the size.
 func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80, h: 24} }
 
-// newLive fills in o's defaults and builds the shared parts.
 func newLive(o *LiveOptions) live {
 	o.defaults()
 	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now, o.errText)}
@@ -106,11 +105,9 @@ func (o *LiveOptions) server() string {
 	return o.Addr
 }
 
-// headerLines are a live view's first lines: the view's name and subject (a key, or a
-// label and a pattern) on the left; on the right the server, then the extra parts, the
-// refresh interval and the time of the last good read, as many as fit (the server always
-// shows: the subject is cut in its middle first, and the server goes to a line of its own
-// on a very narrow terminal); then the banner of a failed read.
+// headerLines are a live view's first lines: name and subject on the left; the server,
+// extra, the interval and the last good read's time on the right, as many as fit (the
+// server always shows); then the banner of a failed read.
 func (l *live) headerLines(name, label, subject string, extra []string, o *LiveOptions, hasData bool) []string {
 	right := append([]string(nil), extra...)
 	right = append(right, "every "+format.Duration(o.Interval))
@@ -156,7 +153,6 @@ func (f *frame) titleLines(name, label, subject, server string, right []string) 
 			return []string{header(left(full), r, f.w)}
 		}
 	}
-	// Only the server is left on the right: cut the subject in its middle to make room.
 	r := rightText(0)
 	if room := f.w - 2 - lipgloss.Width(r) - lipgloss.Width(left(0)); subject != "" && room >= 8 {
 		return []string{header(left(room), r, f.w)}
@@ -169,7 +165,6 @@ func (f *frame) resize(msg tea.WindowSizeMsg) {
 	f.help.Width = msg.Width
 }
 
-// lineCount is how many lines the parts take.
 func lineCount(parts []string) int {
 	n := 0
 	for _, p := range parts {
@@ -236,8 +231,7 @@ type poller struct {
 
 	err   error
 	errAt time.Time
-	// cause is err as shown (show: the options' errText), made once when the read fails,
-	// not on every frame.
+	// cause is err as show writes it, made once per failure, not on every frame.
 	cause  string
 	show   func(error) string
 	lastOK time.Time
@@ -278,7 +272,6 @@ func (p *poller) fetch(read func(context.Context) tea.Msg) tea.Cmd {
 	}
 }
 
-// finish records the outcome of the read in flight.
 func (p *poller) finish(err error) {
 	*p.inflight = false
 	if err != nil {
@@ -288,7 +281,6 @@ func (p *poller) finish(err error) {
 	p.err, p.lastOK = nil, p.now()
 }
 
-// stop cancels the read in flight (the program is quitting).
 func (p *poller) stop() { p.cancel() }
 
 // banner is the failed-read banner: address, cause, age of the data still shown.
@@ -301,8 +293,7 @@ func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
 }
 
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data
-// still shown is, then the cause (err as shown); both wrap to the width, so a narrow
-// terminal keeps all.
+// shown is, then the cause, wrapped to width.
 func problemBanner(st Styles, width int, addr string, err error, cause string, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
 	switch {

@@ -95,7 +95,6 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 		case "y", "Y":
 			st := *m.confirm
 			m.confirm = nil
-			// The cursor stays on this bucket whatever the next read shows.
 			m.pinned, m.sel = true, st.Key
 			src, ctx := m.src, m.poll.parent
 			timeout := m.opts.Timeout
@@ -146,7 +145,6 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 		m.scroll()
 	case m.detail:
 		if key.Matches(msg, k.Detail, k.Back) {
-			// The detail pane's help does not stay open over the table.
 			m.detail, m.showHelp = false, false
 			m.scroll()
 		}
@@ -215,7 +213,6 @@ func (m *Top) openDetail() {
 		return
 	}
 	m.pinned = true
-	// The table's help does not stay open over the detail pane.
 	m.detail, m.detailGone, m.showHelp = true, r.gone, false
 	cost := m.opts.Cost
 	if m.opts.CostOf != nil {

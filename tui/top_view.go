@@ -10,7 +10,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// View renders the screen.
+// View renders the dashboard.
 func (m Top) View() string {
 	top, bottom := m.topLines(), m.bottomLines()
 	bodyH := m.h - lineCount(top) - 1 - lineCount(bottom)
