@@ -78,7 +78,6 @@ func closest(m bucket.MultiResult) bucket.TierResult {
 	return b
 }
 
-// ceilSeconds rounds d up to whole seconds.
 func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0

@@ -40,7 +40,6 @@ func NewRoutes(def float64, costs map[string]float64) (rt *Routes, err error) {
 	return rt, nil
 }
 
-// validCost is bucket's cost check without a capacity: finite and >= 0.
 func validCost(c float64) bool { return bucket.Spec{}.ValidateCost(c) == nil }
 
 // Cost is the cost of r: the cost of the pattern it matches, else the default.
