@@ -80,7 +80,6 @@ func gapLimit(hist []sample) int64 {
 	return 3 * d[len(d)/2]
 }
 
-// labelSteps are the round steps the X axis is labelled in.
 var labelSteps = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
 	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour}

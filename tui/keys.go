@@ -24,7 +24,6 @@ func NewGlobalKeys() GlobalKeys {
 	}
 }
 
-// bindings returns the global bindings, for appending to a screen's help.
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
 
 // helpFooter is a screen's bottom lines: the short help, or with ? the full help and what

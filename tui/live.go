@@ -89,7 +89,6 @@ type frame struct {
 	showHelp bool
 }
 
-// newFrame is a frame at 80×24 until told the size.
 func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80, h: 24} }
 
 func newLive(o *LiveOptions) live {
@@ -97,7 +96,6 @@ func newLive(o *LiveOptions) live {
 	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now, o.errText)}
 }
 
-// server is what the header names: Server, else Addr.
 func (o *LiveOptions) server() string {
 	if o.Server != "" {
 		return o.Server
@@ -121,7 +119,6 @@ func (l *live) headerLines(name, label, subject string, extra []string, o *LiveO
 	return lines
 }
 
-// titleLines lays out a live view's title line (see headerLines).
 func (f *frame) titleLines(name, label, subject, server string, right []string) []string {
 	left := func(subjectW int) string {
 		s := f.st.Title.Render(name)
@@ -245,7 +242,6 @@ func newPoller(interval, timeout time.Duration, now func() time.Time, show func(
 	return poller{interval: interval, timeout: timeout, now: now, show: show, inflight: new(bool), parent: ctx, cancel: cancel}
 }
 
-// tick re-arms the refresh ticker: msg arrives after one interval.
 func (p *poller) tick(msg tea.Msg) tea.Cmd {
 	return tea.Tick(p.interval, func(time.Time) tea.Msg { return msg })
 }

@@ -241,7 +241,6 @@ func (m Load) countsLine() string {
 	return strings.Join(parts, st.Subtle.Render(" · "))
 }
 
-// lastSecondLine is the last complete second's allowed and denied counts.
 func (m Load) lastSecondLine() string {
 	s := m.snap
 	n := completeSeconds(s)

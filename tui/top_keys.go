@@ -44,7 +44,6 @@ func newTopKeys() topKeys {
 	}
 }
 
-// The table's keys.
 func (k topKeys) ShortHelp() []key.Binding {
 	return append([]key.Binding{k.Up, k.Down, k.Detail, k.Filter, k.Sort, k.Reverse, k.Pause, k.Reset},
 		k.bindings()...)

@@ -311,7 +311,6 @@ func (m *Top) refilter() {
 	m.scroll()
 }
 
-// move moves the cursor by d rows; the cursor then stays on its bucket.
 func (m *Top) move(d int) {
 	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
 	m.pinned = true
@@ -339,7 +338,6 @@ func (m *Top) selected() *topRow {
 	return &m.rows[m.visible[m.cursor]]
 }
 
-// scroll keeps the cursor in the window of rows shown.
 func (m *Top) scroll() {
 	n := m.tableRows()
 	if m.cursor < m.offset {

@@ -106,7 +106,6 @@ func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	return cols, keyW + extra
 }
 
-// table renders the table header and n rows.
 func (m *Top) table(n int) string {
 	cols, keyW := columns(m.w, m.keyWant, m.sortBy.column())
 	var b strings.Builder
@@ -161,8 +160,7 @@ func (m *Top) emptyText() string {
 	return "no keys"
 }
 
-// moreText counts what the table does not show: the hottest rows are on screen, the rest
-// is summed up here.
+// moreText sums up the rows the table does not show.
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {

@@ -81,8 +81,7 @@ func (m *Top) topLines() []string {
 // hotMark marks the rows of buckets being written now.
 const hotMark = "!"
 
-// hotLine names the buckets being written now, busiest first, or says why top cannot
-// tell.
+// hotLine names the buckets being written now, busiest first, or why top cannot tell.
 func (m *Top) hotLine() string {
 	if !m.haveSnap {
 		return ""
