@@ -38,9 +38,9 @@ func nativeValue(v string) (s Stored, problem string) {
 	return s, ""
 }
 
-// nativeShape checks that a hash of n fields whose native fields read vals is a bucket of
-// the native-hash layout written before the tagged string, by the read path's rule
-// (bucket.ClassifyHash). problem says what is wrong.
+// nativeShape checks that a hash of n fields whose native fields read vals is a
+// native-hash bucket, by the read path's rule (bucket.ClassifyHash); problem says what is
+// wrong.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	fields := make(map[string]string, len(hashFields))
 	for i, f := range hashFields {
