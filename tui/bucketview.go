@@ -61,11 +61,8 @@ func (v *bucketView) observe(s bucket.State) {
 	if s.HasSpec() {
 		v.spec = s.Spec
 	}
-	// The history stays while the key is missing (a Redis restart, an expiry): the chart
-	// shows the gap, and the level again when the bucket is back.
+	// A missing bucket of known capacity reads as full; without the spec there is no level.
 	if s.Problem == "" && (s.Exists || s.HasSpec()) {
-		// A missing bucket of known capacity reads as full; without the spec there is no
-		// level to plot.
 		if n := len(v.hist); n == 0 || v.hist[n-1].at < s.Now {
 			v.hist = append(v.hist, sample{at: s.Now, tokens: s.Tokens})
 		}
@@ -179,16 +176,13 @@ func (v bucketView) stats() []string {
 	items = append(items, item("TTL", format.TTL(s.TTL)))
 	switch {
 	case !s.Exists && v.seen > 0:
-		// This view saw the key: it was deleted or expired since, however long ago.
 		gone := time.Duration(s.Now-v.seen) * time.Microsecond
 		items = append(items, item("updated", "gone for "+format.Duration(gone)+" (deleted or expired)"))
 	case !s.Exists:
 		items = append(items, item("updated", "never (no such key)"))
 	case s.Ahead > 0 && s.TAT != nil:
-		// A TAT past a full window: debt from a higher limit, waited out by the library.
 		items = append(items, item("updated", v.st.Warn.Render(format.Debt(s.Ahead))))
 	case s.Ahead > 0:
-		// A stored time ahead of the server's: written by a client whose clock runs fast.
 		items = append(items, item("updated", v.st.Warn.Render(format.Ahead(s.Ahead))))
 	default:
 		items = append(items, item("updated", format.Ago(s.Age())))

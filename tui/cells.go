@@ -7,9 +7,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// Cell helpers: fitting already formatted text (package format) into columns by display
-// width, so colour and wide characters never move a column.
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fit truncates s (which may hold escape codes) to width cells with an ellipsis and pads it

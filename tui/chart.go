@@ -23,9 +23,8 @@ type sample struct {
 const minChartSpan = 2 * time.Second
 
 // levelChart draws the token level over the last span of history as a braille line in a
-// w×h box: the X axis ends at now (the latest read, Redis server time, so a stretch with
-// no level, a vanished key, shows as a gap) and is labelled at whole multiples of one
-// round step (-30s -20s -10s now: never -9s -7s -6s); the Y axis runs from 0 to top.
+// w×h box: X ends at now (Redis server time), labelled at multiples of one round step
+// (-30s -20s -10s now); Y runs from 0 to top.
 func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) string {
 	if w < 20 || h < 4 || len(hist) < 2 {
 		return ""
@@ -50,8 +49,6 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 		y := math.Max(0, math.Min(top, s.tokens))
 		return g.GridPoint(canvas.Float64Point{X: float64(s.at-now) / 1e6, Y: y})
 	}
-	// Reads that are further apart than a few refreshes (Redis down, the key missing with no
-	// known capacity) are not joined: the chart shows the gap, not a made-up ramp across it.
 	gap := gapLimit(hist)
 	prev, prevAt := point(hist[0]), hist[0].at
 	g.Set(prev)
@@ -73,8 +70,7 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 }
 
 // gapLimit is the time between two reads (µs) beyond which the chart leaves a gap: three
-// times the usual time between reads (their median), so one read lost to a busy server
-// still joins its neighbours.
+// times their median spacing, so one lost read still joins its neighbours.
 func gapLimit(hist []sample) int64 {
 	d := make([]int64, 0, len(hist)-1)
 	for i := 1; i < len(hist); i++ {
@@ -84,14 +80,12 @@ func gapLimit(hist []sample) int64 {
 	return 3 * d[len(d)/2]
 }
 
-// labelSteps are the round steps the X axis is labelled in.
 var labelSteps = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
 	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour}
 
-// xAxisLabels is the label row under a time axis of span seconds ending at now, drawn
-// over graphW cells from column x0 in a row of w cells: "now" at the right end, and
-// every whole multiple of the smallest round step that leaves room between labels.
+// xAxisLabels is the label row under a time axis of span seconds ending at "now", over
+// graphW cells from column x0 of a w-cell row, at the smallest round step that fits.
 func xAxisLabels(span float64, x0, graphW, w int) string {
 	row := []rune(strings.Repeat(" ", w))
 	col := func(sec float64) int { // seconds before now → column
@@ -118,7 +112,6 @@ func xAxisLabels(span float64, x0, graphW, w int) string {
 	for k := 1; step.Seconds()*float64(k) <= span; k++ {
 		label := "-" + format.Duration(step*time.Duration(k))
 		n := len([]rune(label))
-		// centre the label on its tick, within the row
 		c := max(x0, col(step.Seconds()*float64(k))-n/2)
 		if c+n > free {
 			continue

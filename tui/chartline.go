@@ -8,14 +8,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 )
 
-// drawThinLine draws a thin line of box-drawing runes between two data points of lc, as
-// lc.DrawLineWithStyle(f1, f2, runes.ThinLineStyle, s) does (the chart's auto-ranging
-// off, as bucketctl's charts have it), joining the runes already on the canvas.
-//
-// It is ntcharts' own algorithm with its two rune tables held in arrays: ntcharts keeps
-// them in package-level maps, which Go builds at start-up in every run of every command
-// (0.06-0.09 ms of `bucketctl version`'s package initialisation) once the code reading them
-// is linked; unreferenced, the linker drops them and their initialisation.
+// drawThinLine is lc.DrawLineWithStyle(f1, f2, runes.ThinLineStyle, s) without
+// auto-ranging, with ntcharts' rune tables held in arrays: its package-level maps would
+// be built at start-up of every command once the code reading them is linked.
 func drawThinLine(lc *linechart.Model, f1, f2 canvas.Float64Point, s lipgloss.Style) {
 	p1 := canvas.CanvasPointFromFloat64Point(lc.Origin(), lc.ScaleFloat64PointForLine(f1))
 	p2 := canvas.CanvasPointFromFloat64Point(lc.Origin(), lc.ScaleFloat64PointForLine(f2))

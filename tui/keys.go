@@ -10,10 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// Every screen has its own keymap type holding its bindings as key.Binding fields and
-// implementing help.KeyMap (ShortHelp for the one-line help, FullHelp for the columns `?`
-// opens). The bindings every screen shares are built here so they read the same everywhere.
-
 // GlobalKeys are the bindings of every screen: quit and the help toggle.
 type GlobalKeys struct {
 	Quit key.Binding
@@ -28,12 +24,10 @@ func NewGlobalKeys() GlobalKeys {
 	}
 }
 
-// bindings returns the global bindings, for appending to a screen's help.
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
 
 // helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis, wrapped to w so nothing is cut (the help model is no longer
-// needed: the styles carry the look).
+// the screen costs Redis, wrapped to w.
 func helpFooter(_ help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
 	if full {
 		return append(fullHelpLines(st, km.FullHelp(), w), wrapText(st.Subtle, "Redis cost: "+cost, w)...)
@@ -94,13 +88,9 @@ func wrapText(sty lipgloss.Style, text string, w int) []string {
 	return lines
 }
 
-// eachKey hands msg to handle key by key. Keys typed quickly arrive from one read as one
-// KeyRunes message with several runes ("jjj"), which no binding matches, so such a message
-// (not a paste, no alt) is handled as that many one-rune messages, in order. Once typing(m) says a
-// text input has the keyboard (it may open on one of those keys), the runes left go to it
-// as one message, as typed. Once asking(m) says a confirmation opened (on one of those
-// keys), the runes left are dropped: a "y" must be typed at the question, not arrive in
-// the same burst as the key that asked it. typing and asking may be nil.
+// eachKey splits a burst of typed runes ("jjj", which no binding matches) into one-rune
+// messages for handle. Once typing(m), the runes left go to the text input as one message;
+// once asking(m), they are dropped, so a "y" is typed at the question. Either may be nil.
 func eachKey[M any](m M, msg tea.KeyMsg, typing, asking func(M) bool, handle func(M, tea.KeyMsg) (M, tea.Cmd)) (M, tea.Cmd) {
 	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || msg.Alt {
 		return handle(m, msg)

@@ -7,7 +7,7 @@ import (
 )
 
 // lineInput is a one-line text input: printable keys append, backspace deletes, ctrl+u
-// clears. (bubbles/textinput would do, but drags in a clipboard dependency for nothing.)
+// clears.
 type lineInput struct {
 	prompt, placeholder string
 	value               []rune
@@ -16,7 +16,6 @@ type lineInput struct {
 func (l *lineInput) Value() string     { return string(l.value) }
 func (l *lineInput) SetValue(s string) { l.value = []rune(s) }
 
-// update applies a key and reports whether the value changed.
 func (l *lineInput) update(msg tea.KeyMsg) bool {
 	switch msg.Type {
 	case tea.KeyRunes, tea.KeySpace:

@@ -89,16 +89,13 @@ type frame struct {
 	showHelp bool
 }
 
-// newFrame is a frame in st, at 80×24 until told the size.
 func newFrame(st Styles) frame { return frame{st: st, help: st.NewHelp(), w: 80, h: 24} }
 
-// newLive fills in o's defaults and builds the shared parts.
 func newLive(o *LiveOptions) live {
 	o.defaults()
 	return live{frame: newFrame(*o.Styles), poll: newPoller(o.Interval, o.Timeout, o.Now, o.errText)}
 }
 
-// server is what the header names: Server, else Addr.
 func (o *LiveOptions) server() string {
 	if o.Server != "" {
 		return o.Server
@@ -106,11 +103,9 @@ func (o *LiveOptions) server() string {
 	return o.Addr
 }
 
-// headerLines are a live view's first lines: the view's name and subject (a key, or a
-// label and a pattern) on the left; on the right the server, then the extra parts, the
-// refresh interval and the time of the last good read, as many as fit (the server always
-// shows: the subject is cut in its middle first, and the server goes to a line of its own
-// on a very narrow terminal); then the banner of a failed read.
+// headerLines are a live view's first lines: name and subject on the left; the server,
+// extra, the interval and the last good read's time on the right, as many as fit (the
+// server always shows); then the banner of a failed read.
 func (l *live) headerLines(name, label, subject string, extra []string, o *LiveOptions, hasData bool) []string {
 	right := append([]string(nil), extra...)
 	right = append(right, "every "+format.Duration(o.Interval))
@@ -124,7 +119,6 @@ func (l *live) headerLines(name, label, subject string, extra []string, o *LiveO
 	return lines
 }
 
-// titleLines lays out a live view's title line (see headerLines).
 func (f *frame) titleLines(name, label, subject, server string, right []string) []string {
 	left := func(subjectW int) string {
 		s := f.st.Title.Render(name)
@@ -156,7 +150,6 @@ func (f *frame) titleLines(name, label, subject, server string, right []string) 
 			return []string{header(left(full), r, f.w)}
 		}
 	}
-	// Only the server is left on the right: cut the subject in its middle to make room.
 	r := rightText(0)
 	if room := f.w - 2 - lipgloss.Width(r) - lipgloss.Width(left(0)); subject != "" && room >= 8 {
 		return []string{header(left(room), r, f.w)}
@@ -169,7 +162,6 @@ func (f *frame) resize(msg tea.WindowSizeMsg) {
 	f.help.Width = msg.Width
 }
 
-// lineCount is how many lines the parts take.
 func lineCount(parts []string) int {
 	n := 0
 	for _, p := range parts {
@@ -236,8 +228,7 @@ type poller struct {
 
 	err   error
 	errAt time.Time
-	// cause is err as shown (show: the options' errText), made once when the read fails,
-	// not on every frame.
+	// cause is err as show writes it, made once per failure, not on every frame.
 	cause  string
 	show   func(error) string
 	lastOK time.Time
@@ -251,7 +242,6 @@ func newPoller(interval, timeout time.Duration, now func() time.Time, show func(
 	return poller{interval: interval, timeout: timeout, now: now, show: show, inflight: new(bool), parent: ctx, cancel: cancel}
 }
 
-// tick re-arms the refresh ticker: msg arrives after one interval.
 func (p *poller) tick(msg tea.Msg) tea.Cmd {
 	return tea.Tick(p.interval, func(time.Time) tea.Msg { return msg })
 }
@@ -278,7 +268,6 @@ func (p *poller) fetch(read func(context.Context) tea.Msg) tea.Cmd {
 	}
 }
 
-// finish records the outcome of the read in flight.
 func (p *poller) finish(err error) {
 	*p.inflight = false
 	if err != nil {
@@ -288,7 +277,6 @@ func (p *poller) finish(err error) {
 	p.err, p.lastOK = nil, p.now()
 }
 
-// stop cancels the read in flight (the program is quitting).
 func (p *poller) stop() { p.cancel() }
 
 // banner is the failed-read banner: address, cause, age of the data still shown.
@@ -301,8 +289,7 @@ func (p *poller) banner(st Styles, w int, addr string, hasData bool) string {
 }
 
 // problemBanner is the banner of a failed refresh: what failed and where, how old the data
-// still shown is, then the cause (err as shown); both wrap to the width, so a narrow
-// terminal keeps all.
+// shown is, then the cause, wrapped to width.
 func problemBanner(st Styles, width int, addr string, err error, cause string, age time.Duration, hasData bool, interval time.Duration) string {
 	what := "Redis error"
 	switch {

@@ -60,7 +60,6 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	step = timeStep(span, lc.GraphWidth())
 	lc.DrawXYAxisAndLabel()
 
-	// x of second i is its end; a lone first second is drawn as a point.
 	pt := func(i int, v int64) canvas.Float64Point {
 		return canvas.Float64Point{X: float64(i + 1), Y: logv(v)}
 	}
@@ -82,9 +81,8 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	return lc.View()
 }
 
-// timeStep is the round step in seconds (1, 2, 5, 10, 15, 30, 60…) between the time
-// labels of an axis of span seconds over cols columns: the smallest that leaves each of
-// its labels room, three cells to spare.
+// timeStep is the smallest round step in seconds (1, 2, 5, 10, 15, 30, 60…) between the
+// labels of an axis of span seconds over cols columns that leaves each label room.
 func timeStep(span float64, cols int) float64 {
 	fits := func(s float64) bool {
 		room := s * float64(cols) / span

@@ -13,9 +13,8 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadProgressLine is one plain line of a run's progress, for a terminal-less stderr:
-// "3s/10s  allowed 39  denied 148,374  errors 0  last second 10/s allowed, 52,870/s denied  p99 3.18ms  tokens 0.42/10".
-// Counts are exact, grouped as the live view and the report write them.
+// LoadProgressLine is one plain line of a run's progress, for a stderr without a
+// terminal: "3s/10s  allowed 39  denied 148,374  errors 0  last second ...  p99 3.18ms".
 func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed), format.Duration(s.Duration))
@@ -64,7 +63,6 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	if r.Errors > 0 {
 		errs = st.Bad.Render(format.GroupDigits(int(r.Errors)))
 	}
-	// A line that does not fit breaks between its fields, the rest indented: never cut.
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
 	fields(kv("requests", st.Value.Render(format.GroupDigits(int(r.Requests)))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
@@ -114,7 +112,6 @@ func specText(r load.Report) string {
 	return fmt.Sprintf("capacity %s · rate %s · cost %s", format.Tokens(r.Capacity), format.Rate(r.Rate), format.Tokens(r.Cost))
 }
 
-// subtleWrapped word-wraps text to w cells, each line in the subtle style.
 func subtleWrapped(st Styles, text string, w int) []string {
 	lines := strings.Split(ansi.Wordwrap(text, w, ""), "\n")
 	for i, l := range lines {
@@ -185,7 +182,6 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 	return lines
 }
 
-// hbar is a histogram bar of width cells filled to frac, with eighth-cell precision.
 func hbar(st Styles, width int, frac float64) string {
 	s, used := eighthCells(width, frac)
 	return st.Title.Render(s) + strings.Repeat(" ", width-used)
@@ -224,7 +220,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 		tableW += c
 	}
 	if tableW > w {
-		// Too narrow for the table: each run as its fields, wrapped, never cut.
+		// Too narrow for the table: each run as its fields, wrapped.
 		for ri, row := range rows[1:] {
 			f := []string{st.Value.Render(row[0])}
 			for i := 1; i < len(row); i++ {

@@ -34,13 +34,9 @@ type LoadOptions struct {
 	Stop func()
 }
 
-// LoadDoneMsg ends the live view: it clears itself from the terminal and quits. The caller
-// prints the report then, as it does when no terminal is attached (RenderLoadReport,
-// RenderLoadComparison), so the report on a terminal is the piped report.
-//
-// The report is never the view's last frame: bubbletea erases the line under the cursor
-// when a program ends (the last line of an inline view), and drops the top lines of a
-// frame taller than the terminal, so a report drawn as a frame loses rows.
+// LoadDoneMsg ends the live view: it clears itself and quits, and the caller prints the
+// report (RenderLoadReport). The report is never a frame: bubbletea erases an inline
+// view's last line and drops the top of a frame taller than the terminal.
 type LoadDoneMsg struct{}
 
 type loadKeys struct{ GlobalKeys }
@@ -62,8 +58,7 @@ type Load struct {
 	stopping bool
 	quitting bool // a second q: quit without waiting for the end of the run
 	done     bool
-	// sized: the terminal's size is known. Until then the view is one line, so a first
-	// frame never scrolls a small terminal (what scrolls off cannot be erased at the end).
+	// Until sized the view is one line: what a first frame scrolls off cannot be erased.
 	sized bool
 }
 
@@ -173,7 +168,6 @@ func (m Load) View() string {
 	return screen(m.w, m.h, top, m.body(m.w, bodyH), bottom)
 }
 
-// progressLine is the bar and how far the run is, in time and requests.
 func (m Load) progressLine() string {
 	s := m.snap
 	what := "starting…"
@@ -247,7 +241,6 @@ func (m Load) countsLine() string {
 	return strings.Join(parts, st.Subtle.Render(" · "))
 }
 
-// lastSecondLine is the last complete second's allowed and denied counts.
 func (m Load) lastSecondLine() string {
 	s := m.snap
 	n := completeSeconds(s)
@@ -301,7 +294,6 @@ func (m Load) sidePanel() string {
 	return strings.Join(lines, "\n")
 }
 
-// completeSeconds is how many whole seconds of the run are over.
 func completeSeconds(s load.Snapshot) int {
 	n := int(s.Elapsed / time.Second)
 	if !s.Running {

@@ -13,8 +13,7 @@ import (
 )
 
 // Palette colours give their 16-colour fallback explicitly, so a basic terminal gets the
-// intended hue instead of lipgloss's nearest match; NO_COLOR (or a pinned Ascii profile)
-// drops colour altogether and the screens stay readable by their markers and text alone.
+// intended hue instead of lipgloss's nearest match.
 var (
 	colAccent = lipgloss.CompleteColor{TrueColor: "#7D56F4", ANSI256: "99", ANSI: "5"}
 	colGood   = lipgloss.CompleteColor{TrueColor: "#3FB950", ANSI256: "71", ANSI: "2"}
@@ -26,8 +25,8 @@ var (
 	colBanner = lipgloss.CompleteColor{TrueColor: "#8B1A1A", ANSI256: "88", ANSI: "1"}
 )
 
-// Styles is every style the screens use, built from one renderer so the colour profile
-// is decided in one place (tests pin it; the terminal and NO_COLOR decide it otherwise).
+// Styles is every style the screens use, built from one renderer (tests pin its profile;
+// otherwise the terminal and NO_COLOR decide it).
 type Styles struct {
 	r *lipgloss.Renderer
 
@@ -42,12 +41,10 @@ type Styles struct {
 	Good, Warn, Bad lipgloss.Style
 	// Banner is the error banner (Redis unreachable); Notice a passing message.
 	Banner, Notice lipgloss.Style
-	// Dialog frames a dialog.
-	Dialog lipgloss.Style
+	Dialog         lipgloss.Style
 	// BarEmpty is the empty part of a fill bar (its full part is coloured by FillStyle).
 	BarEmpty lipgloss.Style
-	// Help styles the bubbles/help line.
-	Help help.Styles
+	Help     help.Styles
 }
 
 // NewStyles builds the styles on renderer r (nil: lipgloss's default renderer, which
@@ -94,7 +91,7 @@ func NewStylesFor(p termenv.Profile) Styles {
 	return NewStyles(r)
 }
 
-// Renderer is the renderer the styles were built on.
+// Renderer returns the renderer the styles were built on.
 func (s Styles) Renderer() *lipgloss.Renderer { return s.r }
 
 // NewHelp is a bubbles/help model dressed in these styles.
@@ -130,8 +127,8 @@ func (s Styles) Bar(width int, fill float64) string {
 	return s.FillStyle(fill).Render(bar) + s.BarEmpty.Render(strings.Repeat("░", width-used))
 }
 
-// eighthCells draws frac (clamped to [0,1]) of width cells in full blocks and one partial
-// block, with eighth-cell precision, and says how many cells it used.
+// eighthCells draws frac (clamped to [0,1]) of width cells with eighth-cell precision and
+// returns how many cells it used.
 func eighthCells(width int, frac float64) (string, int) {
 	if math.IsNaN(frac) {
 		frac = 0

@@ -44,7 +44,6 @@ func newTopKeys() topKeys {
 	}
 }
 
-// The table's keys.
 func (k topKeys) ShortHelp() []key.Binding {
 	return append([]key.Binding{k.Up, k.Down, k.Detail, k.Filter, k.Sort, k.Reverse, k.Pause, k.Reset},
 		k.bindings()...)
@@ -95,7 +94,6 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 		case "y", "Y":
 			st := *m.confirm
 			m.confirm = nil
-			// The cursor stays on this bucket whatever the next read shows.
 			m.pinned, m.sel = true, st.Key
 			src, ctx := m.src, m.poll.parent
 			timeout := m.opts.Timeout
@@ -146,7 +144,6 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 		m.scroll()
 	case m.detail:
 		if key.Matches(msg, k.Detail, k.Back) {
-			// The detail pane's help does not stay open over the table.
 			m.detail, m.showHelp = false, false
 			m.scroll()
 		}
@@ -215,7 +212,6 @@ func (m *Top) openDetail() {
 		return
 	}
 	m.pinned = true
-	// The table's help does not stay open over the detail pane.
 	m.detail, m.detailGone, m.showHelp = true, r.gone, false
 	cost := m.opts.Cost
 	if m.opts.CostOf != nil {

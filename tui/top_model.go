@@ -26,7 +26,6 @@ type TopSnapshot struct {
 	States []bucket.State
 	// Cost is what the refresh cost Redis, as the source measured it.
 	Cost Cost
-	// Took is how long the refresh took.
 	Took time.Duration
 	// Coverage says how much of the keyspace the rows come from, when they are a bounded
 	// part of it ("scanned 340k of ~1.3M keys"); "" when they are every match.
@@ -34,9 +33,8 @@ type TopSnapshot struct {
 	// Keyspace is about how many keys there are (DBSIZE), shown with the rows kept when
 	// Coverage is set; 0 when unknown.
 	Keyspace int64
-	// Hot are the buckets being written now, whatever the scan has reached: writes seen
-	// per second by key. They are marked and come first. HotSource names where that comes
-	// from; HotNote says why it is unavailable ("" when it is).
+	// Hot are writes seen per second by key, whatever the scan reached: those rows are
+	// marked and come first. HotSource names the source; HotNote why it is unavailable.
 	Hot                map[string]float64
 	HotSource, HotNote string
 }
@@ -162,9 +160,8 @@ type noticeExpiredMsg struct{ id int }
 // Init starts the first refresh and the ticker.
 func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.poll.tick(topTickMsg{})) }
 
-// TopKeeper is a TopSource that shows a bounded part of a large keyspace: Keep names the
-// bucket the cursor stays on, which it then keeps in its snapshots for as long as it exists
-// ("" keeps none), so a bucket is marked gone only when it really is.
+// TopKeeper is a TopSource over a bounded part of a large keyspace: Keep names the bucket
+// under the cursor ("" none), which it keeps in its snapshots while it exists.
 type TopKeeper interface {
 	Keep(key string)
 }
@@ -184,7 +181,6 @@ func (m *Top) fetch() tea.Cmd {
 	})
 }
 
-// say shows a status message for NoticeFor.
 func (m *Top) say(text string, bad bool) tea.Cmd {
 	m.noticeID++
 	m.notice, m.noticeBad = text, bad
@@ -279,8 +275,7 @@ func (m *Top) apply(s TopSnapshot) {
 		}
 		selHere = selHere || st.Key == m.sel
 	}
-	// The bucket under the cursor left the scan (a reset deleted it, or it expired): keep
-	// it, marked gone, so the cursor does not land on a neighbour.
+	// Keep the selected bucket, marked gone, so the cursor does not land on a neighbour.
 	if p, ok := prev[m.sel]; ok && m.pinned && !selHere {
 		rows = append(rows, topRow{state: p.state, gone: true})
 	}
@@ -316,7 +311,6 @@ func (m *Top) refilter() {
 	m.scroll()
 }
 
-// move moves the cursor by d rows; the cursor then stays on its bucket.
 func (m *Top) move(d int) {
 	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
 	m.pinned = true
@@ -344,7 +338,6 @@ func (m *Top) selected() *topRow {
 	return &m.rows[m.visible[m.cursor]]
 }
 
-// scroll keeps the cursor in the window of rows shown.
 func (m *Top) scroll() {
 	n := m.tableRows()
 	if m.cursor < m.offset {
@@ -356,8 +349,8 @@ func (m *Top) scroll() {
 	m.offset = max(0, min(m.offset, len(m.visible)-n))
 }
 
-// Layout of the screen: header, status line, blank, table header, rows, "more" line,
-// help. tableRows is how many bucket rows fit.
+// tableRows is how many bucket rows fit under the header, status and table header, above
+// the "more" line and the help.
 func (m *Top) tableRows() int {
 	return max(1, m.h-m.chromeHeight()-2)
 }

@@ -23,7 +23,6 @@ const (
 	SortBusy
 )
 
-// sortCycle is the order s steps through.
 var sortCycle = map[SortBy]SortBy{SortFill: SortDeny, SortDeny: SortBusy, SortBusy: SortName, SortName: SortFill}
 
 func (s SortBy) String() string {
@@ -93,9 +92,8 @@ func (r *topRow) unknownFill() bool {
 	return r.state.Problem != "" || !r.state.HasSpec()
 }
 
-// fillShown is the fill of the tokens as the table shows them: raw fills read
-// microseconds apart differ in their last digits, and rows that look the same must keep
-// their order (by key) from one refresh to the next.
+// fillShown is the fill as the table shows it, so rows that look the same keep their
+// order (by key) from one refresh to the next.
 func (r *topRow) fillShown() float64 {
 	if r.unknownFill() {
 		return 0
@@ -124,8 +122,7 @@ func (m *Top) less(a, b *topRow) bool {
 		}
 		return a.state.Key < b.state.Key
 	}
-	// Buckets being written now come first, busiest first, in every order but by name.
-	// Rates are compared steadied (see steady), so rows whose rates jitter keep their places.
+	// Hot buckets first, busiest first, in every order but by name.
 	if c := cmp.Compare(b.order.hot, a.order.hot); c != 0 {
 		return c < 0
 	}
@@ -163,10 +160,9 @@ func (m *Top) less(a, b *topRow) bool {
 // per second (-1: unknown).
 type steadyOrder struct{ hot, busy, deny float64 }
 
-// steadied is the row's order measures: this refresh's, except that a rate that moved by
-// no more than its noise keeps the value the row was last ordered by (was; nil for a
-// bucket new on screen). Poisson traffic at 16/s swings by a quarter from one second to
-// the next: rows sorted by such rates swapped every refresh, and the cursor with them.
+// steadied is the row's order measures: this refresh's, except that a rate within its
+// noise of was (nil for a new row) keeps was's value, so rows of jittery traffic do not
+// swap every refresh.
 func (r *topRow) steadied(was *steadyOrder) steadyOrder {
 	now := steadyOrder{hot: r.hot, busy: r.busyRate(), deny: r.denyRate()}
 	if was == nil {

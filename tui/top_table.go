@@ -62,14 +62,9 @@ func rateCell(known bool, v float64) string {
 	return format.PerSecond(v)
 }
 
-// columns picks the columns that fit in width w, in display order, with their widths, and
-// the key column's width. The key column takes the width there is: the essential columns
-// come first, then the key gets up to keyWant (its widest key) but no more than two
-// fifths of the width, then the other columns by priority in what is left; what remains
-// widens the fill bar, then the key column. So one long key is cut in the middle rather
-// than pushing CAP and RATE off an 80-column screen.
-// The column the rows are sorted by (sorted, "" for none) is kept first, so the order
-// the footer names is one the screen shows.
+// columns picks the columns that fit in w and the key column's width: the sorted column
+// and the essential ones first, then the key up to keyWant or two fifths of w, then the
+// others by priority; what remains widens the fill bar, then the key.
 func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	avail := w - gutter
 	kmin := min(keyMin, max(8, avail/2))
@@ -111,7 +106,6 @@ func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	return cols, keyW + extra
 }
 
-// table renders the table header and n rows.
 func (m *Top) table(n int) string {
 	cols, keyW := columns(m.w, m.keyWant, m.sortBy.column())
 	var b strings.Builder
@@ -166,8 +160,7 @@ func (m *Top) emptyText() string {
 	return "no keys"
 }
 
-// moreText counts what the table does not show: the hottest rows are on screen, the rest
-// is summed up here.
+// moreText sums up the rows the table does not show.
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// View renders the screen.
+// View renders the dashboard.
 func (m Top) View() string {
 	top, bottom := m.topLines(), m.bottomLines()
 	bodyH := m.h - lineCount(top) - 1 - lineCount(bottom)
@@ -81,8 +81,7 @@ func (m *Top) topLines() []string {
 // hotMark marks the rows of buckets being written now.
 const hotMark = "!"
 
-// hotLine names the buckets being written now, busiest first, or says why top cannot
-// tell.
+// hotLine names the buckets being written now, busiest first, or why top cannot tell.
 func (m *Top) hotLine() string {
 	if !m.haveSnap {
 		return ""

@@ -106,7 +106,7 @@ func (m Watch) key(msg tea.KeyMsg) (Watch, tea.Cmd) {
 	return m, nil
 }
 
-// View renders the screen.
+// View renders the watch screen.
 func (m Watch) View() string {
 	keyName := m.opts.Key
 	if m.body.has {

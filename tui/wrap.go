@@ -8,9 +8,8 @@ import (
 )
 
 // wrapJoin lays parts (which may hold escape codes) out on lines of at most w cells, sep
-// between them. A part that does not fit on the line starts the next, after indent; one
-// wider than a line by itself is wrapped within (wrapLine). Nothing is dropped: a
-// report, a banner or a help line says the same at any width.
+// between them; a part that does not fit starts the next line after indent, and one wider
+// than a line is wrapped within. Nothing is dropped.
 func wrapJoin(fields []string, sep, indent string, w int) []string {
 	var lines []string
 	cur := ""

@@ -92,7 +92,7 @@ func (b *breaker) retryIn() time.Duration {
 	return max(0, b.until.Sub(b.now()))
 }
 
-// outcome of a call to Redis.
+// outcome is the outcome of a call to Redis.
 type outcome int
 
 const (

@@ -15,9 +15,8 @@ const (
 	// FailOpen lets requests through, unlimited, while Redis is unreachable. An outage
 	// then lifts every limit: choose it when availability matters more than protection.
 	FailOpen
-	// FailClosed refuses requests while Redis is unreachable, with Config.ClosedStatus:
-	// 503 Service Unavailable by default (the server's fault, and clients and monitors
-	// treat it so), or 429 Too Many Requests. Retry-After says when Redis is next tried.
+	// FailClosed refuses requests while Redis is unreachable, with Config.ClosedStatus
+	// (503 by default, or 429). Retry-After says when Redis is next tried.
 	FailClosed
 	// FailLocal decides requests with in-process token buckets (see Local) while Redis is
 	// unreachable: limits keep holding per instance, though not across instances.
@@ -68,15 +67,11 @@ type Config struct {
 	// ClosedStatus is FailClosed's status: http.StatusServiceUnavailable (the default) or
 	// http.StatusTooManyRequests.
 	ClosedStatus int
-	// Breaker configures the circuit breaker.
-	Breaker Breaker
-	// Local configures FailLocal's in-process buckets.
-	Local Local
-	// Timeout bounds each Redis call through its context (0: the request's context
-	// alone). go-redis honours context deadlines only when the client is built with
-	// ContextTimeoutEnabled: true; otherwise its ReadTimeout and WriteTimeout (3 s by
-	// default) bound the call. Build the client with MaxRetries: -1 too, so a dropped
-	// connection is not retried into a second take.
+	Breaker      Breaker
+	Local        Local
+	// Timeout bounds each Redis call through its context (0: the request's context alone);
+	// build the client with ContextTimeoutEnabled: true, or go-redis ignores it, and with
+	// MaxRetries: -1, so a dropped connection is not retried into a second take.
 	Timeout time.Duration
 
 	// Now is the clock for X-RateLimit-Reset, the breaker and the local buckets (default

@@ -58,9 +58,8 @@ func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	return h
 }
 
-// closest is the tier the legacy headers describe: on a denied decision the one needing
-// the longest wait, else the one with the fewest whole tokens left (the longer reset on a
-// tie).
+// closest is the tier the legacy headers describe (see the package documentation); the
+// longer reset breaks a tie.
 func closest(m bucket.MultiResult) bucket.TierResult {
 	b := m.Tiers[0]
 	for _, t := range m.Tiers[1:] {
@@ -78,7 +77,6 @@ func closest(m bucket.MultiResult) bucket.TierResult {
 	return b
 }
 
-// ceilSeconds rounds d up to whole seconds.
 func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0

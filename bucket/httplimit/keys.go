@@ -15,9 +15,8 @@ import (
 // the hash tag of every bucket key of the request, so all its tiers share a Cluster slot.
 type KeyFunc func(r *http.Request) (id string, ok bool)
 
-// UserHeader charges requests to the user named by header name (as set by an
-// authenticating proxy in front of the application: the header must not be settable by
-// clients). The id is "user:" + the header value.
+// UserHeader charges requests to the user named by header name: "user:" + its value. The
+// header must be set by an authenticating proxy, never by clients.
 func UserHeader(name string) KeyFunc {
 	return func(r *http.Request) (string, bool) {
 		v := strings.TrimSpace(r.Header.Get(name))
@@ -25,10 +24,8 @@ func UserHeader(name string) KeyFunc {
 	}
 }
 
-// UserContext charges requests to the user stored in the request context under key (as an
-// authentication middleware earlier in the chain puts it there). The value is formatted with
-// fmt (a string, a number or a fmt.Stringer); nil or "" is no identity. The id is "user:" +
-// the value.
+// UserContext charges requests to the user an earlier middleware stored in the request
+// context under key: "user:" + the value formatted with fmt; nil or "" is no identity.
 func UserContext(key any) KeyFunc {
 	return func(r *http.Request) (string, bool) {
 		v := r.Context().Value(key)
@@ -40,9 +37,8 @@ func UserContext(key any) KeyFunc {
 	}
 }
 
-// APIKeyHeader charges requests to the API key in header name (e.g. "X-API-Key"). Keys are
-// secrets, so the id holds a SHA-256 digest of the key, never the key: "key:" + 32 hex
-// digits. Checking that the key is valid is the application's job.
+// APIKeyHeader charges requests to the API key in header name: "key:" + 32 hex digits of
+// its SHA-256, never the key itself. Checking the key is the application's job.
 func APIKeyHeader(name string) KeyFunc {
 	return func(r *http.Request) (string, bool) {
 		v := strings.TrimSpace(r.Header.Get(name))
@@ -54,13 +50,9 @@ func APIKeyHeader(name string) KeyFunc {
 	}
 }
 
-// ClientIP charges requests to the client's IP address: "ip:" + the address. IPv6 clients
-// are grouped by /64, the block one subscriber usually holds.
-//
-// The address is the TCP peer (RemoteAddr) unless the peer is one of the trusted proxies:
-// then X-Forwarded-For is read from the right (the entry the nearest proxy appended) and
-// the first address not in trusted is the client. Entries left of that are ignored: a
-// client can write anything there. With no trusted prefixes, X-Forwarded-For is never read.
+// ClientIP charges requests to the client's IP address ("ip:" + it, IPv6 by /64): the TCP
+// peer, unless it is a trusted proxy; then X-Forwarded-For is read from the right and the
+// first address not in trusted is the client. With no trusted prefixes it is never read.
 func ClientIP(trusted ...netip.Prefix) KeyFunc {
 	isTrusted := func(a netip.Addr) bool {
 		for _, p := range trusted {

@@ -24,7 +24,7 @@ type Limiter struct {
 	local   *localBuckets
 }
 
-// tierName is compiled on first use, not at start-up (bucketctl links this package).
+// tierName is compiled on first use, not at start-up of every bucketctl command.
 var tierName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // New returns a Limiter deciding with store. It checks the configuration and fills in the
@@ -226,8 +226,6 @@ func (l *Limiter) fallback(d Decision, err error) Decision {
 		tiers := make([]bucket.Tier, len(d.Tiers))
 		copy(tiers, d.Tiers)
 		for i := range tiers {
-			// A cost Redis would allow must stay possible locally (it is below capacity,
-			// checked above): the local share holds at least one request's cost.
 			tiers[i].Spec.Capacity = max(tiers[i].Spec.Capacity*l.cfg.Local.Scale, tiers[i].Cost)
 			tiers[i].Spec.Rate *= l.cfg.Local.Scale
 		}

@@ -12,16 +12,14 @@ type Local struct {
 	// MaxKeys bounds how many buckets the process keeps (default 10000); the least recently
 	// used bucket is dropped first, and a dropped bucket comes back full.
 	MaxKeys int
-	// Scale multiplies every tier's capacity and rate in local mode (default 1). Each
-	// instance of the application limits on its own while Redis is out, so with N instances
-	// behind a load balancer a Scale of 1/N keeps the total near the configured limits.
-	// A scaled capacity never falls below the request's cost, so a request Redis would
-	// allow is never refused locally as one that can never be allowed.
+	// Scale multiplies every tier's capacity and rate in local mode (default 1): with N
+	// instances, 1/N keeps the total near the configured limits. A scaled capacity never
+	// falls below the request's cost.
 	Scale float64
 }
 
-// localBuckets is a bounded LRU of bucket levels, decided with bucket.TakeAllModel: the same
-// all-or-nothing multi-tier decision as the Redis script, in process.
+// localBuckets is a bounded LRU of bucket levels, decided with bucket.TakeAllModel, the
+// script's all-or-nothing decision in process.
 type localBuckets struct {
 	max int
 

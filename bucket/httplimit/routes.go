@@ -7,10 +7,9 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Routes is a route table of costs: ServeMux patterns ("GET /me", "POST /reports",
-// "/items/{id}") mapped to the tokens a request takes, matched with net/http's own
-// precedence rules. Its Cost method is a Config.Cost or Tier.Cost; its Pattern method is a
-// Tier.Scope for a bucket per route that a client cannot multiply by inventing paths.
+// Routes maps ServeMux patterns ("GET /me", "/items/{id}") to the tokens a request takes,
+// with net/http's precedence. Cost fits Config.Cost or Tier.Cost; Pattern fits Tier.Scope
+// (a bucket per route that a client cannot multiply by inventing paths).
 type Routes struct {
 	mux   *http.ServeMux
 	costs map[string]float64
@@ -40,7 +39,6 @@ func NewRoutes(def float64, costs map[string]float64) (rt *Routes, err error) {
 	return rt, nil
 }
 
-// validCost is bucket's cost check without a capacity: finite and >= 0.
 func validCost(c float64) bool { return bucket.Spec{}.ValidateCost(c) == nil }
 
 // Cost is the cost of r: the cost of the pattern it matches, else the default.

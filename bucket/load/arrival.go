@@ -26,8 +26,7 @@ const (
 var Arrivals = []Arrival{Closed, Constant, Poisson}
 
 // schedule produces the intended send times of an open loop, as offsets from the start,
-// in order. Bursts of BurstSize extra requests, all due at once, come every BurstEvery.
-// It is not safe for concurrent use.
+// in order, bursts included. It is not safe for concurrent use.
 type schedule struct {
 	rate float64
 	// n counts the steady arrivals produced (constant rate); t is the next steady
@@ -52,7 +51,7 @@ func newSchedule(a Arrival, rate float64, every time.Duration, size int, seed ui
 	return s
 }
 
-// next returns the next due time. The steady stream goes first when a burst falls on the
+// next returns the next due time; the steady stream goes first when a burst falls on the
 // same instant.
 func (s *schedule) next() time.Duration {
 	if s.left > 0 {
@@ -92,9 +91,7 @@ func secs(f float64) time.Duration {
 }
 
 // Schedule is the due times of an open loop's arrivals, for a caller that paces its own
-// traffic (a demo, a test) as a load run does: steady arrivals at a mean rate (constant,
-// or Poisson: exponential gaps) plus bursts of size requests due at once every every.
-// Not safe for concurrent use.
+// traffic (a demo, a test) as a load run does. Not safe for concurrent use.
 type Schedule struct{ s *schedule }
 
 // NewSchedule returns the schedule of an open loop: a Constant or Poisson arrival at rate

@@ -45,9 +45,8 @@ type Config struct {
 	// Key is the Redis key, used as is (see KeyFor).
 	Key  string
 	Spec bucket.Spec
-	// StoredSpec says Spec is the capacity and rate stored in the existing bucket at Key
-	// (see PlanFor): the decisions leave them as stored. The lua strategy sends no spec,
-	// so the script reads the bucket's; multi and watch compute with the spec they read.
+	// StoredSpec says Spec is the existing bucket's own (see PlanFor): the decisions
+	// leave it as stored.
 	StoredSpec bool
 	// Cost is the tokens each request takes (> 0).
 	Cost     float64
@@ -57,10 +56,8 @@ type Config struct {
 	// Pipeline is the decisions each round trip carries (lua strategy, closed loop).
 	Pipeline int
 	// Duration bounds the run in time; Requests in requests (0: no such bound). With
-	// neither, the run lasts DefaultDuration; with Requests alone, at most MaxDuration.
-	// A closed loop's duration runs from the first answer, and each worker sends one last
-	// request at its end, so the decisions span all of it; an open loop sends the arrivals
-	// due before Duration after the start.
+	// neither, the run lasts DefaultDuration; with Requests alone, at most MaxDuration. A
+	// closed loop's duration runs from the first answer, an open loop's from the start.
 	Duration time.Duration
 	Requests int64
 	// Arrival is the arrival mode; ArrivalRate the mean rate of an open loop (per second).
@@ -94,7 +91,6 @@ func oneOf[T ~string](what string, v T, all []T) error {
 	return invalid("%s %q: must be %s or %s", what, v, strings.Join(names[:last], ", "), names[last])
 }
 
-// withDefaults fills the zero values.
 func (c Config) withDefaults() Config {
 	if c.Strategy == "" {
 		c.Strategy = Lua

@@ -4,6 +4,11 @@
 // benchmark compares it with, and the statistics of the run: counts per second, latency
 // (HdrHistogram) and the over-grant against the theoretical maximum.
 //
-// A run is always bounded in time (MaxDuration at most) and usually in requests. The
-// package never prints: a caller polls Snapshot while Run works and renders the Report.
+// The parts: Config (config.go) says what a run does; Examine and PlanFor (target.go) check
+// the key first, since a run writes nothing but a native bucket; Engine (engine.go) runs
+// the workers, each with a decider of its Strategy (strategy.go) and, in an open loop, the
+// arrivals of a schedule (arrival.go); they record into shards (stats.go), which Snapshot
+// and Report sum. Session runs a comparison's plans one after another. A run is always
+// bounded in time (MaxDuration at most). The package never prints: a caller polls
+// Snapshot while Run works and renders the Report.
 package load

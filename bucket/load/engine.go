@@ -41,8 +41,7 @@ type Engine struct {
 }
 
 // New returns an engine for cfg on store. The store's client should have a PoolSize of at
-// least the concurrency and MaxRetries -1 (never re-send a decision). The engine never
-// coalesces its workers' decisions (see bucket.Store.Direct).
+// least the concurrency and MaxRetries -1 (never re-send a decision).
 func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -82,16 +81,9 @@ func (e *Engine) newDecider() decider {
 	return d
 }
 
-// Run runs the load test until its duration or request count is reached, or ctx is
-// cancelled (an interrupt): then it stops sending, lets the requests under way finish
-// and returns the report so far, marked Interrupted. Decisions under way are never cut
-// short by ctx, since a cut decision may have been applied all the same.
-//
-// A key that is not a native bucket is refused before the first decision, and a decision
-// refused because the key is not one (it changed into something else during the run, or
-// vanished while the run used its stored spec) stops the run: Run returns the report so
-// far with a *StoppedError. (During the run, the lua strategy relies on the script's own
-// check; the watch strategy checks under its WATCH, multi on each read.)
+// Run runs the load test until its bounds or until ctx is cancelled (then the report so
+// far is marked Interrupted; decisions under way still finish). A key that is not a
+// native bucket is refused; one that stops being one stops the run with a *StoppedError.
 func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.mu.Lock()
 	if e.used {
@@ -101,14 +93,11 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.used = true
 	e.mu.Unlock()
 
-	// Nothing but a native bucket is written, whatever the strategy: the key is examined
-	// first (the caller usually did so already, to plan the run).
 	if err := e.checkKey(parent); err != nil {
 		return e.report(false, 0), err
 	}
-	// Before the clock starts: the script is loaded (so no decision pays for a NOSCRIPT)
-	// and each worker takes a connection to the key's server (an EXISTS, not counted), so
-	// dialing is not measured either.
+	// Before the clock starts: load the script and dial each worker's connection, so
+	// neither NOSCRIPT nor dialing is measured.
 	if e.cfg.Strategy == Lua {
 		_, _, _ = e.store.LoadScript(parent) // without it, decisions fall back to EVAL
 	}
@@ -181,15 +170,13 @@ type StoppedError struct{ Err error }
 func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// isFatal reports whether a decision's error stops the run: the key is not a native bucket
-// (a load never writes into anything else), or the run kept the stored spec and the
-// bucket vanished with it.
+// isFatal reports whether a decision's error stops the run: the key is not a native
+// bucket, or the run kept the stored spec and the bucket vanished with it.
 func isFatal(err error) bool {
 	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
 }
 
-// stopWith stops the run for err, the first such error.
 func (e *Engine) stopWith(err error) {
 	e.stopMu.Lock()
 	defer e.stopMu.Unlock()
@@ -211,17 +198,14 @@ func (e *Engine) answered(at time.Duration) {
 
 // closedOver reports whether a closed-loop request sent at sent is at or past the end, the
 // duration after the first answer. Each worker stops after one such request, so the
-// decisions span at least the whole duration on the server's clock too: the first answer
-// comes after the first decision, and the last requests are sent after the end.
+// decisions span the whole duration on the server's clock too.
 func (e *Engine) closedOver(sent time.Duration) bool {
 	first := e.firstDone.Load()
 	return first >= 0 && sent >= time.Duration(first)+e.cfg.Duration
 }
 
 // lastSendSlack is how long after the end a closed-loop worker may still send its last
-// request (see closedOver): about one answer's time. A worker whose request took longer (a
-// server that stopped answering) sends none after it, so a run ends within its duration plus
-// the time a request under way takes to be answered or to time out.
+// request (see closedOver), so a server that stopped answering does not stretch the run.
 const lastSendSlack = 100 * time.Millisecond
 
 // sendingOver reports whether a closed-loop worker must not send: the end (the duration
@@ -306,8 +290,7 @@ func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 		if e.sched == nil && e.closedOver(o.sent) {
 			return
 		}
-		// A closed loop facing a failing server (a master down, a failover under way) backs
-		// off instead of spinning: 1 ms doubling to 100 ms while every decision fails.
+		// A closed loop facing a failing server backs off instead of spinning.
 		if e.sched == nil && o.allowed+o.denied == 0 {
 			backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
 			select {

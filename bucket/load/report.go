@@ -61,7 +61,6 @@ type ErrorSample struct {
 	Count   int64  `json:"count"`
 }
 
-// Duration is DurationS as a time.Duration.
 func (r Report) Duration() time.Duration { return time.Duration(r.DurationS * float64(time.Second)) }
 
 // TheoreticalMax is the most decisions of cost a bucket of spec allows over d, starting

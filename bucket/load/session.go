@@ -27,10 +27,8 @@ type Session struct {
 const AfterRunGrace = time.Second
 
 // Run runs each config in turn on store until one fails or ctx ends; server names the
-// server in each report. It returns when the runs are over (see Result). A run with errors
-// after which the server does not answer a PING (within AfterRunGrace: unreachable, not a
-// refusal such as NOPERM) ends the session with an error saying so: the runs after it
-// would only fail, each for its whole duration.
+// server in each report; see Result. A run with errors after which the server does not
+// answer a PING within AfterRunGrace ends the session: the runs after it would only fail.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
 	defer func() {
@@ -128,9 +126,8 @@ func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left [
 	return left, err
 }
 
-// Within runs fn with a context of deadline d and waits at most d for it: a new
-// connection's handshake to a server that stopped answering does not heed the context's
-// deadline, so fn is then left to end on its own, and Within says it did not answer.
+// Within runs fn with a context of deadline d and waits at most d for it, leaving fn to
+// end on its own: a new connection's handshake does not heed the context's deadline.
 func Within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	done := make(chan error, 1)

@@ -42,7 +42,6 @@ func (s Snapshot) Progress() float64 {
 	return math.Min(1, math.Max(0, p))
 }
 
-// merged sums the shards.
 func (e *Engine) merged() (counts, *histogramSet, []Second) {
 	tot := counts{first: -1}
 	hs := newHistogramSet()

@@ -150,7 +150,6 @@ type Band struct {
 	Count  int64   `json:"count"`
 }
 
-// usToMS converts the histogram's microseconds.
 func usToMS(v int64) float64 { return float64(v) / 1e3 }
 
 func latencyOf(h *hdr.Histogram) Latency {

@@ -20,7 +20,7 @@ const (
 	// Lua is bucketctl's script: one atomic EVALSHA per decision (bucket.Store.Take).
 	Lua Strategy = "lua"
 	// Multi reads with GET, computes in Go and writes back with SET PX: two round trips
-	// with nothing holding the key in between, so concurrent callers race and over-grant. The read checks that the key is a native bucket; the race stays.
+	// with nothing holding the key in between, so concurrent callers race and over-grant.
 	Multi Strategy = "multi"
 	// Watch is optimistic locking: WATCH, GET, then MULTI/SET PX/EXEC, retried
 	// when another client changed the key. Correct, but retries pile up under contention.
@@ -73,11 +73,8 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 	return 1, 0
 }
 
-// naive holds what the multi and watch strategies share: the native layout (the tagged
-// string of tokens, ts in microseconds, capacity, rate, allowed, denied) and the refill model
-// of bucket.Spec, on the client's clock. They write into nothing but a native bucket: the
-// read checks the tag and values (the watch strategy's read is under its WATCH, so the
-// check holds until EXEC).
+// naive holds what the multi and watch strategies share: the native layout and the refill
+// model of bucket.Spec, on the client's clock. Its read checks the key is a native bucket.
 type naive struct {
 	rdb  bucket.Client
 	key  string
@@ -105,7 +102,6 @@ type read struct {
 	exists bool
 }
 
-// queueRead queues the read: GET of the key, one round trip.
 func (n *naive) queueRead(ctx context.Context, p redis.Pipeliner) *redis.StringCmd {
 	return p.Get(ctx, n.key)
 }
@@ -117,7 +113,6 @@ func (n *naive) checkRead(get *redis.StringCmd) (read, error) {
 	switch {
 	case errors.Is(err, redis.Nil):
 		if n.stored {
-			// The bucket the run was planned on is gone: creating another is not the plan.
 			return read{}, fmt.Errorf("%w: %q vanished during the run, and its spec with it", bucket.ErrNoSpec, n.key)
 		}
 		return read{}, nil
@@ -142,10 +137,8 @@ func (n *naive) compute(rd read) (bucket.Level, bucket.Result) {
 	return spec.Take(rd.stored.Level, rd.exists, n.now().UnixMicro(), n.cost)
 }
 
-// writes are the write-back commands: one SET of the tagged value with its TTL (PX), as the
-// script writes it: always, on deny too, so ts never goes stale, with the decision's counter
-// (read, plus one: as racy as the rest) and the spec in use. The TTL is the script's: the
-// time to refill to full, plus a grace.
+// writes are the write-back command, as the script writes it: one SET PX of the tagged
+// value, on deny too so ts never goes stale, with the TTL to full plus the grace.
 func (n *naive) writes(ctx context.Context, rd read, l bucket.Level, r bucket.Result) []redis.Cmder {
 	ttl := max(int64(math.Ceil(float64(r.ResetAfter)/float64(time.Millisecond)))+n.grace.Milliseconds(), 1)
 	spec := n.spec
@@ -191,7 +184,6 @@ func (d *multiDecider) one(ctx context.Context, calls *int) (bucket.Result, erro
 		return bucket.Result{}, err
 	}
 	l, r := d.compute(rd)
-	// Two separate commands, as a naive client sends them.
 	for _, c := range d.writes(ctx, rd, l, r) {
 		*calls++
 		if err := d.rdb.Process(ctx, c); err != nil {
@@ -201,9 +193,8 @@ func (d *multiDecider) one(ctx context.Context, calls *int) (bucket.Result, erro
 	return r, nil
 }
 
-// watchDecider: WATCH, read, compute, MULTI/SET PX/EXEC; retried when the key
-// changed under the watch, at most retries times. The shape check of the read holds until
-// EXEC: a key changed in between fails the transaction.
+// watchDecider: WATCH, read, compute, MULTI/SET PX/EXEC; retried at most retries times
+// when the key changed under the watch.
 type watchDecider struct {
 	naive
 	retries int

@@ -38,9 +38,9 @@ func nativeValue(v string) (s Stored, problem string) {
 	return s, ""
 }
 
-// nativeShape checks that a hash of n fields whose native fields read vals is a bucket of
-// the native-hash layout written before the tagged string, by the read path's rule
-// (bucket.ClassifyHash). problem says what is wrong.
+// nativeShape checks that a hash of n fields whose native fields read vals is a
+// native-hash bucket, by the read path's rule (bucket.ClassifyHash); problem says what is
+// wrong.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	fields := make(map[string]string, len(hashFields))
 	for i, f := range hashFields {
@@ -76,7 +76,6 @@ type Target struct {
 	Stored Stored
 }
 
-// Exists reports whether the key exists.
 func (t Target) Exists() bool { return t.Type != "none" }
 
 // IsBucket reports whether the key is a native bucket.
@@ -152,10 +151,9 @@ type Plan struct {
 // bucket stores: the application's spec is the application's, never rewritten by a run.
 var ErrSpecDiffers = bucket.ErrSpecDiffers
 
-// PlanFor plans a run on t: a missing key is created with spec; an existing native bucket
-// keeps its stored capacity and rate, and a given capacity or rate (> 0) that differs from
-// them is an error wrapping ErrSpecDiffers (a *bucket.SpecDiffersError). A key that is not
-// a native bucket is an error wrapping ErrNotBucket.
+// PlanFor plans a run on t: a missing key is created with spec; a native bucket keeps its
+// stored spec, and a given capacity or rate that differs is an ErrSpecDiffers. A key that
+// is not a native bucket is an error wrapping ErrNotBucket.
 func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, error) {
 	if !t.Exists() {
 		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, hashFields...), "TTL")}, nil
@@ -172,8 +170,8 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 	return p, nil
 }
 
-// cleanupScript deletes a key a run created, if it still is a native bucket.
-// It checks with the prelude's tagged() (native() for a native-hash), the scripts' identity.
+// cleanupScript deletes a key a run created, if the prelude's tagged() (native() for a
+// native-hash) still says it is a native bucket.
 var cleanupScript = scripts.Lazy(func() string {
 	return scripts.Prelude + `
 local t = redis.call('TYPE', KEYS[1]).ok

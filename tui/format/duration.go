@@ -42,9 +42,8 @@ func compound(d, big time.Duration, bigU string, small time.Duration, smallU str
 	return s
 }
 
-// Seconds writes a measured time in seconds, as a report states it (a load run's measured
-// duration, from which its figures are computed): to the millisecond, cut toward zero as
-// Duration is: 2.004s, 10s, 61.5s.
+// Seconds writes a measured run time to the millisecond, cut toward zero as Duration is:
+// 2.004s, 10s, 61.5s.
 func Seconds(s float64) string {
 	if v, ok := special(s); ok {
 		return v + "s"
@@ -52,9 +51,8 @@ func Seconds(s float64) string {
 	return Decimal(floorTo(s, 3), 3) + "s"
 }
 
-// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-"). The
-// time until the key expires is a Wait, as a time to full that the expiry ends is: the
-// same instant reads the same.
+// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-"),
+// otherwise a Wait.
 func TTL(d time.Duration) string {
 	switch {
 	case d == -1:
@@ -67,8 +65,7 @@ func TTL(d time.Duration) string {
 	return Wait(d)
 }
 
-// NeverAllowed is the retry-after of a request that can never pass: its cost is above
-// the bucket's capacity, and no bucket ever holds more. The one wording of every output.
+// NeverAllowed is the retry-after of a request whose cost is above the bucket's capacity.
 const NeverAllowed = "never: cost exceeds capacity"
 
 // RetryAfter writes how long until a request can pass (a Wait); negative is never
@@ -106,10 +103,9 @@ func Wait(d time.Duration) string {
 	return Duration((d + unit - 1) / unit * unit)
 }
 
-// Latency writes a latency in milliseconds with three significant digits at most: 412µs,
-// 1.23ms, 12.3ms, 123ms, 1.2s; "–" when nothing was measured. It is cut toward zero as
-// Duration is, so it never reads more than was measured nor a unit's 1000: 0.9996ms is
-// 999µs, 9.996ms 9.99ms.
+// Latency writes a latency in milliseconds with three significant digits at most, cut
+// toward zero: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s (0.9996ms is 999µs); "–" when nothing
+// was measured.
 func Latency(msec float64) string {
 	switch {
 	case msec <= 0 || math.IsNaN(msec):
@@ -141,9 +137,8 @@ func Age(d time.Duration) string {
 	return Duration(d)
 }
 
-// Ahead says a stored time is d ahead of the server's clock, as a client whose clock runs
-// fast writes it: "4.2s ahead of the server's clock (client clock skew?)". Every output
-// says it so; AheadShort is its form for a column: "4.2s ahead".
+// Ahead says a stored time is d ahead of the server's clock: "4.2s ahead of the server's
+// clock (client clock skew?)".
 func Ahead(d time.Duration) string {
 	return AheadShort(d) + " of the server's clock (client clock skew?)"
 }
@@ -151,9 +146,8 @@ func Ahead(d time.Duration) string {
 // AheadShort is Ahead for a column: "4.2s ahead".
 func AheadShort(d time.Duration) string { return Duration(d) + " ahead" }
 
-// Debt says a GCRA bucket's TAT lies d past a full window: clients in debt from a higher
-// limit, or a server clock that went back: "TAT 4.2s past a full window: debt (limit
-// lowered, or the server's clock went back?)". Every output says it so.
+// Debt says a GCRA bucket's TAT lies d past a full window: "TAT 4.2s past a full window:
+// debt (limit lowered, or the server's clock went back?)".
 func Debt(d time.Duration) string {
 	return "TAT " + Duration(d) + " past a full window: debt (limit lowered, or the server's clock went back?)"
 }

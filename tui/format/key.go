@@ -10,17 +10,13 @@ import (
 )
 
 // Unprintable says whether r must never reach a terminal as it is: a control or format
-// character (ESC, a C1 control such as U+009B, a bidi override such as U+202E), a line or
-// paragraph separator, or a byte that is not UTF-8 (decoded as utf8.RuneError). Every
-// output writes such a rune escaped: SafeKey and SafeText for text, EscapeUnprintable for
-// JSON and YAML.
+// character (ESC, U+009B, a bidi override), a line or paragraph separator, or a byte that
+// is not UTF-8 (decoded as utf8.RuneError).
 func Unprintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }
 
-// EscapeUnprintable rewrites each rune of b at or above U+0080 that is Unprintable as
-// \uXXXX (a surrogate pair above U+FFFF), leaving every other byte as it is. In JSON (whose
-// structure is ASCII, so such a rune can only stand inside a string) and in a YAML
-// double-quoted scalar the escape is the same string; what reads b gets the same value,
-// and a terminal shows it instead of obeying it.
+// EscapeUnprintable rewrites each Unprintable rune of JSON or YAML output b at or above
+// U+0080 as \uXXXX (a surrogate pair above U+FFFF), leaving every other byte as it is: a
+// parser reads the same value, and a terminal shows it instead of obeying it.
 func EscapeUnprintable(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
@@ -75,11 +71,9 @@ func appendU(b []byte, r rune) []byte {
 	return append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
 }
 
-// SafeKey makes a Redis key name safe to show on a terminal. A key is binary-safe in Redis
-// and may hold escape sequences that clear the screen, retitle the window or set the
-// clipboard (OSC 52) of the operator who lists it. A key of printable text is returned as it
-// is; any other key is written as a Go string literal without its quotes (\x1b, \n, \xff,
-// \u200b), so every byte is visible and none is interpreted by the terminal.
+// SafeKey makes a Redis key name (binary-safe, so it may hold escape sequences) safe to
+// show on a terminal: printable text is returned as it is; any other key is written as a
+// Go string literal without its quotes (\x1b, \n, \xff, \u200b).
 func SafeKey(key string) string {
 	for _, r := range key {
 		if Unprintable(r) {
@@ -90,10 +84,9 @@ func SafeKey(key string) string {
 	return key
 }
 
-// SafeText makes free text (an error message that may quote a user's input or a server's
-// reply) safe to show on a terminal: each rune that is not printable, and each byte that is
-// not UTF-8, is written as its Go escape (\x1b, \t, \xff); the rest is left as it is, quotes
-// included.
+// SafeText makes free text (an error quoting input or a server's reply) safe to show on a
+// terminal: each unprintable rune or non-UTF-8 byte is written as its Go escape (\x1b, \t,
+// \xff); the rest, quotes included, is left as it is.
 func SafeText(s string) string {
 	clean := true
 	for _, r := range s {
@@ -127,10 +120,9 @@ func SafeText(s string) string {
 // "rate:user:42", "a\x1bb".
 func QuoteKey(key string) string { return SafeKey(strconv.Quote(key)) }
 
-// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so
-// both the start and the end of a key stay: keys of one family differ in their tail
-// (rl:{tenant-4711}:r…/orders, rl:{tenant-4711}:r…/users). s is plain text (pass a key
-// through SafeKey first); the tail keeps the larger half.
+// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so a
+// key's start and tail both stay (rl:{tenant-4711}:r…/orders). s is plain text: pass a key
+// through SafeKey first.
 func TruncMiddle(s string, width int) string {
 	w := ansi.StringWidth(s)
 	switch {

@@ -9,9 +9,7 @@ import (
 // noise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
 const noise = 1e-6
 
-// floorTo cuts v to dec decimals toward zero: a level is floored (never a token more than
-// the bucket holds), a debt keeps its whole size (-2.2 stays -2.2 when float arithmetic
-// makes it -2.20000002). Never -0.
+// floorTo cuts v to dec decimals toward zero, after absorbing float noise; never -0.
 func floorTo(v float64, dec int) float64 {
 	p := math.Pow10(dec)
 	if v < 0 {
@@ -36,8 +34,8 @@ func Tokens(v float64) string {
 	return Decimal(t, 2)
 }
 
-// TokensShown is v at the precision Tokens shows it, so levels read microseconds
-// apart that show the same compare equal.
+// TokensShown is v at the precision Tokens shows it, so levels that show the same compare
+// equal.
 func TokensShown(v float64) float64 {
 	switch a := math.Abs(v); {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -50,8 +48,8 @@ func TokensShown(v float64) float64 {
 	return floorTo(v, 2)
 }
 
-// RateShown is v at the precision PerSecond shows it (whole from 100/s up), so
-// rates read microseconds apart that show the same compare equal.
+// RateShown is v at the precision PerSecond shows it, so rates that show the same compare
+// equal.
 func RateShown(v float64) float64 {
 	if math.Abs(v) >= 99.95 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.Round(v)
@@ -72,9 +70,9 @@ func Rate(v float64) string {
 	return PerSecond(v) + "/s"
 }
 
-// PerSecond writes the number of a per-second rate, for columns and fields that
-// name the unit themselves: rounded, 2 decimals below 10, 1 below 100, then whole as a
-// count; below 1 two significant digits, so a slow refill (0.0017) never reads as 0.
+// PerSecond writes the bare number of a per-second rate, for a column that names its unit:
+// rounded, 2 decimals below 10, 1 below 100, then as a count; below 1 two significant
+// digits, so a slow refill (0.0017) never reads as 0.
 func PerSecond(v float64) string {
 	if s, ok := special(v); ok {
 		return s
@@ -127,7 +125,6 @@ func Axis(v float64) string {
 	return Decimal(v, 2)
 }
 
-// special writes the values that are not finite numbers.
 func special(v float64) (string, bool) {
 	switch {
 	case math.IsNaN(v):
