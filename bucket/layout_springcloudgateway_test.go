@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
@@ -50,7 +51,8 @@ func TestTwoKeyPatterns(t *testing.T) {
 }
 
 // TestSpringCloudGatewayLoneLevel: Spring Cloud Gateway reads a missing timestamp as 0, so a
-// declared tokens key whose timestamp is gone is full to its script, and to bucketctl.
+// declared tokens key (with the TTL its script sets) whose timestamp is gone is full to its
+// script, and to bucketctl.
 func TestSpringCloudGatewayLoneLevel(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
@@ -58,7 +60,7 @@ func TestSpringCloudGatewayLoneLevel(t *testing.T) {
 	o := oracles(t)["spring-cloud-gateway"]
 	sp := bucket.Spec{Capacity: 10, Rate: 1}
 	key := o.bucket("lone")
-	c.Set(ctx, key, "1", 0)
+	c.Set(ctx, key, "1", 20*time.Second) // SETEX floor(2·burst/rate)
 	s := inspectAt(t, c, key, o, sp, 0)
 	if s.Tokens != sp.Capacity || s.Stored.Tokens != 1 {
 		t.Fatalf("a lone level read as %v tokens (stored %v), want full", s.Tokens, s.Stored.Tokens)
