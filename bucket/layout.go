@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KeyType is how a layout stores one bucket in Redis.
@@ -68,6 +69,12 @@ type Layout struct {
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
 	// Epoch is the Unix time in seconds from which the stored time counts (gcra layouts).
 	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
+	// TimeFirst says the owner reads the hash by position, the time field first (Traefik):
+	// a reset writes the two fields in that order.
+	TimeFirst bool `json:"time_first,omitempty" yaml:"time_first,omitempty" mapstructure:"time_first"`
+	// Interval is the owner's refill step (upstash adds Rate × Interval tokens per whole
+	// interval); 0: the preset's own.
+	Interval time.Duration `json:"interval,omitempty" yaml:"interval,omitempty" mapstructure:"interval"`
 	// Like names the preset whose arithmetic (refill, clock, step, replies, TTL) a custom
 	// layout follows; empty: the native rules at the layout's own unit.
 	Like string `json:"like,omitempty" yaml:"like,omitempty" mapstructure:"like"`

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -28,6 +29,9 @@ type oracle struct {
 	// reply reads allowed and the retry-after the application reports (reports=false when
 	// it reports none).
 	reply func(v any) (allowed bool, retry time.Duration, reports bool)
+	// replyAt is reply for an application whose decision depends on the spec (Traefik's max
+	// delay); it is used where set.
+	replyAt func(v any, sp bucket.Spec) (allowed bool, retry time.Duration, reports bool)
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -95,6 +99,21 @@ func oracles(t testing.TB) map[string]oracle {
 				a := arr(v)
 				return a[0].(int64) == 1, time.Duration(a[2].(int64)) * time.Millisecond, true
 			}},
+		"traefik": {layout: p["traefik"], script: loadOracle(t, "traefik"), fixedCost: true,
+			args: func(k string, sp bucket.Spec, now int64, _ float64) ([]string, []any) {
+				return []string{k}, []any{sp.Rate / 1e6, int64(sp.Capacity), apptest.TraefikTTL(sp.Rate), now, apptest.TraefikMaxDelay(sp.Rate).Microseconds()}
+			},
+			replyAt: func(v any, sp bucket.Spec) (bool, time.Duration, bool) {
+				delay, err := strconv.ParseFloat(arr(v)[1].(string), 64)
+				if err != nil {
+					panic(err)
+				}
+				d := time.Duration(delay * float64(time.Microsecond))
+				if d <= apptest.TraefikMaxDelay(sp.Rate) {
+					return true, 0, true // served, after the delay
+				}
+				return false, d, true
+			}},
 		"express": {layout: p["express"], script: loadOracle(t, "express"),
 			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
 				// String(Date.now() / 1000)
@@ -128,6 +147,8 @@ func (o oracle) write(t testing.TB, c *redis.Client, key string, sp bucket.Spec,
 			pipe.HSet(ctx, key, "tokens", tok, "ts", floorDiv(lv.TS, 1000))
 		case "spring":
 			pipe.HSet(ctx, key, "tokens", tok, "last_refill_time", floorDiv(lv.TS, 1e6))
+		case "traefik": // read by position: last first
+			pipe.HSet(ctx, key, "last", lv.TS, "tokens", tok)
 		default:
 			pipe.HSet(ctx, key, "tokens", tok, o.layout.TimeField, secs6(lv.TS))
 		}
@@ -158,7 +179,11 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 		t.Fatalf("%s script: %v", o.layout.Name, err)
 	}
 	var r appRun
-	r.allowed, r.retry, r.reports = o.reply(v)
+	if o.replyAt != nil {
+		r.allowed, r.retry, r.reports = o.replyAt(v, sp)
+	} else {
+		r.allowed, r.retry, r.reports = o.reply(v)
+	}
 	var after string
 	if o.layout.Native {
 		after = arr(v)[1].(string)
