@@ -123,7 +123,7 @@ func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, re
 	if reached(level(now)) {
 		return 0
 	}
-	if !(target <= spec.Capacity) || !(spec.Rate > 0) {
+	if !reached(spec.Capacity) || !(spec.Rate > 0) {
 		return -1
 	}
 	step := int64(l.Step() / time.Microsecond)

@@ -50,7 +50,7 @@ func randomCase(r *rand.Rand, o oracle, base int64) fidelityCase {
 		-1000, -50_000, -sec, -4_200_000, -5*sec, -r.Int63n(6e6))
 	c.stored.TS = c.now - back
 	switch o.layout.Name {
-	case "go-bench":
+	case "go-bench", "upstash", "upstash-10s":
 		c.stored.TS -= ((c.stored.TS % 1000) + 1000) % 1000
 	case "spring":
 		c.stored.TS -= ((c.stored.TS % sec) + sec) % sec

@@ -108,6 +108,9 @@ func (l Layout) Validate() error {
 	default:
 		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns", ErrInvalid, l.Name, l.TimeUnit)
 	}
+	if l.Interval < 0 {
+		return fmt.Errorf("%w: layout %q: interval %v must be positive (or left out)", ErrInvalid, l.Name, l.Interval)
+	}
 	if l.Like != "" {
 		p, ok := Presets[l.Like]
 		if !ok || p.Type != l.Type || p.Native {

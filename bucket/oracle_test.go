@@ -24,6 +24,8 @@ type oracle struct {
 	serverClock bool
 	// fixedCost: the application always takes 1 (Webman).
 	fixedCost bool
+	// writesDenied: a deny below -1 after the cost is written too, as level - cost (Upstash).
+	writesDenied bool
 	// args are the script's KEYS and ARGV for a request of cost at the app's clock now (µs).
 	args func(key string, sp bucket.Spec, now int64, cost float64) ([]string, []any)
 	// reply reads allowed and the retry-after the application reports (reports=false when
@@ -114,6 +116,18 @@ func oracles(t testing.TB) map[string]oracle {
 				}
 				return false, d, true
 			}},
+		"upstash": {layout: p["upstash"], script: loadOracle(t, "upstash"), writesDenied: true,
+			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
+				return []string{k, apptest.UpstashDynamicKey(k)}, []any{num(sp.Capacity), 1000, num(sp.Rate), floorDiv(now, 1000), num(cost)}
+			},
+			reply: func(v any) (bool, time.Duration, bool) { return arr(v)[0].(int64) >= 0, 0, false }},
+		// A custom layout like upstash with its own interval: 10 s, refillRate = rate × 10.
+		"upstash-10s": {layout: bucket.Layout{Name: "upstash-10s", Type: bucket.Hash, TokensField: "tokens", TimeField: "refilledAt",
+			TimeUnit: "ms", Like: "upstash", Interval: 10 * time.Second}, script: loadOracle(t, "upstash"), writesDenied: true,
+			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
+				return []string{k, apptest.UpstashDynamicKey(k)}, []any{num(sp.Capacity), 10000, num(sp.Rate * 10), floorDiv(now, 1000), num(cost)}
+			},
+			reply: func(v any) (bool, time.Duration, bool) { return arr(v)[0].(int64) >= 0, 0, false }},
 		"express": {layout: p["express"], script: loadOracle(t, "express"),
 			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
 				// String(Date.now() / 1000)
@@ -147,6 +161,8 @@ func (o oracle) write(t testing.TB, c *redis.Client, key string, sp bucket.Spec,
 			pipe.HSet(ctx, key, "tokens", tok, "ts", floorDiv(lv.TS, 1000))
 		case "spring":
 			pipe.HSet(ctx, key, "tokens", tok, "last_refill_time", floorDiv(lv.TS, 1e6))
+		case "upstash", "upstash-10s":
+			pipe.HSet(ctx, key, "refilledAt", floorDiv(lv.TS, 1000), "tokens", tok)
 		case "traefik": // read by position: last first
 			pipe.HSet(ctx, key, "last", lv.TS, "tokens", tok)
 		default:
@@ -201,7 +217,7 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 	if err != nil {
 		t.Fatalf("%s wrote tokens %q", o.layout.Name, after)
 	}
-	if r.allowed {
+	if r.allowed || (o.writesDenied && f < 0) {
 		if o.fixedCost {
 			cost = 1
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -70,6 +71,10 @@ var Apps = []App{
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{r / 1e6, int64(c), TraefikTTL(r), now.UnixMicro(), TraefikMaxDelay(r).Microseconds()}
 		}},
+	{Layout: "upstash", ClientClock: true, Script: redis.NewScript(scripts.App("upstash")), served: upstashServed,
+		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
+			return []string{k, UpstashDynamicKey(k)}, []any{c, 1000, r, now.UnixMilli(), 1}
+		}},
 	{Layout: "express", ClientClock: true, Script: redis.NewScript(scripts.App("express")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{c, r, secs(now), 1}
@@ -108,4 +113,23 @@ func traefikServed(v any, rate float64) (bool, error) {
 		return false, fmt.Errorf("traefik app script replied delay %v: %w", a[1], err)
 	}
 	return time.Duration(delay*float64(time.Microsecond)) <= TraefikMaxDelay(rate), nil
+}
+
+// UpstashDynamicKey is the dynamic-limit key passed with key (a missing one: the limit is the
+// argument's), in key's slot so that a Cluster takes both, where Upstash's default passes "".
+func UpstashDynamicKey(key string) string {
+	if strings.ContainsAny(key, "{}") {
+		return key + ":dynamic:global"
+	}
+	return "{" + key + "}:dynamic:global"
+}
+
+// upstashServed: success = remaining >= 0, the first of {remaining, reset, limit}.
+func upstashServed(v any, _ float64) (bool, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 3 {
+		return false, fmt.Errorf("upstash app script replied %T %v", v, v)
+	}
+	n, ok := a[0].(int64)
+	return ok && n >= 0, nil
 }
