@@ -66,10 +66,10 @@ const resetGrace = 60 * time.Second
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
 // registry holds the presets in the order detection tries them: native first, then by name.
-var registry []Layout
+var registry = make([]Layout, 0, 24)
 
-// Presets are the named layouts bucketctl knows, by name.
-var Presets = map[string]Layout{}
+// Presets are the named layouts bucketctl knows, by name (sized once: start-up stays light).
+var Presets = make(map[string]Layout, 24)
 
 // register adds a preset; each layout file calls it from its init.
 func register(l Layout) {
