@@ -31,7 +31,19 @@ func TestDerivedConsumption(t *testing.T) {
 				return []string{k}, []any{num(sp.Capacity), num(sp.Rate), num(cost), strconv.FormatInt(now, 10), "take"}
 			}
 		}
+		// Upstash refills in whole intervals counted from refilledAt, a point of its grid, not
+		// its last write: a 10 s interval cannot sustain 15/s from 100 for 10 s, and a bucket
+		// a fast client creates between two reads is derived from the grid as if written then
+		// (one refill step too many at that first read). Its derived use is checked on a
+		// clock that agrees with the server's, in 1 s steps.
+		stepped := o.layout.Name == "upstash" || o.layout.Like == "upstash"
+		if stepped && o.layout.Interval > time.Second {
+			continue
+		}
 		for _, skew := range []int64{0, 5e6} {
+			if stepped && skew != 0 {
+				continue
+			}
 			t.Run(name+"/skew="+time.Duration(skew*1000).String(), func(t *testing.T) {
 				key := "use:" + name
 				c.Del(context.Background(), o.layout.Keys(key)...)

@@ -85,17 +85,17 @@ func (l Layout) Decide(spec Spec, stored Level, exists bool, now int64, cost flo
 	if !exists {
 		stored = Level{Tokens: spec.Capacity, TS: now}
 	}
-	level := l.Level(spec, stored, now).Tokens
-	d := Decision{Result: Result{Spec: spec, Remaining: level, Allowed: level >= cost}}
+	level, m := l.Level(spec, stored, now).Tokens, l.Model()
+	d := Decision{Result: Result{Spec: spec, Remaining: level, Allowed: m.Allows(spec, level, cost)}}
 	if exists && stored.TS > now {
 		d.Ahead = time.Duration(stored.TS-now) * time.Microsecond
 	}
-	d.RetryAfter = l.wait(spec, stored, now, cost)
+	d.RetryAfter = l.waitUntil(spec, stored, now, cost, func(lv float64) bool { return m.Allows(spec, lv, cost) })
 	d.ResetAfter = l.wait(spec, stored, now, spec.Capacity)
 	if d.Allowed {
 		d.RetryAfter = 0
 	}
-	d.AppRetryAfter, d.AppReports = l.Model().AppRetryAfter(spec, level, cost)
+	d.AppRetryAfter, d.AppReports = m.AppRetryAfter(spec, level, cost)
 	return d
 }
 
@@ -113,11 +113,17 @@ const maxWaitUS = 1e15
 // The level never decreases with time, so the first such step is found by bisection, and is
 // exact for the application's own arithmetic.
 func (l Layout) wait(spec Spec, stored Level, now int64, target float64) time.Duration {
+	return l.waitUntil(spec, stored, now, target, func(lv float64) bool { return lv >= target })
+}
+
+// waitUntil is wait for the first step at which reached(level) holds, a test no stricter
+// than level >= target.
+func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, reached func(float64) bool) time.Duration {
 	level := func(t int64) float64 { return l.Level(spec, stored, t).Tokens }
-	if level(now) >= target {
+	if reached(level(now)) {
 		return 0
 	}
-	if !(target <= spec.Capacity) || !(spec.Rate > 0) {
+	if !reached(spec.Capacity) || !(spec.Rate > 0) {
 		return -1
 	}
 	step := int64(l.Step() / time.Microsecond)
@@ -128,7 +134,7 @@ func (l Layout) wait(spec Spec, stored Level, now int64, target float64) time.Du
 		return spec.Wait(level(now), target)
 	}
 	hi := (floorDiv(int64(math.Ceil(est)), step) + 2) * step
-	for level(hi) < target {
+	for !reached(level(hi)) {
 		hi += hi - now
 		if hi-now > maxWaitUS {
 			return spec.Wait(level(now), target)
@@ -138,7 +144,7 @@ func (l Layout) wait(spec Spec, stored Level, now int64, target float64) time.Du
 	lo, n := int64(0), (hi-first)/step
 	for lo < n {
 		mid := lo + (n-lo)/2
-		if level(first+mid*step) >= target {
+		if reached(level(first + mid*step)) {
 			n = mid
 		} else {
 			lo = mid + 1

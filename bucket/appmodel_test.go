@@ -36,6 +36,9 @@ func randomCase(r *rand.Rand, o oracle, base int64) fidelityCase {
 	if o.fixedCost {
 		c.spec.Capacity = pick(r, 1, 1.5, 2, 5, 10, 0.5+r.Float64()*3)
 	}
+	if o.layout.Name == "traefik" { // its burst is an integer, at least 1
+		c.spec.Capacity = math.Max(1, math.Round(c.spec.Capacity))
+	}
 	// now, often next to a second boundary.
 	c.now = base + r.Int63n(20e6)
 	if r.Intn(3) == 0 {
@@ -47,7 +50,7 @@ func randomCase(r *rand.Rand, o oracle, base int64) fidelityCase {
 		-1000, -50_000, -sec, -4_200_000, -5*sec, -r.Int63n(6e6))
 	c.stored.TS = c.now - back
 	switch o.layout.Name {
-	case "go-bench":
+	case "go-bench", "upstash", "upstash-10s":
 		c.stored.TS -= ((c.stored.TS % 1000) + 1000) % 1000
 	case "spring", "spring-cloud-gateway":
 		c.stored.TS -= ((c.stored.TS % sec) + sec) % sec
@@ -58,6 +61,10 @@ func randomCase(r *rand.Rand, o oracle, base int64) fidelityCase {
 	}
 	c.stored.Tokens = pick(r, 0, 1e-3, c.cost, c.cost-1e-9, c.cost+1e-9, c.spec.Capacity, c.spec.Capacity-1e-3, 0.5*c.cost,
 		r.Float64()*c.spec.Capacity, r.Float64()*c.spec.Capacity)
+	if o.layout.Name == "traefik" && r.Intn(2) == 0 {
+		// Traefik serves a deficit it can wait out (up to a token at 1/s): denials lie below.
+		c.stored.Tokens = pick(r, 0, 1e-3, r.Float64()*0.5)
+	}
 	c.stored.Tokens = math.Max(0, c.stored.Tokens)
 	c.exists = r.Intn(20) != 0
 	return c

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KeyType is how a layout stores one bucket in Redis.
@@ -75,6 +76,12 @@ type Layout struct {
 	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
 	// Clock is "server" (Redis TIME) or "client" (the callers' clock); empty: the model's.
 	Clock string `json:"clock,omitempty" yaml:"clock,omitempty" mapstructure:"clock"`
+	// TimeFirst says the owner reads the hash by position, the time field first (Traefik):
+	// a reset writes the two fields in that order.
+	TimeFirst bool `json:"time_first,omitempty" yaml:"time_first,omitempty" mapstructure:"time_first"`
+	// Interval is the owner's refill step (upstash adds Rate × Interval tokens per whole
+	// interval); 0: the preset's own.
+	Interval time.Duration `json:"interval,omitempty" yaml:"interval,omitempty" mapstructure:"interval"`
 	// Like names the preset whose arithmetic (refill, clock, step, replies, TTL) a custom
 	// layout follows; empty: the native rules at the layout's own unit.
 	Like string `json:"like,omitempty" yaml:"like,omitempty" mapstructure:"like"`
@@ -124,6 +131,9 @@ func (l Layout) Validate() error {
 	}
 	if l.Clock != "" && l.Clock != "server" && l.Clock != "client" {
 		return fmt.Errorf("%w: layout %q: clock %q must be server (Redis TIME) or client (the callers' clock)", ErrInvalid, l.Name, l.Clock)
+	}
+	if l.Interval < 0 {
+		return fmt.Errorf("%w: layout %q: interval %v must be positive (or left out)", ErrInvalid, l.Name, l.Interval)
 	}
 	return nil
 }

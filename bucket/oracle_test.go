@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/apptest"
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
@@ -24,11 +25,16 @@ type oracle struct {
 	serverClock bool
 	// fixedCost: the application always takes 1 (Webman).
 	fixedCost bool
+	// writesDenied: a deny below -1 after the cost is written too, as level - cost (Upstash).
+	writesDenied bool
 	// args are the script's KEYS and ARGV for a request of cost at the app's clock now (µs).
 	args func(key string, sp bucket.Spec, now int64, cost float64) ([]string, []any)
 	// reply reads allowed and the retry-after the application reports (reports=false when
 	// it reports none).
 	reply func(v any) (allowed bool, retry time.Duration, reports bool)
+	// replyAt is reply for an application whose decision depends on the spec (Traefik's max
+	// delay); it is used where set.
+	replyAt func(v any, sp bucket.Spec) (allowed bool, retry time.Duration, reports bool)
 	// key names the bucket called name as the application does (nil: name itself).
 	key func(name string) string
 	// writesNothing says the application writes nothing for a spec (Spring Cloud Gateway
@@ -109,6 +115,33 @@ func oracles(t testing.TB) map[string]oracle {
 				a := arr(v)
 				return a[0].(int64) == 1, time.Duration(a[2].(int64)) * time.Millisecond, true
 			}},
+		"traefik": {layout: p["traefik"], script: loadOracle(t, "traefik"), fixedCost: true,
+			args: func(k string, sp bucket.Spec, now int64, _ float64) ([]string, []any) {
+				return []string{k}, []any{sp.Rate / 1e6, int64(sp.Capacity), apptest.TraefikTTL(sp.Rate), now, apptest.TraefikMaxDelay(sp.Rate).Microseconds()}
+			},
+			replyAt: func(v any, sp bucket.Spec) (bool, time.Duration, bool) {
+				delay, err := strconv.ParseFloat(arr(v)[1].(string), 64)
+				if err != nil {
+					panic(err)
+				}
+				d := time.Duration(delay * float64(time.Microsecond))
+				if d <= apptest.TraefikMaxDelay(sp.Rate) {
+					return true, 0, true // served, after the delay
+				}
+				return false, d, true
+			}},
+		"upstash": {layout: p["upstash"], script: loadOracle(t, "upstash"), writesDenied: true,
+			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
+				return []string{k, apptest.UpstashDynamicKey(k)}, []any{num(sp.Capacity), 1000, num(sp.Rate), floorDiv(now, 1000), num(cost)}
+			},
+			reply: func(v any) (bool, time.Duration, bool) { return arr(v)[0].(int64) >= 0, 0, false }},
+		// A custom layout like upstash with its own interval: 10 s, refillRate = rate × 10.
+		"upstash-10s": {layout: bucket.Layout{Name: "upstash-10s", Type: bucket.Hash, TokensField: "tokens", TimeField: "refilledAt",
+			TimeUnit: "ms", Like: "upstash", Interval: 10 * time.Second}, script: loadOracle(t, "upstash"), writesDenied: true,
+			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
+				return []string{k, apptest.UpstashDynamicKey(k)}, []any{num(sp.Capacity), 10000, num(sp.Rate * 10), floorDiv(now, 1000), num(cost)}
+			},
+			reply: func(v any) (bool, time.Duration, bool) { return arr(v)[0].(int64) >= 0, 0, false }},
 		"express": {layout: p["express"], script: loadOracle(t, "express"),
 			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
 				// String(Date.now() / 1000)
@@ -154,6 +187,10 @@ func (o oracle) write(t testing.TB, c *redis.Client, key string, sp bucket.Spec,
 		case "spring-cloud-gateway":
 			pipe.Set(ctx, keys[0], tok, 0)
 			pipe.Set(ctx, keys[1], floorDiv(lv.TS, 1e6), 0)
+		case "upstash", "upstash-10s":
+			pipe.HSet(ctx, key, "refilledAt", floorDiv(lv.TS, 1000), "tokens", tok)
+		case "traefik": // read by position: last first
+			pipe.HSet(ctx, key, "last", lv.TS, "tokens", tok)
 		default:
 			pipe.HSet(ctx, key, "tokens", tok, o.layout.TimeField, secs6(lv.TS))
 		}
@@ -184,7 +221,11 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 		t.Fatalf("%s script: %v", o.layout.Name, err)
 	}
 	var r appRun
-	r.allowed, r.retry, r.reports = o.reply(v)
+	if o.replyAt != nil {
+		r.allowed, r.retry, r.reports = o.replyAt(v, sp)
+	} else {
+		r.allowed, r.retry, r.reports = o.reply(v)
+	}
 	var after string
 	if o.layout.Native {
 		after = arr(v)[1].(string)
@@ -202,7 +243,7 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 	if err != nil {
 		t.Fatalf("%s wrote tokens %q", o.layout.Name, after)
 	}
-	if r.allowed {
+	if r.allowed || (o.writesDenied && f < 0) {
 		if o.fixedCost {
 			cost = 1
 		}

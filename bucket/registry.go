@@ -16,6 +16,9 @@ type Model interface {
 	Level(l Layout, spec Spec, stored Level, now int64) Level
 	// Step is the owner's time resolution: the smallest change of its clock it can see.
 	Step(l Layout) time.Duration
+	// Allows is the owner's decision on a request of cost at level: level >= cost, or more
+	// (Traefik serves a deficit it can wait out within its max delay).
+	Allows(spec Spec, level, cost float64) bool
 	// AppRetryAfter is the retry-after the owner replies to a request of cost denied at
 	// level; ok is false when it replies none.
 	AppRetryAfter(spec Spec, level, cost float64) (retry time.Duration, ok bool)
@@ -47,6 +50,8 @@ func (ownModel) Step(l Layout) time.Duration {
 	return time.Microsecond
 }
 
+func (ownModel) Allows(_ Spec, level, cost float64) bool { return level >= cost }
+
 func (ownModel) AppRetryAfter(Spec, float64, float64) (time.Duration, bool) { return 0, false }
 
 func (ownModel) ResetTTL(_ Spec, full time.Duration) time.Duration {
@@ -73,8 +78,8 @@ var registry struct {
 	n   int
 }
 
-// Presets are the named layouts bucketctl knows, by name.
-var Presets = map[string]Layout{}
+// Presets are the named layouts bucketctl knows, by name (sized once: start-up stays light).
+var Presets = make(map[string]Layout, 24)
 
 // register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {

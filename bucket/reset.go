@@ -316,8 +316,12 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if op.Respec {
 		respec = "respec"
 	}
+	order := ""
+	if l.TimeFirst {
+		order = "time-first"
+	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
-		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec}
+		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec, order}
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}

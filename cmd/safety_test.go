@@ -109,7 +109,8 @@ func plantBuckets(t *testing.T, c *redis.Client, url string) []string {
 		for i := 0; i < 3; i++ {
 			key := app.Key(fmt.Sprintf("bk:%s:%d", app.Layout, i))
 			for j := 0; j <= i; j++ {
-				if _, err := app.Decide(ctx, c, key, 10, 1, now); err != nil {
+				// At 0.01/s: Upstash's TTL is the refill to full (1 s for a token at 1/s).
+				if _, err := app.Decide(ctx, c, key, 10, 0.01, now); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -26,7 +26,9 @@
 --          its owner sets none; a counter with a TTL of its window is not a level)
 -- ARGV[14] "respec": write the spec pairs below into an existing native bucket too (a reset
 --          that changes the stored spec on purpose); "": only into a bucket it creates
--- ARGV[15..] field/value pairs of the native spec (capacity, rate)
+-- ARGV[15] "time-first": the owner reads the hash by position, so a write leaves a hash of
+--          the time field then the tokens field, in that order (Traefik); "": any order
+-- ARGV[16..] field/value pairs of the native spec (capacity, rate)
 -- tagged: ARGV[7] the tokens, ARGV[10] the TTL grace in milliseconds ("" = 60000; the TTL is
 --       the refill to full plus it), ARGV[11], ARGV[12], ARGV[14] as above, ARGV[15..18]
 --       "capacity", C, "rate", R (the spec of a bucket created or respecced).
@@ -278,8 +280,14 @@ end
 if hash then
   local before = redis.call('PTTL', KEYS[1])
   local args = { ARGV[3], ARGV[7], ARGV[4], ts }
+  if ARGV[15] == 'time-first' then -- written anew, in order, its TTL kept if longer
+    args = { ARGV[4], ts, ARGV[3], ARGV[7] }
+    redis.call('DEL', KEYS[1])
+    if before > 0 and (ttl == nil or before >= ttl) then ttl = before end
+    before = -1
+  end
   if missing or ARGV[14] == 'respec' then
-    for i = 15, #ARGV do args[#args + 1] = ARGV[i] end
+    for i = 16, #ARGV do args[#args + 1] = ARGV[i] end
   end
   redis.call('HSET', KEYS[1], unpack(args))
   expire(KEYS[1], before)

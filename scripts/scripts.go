@@ -50,13 +50,18 @@ var Read string
 // express; third_party/NAME/ with its licence and SOURCE for the others). The demo drives its
 // traffic with them, and the tests use them as the oracle of what each application decides.
 //
+// Limiters published as projects of their own keep theirs in third_party/NAME/NAME.lua,
+// with their licence and a SOURCE note.
+//
 //go:embed third_party/*/*.lua
 var apps embed.FS
 
 // App returns the script of the application behind layout name ("" when there is none).
 func App(name string) string {
-	if b, err := apps.ReadFile("third_party/apps/" + name + ".lua"); err == nil {
-		return string(b)
+	for _, p := range []string{"third_party/apps/" + name + ".lua", "third_party/" + name + "/" + name + ".lua"} {
+		if b, err := apps.ReadFile(p); err == nil {
+			return string(b)
+		}
 	}
 	files, _ := fs.Glob(apps, "third_party/"+name+"/*.lua")
 	if name == "apps" || len(files) != 1 {

@@ -22,6 +22,8 @@ type App struct {
 	args func(key string, capacity, rate float64, now time.Time) ([]string, []any)
 	// ClientClock says the application passes its own time (else it uses Redis TIME).
 	ClientClock bool
+	// served reads the decision from a reply that is not 1/0 or {1, ...} (Traefik's).
+	served func(reply any, rate float64) (bool, error)
 	// key names the bucket called name as the application does (nil: name itself).
 	key func(name string) string
 }
@@ -41,6 +43,9 @@ func (w App) Decide(ctx context.Context, c redis.Scripter, key string, capacity,
 	v, err := w.Script.Run(ctx, c, keys, args...).Result()
 	if err != nil && err != redis.Nil {
 		return false, fmt.Errorf("%s app script: %w", w.Layout, err)
+	}
+	if w.served != nil {
+		return w.served(v, rate)
 	}
 	switch r := v.(type) {
 	case int64:
@@ -74,6 +79,14 @@ var Apps = []App{
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{r, c, secs(now), 1}
 		}},
+	{Layout: "traefik", ClientClock: true, Script: redis.NewScript(scripts.App("traefik")), served: traefikServed,
+		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
+			return []string{k}, []any{r / 1e6, int64(c), TraefikTTL(r), now.UnixMicro(), TraefikMaxDelay(r).Microseconds()}
+		}},
+	{Layout: "upstash", ClientClock: true, Script: redis.NewScript(scripts.App("upstash")), served: upstashServed,
+		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
+			return []string{k, UpstashDynamicKey(k)}, []any{c, 1000, r, now.UnixMilli(), 1}
+		}},
 	{Layout: "express", ClientClock: true, Script: redis.NewScript(scripts.App("express")),
 		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
 			return []string{k}, []any{c, r, secs(now), 1}
@@ -85,4 +98,57 @@ var Apps = []App{
 		args: func(k string, c, r float64, _ time.Time) ([]string, []any) {
 			return []string{k, strings.TrimSuffix(k, ".tokens") + ".timestamp"}, []any{r, c, "", 1}
 		}},
+}
+
+// TraefikMaxDelay and TraefikTTL are Traefik's (pkg/middlewares/ratelimiter/rate_limiter.go)
+// for a rate in requests per second.
+func TraefikMaxDelay(rate float64) time.Duration {
+	if rate < 1 {
+		return 500 * time.Millisecond
+	}
+	return time.Second / (time.Duration(rate) * 2)
+}
+
+// TraefikTTL is the key's TTL in seconds, set by every call.
+func TraefikTTL(rate float64) int {
+	ttl := 1
+	if rate >= 1 {
+		ttl++
+	} else if rate > 0 {
+		ttl += int(1 / rate)
+	}
+	return ttl
+}
+
+// traefikServed is the middleware's decision: {"true", delay µs, tokens}, served (after the
+// delay) unless the delay exceeds the max delay.
+func traefikServed(v any, rate float64) (bool, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 3 {
+		return false, fmt.Errorf("traefik app script replied %T %v", v, v)
+	}
+	delay, err := strconv.ParseFloat(fmt.Sprint(a[1]), 64)
+	if err != nil {
+		return false, fmt.Errorf("traefik app script replied delay %v: %w", a[1], err)
+	}
+	return time.Duration(delay*float64(time.Microsecond)) <= TraefikMaxDelay(rate), nil
+}
+
+// UpstashDynamicKey is the dynamic-limit key passed with key (a missing one: the limit is the
+// argument's), in key's slot so that a Cluster takes both, where Upstash's default passes "".
+func UpstashDynamicKey(key string) string {
+	if strings.ContainsAny(key, "{}") {
+		return key + ":dynamic:global"
+	}
+	return "{" + key + "}:dynamic:global"
+}
+
+// upstashServed: success = remaining >= 0, the first of {remaining, reset, limit}.
+func upstashServed(v any, _ float64) (bool, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 3 {
+		return false, fmt.Errorf("upstash app script replied %T %v", v, v)
+	}
+	n, ok := a[0].(int64)
+	return ok && n >= 0, nil
 }

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -19,8 +20,10 @@ type App struct {
 	script func() *redis.Script
 	keys   func(key string) []string
 	args   func(spec bucket.Spec, now time.Time) []any
-	// allowed reads the script's reply.
-	allowed func(reply any) bool
+	// allowed reads the script's reply; servedAt, where set, reads one whose decision
+	// depends on the spec (Traefik's max delay).
+	allowed  func(reply any) bool
+	servedAt func(reply any, spec bucket.Spec) bool
 }
 
 // Take decides one request of cost 1 against key, as the application would.
@@ -31,6 +34,9 @@ func (a *App) Take(ctx context.Context, rdb redis.Scripter, key string, spec buc
 	}
 	if err != nil {
 		return false, err
+	}
+	if a.servedAt != nil {
+		return a.servedAt(v, spec), nil
 	}
 	return a.allowed(v), nil
 }
@@ -94,6 +100,42 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
+	// Traefik v3: hash last/tokens, client time in µs, rate per µs; serves a request whose
+	// wait is within its max delay (1 s / (int(rate)·2), 500 ms below 1/s).
+	"traefik": {Layout: "traefik", script: appScript("traefik"),
+		keys: one,
+		args: func(s bucket.Spec, now time.Time) []any {
+			ttl := 2
+			if s.Rate < 1 {
+				ttl = 1 + int(1/s.Rate)
+			}
+			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), traefikMaxDelay(s.Rate).Microseconds()}
+		},
+		servedAt: func(v any, s bucket.Spec) bool {
+			a, _ := v.([]any)
+			if len(a) != 3 {
+				return false
+			}
+			delay, err := strconv.ParseFloat(fmt.Sprint(a[1]), 64)
+			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= traefikMaxDelay(s.Rate)
+		}},
+
+	// @upstash/ratelimit tokenBucket: hash refilledAt/tokens, client time in ms, refillRate
+	// per 1 s interval; success is remaining >= 0. The dynamic-limit key (none set) shares
+	// the key's slot.
+	"upstash": {Layout: "upstash", script: appScript("upstash"),
+		keys: func(k string) []string { return []string{k, "{" + k + "}:dynamic:global"} },
+		args: func(s bucket.Spec, now time.Time) []any {
+			return []any{num(s.Capacity), 1000, num(s.Rate), now.UnixMilli(), 1}
+		},
+		allowed: func(v any) bool {
+			if a, ok := v.([]any); ok && len(a) == 3 {
+				n, ok := a[0].(int64)
+				return ok && n >= 0
+			}
+			return false
+		}},
+
 	// Express (Node): hash tokens/last_refill, client time in float seconds
 	// (Date.now()/1000), EXPIRE ceil(2·cap/rate).
 	"express": {Layout: "express", script: appScript("express"),
@@ -111,4 +153,11 @@ var Apps = map[string]*App{
 			return []any{num(s.Rate), num(s.Capacity), "", 1}
 		},
 		allowed: firstIsOne},
+}
+
+func traefikMaxDelay(rate float64) time.Duration {
+	if rate < 1 {
+		return 500 * time.Millisecond
+	}
+	return time.Second / (time.Duration(rate) * 2)
 }
