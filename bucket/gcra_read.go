@@ -111,9 +111,6 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 	return "the TAT is " + t.Time().UTC().Format(time.RFC3339)
 }
 
-// gcraLayouts are the gcra presets, in the order detection tries them.
-func gcraLayouts() []Layout { return presetsOf(GCRA) }
-
 // detectGCRA finds the gcra preset a string value fits best: a sure fit before a maybe,
 // under the preset's own key prefix before without, then the wider TTL rule (the one that
 // covers the other's), then registry order. Libraries share forms (redis-rate and
@@ -164,10 +161,6 @@ type gcraReading struct {
 	// TTL is the key's PTTL: -1 none, -2 missing.
 	TTL time.Duration
 }
-
-// AheadOfServer reports whether the stored TAT is beyond anything the library could
-// have written with the server's clock and this spec.
-func (r gcraReading) AheadOfServer() bool { return r.Ahead > 0 }
 
 // gcraState reads one gcra bucket from its raw GET reply (exists false when GET returned
 // nil) and PTTL at now, the server's time. A value that is not a bucket of the layout

@@ -20,11 +20,6 @@ const redisRateEpoch = 1483228800
 
 type redisRateLib struct{ secondsTAT }
 
-// redisRateSpec is the spec of a redis_rate Limit{Rate, Burst, Period}.
-func redisRateSpec(rate, burst int, period time.Duration) Spec {
-	return Spec{Capacity: float64(burst), Rate: float64(rate) / period.Seconds()}
-}
-
 // ttlRule: EX ceil(TAT − now).
 func (redisRateLib) ttlRule() (under, over time.Duration) { return time.Second, 0 }
 

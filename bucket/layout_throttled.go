@@ -16,12 +16,6 @@ func init() {
 
 type throttledLib struct{ nanosTAT }
 
-// throttledSpec is the spec of a throttled RateQuota{PerDuration(count, period), maxBurst}:
-// capacity maxBurst+1, one token per period/count (truncated to whole nanoseconds).
-func throttledSpec(maxBurst, count int, period time.Duration) Spec {
-	return Spec{Capacity: float64(maxBurst + 1), Rate: 1e9 / float64(period/time.Duration(count))}
-}
-
 // ttlRule: floor(TAT − now) in whole seconds, at least 1 s.
 func (throttledLib) ttlRule() (under, over time.Duration) { return time.Second, time.Second }
 

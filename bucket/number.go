@@ -100,10 +100,3 @@ func formatWhole(v float64) string {
 	}
 	return formatNumber(v)
 }
-
-// numberOverflows reports whether s has the grammar's form but overflows a float (1e999):
-// in a bucket's field such a value makes the bucket corrupt rather than foreign.
-func numberOverflows(s string) bool {
-	v, form := parseNumberForm(s)
-	return form && math.IsInf(v, 0)
-}
