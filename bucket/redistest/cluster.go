@@ -228,7 +228,7 @@ func (c *Cluster) MasterAddrs() []string {
 // Options returns go-redis cluster options seeded with every running node.
 // Clients built from them are not refreshed by WaitForFailover; Client's are.
 func (c *Cluster) Options() *redis.ClusterOptions {
-	return &redis.ClusterOptions{Addrs: c.Addrs()}
+	return &redis.ClusterOptions{Addrs: c.Addrs(), MaintNotificationsConfig: noMaintNotifications()}
 }
 
 // Client returns a cluster client, closed in t.Cleanup. WaitForFailover

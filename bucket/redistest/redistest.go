@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
 )
@@ -221,11 +222,18 @@ func (s *Server) URL() string {
 // configuration that trusts the generated CA and presents the client
 // certificate. Set Username/Password to connect as an ACL user.
 func (s *Server) Options() *redis.Options {
-	o := &redis.Options{Addr: s.Addr(), Password: s.opts.password}
+	o := &redis.Options{Addr: s.Addr(), Password: s.opts.password, MaintNotificationsConfig: noMaintNotifications()}
 	if s.tls != nil {
 		o.TLSConfig = s.tls.clientConfig()
 	}
 	return o
+}
+
+// noMaintNotifications turns off go-redis's maintenance-notification handshake, as the
+// product's clients do (cmd/connect): in its auto mode a refused handshake rewrites the
+// client's options while another goroutine may be copying them (a data race).
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 // adminOptions are Options for the harness's own short-lived clients.
