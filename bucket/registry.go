@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -119,22 +120,24 @@ func LookupLayout(name string) (Layout, error) {
 }
 
 // presetsOf lists the presets of one key type, in registry order.
-func presetsOf(t KeyType) []Layout {
-	var out []Layout
+func presetsOf(t KeyType) []Layout { return slices.Clip(byType()[t]) }
+
+// byType is the registry grouped by key type, built once after every init has registered
+// (classify asks it for every key a scan reads).
+var byType = sync.OnceValue(func() map[KeyType][]Layout {
+	m := map[KeyType][]Layout{}
 	for _, l := range presets() {
-		if l.Type == t {
-			out = append(out, l)
-		}
+		m[l.Type] = append(m[l.Type], l)
 	}
-	return out
-}
+	return m
+})
 
 // TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
 // layouts, one per pair of key patterns.
 func TwoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
 	seen := map[[2]string]bool{}
-	for _, l := range append(presetsOf(Strings), custom...) {
+	for _, l := range append(slices.Clip(presetsOf(Strings)), custom...) {
 		pats := [2]string{l.TokensKey, l.TimeKey}
 		if l.Type == Strings && l.TimeKey != "" && !seen[pats] {
 			seen[pats] = true
