@@ -43,12 +43,12 @@ func TestResetMatchEachKeyOnce(t *testing.T) {
 			return
 		}
 		// serverCron shrinks the table within a few ticks, then rehashes it.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if redistest.Poll(10*time.Second, func() bool {
 			st := admin.Do(ctx, "DEBUG", "HTSTATS", "0").String()
-			if !strings.Contains(st, "rehashing") && !strings.Contains(st, "table size: 131072") && !strings.Contains(st, "table size: 65536") {
-				shrunk <- nil
-				return
-			}
+			return !strings.Contains(st, "rehashing") && !strings.Contains(st, "table size: 131072") && !strings.Contains(st, "table size: 65536")
+		}) {
+			shrunk <- nil
+			return
 		}
 		shrunk <- fmt.Errorf("the table did not shrink: %s", admin.Do(ctx, "DEBUG", "HTSTATS", "0").String())
 	}})
