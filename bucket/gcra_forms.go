@@ -180,3 +180,16 @@ func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (st
 func (nanosTAT) scriptRange() (string, string) {
 	return strconv.FormatInt(nanosMin, 10), "9223372036854775808"
 }
+
+// nsStart is where the nanosecond libraries' decisions start: the emission interval T, the
+// burst's delay tolerance dvt, now and the TAT (now for a missing key), all in ns.
+func nsStart(spec Spec, stored *TAT, now time.Time) (T, dvt, n, tat int64) {
+	T = nsInterval(spec.Rate)
+	dvt = int64(math.Round(spec.Capacity * float64(T)))
+	n = nowNanos(now)
+	tat = n
+	if stored != nil {
+		tat = stored.Unix
+	}
+	return
+}

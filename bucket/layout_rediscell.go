@@ -32,13 +32,7 @@ func (redisCellLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 // rounded up from a millisecond on. A cost above capacity is denied with retry-after -1;
 // cost 0 peeks, re-setting the TAT (a missing key is written with TTL 0: gone at once).
 func (redisCellLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
-	T := nsInterval(spec.Rate)
-	dvt := int64(math.Round(spec.Capacity * float64(T)))
-	n := nowNanos(now)
-	tat := n
-	if stored != nil {
-		tat = stored.Unix
-	}
+	T, dvt, n, tat := nsStart(spec, stored, now)
 	inc := T * int64(cost)
 	newTat := max(tat, n) + inc
 	d := gcraAnswer{RetryAfter: -1}

@@ -1,9 +1,6 @@
 package bucket
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // throttled: throttled/throttled v2 with store/goredisstore.v9. String PREFIX+KEY holding
 // the TAT as integer Unix nanoseconds, TTL floor(TAT − now) seconds and at least 1 s.
@@ -36,13 +33,7 @@ func throttledTTL(ns int64) time.Duration {
 // RetryAfter says when 1 token is there; it re-sets every bucket and creates a missing one
 // (TAT now, TTL 1 s).
 func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
-	T := nsInterval(spec.Rate)
-	dvt := int64(math.Round(spec.Capacity * float64(T)))
-	n := nowNanos(now)
-	tat := n
-	if stored != nil {
-		tat = stored.Unix
-	}
+	T, dvt, n, tat := nsStart(spec, stored, now)
 	q := int64(cost)
 	if q == 0 {
 		q = 1 // throttled simulates quantity 1 for cost 0, to compute a RetryAfter
