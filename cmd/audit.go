@@ -28,7 +28,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 		Short: "Report what is wrong with the buckets in this Redis: TTLs, clocks, corrupt values, slots, memory",
 		Long:  commandHelp("audit") + findingsHelp() + commandHelp("audit-memory"),
 		Example: `  bucketctl audit
-  bucketctl audit --match 'rate:*' -o json > audit.json
+  bucketctl audit --match 'api:*' -o json > audit.json
   bucketctl audit --fail-on error          # exit 5 when any bucket hands out wrong decisions`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

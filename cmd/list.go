@@ -34,13 +34,13 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 		Long:  commandHelp("list"),
 		Example: `  bucketctl list
   bucketctl list --hot                       # the buckets being hammered now
-  bucketctl list --hot --for 10s --match 'rate:*' -o json
-  bucketctl list --match 'rate:user:*' --limit 50
-  bucketctl list --match 'rate:user:*' --sort-by fill --limit 10   # the ten emptiest
+  bucketctl list --hot --for 10s --match 'api:*' -o json
+  bucketctl list --match 'api:user:*' --limit 50
+  bucketctl list --match 'api:user:*' --sort-by fill --limit 10   # the ten emptiest
   bucketctl list --sort-by ttl -r -o json
-  bucketctl list --match 'rate:*' -o jsonl > buckets.jsonl
+  bucketctl list --match 'api:*' -o jsonl > buckets.jsonl
   bucketctl list --match 'wm:*' --layout webman --capacity 50 --rate 10 -o json
-  bucketctl list --cluster 10.0.0.1:6379 --match 'rate:*' -o wide     # NODE: the master of each key`,
+  bucketctl list --cluster 10.0.0.1:6379 --match 'api:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkHotFlags(cmd, opts); err != nil {

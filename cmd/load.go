@@ -42,7 +42,7 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
   bucketctl load api --compare --capacity 10 --rate 10 --concurrency 64 --duration 3s
   bucketctl load api --capacity 1e12 --rate 1e12 -c 64 --pipeline 16 --requests 1000000 -o json
   bucketctl load api --arrival poisson --arrival-rate 200 --burst-every 2s --burst-size 100
-  bucketctl load rate:user:42 --raw-key --yes --capacity 10 --rate 5 --duration 5s`,
+  bucketctl load api:user:42 --raw-key --yes --capacity 10 --rate 5 --duration 5s`,
 		Args: exactKey,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]

@@ -36,7 +36,7 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 		Short: "Live dashboard of many buckets: fill, tokens, rate, deny rate, TTL",
 		Long:  commandHelp("top"),
 		Example: `  bucketctl top
-  bucketctl top --match 'rate:user:*' --interval 2s
+  bucketctl top --match 'api:user:*' --interval 2s
   bucketctl top --match 'wm:*' --layout webman --capacity 50 --rate 10`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
