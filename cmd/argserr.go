@@ -71,7 +71,7 @@ func splitHint(cmd *cobra.Command, raw, args []string) string {
 			}
 			extra = append(extra, x)
 		}
-		if len(extra) > 0 {
+		if len(extra) > 0 && argsFit(cmd, args, extra) {
 			words := append([]string{value}, extra...)
 			return fmt.Sprintf("the value of --%s looks split by the shell into %d words (%s): quote it, --%s %s",
 				fl.Name, len(words), safe(strings.Join(words, " ")), fl.Name, shellWord(strings.Join(words, " ")))
@@ -79,4 +79,16 @@ func splitHint(cmd *cobra.Command, raw, args []string) string {
 		i = next - 1
 	}
 	return ""
+}
+
+// argsFit says whether the arguments without extra are what cmd takes: only then were the
+// extra words a split value and not more arguments (consume --cost 2 k1 k2).
+func argsFit(cmd *cobra.Command, args, extra []string) bool {
+	rest := slices.Clone(args)
+	for _, x := range extra {
+		if i := slices.Index(rest, x); i >= 0 {
+			rest = slices.Delete(rest, i, i+1)
+		}
+	}
+	return cmd.Args == nil || cmd.Args(cmd, rest) == nil
 }

@@ -33,6 +33,8 @@ func TestUnknownCommands(t *testing.T) {
 		{[]string{"list", "--match", "rate:", "user:*"},
 			`bucketctl: list takes no arguments, got "user:*": the value of --match looks split by the shell into 2 words (rate: user:*): quote it, --match 'rate: user:*'`},
 		{[]string{"consume", "k1", "k2", "--rate", "5"}, `bucketctl: consume needs exactly one KEY, got 2 (see 'bucketctl consume --help')`},
+		// Words after a value that are more keys, not the rest of the value: no split hint.
+		{[]string{"consume", "--cost", "2", "k1", "k2"}, `bucketctl: consume needs exactly one KEY, got 2 (see 'bucketctl consume --help')`},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || strings.TrimRight(r.errOut, "\n") != tc.want || r.out != "" {
