@@ -27,12 +27,12 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 		Use:   "inspect KEY... | --match PATTERN",
 		Short: "Show buckets: tokens refilled to now, spec, TTL, last update, counters",
 		Long:  commandHelp("inspect") + layoutsHelp + "\n\n" + layoutTable() + commandHelp("inspect-fields"),
-		Example: `  bucketctl inspect rate:user:42
-  bucketctl inspect rate:user:42 rate:user:43 -o json
-  bucketctl inspect rate:user:42 --cost 5 -o json     # retry_after_ms, retry_at for 5 tokens
+		Example: `  bucketctl inspect api:user:42
+  bucketctl inspect api:user:42 rate:user:43 -o json
+  bucketctl inspect api:user:42 --cost 5 -o json     # retry_after_ms, retry_at for 5 tokens
   bucketctl inspect --match 'rate:user:*' -o yaml
   bucketctl inspect api:ip:10.1.2.3 --layout express --capacity 100 --rate 10
-  bucketctl inspect --cluster 10.0.0.1:6379 rate:user:42 -o wide`,
+  bucketctl inspect --cluster 10.0.0.1:6379 api:user:42 -o wide`,
 		ValidArgsFunction: completeKeys(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Keys = args

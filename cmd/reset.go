@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -78,24 +77,19 @@ func resetRun(opts *ResetOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, st := opts.Ctx, rd.st
-	r := &resetter{f: opts.src, st: st, opts: opts, setTokens: opts.TokensSet, match: opts.Match != ""}
+	r := &resetter{f: opts.src, st: rd.st, opts: opts, setTokens: opts.TokensSet, match: opts.Match != ""}
 	if opts.Spec.CapacitySet {
 		r.flagSpec = bucket.Spec{Capacity: opts.Spec.Capacity, Rate: opts.Spec.Rate}
 	}
 	if opts.Empty {
 		opts.Tokens = 0
 	}
-	if opts.Match != "" {
+	if r.match {
 		run := rd.scan(opts.Match, opts.Limit, false)
 		run.listsOthers = listCommand(opts.Match)
-		return r.matchRun(ctx, run)
+		return r.run(opts.Ctx, &matchPages{run, r})
 	}
-	states, err := st.InspectWith(ctx, opts.Keys, rd.resolve, rd.custom)
-	if err != nil {
-		return err
-	}
-	return r.keysRun(ctx, states)
+	return r.run(opts.Ctx, &keyPages{rd: rd, r: r, keys: opts.Keys})
 }
 
 // resetter carries one reset command's plan and tallies.
@@ -116,6 +110,8 @@ type resetter struct {
 	// twice is reset, counted and printed once: its memory grows with the buckets matched
 	// (a key's length and about 50 bytes each, some 100 MB for a million).
 	seen map[string]struct{}
+	// plan is every row of a reset of keys named, in their order.
+	plan []output.ResetView
 }
 
 // first says a --match pass meets key for the first time in this pass.
@@ -185,104 +181,6 @@ func jsonTokens(p *float64) *float64 {
 	return &v
 }
 
-// keysRun resets buckets named on the command line.
-func (r *resetter) keysRun(ctx context.Context, states []bucket.State) error {
-	f, opts := r.f, r.opts
-	var plan []output.ResetView
-	var ops []bucket.ResetOp
-	problems := 0
-	for _, s := range states {
-		op, v, ok, err := r.op(s)
-		if err != nil {
-			return err
-		}
-		if s.Problem != "" {
-			problems++
-			continue
-		}
-		plan = append(plan, v)
-		if ok {
-			ops = append(ops, op)
-		}
-	}
-	if problems > 0 {
-		// All or nothing: a key that is not a bucket stops the whole request, so the buckets
-		// named beside it are not reset behind the operator's back (dry run alike).
-		err := problemsErr(f, states)
-		if onlyBareNumbers(states) {
-			// Lone bare numbers with no layout declared: writing one needs a declaration
-			// (--layout or a rule), a usage matter, as for a guessed GCRA value.
-			err = &SilentError{Code: ExitUsage}
-		}
-		if len(states) > 1 { // one key: its own line says it all
-			fmt.Fprintf(f.IO.ErrOut, "bucketctl: nothing reset: %s\n", notBuckets(problems, len(states)))
-		}
-		return err
-	}
-	if len(ops) == 0 {
-		if err := output.PrintResetPlan(f.IO, opts.Output, plan); err != nil {
-			return err
-		}
-		if err := r.missing(states); err != nil {
-			return err
-		}
-		fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
-		return nil
-	}
-	if opts.DryRun {
-		if err := output.PrintResetPlan(f.IO, opts.Output, plan); err != nil {
-			return err
-		}
-		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(len(ops)), serverOf(f))
-		return r.missing(states)
-	}
-	if err := r.confirm(len(ops), func() { output.PrintResetTable(f.IO, f.IO.ErrOut, plan) }); err != nil {
-		return err
-	}
-	out, err := r.st.ResetMany(ctx, ops)
-	what := "reset " + format.QuoteKey(ops[0].Key)
-	if len(ops) > 1 {
-		what = fmt.Sprintf("reset of %s buckets", fmtCount(len(ops)))
-	}
-	if out == nil {
-		if hasReply(err) {
-			return writeFailure(f, what, "(nothing changed)", err)
-		}
-		return roundTripFailure(f, what, -1, err) // not sent, or unknown
-	}
-	if err != nil && !anyDone(out) {
-		return writeFailure(f, what, "", err)
-	}
-	byKey := map[string]bucket.ResetOutcome{}
-	for i, op := range ops {
-		byKey[op.Key] = out[i]
-		r.tally.Add(op, out[i])
-	}
-	for i := range plan {
-		if o, ok := byKey[plan[i].Key]; ok {
-			plan[i].Done = o == bucket.ResetDone || o == bucket.ResetCreated
-			plan[i].Outcome = output.OutcomeName(o)
-		}
-	}
-	if perr := output.PrintResetPlan(f.IO, opts.Output, plan); perr != nil {
-		return perr
-	}
-	output.ReportTally(f.IO, &r.tally)
-	if err != nil {
-		return writeFailure(f, what, fmt.Sprintf("(%s of %s reset)", fmtCount(r.tally.Reset()), fmtCount(len(ops))), err)
-	}
-	// A key named on the command line that the script left untouched (its note said why) is
-	// a failure of the request: undeclared exits 2, as before the write, and a key that
-	// changed or is corrupt 1.
-	switch {
-	case r.tally.Undeclared > 0:
-		return &SilentError{Code: ExitUsage}
-	case r.tally.Changed+r.tally.Corrupt > 0:
-		return &SilentError{Code: ExitError}
-	}
-	return r.missing(states)
-}
-
 // confirm asks on a terminal, or needs --yes.
 func (r *resetter) confirm(n int, preview func()) error {
 	f := r.f
@@ -294,15 +192,6 @@ func (r *resetter) confirm(n int, preview func()) error {
 	}
 	preview()
 	return confirm(f.IO, fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
-}
-
-func anyDone(out []bucket.ResetOutcome) bool {
-	for _, o := range out {
-		if o != bucket.ResetFailed {
-			return true
-		}
-	}
-	return false
 }
 
 // serverOf names the Redis a command acts on, for prompts and summaries.
