@@ -21,7 +21,7 @@ type hashModel interface {
 	extraFields() []string
 	fromHash(st State, fields map[string]string) (State, float64, string)
 	// resetPairs are the fields a reset writes besides tokens and time.
-	resetPairs() []any
+	resetPairs(op ResetOp) []any
 }
 
 // goRedisStoreModel: the level is k until the tick floor((now − s)/i) passes the stored t,
@@ -30,9 +30,15 @@ type goRedisStoreModel struct{ ownModel }
 
 func (goRedisStoreModel) extraFields() []string { return []string{"t", "m", "i"} }
 
-// resetPairs: a reset writes s = now (or a later stored s) and t = 0, the state the script
-// itself starts a hash with, so that the next tick comes one interval after the reset.
-func (goRedisStoreModel) resetPairs() []any { return []any{"t", "0"} }
+// resetPairs: a reset writes t = 0 and s = now, or the last tick's time s + t·i where a fast
+// client's tick is still ahead, the state the script starts a hash with: the next tick comes
+// one interval after it.
+func (goRedisStoreModel) resetPairs(op ResetOp) []any {
+	if r := op.Read; r != nil && r.Exists && r.Stored.TS > r.Now {
+		return []any{"t", "0", "s", op.Layout.FormatTime(r.Stored.TS)}
+	}
+	return []any{"t", "0"}
+}
 
 // fromHash: m (max) and i (interval ns), which Set writes and the script keeps over its
 // caller's defaults, are the spec; the script writes i only at its first refill, so until

@@ -205,6 +205,23 @@ func TestGoRedisStoreReset(t *testing.T) {
 		}
 	}
 
+	// A fast client (5 s ahead) whose tick is ahead of the server's clock: the reset starts
+	// the next interval from that tick, so the fast client too reads N, not a refill.
+	{
+		g4 := goRedisStore{c: c, script: g.script, sp: bucket.Spec{Capacity: 4, Rate: 1}} // 4 per 4 s
+		key := "grs:reset:tick-ahead"
+		now := serverMicros(t, c) * 1e3
+		serve2(t, g4, key, now-3e9, 1)
+		serve2(t, g4, key, now+5e9, 5) // tick 2: s + 8 s, ahead of the server's clock
+		read := inspectGoRedisStore(t, c, key, layout, g4.sp, 0) // as reset reads it first
+		if _, err := st.ResetState(ctx, read, bucket.ResetTo{Tokens: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if got := serve2(t, g4, key, now+5e9, 4); got != 2 {
+			t.Fatalf("a fast client whose tick was ahead got %d after reset --tokens 2 (%v)", got, c.HGetAll(ctx, key).Val())
+		}
+	}
+
 	// A missing bucket reset to 0: denied until one interval after, then full.
 	key := "grs:reset:zero"
 	if _, err := st.Reset(ctx, key, layout, sp, bucket.ResetTo{Tokens: 0}); err != nil {

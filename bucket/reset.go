@@ -327,7 +327,7 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	}
 	if h, ok := l.Model().(hashModel); ok && !op.To.Delete {
 		args[13] = "respec" // its own fields, written into an existing hash too
-		args = append(args, h.resetPairs()...)
+		args = append(args, h.resetPairs(op)...)
 	}
 	return l.Keys(op.Key), args, nil
 }
