@@ -44,12 +44,13 @@ func (goRedisStoreModel) resetPairs(op ResetOp) []any {
 // caller's defaults, are the spec; the script writes i only at its first refill, so until
 // then the interval is the rule's (capacity / rate).
 func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, float64, string) {
-	tokens, _ := parseNumberForm(fields["k"])
-	start, _ := parseNumberForm(fields["s"])
+	sf := fields[st.Layout.TimeField]
+	tokens, _ := parseNumberForm(fields[st.Layout.TokensField])
+	start, _ := parseNumberForm(sf)
 	tick, hasT := ParseNumber(fields["t"])
 	if hasT && (tick < 0 || tick != math.Trunc(tick)) {
 		st.Problem = fmt.Sprintf("corrupt: tick t %s is not a whole number of intervals", fields["t"])
-		return st, tokens, fields["s"]
+		return st, tokens, sf
 	}
 	m, hasM := ParseNumber(fields["m"])
 	iv, hasI := ParseNumber(fields["i"])
@@ -63,7 +64,7 @@ func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, fl
 		}
 	}
 	if !st.HasSpec() || tick == 0 {
-		return st, tokens, fields["s"]
+		return st, tokens, sf
 	}
 	return st, tokens, formatNumber(float64(start + tick*goRedisStoreInterval(st.Spec)))
 }

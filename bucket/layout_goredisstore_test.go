@@ -212,7 +212,7 @@ func TestGoRedisStoreReset(t *testing.T) {
 		key := "grs:reset:tick-ahead"
 		now := serverMicros(t, c) * 1e3
 		serve2(t, g4, key, now-3e9, 1)
-		serve2(t, g4, key, now+5e9, 5) // tick 2: s + 8 s, ahead of the server's clock
+		serve2(t, g4, key, now+5e9, 5)                           // tick 2: s + 8 s, ahead of the server's clock
 		read := inspectGoRedisStore(t, c, key, layout, g4.sp, 0) // as reset reads it first
 		if _, err := st.ResetState(ctx, read, bucket.ResetTo{Tokens: 2}); err != nil {
 			t.Fatal(err)
