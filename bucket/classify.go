@@ -147,6 +147,13 @@ func classifyHash(st State, t Target, r *keyRead) State {
 		d, _ := ParseNumber(fields["denied"])
 		st.Allowed, st.Denied = counter(a), counter(d)
 	}
+	if h, ok := layout.Model().(hashModel); ok {
+		var ts string
+		if st, tokens, ts = h.fromHash(st, fields); st.Problem != "" {
+			return st
+		}
+		return withLevel(st, tokens, ts)
+	}
 	return withLevel(st, tokens, fields[layout.TimeField])
 }
 

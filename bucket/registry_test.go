@@ -42,6 +42,8 @@ func TestRegistryPresetsHaveOracles(t *testing.T) {
 var ownOracles = map[string]func(*testing.T){
 	"redis-cell": TestRedisCellOracle,
 	"redis-gcra": TestRedisGCRAOracle,
+	// Its tick arithmetic at the script's own ns clock (besides its apptest.Apps row).
+	"go-redisstore": TestGoRedisStoreOracle,
 }
 
 // TestRegistryPresetsDetected: detection tries every hash preset of the registry: a hash of

@@ -325,6 +325,10 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if l.Native && !op.To.Delete {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}
+	if h, ok := l.Model().(hashModel); ok && !op.To.Delete {
+		args[13] = "respec" // its own fields, written into an existing hash too
+		args = append(args, h.resetPairs(op)...)
+	}
 	return l.Keys(op.Key), args, nil
 }
 

@@ -28,6 +28,9 @@ func (l Layout) fieldSet() (required, optional []string) {
 	if l.Native {
 		return []string{"tokens", "ts", "capacity", "rate"}, []string{"allowed", "denied"}
 	}
+	if h, ok := l.Model().(hashModel); ok {
+		return []string{l.TokensField, l.TimeField}, h.extraFields()
+	}
 	return []string{l.TokensField, l.TimeField}, nil
 }
 

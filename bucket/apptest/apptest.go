@@ -3,6 +3,7 @@ package apptest
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +99,26 @@ var Apps = []App{
 		args: func(k string, c, r float64, _ time.Time) ([]string, []any) {
 			return []string{k, strings.TrimSuffix(k, ".tokens") + ".timestamp"}, []any{r, c, "", 1}
 		}},
+	// store.go Take: the key as given; time.Now().UnixNano(), Tokens, Interval in ns (Tokens
+	// per Interval: capacity, capacity / rate); the reply {max, tokens, next, ok}.
+	{Layout: "go-redisstore", ClientClock: true, Script: redis.NewScript(scripts.App("go-redisstore")), served: goRedisStoreServed,
+		args: func(k string, c, r float64, now time.Time) ([]string, []any) {
+			return []string{k}, []any{now.UnixNano(), uint64(c), GoRedisStoreInterval(c, r).Nanoseconds()}
+		}},
+}
+
+// GoRedisStoreInterval is the Interval of a go-redisstore Store of capacity Tokens at rate.
+func GoRedisStoreInterval(capacity, rate float64) time.Duration {
+	return time.Duration(math.Round(capacity / rate * 1e9))
+}
+
+// goRedisStoreServed: ok, the fourth of {max, tokens, next, ok} (true 1, false nil).
+func goRedisStoreServed(v any, _ float64) (bool, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) < 3 {
+		return false, fmt.Errorf("go-redisstore app script replied %T %v", v, v)
+	}
+	return len(a) == 4 && a[3] == int64(1), nil
 }
 
 // TraefikMaxDelay and TraefikTTL are Traefik's (pkg/middlewares/ratelimiter/rate_limiter.go)

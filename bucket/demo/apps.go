@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -153,6 +154,19 @@ var Apps = map[string]*App{
 			return []any{num(s.Rate), num(s.Capacity), "", 1}
 		},
 		allowed: firstIsOne},
+
+	// sethvargo/go-redisstore: hash s/t/k/m/i, client time in ns, Tokens per Interval
+	// (capacity per capacity/rate); full again at each whole interval; reply {max, tokens,
+	// next, ok}.
+	"go-redisstore": {Layout: "go-redisstore", script: appScript("go-redisstore"),
+		keys: one,
+		args: func(s bucket.Spec, now time.Time) []any {
+			return []any{now.UnixNano(), uint64(s.Capacity), int64(math.Round(s.Capacity / s.Rate * 1e9))}
+		},
+		allowed: func(v any) bool {
+			a, _ := v.([]any)
+			return len(a) == 4 && a[3] == int64(1)
+		}},
 }
 
 func traefikMaxDelay(rate float64) time.Duration {

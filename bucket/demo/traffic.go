@@ -59,6 +59,7 @@ func Keys(prefix string) []*Key {
 		{Key: p("multitier:rl:ep:9f86d081:2"), App: Apps["multi-tier"], Spec: bucket.Spec{Capacity: 40, Rate: 20}, RPS: 25},
 		{Key: p("rate:api-ratelimit@file:203.0.113.50"), App: Apps["traefik"], Spec: bucket.Spec{Capacity: 20, Rate: 10}, Start: 6, RPS: 9},
 		{Key: p("@upstash/ratelimit:user_42"), App: Apps["upstash"], Spec: bucket.Spec{Capacity: 30, Rate: 5}, Start: 10, RPS: 4},
+		{Key: p("grs:198.51.100.23"), App: Apps["go-redisstore"], Spec: bucket.Spec{Capacity: 60, Rate: 1}, Start: 20, RPS: 0.8},
 		{Key: p("express:rate:user:42"), App: Apps["express"], Spec: bucket.Spec{Capacity: 100, Rate: 10}, Start: 55,
 			RPS: 8, Burst: 80, BurstEvery: 15 * time.Second, FirstBurst: 6 * time.Second},
 		// Its key names are its own: the prefix goes inside the hash tag.
