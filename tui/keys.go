@@ -26,13 +26,13 @@ func NewGlobalKeys() GlobalKeys {
 
 func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
 
-// helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis, wrapped to w.
-func helpFooter(_ help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
-	if full {
-		return append(fullHelpLines(st, km.FullHelp(), w), wrapText(st.Subtle, "Redis cost: "+cost, w)...)
+// footer is a screen's bottom lines: the short help, or with ? the full help and what
+// the screen costs Redis.
+func (f *frame) footer(km help.KeyMap, cost string) []string {
+	if f.showHelp {
+		return append(fullHelpLines(f.st, km.FullHelp(), f.w), wrapText(f.st.Subtle, "Redis cost: "+cost, f.w)...)
 	}
-	return shortHelpLines(st, km.ShortHelp(), w)
+	return shortHelpLines(f.st, km.ShortHelp(), f.w)
 }
 
 // shortHelpLines is the one-line help of bindings, wrapped onto a second line rather than
@@ -50,7 +50,8 @@ func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
 // fullHelpLines lays the groups out as columns, as many side by side as fit in w, the
 // others below, so no key is cut off.
 func fullHelpLines(st Styles, groups [][]key.Binding, w int) []string {
-	h := st.NewHelp() // no width: a column is never cut
+	h := help.New() // no width: a column is never cut
+	h.Styles = st.Help
 	var rows []string
 	row := ""
 	for _, g := range groups {

@@ -14,29 +14,22 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadSource returns the load run so far. load.Engine.Snapshot is one: it reads the
-// engine's own counters and sends nothing to Redis.
+// LoadSource returns the load run so far (load.Engine.Snapshot: no Redis command).
 type LoadSource func() load.Snapshot
 
 // LoadOptions configure the load test's live view. Zero values take the defaults.
 type LoadOptions struct {
-	// Title describes the run on the header's right: "lua · closed loop · 64 workers".
-	Title string
-	// Runs are a comparison's strategies in the order they run, for "run 2 of 3"; nil for
-	// a single run.
-	Runs []load.Strategy
-	// Interval is the time between snapshots (default 250 ms).
-	Interval time.Duration
-	// Styles default to NewStyles(nil): the terminal's colours, NO_COLOR honoured.
-	Styles *Styles
-	// Stop asks the run to stop early (q or ctrl+c). The end of the run then arrives as a
-	// LoadDoneMsg; a second q quits at once.
+	Title    string          // the run, on the header's right: "lua · closed loop · 64 workers"
+	Runs     []load.Strategy // a comparison's strategies in order, for "run 2 of 3"
+	Interval time.Duration   // between snapshots (default 250 ms)
+	Styles   *Styles         // default: the terminal's colours, NO_COLOR honoured
+	// Stop asks the run to stop early (q); its end then arrives as a LoadDoneMsg, and a
+	// second q quits at once.
 	Stop func()
 }
 
 // LoadDoneMsg ends the live view: it clears itself and quits, and the caller prints the
-// report (RenderLoadReport). The report is never a frame: bubbletea erases an inline
-// view's last line and drops the top of a frame taller than the terminal.
+// report (RenderLoadReport), which is never a frame: bubbletea would cut a tall one.
 type LoadDoneMsg struct{}
 
 type loadKeys struct{ GlobalKeys }
@@ -53,13 +46,9 @@ type Load struct {
 	keys loadKeys
 	bar  progress.Model
 
-	snap     load.Snapshot
-	has      bool
-	stopping bool
-	quitting bool // a second q: quit without waiting for the end of the run
-	done     bool
-	// Until sized the view is one line: what a first frame scrolls off cannot be erased.
-	sized bool
+	snap                          load.Snapshot
+	has, stopping, quitting, done bool // quitting: a second q, without waiting for the end
+	sized                         bool // until sized, one line: a first frame's scrolled-off top stays
 }
 
 // NewLoad returns the live view reading snapshots from src.
@@ -68,7 +57,7 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 		opts.Interval = 250 * time.Millisecond
 	}
 	if opts.Styles == nil {
-		s := NewStyles(nil)
+		s := NewStyles(lipgloss.ColorProfile())
 		opts.Styles = &s
 	}
 	st := *opts.Styles
@@ -77,7 +66,7 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 	return Load{
 		frame: newFrame(st), src: src, opts: opts, keys: keys,
 		bar: progress.New(progress.WithSolidFill(string(colAccent.TrueColor)), progress.WithoutPercentage(),
-			progress.WithColorProfile(st.Renderer().ColorProfile())),
+			progress.WithColorProfile(st.r.ColorProfile())),
 	}
 }
 
@@ -162,9 +151,8 @@ func (m Load) View() string {
 		right = "stopping… " + right
 	}
 	top := []string{header(title, m.st.Subtle.Render(right), m.w), m.progressLine()}
-	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
-		"the view adds none; it reads the load engine's own counters, and the level is the last decision's")
-	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1
+	bottom := m.footer(m.keys, "the view adds none; it reads the load engine's own counters, and the level is the last decision's")
+	bodyH := m.h - len(splitAll(top)) - len(splitAll(bottom)) - 1
 	return screen(m.w, m.h, top, m.body(m.w, bodyH), bottom)
 }
 
@@ -214,7 +202,7 @@ func (m Load) body(w, h int) string {
 	chart = m.st.Subtle.Render("─ allowed/s  ") + m.st.Bad.Render("⣿") + m.st.Subtle.Render(" denied/s  (log scale)") + "\n" + chart
 	if wide {
 		panel := m.sidePanel()
-		chart = lipgloss.JoinHorizontal(lipgloss.Top, m.st.Renderer().NewStyle().Width(chartW+2).Render(chart), panel)
+		chart = lipgloss.JoinHorizontal(lipgloss.Top, m.st.r.NewStyle().Width(chartW+2).Render(chart), panel)
 	}
 	return strings.Join(lines, "\n") + "\n" + chart
 }
@@ -302,8 +290,7 @@ func completeSeconds(s load.Snapshot) int {
 	return min(n, len(s.PerSecond))
 }
 
-// Done reports whether the view saw the run end (a LoadDoneMsg), as opposed to a quit
-// before it.
+// Done reports whether the view saw the run end (a LoadDoneMsg), not a quit before it.
 func (m Load) Done() bool { return m.done }
 
 // Width is the terminal's width as the view last knew it (80 until told).

@@ -121,7 +121,7 @@ func (m *Top) table(n int) string {
 	}
 	b.WriteString(m.st.Header.Render(hdr))
 	end := min(len(m.visible), m.offset+n)
-	stale := m.poll.err != nil
+	stale := m.err != nil
 	for i := m.offset; i < end; i++ {
 		r := &m.rows[m.visible[i]]
 		b.WriteString("\n")

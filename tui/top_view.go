@@ -13,14 +13,14 @@ import (
 // View renders the dashboard.
 func (m Top) View() string {
 	top, bottom := m.topLines(), m.bottomLines()
-	bodyH := m.h - lineCount(top) - 1 - lineCount(bottom)
+	bodyH := m.h - len(splitAll(top)) - 1 - len(splitAll(bottom))
 	var body string
 	switch {
 	case m.confirm != nil:
 		body = m.dialog(bodyH)
 	case m.detail:
 		body = m.detailBody(bodyH)
-	case !m.haveSnap && m.poll.err == nil:
+	case !m.haveSnap && m.err == nil:
 		body = m.st.Subtle.Render("scanning…")
 	default:
 		body = m.table(max(1, bodyH-2)) // as tableRows, without rendering the chrome again
@@ -46,7 +46,7 @@ func (m *Top) topLines() []string {
 	if m.opts.Match != "" {
 		label = "match"
 	}
-	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, &m.opts.LiveOptions, m.haveSnap)
+	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, m.haveSnap)
 	if m.opts.Hint != "" {
 		lines = append(lines, wrapText(m.st.Subtle, m.opts.Hint, m.w)...)
 	}
@@ -58,9 +58,9 @@ func (m *Top) topLines() []string {
 		}
 		status = append(status, m.st.Notice.Render(text))
 	}
-	if m.haveSnap && m.snap.Took > m.opts.Interval {
+	if m.haveSnap && m.snap.Took > m.Interval {
 		status = append(status, m.st.Warn.Render("⚠ refresh took "+format.Duration(m.snap.Took)+
-			" (interval "+format.Duration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
+			" (interval "+format.Duration(m.Interval)+"): refreshing as fast as Redis answers"))
 	}
 	if line := m.hotLine(); line != "" {
 		status = append(status, line)
@@ -143,7 +143,7 @@ func (m *Top) bottomLines() []string {
 	cost := "Redis cost per refresh: not measured yet"
 	if m.haveSnap {
 		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + format.Duration(m.snap.Took) +
-			", every " + format.Duration(m.opts.Interval)
+			", every " + format.Duration(m.Interval)
 	}
 	lines = append(lines, "")
 	if !m.detail {
@@ -164,7 +164,7 @@ func (m *Top) detailBody(h int) string {
 	if m.detailGone {
 		lines = append(lines, wrapText(m.st.Notice, "not in the last scan: the bucket was reset, expired or was deleted (it reads as full)", m.w)...)
 	}
-	body := m.detailView.view(m.w, h-len(lines)-1, m.poll.err != nil || m.detailGone)
+	body := m.detailView.view(m.w, h-len(lines)-1, m.err != nil || m.detailGone)
 	return strings.Join(lines, "\n") + "\n\n" + body
 }
 
@@ -175,7 +175,7 @@ func (m *Top) dialog(h int) string {
 		what += " · " + format.Tokens(s.Tokens) + " / " + format.Tokens(s.Spec.Capacity) + " tokens"
 	}
 	lines := []string{m.st.Bad.Render("Reset " + format.SafeKey(s.Key) + "?")}
-	if srv := m.opts.server(); srv != "" {
+	if srv := m.Server; srv != "" {
 		lines = append(lines, m.st.Label.Render("on ")+m.st.Value.Render(srv))
 	}
 	lines = append(lines, "", what, "It will read as full: this writes to Redis.", "",
