@@ -24,7 +24,9 @@ func NewGlobalKeys() GlobalKeys {
 	}
 }
 
-func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
+func (g GlobalKeys) bindings() []key.Binding   { return []key.Binding{g.Help, g.Quit} }
+func (g GlobalKeys) ShortHelp() []key.Binding  { return g.bindings() }
+func (g GlobalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{g.bindings()} }
 
 // footer is a screen's bottom lines: the short help, or with ? the full help and what
 // the screen costs Redis.

@@ -19,15 +19,15 @@ func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed), format.Duration(s.Duration))
 	if s.Requests > 0 {
-		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(int(s.Decisions)), format.GroupDigits(int(s.Requests)))
+		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(s.Decisions), format.GroupDigits(s.Requests))
 	}
-	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", format.GroupDigits(int(s.Allowed)), format.GroupDigits(int(s.Denied)), format.GroupDigits(int(s.Errors)))
+	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", format.GroupDigits(s.Allowed), format.GroupDigits(s.Denied), format.GroupDigits(s.Errors))
 	if n := completeSeconds(s); n > 0 {
 		last := s.PerSecond[n-1]
 		fmt.Fprintf(&b, "  last second %s allowed, %s denied", format.Rate(float64(last.Allowed)), format.Rate(float64(last.Denied)))
 	}
 	if s.Retries > 0 {
-		fmt.Fprintf(&b, "  retries %s", format.GroupDigits(int(s.Retries)))
+		fmt.Fprintf(&b, "  retries %s", format.GroupDigits(s.Retries))
 	}
 	fmt.Fprintf(&b, "  p99 %s", format.Latency(s.Latency.P99))
 	if s.HasTokens {
@@ -59,24 +59,24 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	add("")
 
 	kv := func(label, value string) string { return st.Label.Render(label+" ") + value }
-	errs := st.Value.Render(format.GroupDigits(int(r.Errors)))
+	errs := st.Value.Render(format.GroupDigits(r.Errors))
 	if r.Errors > 0 {
-		errs = st.Bad.Render(format.GroupDigits(int(r.Errors)))
+		errs = st.Bad.Render(format.GroupDigits(r.Errors))
 	}
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
-	fields(kv("requests", st.Value.Render(format.GroupDigits(int(r.Requests)))),
+	fields(kv("requests", st.Value.Render(format.GroupDigits(r.Requests))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(format.Fixed(r.RedisCallsPerRequest, 2))))
-	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(int(r.Allowed)))),
-		kv("denied", st.Value.Render(format.GroupDigits(int(r.Denied)))), kv("errors", errs)}
+	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(r.Allowed))),
+		kv("denied", st.Value.Render(format.GroupDigits(r.Denied))), kv("errors", errs)}
 	if r.Retries > 0 {
-		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(int(r.Retries)))))
+		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(r.Retries))))
 	}
 	if r.Unsent > 0 {
-		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(int(r.Unsent)))))
+		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(r.Unsent))))
 	}
 	fields(counts...)
-	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(int(r.TheoreticalMax))))+
+	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(r.TheoreticalMax)))+
 		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %s)", format.Seconds(r.DurationS))),
 		kv("over-grant", overGrant(st, r.OverGrantPct)))
 	for i, e := range r.ErrorSamples {
@@ -84,7 +84,7 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
 			break
 		}
-		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(int(e.Count))+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
+		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(e.Count)+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
 	}
 	if r.Unsent > 0 {
 		// Broken between words only: a flag is never split at its hyphens.
@@ -166,7 +166,7 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 		total += b.Count
 		top = max(top, b.Count)
 	}
-	labelW, countW := 9, max(6, len(format.GroupDigits(int(top)))+1)
+	labelW, countW := 9, max(6, len(format.GroupDigits(top))+1)
 	barW := max(8, min(40, w-labelW-countW-8))
 	lines := make([]string, 0, len(bands))
 	for _, b := range bands {
@@ -177,7 +177,7 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 		share := float64(b.Count) / float64(max(1, total))
 		lines = append(lines, "  "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+
 			hbar(st, barW, float64(b.Count)/float64(max(1, top)))+
-			padLeft(format.GroupDigits(int(b.Count)), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
+			padLeft(format.GroupDigits(b.Count), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
 	}
 	return lines
 }
@@ -205,9 +205,9 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	rows := [][]string{cols}
 	for _, r := range rs {
 		rows = append(rows, []string{string(r.Strategy), format.PerSecond(r.OpsPerSec),
-			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(int(r.Allowed)),
-			format.GroupDigits(int(r.TheoreticalMax)), format.Fixed(r.OverGrantPct, 2) + "%",
-			format.GroupDigits(int(r.Errors)), format.GroupDigits(int(r.Retries)), format.Latency(r.LatencyMS.P99)})
+			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(r.Allowed),
+			format.GroupDigits(r.TheoreticalMax), format.Fixed(r.OverGrantPct, 2) + "%",
+			format.GroupDigits(r.Errors), format.GroupDigits(r.Retries), format.Latency(r.LatencyMS.P99)})
 	}
 	widths := make([]int, len(cols))
 	for _, row := range rows {
@@ -281,12 +281,12 @@ func verdict(st Styles, r load.Report) string {
 	switch {
 	case r.OverGrantPct > 0:
 		return st.Bad.Render(fmt.Sprintf("over-granted: %s allowed where at most %s could be",
-			format.GroupDigits(int(r.Allowed)), format.GroupDigits(int(r.TheoreticalMax))))
+			format.GroupDigits(r.Allowed), format.GroupDigits(r.TheoreticalMax)))
 	case r.Errors > 0 && r.Retries > 0:
 		return st.Warn.Render(fmt.Sprintf("no over-grant, but %s retries and %s failed requests",
-			format.GroupDigits(int(r.Retries)), format.GroupDigits(int(r.Errors))))
+			format.GroupDigits(r.Retries), format.GroupDigits(r.Errors)))
 	case r.Errors > 0:
-		return st.Warn.Render(fmt.Sprintf("%s requests failed", format.GroupDigits(int(r.Errors))))
+		return st.Warn.Render(fmt.Sprintf("%s requests failed", format.GroupDigits(r.Errors)))
 	}
-	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", format.GroupDigits(int(r.Allowed))))
+	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", format.GroupDigits(r.Allowed)))
 }

@@ -67,6 +67,8 @@ func NewStyles(p termenv.Profile) Styles {
 	}
 }
 
+func (s Styles) kv(label, value string) string { return s.Label.Render(label+" ") + value }
+
 // FillStyle colours a fill level in [0,1]: nearly empty is bad, low a warning.
 func (s Styles) FillStyle(fill float64) lipgloss.Style {
 	switch {

@@ -30,5 +30,5 @@ func Count(n int64) string {
 	case n >= 1e5:
 		return strconv.FormatInt((n+500)/1000, 10) + "k"
 	}
-	return GroupDigits(int(n))
+	return GroupDigits(n)
 }

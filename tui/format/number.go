@@ -171,8 +171,8 @@ func Plural[N ~int | ~int64](n N, what string) string {
 }
 
 // GroupDigits writes n with thousands separators: 10,000.
-func GroupDigits(n int) string {
-	s := strconv.Itoa(n)
+func GroupDigits[N ~int | ~int64](n N) string {
+	s := strconv.FormatInt(int64(n), 10)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}
