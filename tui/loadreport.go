@@ -48,27 +48,22 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
 	how += " · measured " + format.Seconds(r.DurationS)
-	spec := specText(r)
-	if r.Server != "" {
-		spec += onServer(r.Server)
-	}
-	add(subtleWrapped(st, how+"\n"+spec, w)...)
+	add(subtleWrapped(st, how+"\n"+specText(r)+onServer(r.Server), w)...)
 	if r.Interrupted {
 		add(st.Warn.Render("interrupted: the report so far"))
 	}
 	add("")
 
-	kv := func(label, value string) string { return st.Label.Render(label+" ") + value }
-	errs := st.Value.Render(format.GroupDigits(r.Errors))
+	kv, errs := st.kv, st.Value
 	if r.Errors > 0 {
-		errs = st.Bad.Render(format.GroupDigits(r.Errors))
+		errs = st.Bad
 	}
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
 	fields(kv("requests", st.Value.Render(format.GroupDigits(r.Requests))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(format.Fixed(r.RedisCallsPerRequest, 2))))
 	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(r.Allowed))),
-		kv("denied", st.Value.Render(format.GroupDigits(r.Denied))), kv("errors", errs)}
+		kv("denied", st.Value.Render(format.GroupDigits(r.Denied))), kv("errors", errs.Render(format.GroupDigits(r.Errors)))}
 	if r.Retries > 0 {
 		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(r.Retries))))
 	}
@@ -87,13 +82,12 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(e.Count)+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
 	}
 	if r.Unsent > 0 {
-		// Broken between words only: a flag is never split at its hyphens.
 		words := strings.Fields("unsent: due arrivals no worker was free to send; raise --concurrency")
 		for i, wd := range words {
 			words[i] = st.Subtle.Render(wd)
 		}
 		words[0] = "  " + words[0]
-		add(wrapJoin(words, " ", "    ", w)...)
+		add(wrapJoin(words, " ", "    ", w)...) // between words only: never at a flag's hyphens
 	}
 	add("")
 	l := r.LatencyMS
@@ -142,10 +136,9 @@ func overGrant(st Styles, pct float64) string {
 	return st.Good.Render(s + " ✔")
 }
 
-// maxHistRows bounds the histogram: adjacent bands are merged to fit.
-const maxHistRows = 8
+const maxHistRows = 8 // adjacent bands are merged to fit
 
-// histogramLines draws the latency bands as horizontal bars with counts and shares.
+// histogramLines draws the latency bands as bars with counts and shares.
 func histogramLines(st Styles, bands []load.Band, w int) []string {
 	if len(bands) == 0 {
 		return nil
@@ -175,16 +168,12 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 			label = "> 5m"
 		}
 		share := float64(b.Count) / float64(max(1, total))
+		bar, used := eighthCells(barW, float64(b.Count)/float64(max(1, top)))
 		lines = append(lines, "  "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+
-			hbar(st, barW, float64(b.Count)/float64(max(1, top)))+
+			st.Title.Render(bar)+strings.Repeat(" ", barW-used)+
 			padLeft(format.GroupDigits(b.Count), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
 	}
 	return lines
-}
-
-func hbar(st Styles, width int, frac float64) string {
-	s, used := eighthCells(width, frac)
-	return st.Title.Render(s) + strings.Repeat(" ", width-used)
 }
 
 // RenderLoadComparison writes a comparison of strategies run on the same spec for the

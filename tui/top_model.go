@@ -135,8 +135,7 @@ func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick(topTickMsg{})) 
 type TopKeeper interface{ Keep(key string) }
 
 func (m *Top) fetch() tea.Cmd {
-	src := m.src
-	keep := ""
+	src, keep := m.src, ""
 	if m.pinned {
 		keep = m.sel
 	}
@@ -308,12 +307,7 @@ func (m *Top) selected() *topRow {
 
 func (m *Top) scroll() {
 	n := m.tableRows()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if m.cursor >= m.offset+n {
-		m.offset = m.cursor - n + 1
-	}
+	m.offset = max(min(m.offset, m.cursor), m.cursor-n+1) // the cursor in view
 	m.offset = max(0, min(m.offset, len(m.visible)-n))
 }
 
