@@ -21,32 +21,24 @@ func Unprintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r
 func EscapeUnprintable(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			if out != nil {
-				out = append(out, b[i])
-			}
-			i++
-			continue
-		}
 		r, size := utf8.DecodeRune(b[i:])
-		if !Unprintable(r) || (r == utf8.RuneError && size == 3) {
+		switch {
+		case r < utf8.RuneSelf || !Unprintable(r) || (r == utf8.RuneError && size == 3):
 			if out != nil {
 				out = append(out, b[i:i+size]...)
 			}
-			i += size
-			continue
-		}
-		if out == nil {
+		case out == nil:
 			out = append(make([]byte, 0, len(b)+16), b[:i]...)
-		}
-		if r == utf8.RuneError { // a byte that is not UTF-8: its Latin-1 rune
-			r = rune(b[i])
-		}
-		if r > 0xFFFF {
-			r1, r2 := utf16.EncodeRune(r)
-			out = appendU(appendU(out, r1), r2)
-		} else {
-			out = appendU(out, r)
+			fallthrough
+		default:
+			if r == utf8.RuneError { // a byte that is not UTF-8: its Latin-1 rune
+				r = rune(b[i])
+			}
+			if r1, r2 := utf16.EncodeRune(r); r > 0xFFFF {
+				out = appendU(appendU(out, r1), r2)
+			} else {
+				out = appendU(out, r)
+			}
 		}
 		i += size
 	}
