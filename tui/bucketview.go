@@ -82,7 +82,11 @@ func (v bucketView) view(w, h int, stale bool) string {
 		return v.st.Bad.Render(trunc("✖ "+format.SafeKey(s.Key)+" "+s.Problem, w)) + "\n" +
 			v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+format.TTL(s.TTL), w))
 	}
-	lines := append([]string{v.gauge(w)}, flow(v.stats(), w, 3)...)
+	stats := v.stats()
+	for i, it := range stats {
+		stats[i] = trunc(it, w)
+	}
+	lines := append([]string{v.gauge(w)}, wrapJoin(stats, "   ", "", w)...)
 	if !s.HasSpec() && s.Exists {
 		lines = append(lines, wrapText(v.st.Notice, "capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)...)
 	}
@@ -187,27 +191,4 @@ func (v bucketView) stats() []string {
 		items = append(items, item("spec from", s.SpecSource))
 	}
 	return items
-}
-
-// flow lays items out in lines of at most w cells, gap spaces apart, cutting any wider.
-func flow(items []string, w, gap int) []string {
-	var lines []string
-	line, lw := "", 0
-	for _, it := range items {
-		iw := lipgloss.Width(it)
-		if lw > 0 && lw+gap+iw > w {
-			lines = append(lines, line)
-			line, lw = "", 0
-		}
-		if lw > 0 {
-			line += strings.Repeat(" ", gap)
-			lw += gap
-		}
-		line += trunc(it, w)
-		lw += min(iw, w)
-	}
-	if lw > 0 {
-		lines = append(lines, line)
-	}
-	return lines
 }

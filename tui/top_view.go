@@ -1,7 +1,9 @@
 package tui
 
 import (
-	"sort"
+	"cmp"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -34,7 +36,7 @@ func (m *Top) topLines() []string {
 		switch {
 		case m.partial() && m.snap.Keyspace > 0:
 			// First, so it stays when the header narrows and drops the coverage.
-			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Plural(int(m.snap.Keyspace), "key"),
+			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Plural(m.snap.Keyspace, "key"),
 				m.snap.Coverage)
 		case m.partial():
 			extra = append(extra, format.Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
@@ -78,8 +80,7 @@ func (m *Top) topLines() []string {
 	return lines
 }
 
-// hotMark marks the rows of buckets being written now.
-const hotMark = "!"
+const hotMark = "!" // marks the rows of buckets being written now
 
 // hotLine names the buckets being written now, busiest first, or why top cannot tell.
 func (m *Top) hotLine() string {
@@ -92,17 +93,11 @@ func (m *Top) hotLine() string {
 	if len(m.snap.Hot) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(m.snap.Hot))
-	for k := range m.snap.Hot {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if a, b := m.snap.Hot[keys[i]], m.snap.Hot[keys[j]]; a != b {
-			return a > b
-		}
-		return keys[i] < keys[j]
+	keys := slices.Collect(maps.Keys(m.snap.Hot))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m.snap.Hot[b], m.snap.Hot[a]), strings.Compare(a, b))
 	})
-	parts := make([]string, 0, min(3, len(keys)))
+	var parts []string
 	for _, k := range keys[:min(3, len(keys))] {
 		parts = append(parts, format.TruncMiddle(format.SafeKey(k), 40)+" "+format.Rate(m.snap.Hot[k]))
 	}
