@@ -208,8 +208,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	for _, c := range widths {
 		tableW += c
 	}
-	if tableW > w {
-		// Too narrow for the table: each run as its fields, wrapped.
+	if tableW > w { // too narrow for the table: each run as its fields, wrapped
 		for ri, row := range rows[1:] {
 			f := []string{st.Value.Render(row[0])}
 			for i := 1; i < len(row); i++ {
@@ -224,28 +223,22 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 		rows = rows[:0]
 	}
 	for ri, row := range rows {
-		var b strings.Builder
+		cells := make([]string, len(row))
 		for i, c := range row {
-			cell := c
+			cells[i] = padLeft(c, widths[i])
 			if i == 0 {
-				cell = fmt.Sprintf("%-*s", widths[i], c)
-			} else {
-				cell = padLeft(c, widths[i])
+				cells[i] = fit(c, widths[i])
 			}
 			switch {
 			case ri == 0:
-				cell = st.Header.Render(cell)
+				cells[i] = st.Header.Render(cells[i])
 			case i == 5 && rs[ri-1].OverGrantPct > 0:
-				cell = st.Bad.Render(cell)
+				cells[i] = st.Bad.Render(cells[i])
 			case i == 6 && rs[ri-1].Errors > 0:
-				cell = st.Warn.Render(cell)
+				cells[i] = st.Warn.Render(cells[i])
 			}
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(cell)
 		}
-		lines = append(lines, trunc(b.String(), w))
+		lines = append(lines, trunc(strings.Join(cells, "  "), w))
 	}
 	lines = append(lines, "")
 	for _, r := range rs {
