@@ -10,23 +10,22 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// GlobalKeys are the bindings of every screen: quit and the help toggle.
-type GlobalKeys struct {
-	Quit key.Binding
-	Help key.Binding
+// globalKeys are the bindings of every screen: quit and the help toggle.
+type globalKeys struct{ Quit, Help key.Binding }
+
+func newGlobalKeys() globalKeys {
+	return globalKeys{Quit: binding("q", "quit", "q", "ctrl+c"), Help: helpItem("?", "help")}
 }
 
-// NewGlobalKeys returns q/ctrl+c to quit and ? to toggle the full help.
-func NewGlobalKeys() GlobalKeys {
-	return GlobalKeys{
-		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-	}
+func binding(help, desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 }
 
-func (g GlobalKeys) bindings() []key.Binding   { return []key.Binding{g.Help, g.Quit} }
-func (g GlobalKeys) ShortHelp() []key.Binding  { return g.bindings() }
-func (g GlobalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{g.bindings()} }
+func helpItem(k, desc string) key.Binding { return binding(k, desc, k) }
+
+func (g globalKeys) bindings() []key.Binding   { return []key.Binding{g.Help, g.Quit} }
+func (g globalKeys) ShortHelp() []key.Binding  { return g.bindings() }
+func (g globalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{g.bindings()} }
 
 // footer is a screen's bottom lines: the short help, or with ? the full help and what
 // the screen costs Redis.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ type Load struct {
 	frame
 	src  LoadSource
 	opts LoadOptions
-	keys GlobalKeys
+	keys globalKeys
 	bar  progress.Model
 
 	snap                          load.Snapshot
@@ -55,7 +56,7 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 		s := NewStyles(lipgloss.ColorProfile())
 		opts.Styles = &s
 	}
-	m := Load{frame: newFrame(*opts.Styles), src: src, opts: opts, keys: NewGlobalKeys(),
+	m := Load{frame: newFrame(*opts.Styles), src: src, opts: opts, keys: newGlobalKeys(),
 		bar: progress.New(progress.WithSolidFill(string(colAccent.TrueColor)), progress.WithoutPercentage(),
 			progress.WithColorProfile(opts.Styles.r.ColorProfile()))}
 	m.keys.Quit.SetHelp("q", "stop and report")
@@ -129,12 +130,8 @@ func (m Load) View() string {
 		title += " " + m.st.Value.Render(format.SafeKey(s.Key))
 	}
 	right := m.opts.Title
-	if n := len(m.opts.Runs); n > 1 && m.has {
-		for i, r := range m.opts.Runs {
-			if r == s.Strategy {
-				right = fmt.Sprintf("%s · run %d of %d", r, i+1, n)
-			}
-		}
+	if i := slices.Index(m.opts.Runs, s.Strategy); len(m.opts.Runs) > 1 && m.has && i >= 0 {
+		right = fmt.Sprintf("%s · run %d of %d", s.Strategy, i+1, len(m.opts.Runs))
 	}
 	if m.stopping {
 		right = "stopping… " + right

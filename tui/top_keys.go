@@ -10,22 +10,16 @@ import (
 )
 
 type topKeys struct {
-	GlobalKeys
+	globalKeys
 	Up, Down, PageUp, PageDown, Home, End key.Binding
 	Detail, Back, Filter, Sort, Reverse   key.Binding
 	Reset, Refresh, Pause                 key.Binding
 	SortBy                                [4]key.Binding // 1-4: by fill, deny/s, name, busy
 }
 
-func binding(help, desc string, keys ...string) key.Binding {
-	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-}
-
-func helpItem(k, desc string) key.Binding { return binding(k, desc, k) }
-
 func newTopKeys() topKeys {
 	return topKeys{
-		GlobalKeys: NewGlobalKeys(),
+		globalKeys: newGlobalKeys(),
 		Up:         binding("↑/k", "up", "up", "k"),
 		Down:       binding("↓/j", "down", "down", "j"),
 		PageUp:     binding("pgup", "page up", "pgup", "ctrl+b"),

@@ -20,7 +20,7 @@ type WatchOptions struct {
 }
 
 type watchKeys struct {
-	GlobalKeys
+	globalKeys
 	Refresh key.Binding
 }
 
@@ -42,7 +42,7 @@ type Watch struct {
 func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	l := newLive(&opts.LiveOptions)
 	return Watch{live: l, src: src, watched: opts.Key,
-		keys: watchKeys{NewGlobalKeys(), key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh now"))},
+		keys: watchKeys{newGlobalKeys(), helpItem("ctrl+r", "refresh now")},
 		body: newBucketView(l.st, opts.Cost, opts.Window),
 	}
 }
