@@ -228,12 +228,12 @@ func splitAll(parts []string) []string {
 	return lines
 }
 
-// screen stacks top lines, a blank line, the body and the bottom lines into exactly h
-// lines of at most w cells: the body is cut or padded so the bottom stays at the bottom.
-func screen(w, h int, top []string, body string, bottom []string) string {
+// screen stacks top lines, a blank line, the body drawn for the lines left and the bottom
+// lines into exactly h lines of at most w cells: the bottom stays at the bottom.
+func screen(w, h int, top, bottom []string, body func(h int) string) string {
 	head, tail := append(splitAll(top), ""), splitAll(bottom)
 	room := max(0, h-len(head)-len(tail))
-	bl := strings.Split(body, "\n")
+	bl := strings.Split(body(h-len(head)-len(tail)), "\n")
 	bl = append(bl[:min(room, len(bl))], make([]string, max(0, room-len(bl)))...)
 	lines := append(append(head, bl...), tail...)
 	if len(lines) > h && h > 0 {

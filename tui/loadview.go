@@ -138,8 +138,7 @@ func (m Load) View() string {
 	}
 	top := []string{header(title, m.st.Subtle.Render(right), m.w), m.progressLine()}
 	bottom := m.footer(m.keys, "the view adds none; it reads the load engine's own counters, and the level is the last decision's")
-	bodyH := m.h - len(splitAll(top)) - len(splitAll(bottom)) - 1
-	return screen(m.w, m.h, top, m.body(m.w, bodyH), bottom)
+	return screen(m.w, m.h, top, bottom, func(h int) string { return m.body(m.w, h) })
 }
 
 func (m Load) progressLine() string {

@@ -14,20 +14,17 @@ import (
 
 // View renders the dashboard.
 func (m Top) View() string {
-	top, bottom := m.topLines(), m.bottomLines()
-	bodyH := m.h - len(splitAll(top)) - 1 - len(splitAll(bottom))
-	var body string
-	switch {
-	case m.confirm != nil:
-		body = m.dialog(bodyH)
-	case m.detail:
-		body = m.detailBody(bodyH)
-	case !m.haveSnap && m.err == nil:
-		body = m.st.Subtle.Render("scanning…")
-	default:
-		body = m.table(max(1, bodyH-2)) // as tableRows, without rendering the chrome again
-	}
-	return screen(m.w, m.h, top, body, bottom)
+	return screen(m.w, m.h, m.topLines(), m.bottomLines(), func(h int) string {
+		switch {
+		case m.confirm != nil:
+			return m.dialog(h)
+		case m.detail:
+			return m.detailBody(h)
+		case !m.haveSnap && m.err == nil:
+			return m.st.Subtle.Render("scanning…")
+		}
+		return m.table(max(1, h-2)) // as tableRows, without rendering the chrome again
+	})
 }
 
 func (m *Top) topLines() []string {

@@ -105,6 +105,5 @@ func (m Watch) View() string {
 	}
 	top := m.headerLines("bucketctl watch", "", format.SafeKey(keyName), nil, m.body.has)
 	bottom := m.footer(m.keys, "1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
-	body := m.body.view(m.w, m.h-len(splitAll(top))-len(splitAll(bottom))-1, m.err != nil)
-	return screen(m.w, m.h, top, body, bottom)
+	return screen(m.w, m.h, top, bottom, func(h int) string { return m.body.view(m.w, h, m.err != nil) })
 }
