@@ -150,21 +150,19 @@ func (l *live) headerLines(name, label, subject string, extra []string, hasData 
 		}
 		return strings.Join(parts, l.st.Subtle.Render(" · "))
 	}
-	lines := []string{}
 	full := lipgloss.Width(subject)
-	for n := len(right); n >= 0 && len(lines) == 0; n-- {
-		if r := rightText(n); lipgloss.Width(left(full))+2+lipgloss.Width(r) <= l.w || (n == 0 && r == "") {
-			lines = []string{header(left(full), r, l.w)}
+	lines := func() []string { // all the right parts that fit, else the subject cut, else two lines
+		for n := len(right); n >= 0; n-- {
+			if r := rightText(n); lipgloss.Width(left(full))+2+lipgloss.Width(r) <= l.w || (n == 0 && r == "") {
+				return []string{header(left(full), r, l.w)}
+			}
 		}
-	}
-	if len(lines) == 0 {
 		r := rightText(0)
 		if room := l.w - 2 - lipgloss.Width(r) - lipgloss.Width(left(0)); subject != "" && room >= 8 {
-			lines = []string{header(left(room), r, l.w)}
-		} else {
-			lines = []string{trunc(left(max(8, l.w-lipgloss.Width(left(0)))), l.w), header("", r, l.w)}
+			return []string{header(left(room), r, l.w)}
 		}
-	}
+		return []string{trunc(left(max(8, l.w-lipgloss.Width(left(0)))), l.w), header("", r, l.w)}
+	}()
 	if l.err != nil {
 		lines = append(lines, l.banner(hasData))
 	}
