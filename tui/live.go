@@ -89,8 +89,16 @@ func newLive(o *LiveOptions) live {
 	return live{frame: newFrame(*o.Styles), LiveOptions: *o, inflight: new(bool), parent: ctx, cancel: cancel}
 }
 
-func (l *live) tick(msg tea.Msg) tea.Cmd {
-	return tea.Tick(l.Interval, func(time.Time) tea.Msg { return msg })
+type tickMsg struct{}
+
+// readMsg is what a read brings back.
+type readMsg[T any] struct {
+	v   T
+	err error
+}
+
+func (l *live) tick() tea.Cmd {
+	return tea.Tick(l.Interval, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // ticked notes a tick: while a read hangs after a failure, the data shown gets older.
@@ -101,8 +109,8 @@ func (l *live) ticked() {
 }
 
 // fetch runs read (bounded by the timeout) unless a read is in flight; the screen calls
-// finish when read's message arrives.
-func (l *live) fetch(read func(context.Context) tea.Msg) tea.Cmd {
+// finish when its readMsg arrives.
+func fetch[T any](l *live, read func(context.Context) (T, error)) tea.Cmd {
 	if *l.inflight {
 		return nil
 	}
@@ -110,7 +118,8 @@ func (l *live) fetch(read func(context.Context) tea.Msg) tea.Cmd {
 	ctx, cancel := context.WithTimeout(l.parent, l.Timeout)
 	return func() tea.Msg {
 		defer cancel()
-		return read(ctx)
+		v, err := read(ctx)
+		return readMsg[T]{v, err}
 	}
 }
 

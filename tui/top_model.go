@@ -113,13 +113,6 @@ func NewTop(src TopSource, opts TopOptions) Top {
 	}
 }
 
-type topTickMsg struct{}
-
-type topReadMsg struct {
-	snap TopSnapshot
-	err  error
-}
-
 type topResetMsg struct {
 	key string
 	err error
@@ -128,7 +121,7 @@ type topResetMsg struct {
 type noticeExpiredMsg struct{ id int }
 
 // Init starts the first refresh and the ticker.
-func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick(topTickMsg{})) }
+func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick()) }
 
 // TopKeeper is a TopSource over part of a large keyspace: it keeps the bucket Keep names
 // (the one under the cursor, "" none) in its snapshots while it exists.
@@ -139,12 +132,11 @@ func (m *Top) fetch() tea.Cmd {
 	if m.pinned {
 		keep = m.sel
 	}
-	return m.live.fetch(func(ctx context.Context) tea.Msg {
+	return fetch(&m.live, func(ctx context.Context) (TopSnapshot, error) {
 		if k, ok := src.(TopKeeper); ok {
 			k.Keep(keep)
 		}
-		s, err := src.Fetch(ctx)
-		return topReadMsg{snap: s, err: err}
+		return src.Fetch(ctx)
 	})
 }
 
@@ -163,20 +155,20 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.scroll()
 	case tea.KeyMsg:
 		return eachKey(m, msg, func(m Top) bool { return m.filtering }, func(m Top) bool { return m.confirm != nil }, Top.onKey)
-	case topTickMsg:
+	case tickMsg:
 		m.ticked()
 		if m.paused {
-			return m, m.tick(msg)
+			return m, m.tick()
 		}
-		return m, tea.Batch(m.tick(msg), m.fetch())
-	case topReadMsg:
+		return m, tea.Batch(m.tick(), m.fetch())
+	case readMsg[TopSnapshot]:
 		m.finish(msg.err)
 		switch {
 		case msg.err != nil:
 		case m.paused:
-			m.pending = &msg.snap
+			m.pending = &msg.v
 		default:
-			m.apply(msg.snap)
+			m.apply(msg.v)
 		}
 		if m.again && !m.paused {
 			m.again = false

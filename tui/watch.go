@@ -47,23 +47,8 @@ func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	}
 }
 
-type watchTickMsg struct{}
-
-type watchReadMsg struct {
-	state bucket.State
-	err   error
-}
-
 // Init starts the first read and the refresh ticker.
-func (m Watch) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick(watchTickMsg{})) }
-
-func (m *Watch) fetch() tea.Cmd {
-	src := m.src
-	return m.live.fetch(func(ctx context.Context) tea.Msg {
-		st, err := src(ctx)
-		return watchReadMsg{st, err}
-	})
-}
+func (m Watch) Init() tea.Cmd { return tea.Batch(fetch(&m.live, m.src), m.tick()) }
 
 // Update handles keys, resizes, ticks and reads.
 func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -72,13 +57,13 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 	case tea.KeyMsg:
 		return eachKey(m, msg, nil, nil, Watch.onKey)
-	case watchTickMsg:
+	case tickMsg:
 		m.ticked()
-		return m, tea.Batch(m.tick(msg), m.fetch())
-	case watchReadMsg:
+		return m, tea.Batch(m.tick(), fetch(&m.live, m.src))
+	case readMsg[bucket.State]:
 		m.finish(msg.err)
 		if msg.err == nil {
-			m.body.observe(msg.state)
+			m.body.observe(msg.v)
 		}
 	}
 	return m, nil
@@ -92,7 +77,7 @@ func (m Watch) onKey(msg tea.KeyMsg) (Watch, tea.Cmd) {
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, m.keys.Refresh):
-		return m, m.fetch()
+		return m, fetch(&m.live, m.src)
 	}
 	return m, nil
 }
