@@ -93,12 +93,9 @@ func (s Styles) Bar(width int, fill float64) string {
 	return s.FillStyle(fill).Render(bar) + s.BarEmpty.Render(strings.Repeat("░", width-used))
 }
 
-// eighthCells draws frac (clamped to [0,1]) of width cells and says how many it used.
+// eighthCells draws frac in [0,1] of width cells and says how many it used.
 func eighthCells(width int, frac float64) (string, int) {
-	if math.IsNaN(frac) {
-		frac = 0
-	}
-	eighths := int(math.Round(math.Min(1, math.Max(0, frac)) * float64(width*8)))
+	eighths := int(math.Round(frac * float64(width*8)))
 	full, part := eighths/8, eighths%8
 	s := strings.Repeat("█", full)
 	if part > 0 && full < width {
