@@ -41,7 +41,3 @@ func TestBarLevels(t *testing.T) {
 		}
 	}
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
