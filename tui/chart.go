@@ -38,12 +38,11 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 	if top <= 0 || math.IsNaN(top) {
 		top = 1
 	}
-	yLabel := func(_ int, v float64) string { return format.Axis(v) }
 	lc := linechart.New(w, h, -span, 0, 0, top,
 		linechart.WithXYSteps(1, h-2), // Y labels: 0 and the top only; X labels drawn below
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),
 		linechart.WithXLabelFormatter(func(int, float64) string { return "" }),
-		linechart.WithYLabelFormatter(yLabel))
+		linechart.WithYLabelFormatter(func(_ int, v float64) string { return format.Axis(v) }))
 	lc.DrawXYAxisAndLabel()
 	pts := make([]canvas.Float64Point, len(hist))
 	for i, s := range hist {

@@ -60,19 +60,15 @@ func (r *topRow) denyRate() float64 {
 // second; -1 when neither is known.
 func (r *topRow) busyRate() float64 {
 	switch {
-	case !r.hasAct:
-		return -1
-	case r.act.Counted:
+	case r.hasAct && r.act.Counted:
 		return r.act.Allowed + r.act.Denied
-	case r.act.ConsumedKnown:
+	case r.hasAct && r.act.ConsumedKnown:
 		return r.act.Consumed
 	}
 	return -1
 }
 
-func (r *topRow) unknownFill() bool {
-	return r.state.Problem != "" || !r.state.HasSpec()
-}
+func (r *topRow) unknownFill() bool { return r.state.Problem != "" || !r.state.HasSpec() }
 
 // fillShown is the fill as shown, so rows that look the same keep their order by key.
 func (r *topRow) fillShown() float64 {
