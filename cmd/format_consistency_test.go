@@ -149,7 +149,7 @@ func TestSameStringsEverywhere(t *testing.T) {
 
 	// top: the real program over the same Redis.
 	st := bucket.NewStore(c)
-	styles := tui.NewStylesFor(termenv.Ascii)
+	styles := tui.NewStyles(termenv.Ascii)
 	m := tui.NewTop(NewTopSource(st, TopParams{Match: "fc:*", Interval: time.Minute}),
 		tui.TopOptions{Match: "fc:*", LiveOptions: tui.LiveOptions{Addr: srv.Addr(), Interval: time.Minute, Styles: &styles}})
 	p := &viewProbe{Model: m, views: make(chan string, 1)}

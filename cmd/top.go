@@ -131,11 +131,10 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 // tuiStyles are the live views' styles for ios: colours follow the terminal, none with
 // NO_COLOR or --no-color.
 func tuiStyles(ios *IOStreams) tui.Styles {
-	r := lipgloss.NewRenderer(ios.Out)
 	if ios.NoColor {
-		r.SetColorProfile(termenv.Ascii)
+		return tui.NewStyles(termenv.Ascii)
 	}
-	return tui.NewStyles(r)
+	return tui.NewStyles(lipgloss.NewRenderer(ios.Out).ColorProfile())
 }
 
 // TopSource is the Redis side of top: a scan.Live view (the bucket/scan package's

@@ -22,7 +22,7 @@ func TestTopShowsHotBucket(t *testing.T) {
 	c := srv.Client(t)
 	fillBuckets(t, c, "tb:", 20000)
 	hammerKeys(t, c, "tb:99999", "tb:web", "tb:views")
-	styles := tui.NewStylesFor(termenv.Ascii)
+	styles := tui.NewStyles(termenv.Ascii)
 	src := NewTopSource(bucket.NewStore(c), TopParams{Match: "tb:*", Interval: 200 * time.Millisecond, Budget: 500})
 	t.Cleanup(src.Close)
 	m := tui.NewTop(src, tui.TopOptions{Match: "tb:*", LiveOptions: tui.LiveOptions{Addr: srv.Addr(),

@@ -11,25 +11,20 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// maxSamples bounds the chart's history whatever the window and interval.
-const maxSamples = 4096
+const maxSamples = 4096 // the chart's history, whatever the window and interval
 
-// bucketView is the body of the watch screen, also top's detail pane: the gauge, the
-// rates, the timings and the level chart of one bucket, fed one state at a time.
+// bucketView is the body of the watch screen and top's detail pane: gauge, rates, timings
+// and level chart of one bucket, fed one state at a time.
 type bucketView struct {
-	st     Styles
-	cost   float64
-	window time.Duration
-
-	cur    bucket.State
-	has    bool
-	act    bucket.Activity
-	hasAct bool
-	hist   []sample
-	// spec is the last known spec, which keeps the chart's scale while the key is missing.
-	spec bucket.Spec
-	// seen is the server time (µs) of the last read that found the key, 0 before any.
-	seen int64
+	st          Styles
+	cost        float64
+	window      time.Duration
+	cur         bucket.State
+	act         bucket.Activity
+	has, hasAct bool
+	hist        []sample
+	spec        bucket.Spec // the last known, for the chart's scale while the key is missing
+	seen        int64       // server time (µs) of the last read that found the key
 }
 
 func newBucketView(st Styles, cost float64, window time.Duration) bucketView {
@@ -72,28 +67,26 @@ func (v *bucketView) observe(s bucket.State) {
 	for drop < len(v.hist)-1 && v.hist[drop].at < oldest {
 		drop++
 	}
-	if over := len(v.hist) - drop - maxSamples; over > 0 {
-		drop += over
-	}
-	if drop > 0 {
+	if drop = max(drop, len(v.hist)-maxSamples); drop > 0 {
 		v.hist = append(v.hist[:0], v.hist[drop:]...)
 	}
 }
 
-// view renders the bucket in a w×h box. stale dims it (the data is no longer fresh).
+// view renders the bucket in a w×h box; stale dims it.
 func (v bucketView) view(w, h int, stale bool) string {
 	if !v.has {
 		return v.st.Subtle.Render("waiting for the first read…")
 	}
 	s := v.cur
-	var lines []string
 	if s.Problem != "" {
-		lines = append(lines, v.st.Bad.Render(trunc("✖ "+format.SafeKey(s.Key)+" "+s.Problem, w)))
-		lines = append(lines, v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+format.TTL(s.TTL), w)))
-		return strings.Join(lines, "\n")
+		return v.st.Bad.Render(trunc("✖ "+format.SafeKey(s.Key)+" "+s.Problem, w)) + "\n" +
+			v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+format.TTL(s.TTL), w))
 	}
-	lines = append(lines, v.gauge(w))
-	lines = append(lines, flow(v.stats(), w, 3)...)
+	stats := v.stats()
+	for i, it := range stats {
+		stats[i] = trunc(it, w)
+	}
+	lines := append([]string{v.gauge(w)}, wrapJoin(stats, "   ", "", w)...)
 	if !s.HasSpec() && s.Exists {
 		lines = append(lines, wrapText(v.st.Notice, "capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)...)
 	}
@@ -120,8 +113,7 @@ func (v bucketView) view(w, h int, stale bool) string {
 func (v bucketView) gauge(w int) string {
 	s := v.cur
 	label := v.st.Label.Render("tokens ")
-	if !s.Exists {
-		// Not 0 tokens: a typo must not look like a drained bucket.
+	if !s.Exists { // not 0 tokens: a typo must not look like a drained bucket
 		text := v.st.Notice.Bold(true).Render("missing: no such key")
 		if s.HasSpec() {
 			return text + v.st.Subtle.Render(" · reads as full: "+format.Tokens(s.Tokens)+" / "+format.Tokens(s.Spec.Capacity)+" tokens")
@@ -173,20 +165,18 @@ func (v bucketView) stats() []string {
 		}
 		items = append(items, item("retry-after", retry), item("full in", format.Wait(s.TimeToFull())))
 	}
-	items = append(items, item("TTL", format.TTL(s.TTL)))
+	updated := format.Ago(s.Age())
 	switch {
 	case !s.Exists && v.seen > 0:
-		gone := time.Duration(s.Now-v.seen) * time.Microsecond
-		items = append(items, item("updated", "gone for "+format.Duration(gone)+" (deleted or expired)"))
+		updated = "gone for " + format.Duration(time.Duration(s.Now-v.seen)*time.Microsecond) + " (deleted or expired)"
 	case !s.Exists:
-		items = append(items, item("updated", "never (no such key)"))
+		updated = "never (no such key)"
 	case s.Ahead > 0 && s.TAT != nil:
-		items = append(items, item("updated", v.st.Warn.Render(format.Debt(s.Ahead))))
+		updated = v.st.Warn.Render(format.Debt(s.Ahead))
 	case s.Ahead > 0:
-		items = append(items, item("updated", v.st.Warn.Render(format.Ahead(s.Ahead))))
-	default:
-		items = append(items, item("updated", format.Ago(s.Age())))
+		updated = v.st.Warn.Render(format.Ahead(s.Ahead))
 	}
+	items = append(items, item("TTL", format.TTL(s.TTL)), item("updated", updated))
 	layout := s.Layout.Name
 	switch {
 	case s.Guess != "":
@@ -201,27 +191,4 @@ func (v bucketView) stats() []string {
 		items = append(items, item("spec from", s.SpecSource))
 	}
 	return items
-}
-
-// flow lays items out left to right in lines of at most w cells, gap spaces apart.
-func flow(items []string, w, gap int) []string {
-	var lines []string
-	line, lw := "", 0
-	for _, it := range items {
-		iw := lipgloss.Width(it)
-		if lw > 0 && lw+gap+iw > w {
-			lines = append(lines, line)
-			line, lw = "", 0
-		}
-		if lw > 0 {
-			line += strings.Repeat(" ", gap)
-			lw += gap
-		}
-		line += trunc(it, w)
-		lw += min(iw, w)
-	}
-	if lw > 0 {
-		lines = append(lines, line)
-	}
-	return lines
 }

@@ -9,20 +9,7 @@ import (
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// fit truncates s (which may hold escape codes) to width cells with an ellipsis and pads it
-// with spaces to exactly width.
-func fit(s string, width int) string {
-	if width <= 0 {
-		return ""
-	}
-	s = ansi.Truncate(s, width, "…")
-	if w := lipgloss.Width(s); w < width {
-		s += strings.Repeat(" ", width-w)
-	}
-	return s
-}
-
-// trunc truncates s to width cells with an ellipsis, without padding.
+// trunc cuts s (which may hold escape codes) to width cells with an ellipsis.
 func trunc(s string, width int) string {
 	if width <= 0 {
 		return ""
@@ -30,11 +17,13 @@ func trunc(s string, width int) string {
 	return ansi.Truncate(s, width, "…")
 }
 
-// padLeft right-aligns s in width cells.
+// fit is trunc padded with spaces to exactly width; padLeft right-aligns in width.
+func fit(s string, width int) string {
+	s = trunc(s, width)
+	return s + strings.Repeat(" ", max(0, width-lipgloss.Width(s)))
+}
+
 func padLeft(s string, width int) string {
 	s = trunc(s, width)
-	if w := lipgloss.Width(s); w < width {
-		return strings.Repeat(" ", width-w) + s
-	}
-	return s
+	return strings.Repeat(" ", max(0, width-lipgloss.Width(s))) + s
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/NimbleMarkets/ntcharts/linechart"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -37,36 +38,40 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 	if top <= 0 || math.IsNaN(top) {
 		top = 1
 	}
-	yLabel := func(_ int, v float64) string { return format.Axis(v) }
 	lc := linechart.New(w, h, -span, 0, 0, top,
 		linechart.WithXYSteps(1, h-2), // Y labels: 0 and the top only; X labels drawn below
 		linechart.WithStyles(st.Subtle, st.Subtle, st.Good),
 		linechart.WithXLabelFormatter(func(int, float64) string { return "" }),
-		linechart.WithYLabelFormatter(yLabel))
+		linechart.WithYLabelFormatter(func(_ int, v float64) string { return format.Axis(v) }))
 	lc.DrawXYAxisAndLabel()
-	g := graph.NewBrailleGrid(lc.GraphWidth(), lc.GraphHeight(), lc.MinX(), lc.MaxX(), lc.MinY(), lc.MaxY())
-	point := func(s sample) canvas.Point {
-		y := math.Max(0, math.Min(top, s.tokens))
-		return g.GridPoint(canvas.Float64Point{X: float64(s.at-now) / 1e6, Y: y})
+	pts := make([]canvas.Float64Point, len(hist))
+	for i, s := range hist {
+		pts[i] = canvas.Float64Point{X: float64(s.at-now) / 1e6, Y: math.Max(0, math.Min(top, s.tokens))}
 	}
 	gap := gapLimit(hist)
-	prev, prevAt := point(hist[0]), hist[0].at
-	g.Set(prev)
-	for _, s := range hist[1:] {
-		p := point(s)
-		if s.at-prevAt > gap {
+	brailleLine(&lc, pts, func(i int) bool { return hist[i].at-hist[i-1].at > gap }, st.Good)
+	lines := strings.Split(lc.View(), "\n")
+	lines[len(lines)-1] = st.Subtle.Render(xAxisLabels(span, lc.Origin().X+1, lc.GraphWidth(), w))
+	return strings.Join(lines, "\n")
+}
+
+// brailleLine draws pts as a braille line on lc, broken before each point where gap(i)
+// (nil: never).
+func brailleLine(lc *linechart.Model, pts []canvas.Float64Point, gap func(i int) bool, sty lipgloss.Style) {
+	g := graph.NewBrailleGrid(lc.GraphWidth(), lc.GraphHeight(), lc.MinX(), lc.MaxX(), lc.MinY(), lc.MaxY())
+	var prev canvas.Point
+	for i, f := range pts {
+		p := g.GridPoint(f)
+		if i == 0 || gap != nil && gap(i) {
 			g.Set(p)
 		} else {
 			for _, q := range graph.GetLinePoints(prev, p) {
 				g.Set(q)
 			}
 		}
-		prev, prevAt = p, s.at
+		prev = p
 	}
-	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), st.Good)
-	lines := strings.Split(lc.View(), "\n")
-	lines[len(lines)-1] = st.Subtle.Render(xAxisLabels(span, lc.Origin().X+1, lc.GraphWidth(), w))
-	return strings.Join(lines, "\n")
+	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), sty)
 }
 
 // gapLimit is the time between two reads (µs) beyond which the chart leaves a gap: three

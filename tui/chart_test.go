@@ -45,7 +45,7 @@ func TestLevelChartLeavesGaps(t *testing.T) {
 	for s := -4; s <= 0; s++ {
 		hist = append(hist, sample{at: int64(s) * 1e6, tokens: 9})
 	}
-	cols := dotColumns(levelChart(NewStylesFor(termenv.Ascii), hist, 0, 60, 10, 10))
+	cols := dotColumns(levelChart(NewStyles(termenv.Ascii), hist, 0, 60, 10, 10))
 	first, last := dotSpan(cols, 60)
 	run, longest := 0, 0
 	for c := first; c <= last; c++ {
@@ -67,7 +67,7 @@ func TestLevelChartLeavesGaps(t *testing.T) {
 			hist = append(hist, sample{at: int64(s) * 1e6, tokens: float64(s + 20)})
 		}
 	}
-	cols = dotColumns(levelChart(NewStylesFor(termenv.Ascii), hist, 0, 60, 10, 20))
+	cols = dotColumns(levelChart(NewStyles(termenv.Ascii), hist, 0, 60, 10, 20))
 	first, last = dotSpan(cols, 60)
 	for c := first; c <= last; c++ {
 		if !cols[c] {

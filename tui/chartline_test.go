@@ -14,7 +14,7 @@ import (
 // DrawLineWithStyle draws in the thin style, over axes and over lines already drawn, for
 // random runs of segments on charts of several sizes.
 func TestDrawThinLineIsNtchartsLine(t *testing.T) {
-	st := NewStylesFor(termenv.Ascii)
+	st := NewStyles(termenv.Ascii)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 200; n++ {
 		w, h := 24+rng.IntN(60), 5+rng.IntN(15)

@@ -20,7 +20,7 @@ import (
 // Goldens are rendered without colour so they hold text only; regenerate them with
 //
 //	go test ./tui -update
-var testStyles = NewStylesFor(termenv.Ascii)
+var testStyles = NewStyles(termenv.Ascii)
 
 // t0 is the fixed server time of the first read in every test; clock is the fixed wall
 // clock the screens show ("read 03:04:05").

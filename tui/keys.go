@@ -10,29 +10,30 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// GlobalKeys are the bindings of every screen: quit and the help toggle.
-type GlobalKeys struct {
-	Quit key.Binding
-	Help key.Binding
+// globalKeys are the bindings of every screen: quit and the help toggle.
+type globalKeys struct{ Quit, Help key.Binding }
+
+func newGlobalKeys() globalKeys {
+	return globalKeys{Quit: binding("q", "quit", "q", "ctrl+c"), Help: helpItem("?", "help")}
 }
 
-// NewGlobalKeys returns q/ctrl+c to quit and ? to toggle the full help.
-func NewGlobalKeys() GlobalKeys {
-	return GlobalKeys{
-		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-	}
+func binding(help, desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 }
 
-func (g GlobalKeys) bindings() []key.Binding { return []key.Binding{g.Help, g.Quit} }
+func helpItem(k, desc string) key.Binding { return binding(k, desc, k) }
 
-// helpFooter is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis, wrapped to w.
-func helpFooter(_ help.Model, km help.KeyMap, full bool, st Styles, w int, cost string) []string {
-	if full {
-		return append(fullHelpLines(st, km.FullHelp(), w), wrapText(st.Subtle, "Redis cost: "+cost, w)...)
+func (g globalKeys) bindings() []key.Binding   { return []key.Binding{g.Help, g.Quit} }
+func (g globalKeys) ShortHelp() []key.Binding  { return g.bindings() }
+func (g globalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{g.bindings()} }
+
+// footer is a screen's bottom lines: the short help, or with ? the full help and what
+// the screen costs Redis.
+func (f *frame) footer(km help.KeyMap, cost string) []string {
+	if f.showHelp {
+		return append(fullHelpLines(f.st, km.FullHelp(), f.w), wrapText(f.st.Subtle, "Redis cost: "+cost, f.w)...)
 	}
-	return shortHelpLines(st, km.ShortHelp(), w)
+	return shortHelpLines(f.st, km.ShortHelp(), f.w)
 }
 
 // shortHelpLines is the one-line help of bindings, wrapped onto a second line rather than
@@ -50,7 +51,8 @@ func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
 // fullHelpLines lays the groups out as columns, as many side by side as fit in w, the
 // others below, so no key is cut off.
 func fullHelpLines(st Styles, groups [][]key.Binding, w int) []string {
-	h := st.NewHelp() // no width: a column is never cut
+	h := help.New() // no width: a column is never cut
+	h.Styles = st.Help
 	var rows []string
 	row := ""
 	for _, g := range groups {

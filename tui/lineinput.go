@@ -13,8 +13,7 @@ type lineInput struct {
 	value               []rune
 }
 
-func (l *lineInput) Value() string     { return string(l.value) }
-func (l *lineInput) SetValue(s string) { l.value = []rune(s) }
+func (l *lineInput) Value() string { return string(l.value) }
 
 func (l *lineInput) update(msg tea.KeyMsg) bool {
 	switch msg.Type {

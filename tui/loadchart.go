@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
-	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/NimbleMarkets/ntcharts/linechart"
 
 	"github.com/bucketctl/bucketctl/bucket/load"
@@ -63,17 +62,11 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	pt := func(i int, v int64) canvas.Float64Point {
 		return canvas.Float64Point{X: float64(i + 1), Y: logv(v)}
 	}
-	g := graph.NewBrailleGrid(lc.GraphWidth(), lc.GraphHeight(), lc.MinX(), lc.MaxX(), lc.MinY(), lc.MaxY())
-	prev := g.GridPoint(pt(0, s.PerSecond[0].Denied))
-	g.Set(prev)
-	for i := 1; i < n; i++ {
-		p := g.GridPoint(pt(i, s.PerSecond[i].Denied))
-		for _, q := range graph.GetLinePoints(prev, p) {
-			g.Set(q)
-		}
-		prev = p
+	denied := make([]canvas.Float64Point, n)
+	for i := range denied {
+		denied[i] = pt(i, s.PerSecond[i].Denied)
 	}
-	graph.DrawBraillePatterns(&lc.Canvas, canvas.Point{X: lc.Origin().X + 1}, g.BraillePatterns(), st.Bad)
+	brailleLine(&lc, denied, nil, st.Bad)
 	for i := 0; i < n; i++ {
 		a := pt(max(0, i-1), s.PerSecond[max(0, i-1)].Allowed)
 		drawThinLine(&lc, a, pt(i, s.PerSecond[i].Allowed), st.Good)

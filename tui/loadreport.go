@@ -19,15 +19,15 @@ func LoadProgressLine(s load.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s", format.Duration(s.Elapsed), format.Duration(s.Duration))
 	if s.Requests > 0 {
-		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(int(s.Decisions)), format.GroupDigits(int(s.Requests)))
+		fmt.Fprintf(&b, "  requests %s/%s", format.GroupDigits(s.Decisions), format.GroupDigits(s.Requests))
 	}
-	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", format.GroupDigits(int(s.Allowed)), format.GroupDigits(int(s.Denied)), format.GroupDigits(int(s.Errors)))
+	fmt.Fprintf(&b, "  allowed %s  denied %s  errors %s", format.GroupDigits(s.Allowed), format.GroupDigits(s.Denied), format.GroupDigits(s.Errors))
 	if n := completeSeconds(s); n > 0 {
 		last := s.PerSecond[n-1]
 		fmt.Fprintf(&b, "  last second %s allowed, %s denied", format.Rate(float64(last.Allowed)), format.Rate(float64(last.Denied)))
 	}
 	if s.Retries > 0 {
-		fmt.Fprintf(&b, "  retries %s", format.GroupDigits(int(s.Retries)))
+		fmt.Fprintf(&b, "  retries %s", format.GroupDigits(s.Retries))
 	}
 	fmt.Fprintf(&b, "  p99 %s", format.Latency(s.Latency.P99))
 	if s.HasTokens {
@@ -48,35 +48,30 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
 	how += " · measured " + format.Seconds(r.DurationS)
-	spec := specText(r)
-	if r.Server != "" {
-		spec += onServer(r.Server)
-	}
-	add(subtleWrapped(st, how+"\n"+spec, w)...)
+	add(subtleWrapped(st, how+"\n"+specText(r)+onServer(r.Server), w)...)
 	if r.Interrupted {
 		add(st.Warn.Render("interrupted: the report so far"))
 	}
 	add("")
 
-	kv := func(label, value string) string { return st.Label.Render(label+" ") + value }
-	errs := st.Value.Render(format.GroupDigits(int(r.Errors)))
+	kv, errs := st.kv, st.Value
 	if r.Errors > 0 {
-		errs = st.Bad.Render(format.GroupDigits(int(r.Errors)))
+		errs = st.Bad
 	}
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
-	fields(kv("requests", st.Value.Render(format.GroupDigits(int(r.Requests)))),
+	fields(kv("requests", st.Value.Render(format.GroupDigits(r.Requests))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(format.Fixed(r.RedisCallsPerRequest, 2))))
-	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(int(r.Allowed)))),
-		kv("denied", st.Value.Render(format.GroupDigits(int(r.Denied)))), kv("errors", errs)}
+	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(r.Allowed))),
+		kv("denied", st.Value.Render(format.GroupDigits(r.Denied))), kv("errors", errs.Render(format.GroupDigits(r.Errors)))}
 	if r.Retries > 0 {
-		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(int(r.Retries)))))
+		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(r.Retries))))
 	}
 	if r.Unsent > 0 {
-		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(int(r.Unsent)))))
+		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(r.Unsent))))
 	}
 	fields(counts...)
-	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(int(r.TheoreticalMax))))+
+	fields(kv("theoretical max", st.Value.Render(format.GroupDigits(r.TheoreticalMax)))+
 		st.Subtle.Render(fmt.Sprintf(" (capacity + rate × %s)", format.Seconds(r.DurationS))),
 		kv("over-grant", overGrant(st, r.OverGrantPct)))
 	for i, e := range r.ErrorSamples {
@@ -84,16 +79,15 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 			add(st.Subtle.Render(fmt.Sprintf("  … %d more kinds of error (see -o json)", len(r.ErrorSamples)-3)))
 			break
 		}
-		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(int(e.Count))+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
+		add(wrapLine(st.Bad.Render("  ✖ ")+st.Subtle.Render(format.GroupDigits(e.Count)+"× ")+format.SafeKey(oneLine(e.Message)), "    ", w)...)
 	}
 	if r.Unsent > 0 {
-		// Broken between words only: a flag is never split at its hyphens.
 		words := strings.Fields("unsent: due arrivals no worker was free to send; raise --concurrency")
 		for i, wd := range words {
 			words[i] = st.Subtle.Render(wd)
 		}
 		words[0] = "  " + words[0]
-		add(wrapJoin(words, " ", "    ", w)...)
+		add(wrapJoin(words, " ", "    ", w)...) // between words only: never at a flag's hyphens
 	}
 	add("")
 	l := r.LatencyMS
@@ -142,10 +136,9 @@ func overGrant(st Styles, pct float64) string {
 	return st.Good.Render(s + " ✔")
 }
 
-// maxHistRows bounds the histogram: adjacent bands are merged to fit.
-const maxHistRows = 8
+const maxHistRows = 8 // adjacent bands are merged to fit
 
-// histogramLines draws the latency bands as horizontal bars with counts and shares.
+// histogramLines draws the latency bands as bars with counts and shares.
 func histogramLines(st Styles, bands []load.Band, w int) []string {
 	if len(bands) == 0 {
 		return nil
@@ -166,7 +159,7 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 		total += b.Count
 		top = max(top, b.Count)
 	}
-	labelW, countW := 9, max(6, len(format.GroupDigits(int(top)))+1)
+	labelW, countW := 9, max(6, len(format.GroupDigits(top))+1)
 	barW := max(8, min(40, w-labelW-countW-8))
 	lines := make([]string, 0, len(bands))
 	for _, b := range bands {
@@ -175,16 +168,12 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 			label = "> 5m"
 		}
 		share := float64(b.Count) / float64(max(1, total))
+		bar, used := eighthCells(barW, float64(b.Count)/float64(max(1, top)))
 		lines = append(lines, "  "+st.Label.Render(fmt.Sprintf("%-*s", labelW, label))+
-			hbar(st, barW, float64(b.Count)/float64(max(1, top)))+
-			padLeft(format.GroupDigits(int(b.Count)), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
+			st.Title.Render(bar)+strings.Repeat(" ", barW-used)+
+			padLeft(format.GroupDigits(b.Count), countW)+st.Subtle.Render(padLeft(format.Percent(share), 5)))
 	}
 	return lines
-}
-
-func hbar(st Styles, width int, frac float64) string {
-	s, used := eighthCells(width, frac)
-	return st.Title.Render(s) + strings.Repeat(" ", width-used)
 }
 
 // RenderLoadComparison writes a comparison of strategies run on the same spec for the
@@ -205,9 +194,9 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	rows := [][]string{cols}
 	for _, r := range rs {
 		rows = append(rows, []string{string(r.Strategy), format.PerSecond(r.OpsPerSec),
-			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(int(r.Allowed)),
-			format.GroupDigits(int(r.TheoreticalMax)), format.Fixed(r.OverGrantPct, 2) + "%",
-			format.GroupDigits(int(r.Errors)), format.GroupDigits(int(r.Retries)), format.Latency(r.LatencyMS.P99)})
+			format.Fixed(r.RedisCallsPerRequest, 2), format.GroupDigits(r.Allowed),
+			format.GroupDigits(r.TheoreticalMax), format.Fixed(r.OverGrantPct, 2) + "%",
+			format.GroupDigits(r.Errors), format.GroupDigits(r.Retries), format.Latency(r.LatencyMS.P99)})
 	}
 	widths := make([]int, len(cols))
 	for _, row := range rows {
@@ -219,8 +208,7 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	for _, c := range widths {
 		tableW += c
 	}
-	if tableW > w {
-		// Too narrow for the table: each run as its fields, wrapped.
+	if tableW > w { // too narrow for the table: each run as its fields, wrapped
 		for ri, row := range rows[1:] {
 			f := []string{st.Value.Render(row[0])}
 			for i := 1; i < len(row); i++ {
@@ -235,28 +223,22 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 		rows = rows[:0]
 	}
 	for ri, row := range rows {
-		var b strings.Builder
+		cells := make([]string, len(row))
 		for i, c := range row {
-			cell := c
+			cells[i] = padLeft(c, widths[i])
 			if i == 0 {
-				cell = fmt.Sprintf("%-*s", widths[i], c)
-			} else {
-				cell = padLeft(c, widths[i])
+				cells[i] = fit(c, widths[i])
 			}
 			switch {
 			case ri == 0:
-				cell = st.Header.Render(cell)
+				cells[i] = st.Header.Render(cells[i])
 			case i == 5 && rs[ri-1].OverGrantPct > 0:
-				cell = st.Bad.Render(cell)
+				cells[i] = st.Bad.Render(cells[i])
 			case i == 6 && rs[ri-1].Errors > 0:
-				cell = st.Warn.Render(cell)
+				cells[i] = st.Warn.Render(cells[i])
 			}
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(cell)
 		}
-		lines = append(lines, trunc(b.String(), w))
+		lines = append(lines, trunc(strings.Join(cells, "  "), w))
 	}
 	lines = append(lines, "")
 	for _, r := range rs {
@@ -281,12 +263,12 @@ func verdict(st Styles, r load.Report) string {
 	switch {
 	case r.OverGrantPct > 0:
 		return st.Bad.Render(fmt.Sprintf("over-granted: %s allowed where at most %s could be",
-			format.GroupDigits(int(r.Allowed)), format.GroupDigits(int(r.TheoreticalMax))))
+			format.GroupDigits(r.Allowed), format.GroupDigits(r.TheoreticalMax)))
 	case r.Errors > 0 && r.Retries > 0:
 		return st.Warn.Render(fmt.Sprintf("no over-grant, but %s retries and %s failed requests",
-			format.GroupDigits(int(r.Retries)), format.GroupDigits(int(r.Errors))))
+			format.GroupDigits(r.Retries), format.GroupDigits(r.Errors)))
 	case r.Errors > 0:
-		return st.Warn.Render(fmt.Sprintf("%s requests failed", format.GroupDigits(int(r.Errors))))
+		return st.Warn.Render(fmt.Sprintf("%s requests failed", format.GroupDigits(r.Errors)))
 	}
-	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", format.GroupDigits(int(r.Allowed))))
+	return st.Good.Render(fmt.Sprintf("exact: %s allowed, none beyond the maximum", format.GroupDigits(r.Allowed)))
 }

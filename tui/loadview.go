@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,35 +15,23 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadSource returns the load run so far. load.Engine.Snapshot is one: it reads the
-// engine's own counters and sends nothing to Redis.
+// LoadSource returns the load run so far (load.Engine.Snapshot: no Redis command).
 type LoadSource func() load.Snapshot
 
 // LoadOptions configure the load test's live view. Zero values take the defaults.
 type LoadOptions struct {
-	// Title describes the run on the header's right: "lua · closed loop · 64 workers".
-	Title string
-	// Runs are a comparison's strategies in the order they run, for "run 2 of 3"; nil for
-	// a single run.
-	Runs []load.Strategy
-	// Interval is the time between snapshots (default 250 ms).
-	Interval time.Duration
-	// Styles default to NewStyles(nil): the terminal's colours, NO_COLOR honoured.
-	Styles *Styles
-	// Stop asks the run to stop early (q or ctrl+c). The end of the run then arrives as a
-	// LoadDoneMsg; a second q quits at once.
+	Title    string          // the run, on the header's right: "lua · closed loop · 64 workers"
+	Runs     []load.Strategy // a comparison's strategies in order, for "run 2 of 3"
+	Interval time.Duration   // between snapshots (default 250 ms)
+	Styles   *Styles         // default: the terminal's colours, NO_COLOR honoured
+	// Stop asks the run to stop early (q); its end then arrives as a LoadDoneMsg, and a
+	// second q quits at once.
 	Stop func()
 }
 
 // LoadDoneMsg ends the live view: it clears itself and quits, and the caller prints the
-// report (RenderLoadReport). The report is never a frame: bubbletea erases an inline
-// view's last line and drops the top of a frame taller than the terminal.
+// report (RenderLoadReport), which is never a frame: bubbletea would cut a tall one.
 type LoadDoneMsg struct{}
-
-type loadKeys struct{ GlobalKeys }
-
-func (k loadKeys) ShortHelp() []key.Binding  { return k.bindings() }
-func (k loadKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.bindings()} }
 
 // Load is the live view of a load run: progress, decisions per second (chart), the
 // bucket's token level, latency so far; at the end, the report.
@@ -50,16 +39,12 @@ type Load struct {
 	frame
 	src  LoadSource
 	opts LoadOptions
-	keys loadKeys
+	keys globalKeys
 	bar  progress.Model
 
-	snap     load.Snapshot
-	has      bool
-	stopping bool
-	quitting bool // a second q: quit without waiting for the end of the run
-	done     bool
-	// Until sized the view is one line: what a first frame scrolls off cannot be erased.
-	sized bool
+	snap                          load.Snapshot
+	has, stopping, quitting, done bool // quitting: a second q, without waiting for the end
+	sized                         bool // until sized, one line: a first frame's scrolled-off top stays
 }
 
 // NewLoad returns the live view reading snapshots from src.
@@ -68,17 +53,14 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 		opts.Interval = 250 * time.Millisecond
 	}
 	if opts.Styles == nil {
-		s := NewStyles(nil)
+		s := NewStyles(lipgloss.ColorProfile())
 		opts.Styles = &s
 	}
-	st := *opts.Styles
-	keys := loadKeys{NewGlobalKeys()}
-	keys.Quit.SetHelp("q", "stop and report")
-	return Load{
-		frame: newFrame(st), src: src, opts: opts, keys: keys,
+	m := Load{frame: newFrame(*opts.Styles), src: src, opts: opts, keys: newGlobalKeys(),
 		bar: progress.New(progress.WithSolidFill(string(colAccent.TrueColor)), progress.WithoutPercentage(),
-			progress.WithColorProfile(st.Renderer().ColorProfile())),
-	}
+			progress.WithColorProfile(opts.Styles.r.ColorProfile()))}
+	m.keys.Quit.SetHelp("q", "stop and report")
+	return m
 }
 
 type loadTickMsg struct{}
@@ -91,10 +73,7 @@ func (m Load) tick() tea.Cmd {
 	return tea.Tick(m.opts.Interval, func(time.Time) tea.Msg { return loadTickMsg{} })
 }
 
-func (m Load) read() tea.Cmd {
-	src := m.src
-	return func() tea.Msg { return loadSnapMsg(src()) }
-}
+func (m Load) read() tea.Cmd { return func() tea.Msg { return loadSnapMsg(m.src()) } }
 
 // Update handles keys, resizes, ticks, snapshots and the end of the run.
 func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -151,21 +130,15 @@ func (m Load) View() string {
 		title += " " + m.st.Value.Render(format.SafeKey(s.Key))
 	}
 	right := m.opts.Title
-	if n := len(m.opts.Runs); n > 1 && m.has {
-		for i, r := range m.opts.Runs {
-			if r == s.Strategy {
-				right = fmt.Sprintf("%s · run %d of %d", r, i+1, n)
-			}
-		}
+	if i := slices.Index(m.opts.Runs, s.Strategy); len(m.opts.Runs) > 1 && m.has && i >= 0 {
+		right = fmt.Sprintf("%s · run %d of %d", s.Strategy, i+1, len(m.opts.Runs))
 	}
 	if m.stopping {
 		right = "stopping… " + right
 	}
 	top := []string{header(title, m.st.Subtle.Render(right), m.w), m.progressLine()}
-	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
-		"the view adds none; it reads the load engine's own counters, and the level is the last decision's")
-	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1
-	return screen(m.w, m.h, top, m.body(m.w, bodyH), bottom)
+	bottom := m.footer(m.keys, "the view adds none; it reads the load engine's own counters, and the level is the last decision's")
+	return screen(m.w, m.h, top, bottom, func(h int) string { return m.body(m.w, h) })
 }
 
 func (m Load) progressLine() string {
@@ -174,65 +147,53 @@ func (m Load) progressLine() string {
 	if m.has {
 		what = format.Duration(s.Elapsed) + " of " + format.Duration(s.Duration)
 		if s.Requests > 0 {
-			what = format.GroupDigits(int(s.Decisions)) + " of " + format.GroupDigits(int(s.Requests)) + " requests · " +
-				format.Duration(s.Elapsed)
+			what = format.GroupDigits(s.Decisions) + " of " + format.GroupDigits(s.Requests) + " requests · " + format.Duration(s.Elapsed)
 		}
 	}
 	p := s.Progress()
 	text := fmt.Sprintf(" %4s · %s", format.Percent(p), what)
-	bw := max(10, m.w-lipgloss.Width(text))
-	m.bar.Width = bw
+	m.bar.Width = max(10, m.w-lipgloss.Width(text))
 	return m.bar.ViewAs(p) + m.st.Subtle.Render(text)
 }
 
-// sidePanelW is the width of the latency and level panel beside the chart.
-const sidePanelW = 24
+const sidePanelW = 24 // the latency and level panel beside the chart
 
 func (m Load) body(w, h int) string {
 	if !m.has {
 		return m.st.Subtle.Render("waiting for the first snapshot…")
 	}
-	s := m.snap
-	lines := []string{m.countsLine(), m.lastSecondLine()}
+	lines, chartW := []string{m.countsLine(), m.lastSecondLine()}, w
 	wide := w >= 64
-	if !wide {
+	if wide {
+		chartW = w - sidePanelW - 2
+	} else {
 		lines = append(lines, m.latencyLine(), m.tokensLine(w))
 	}
 	lines = append(lines, "")
-	room := h - len(lines)
-	chartW := w
-	if wide {
-		chartW = w - sidePanelW - 2
-	}
-	chart := ""
+	room, chart := h-len(lines), ""
 	if room >= 6 {
-		chart = ratesChart(m.st, s, chartW, room-1)
+		chart = ratesChart(m.st, m.snap, chartW, room-1)
 	}
 	if chart == "" && room >= 1 {
 		chart = m.st.Subtle.Render("the chart starts after the first second")
 	}
 	chart = m.st.Subtle.Render("─ allowed/s  ") + m.st.Bad.Render("⣿") + m.st.Subtle.Render(" denied/s  (log scale)") + "\n" + chart
 	if wide {
-		panel := m.sidePanel()
-		chart = lipgloss.JoinHorizontal(lipgloss.Top, m.st.Renderer().NewStyle().Width(chartW+2).Render(chart), panel)
+		chart = lipgloss.JoinHorizontal(lipgloss.Top, m.st.r.NewStyle().Width(chartW+2).Render(chart), m.sidePanel())
 	}
 	return strings.Join(lines, "\n") + "\n" + chart
 }
 
 func (m Load) countsLine() string {
-	s := m.snap
-	st := m.st
-	parts := []string{
-		st.Label.Render("allowed ") + st.Good.Render(format.GroupDigits(int(s.Allowed))),
-		st.Label.Render("denied ") + st.Value.Render(format.GroupDigits(int(s.Denied))),
-	}
-	errs := st.Value.Render("0")
+	s, st := m.snap, m.st
+	errs := st.Value
 	if s.Errors > 0 {
-		errs = st.Bad.Render(format.GroupDigits(int(s.Errors)))
+		errs = st.Bad
 	}
-	parts = append(parts, st.Label.Render("errors ")+errs)
+	parts := []string{st.kv("allowed", st.Good.Render(format.GroupDigits(s.Allowed))),
+		st.kv("denied", st.Value.Render(format.GroupDigits(s.Denied))), st.kv("errors", errs.Render(format.GroupDigits(s.Errors)))}
 	if s.Retries > 0 {
-		parts = append(parts, st.Label.Render("retries ")+st.Warn.Render(format.GroupDigits(int(s.Retries))))
+		parts = append(parts, st.kv("retries", st.Warn.Render(format.GroupDigits(s.Retries))))
 	}
 	if s.Elapsed > 0 {
 		ops := float64(s.Allowed+s.Denied) / s.Elapsed.Seconds()
@@ -255,24 +216,22 @@ func (m Load) lastSecondLine() string {
 
 func (m Load) latencyLine() string {
 	l := m.snap.Latency
-	return m.st.Label.Render("latency ") + fmt.Sprintf("p50 %s  p90 %s  p99 %s  max %s",
+	return m.st.kv("latency", "") + fmt.Sprintf("p50 %s  p90 %s  p99 %s  max %s",
 		format.Latency(l.P50), format.Latency(l.P90), format.Latency(l.P99), format.Latency(l.Max))
 }
 
 func (m Load) tokensLine(w int) string {
 	s := m.snap
 	if !s.HasTokens {
-		return m.st.Label.Render("tokens ") + m.st.Subtle.Render("–")
+		return m.st.kv("tokens", m.st.Subtle.Render("–"))
 	}
-	text := m.st.Label.Render("tokens ") + m.st.Value.Render(format.Tokens(s.Tokens)) +
-		m.st.Subtle.Render(" / "+format.Tokens(s.Spec.Capacity)) + " "
+	text := m.st.kv("tokens", m.st.Value.Render(format.Tokens(s.Tokens))+m.st.Subtle.Render(" / "+format.Tokens(s.Spec.Capacity))+" ")
 	return text + m.st.Bar(max(0, min(30, w-lipgloss.Width(text))), s.Tokens/s.Spec.Capacity)
 }
 
 // sidePanel is the latency percentiles and the token level, sidePanelW wide.
 func (m Load) sidePanel() string {
-	s := m.snap
-	st := m.st
+	s, st := m.snap, m.st
 	row := func(label string, v float64) string {
 		return "  " + st.Label.Render(fmt.Sprintf("%-7s", label)) + padLeft(format.Latency(v), 8)
 	}
@@ -288,8 +247,7 @@ func (m Load) sidePanel() string {
 		lines = append(lines, "  "+st.Subtle.Render("no decision yet"))
 	}
 	if s.Decisions > 0 {
-		lines = append(lines, "", st.Label.Render("  calls/request ")+
-			st.Value.Render(format.Fixed(float64(s.Calls)/float64(s.Decisions), 2)))
+		lines = append(lines, "", st.kv("  calls/request", st.Value.Render(format.Fixed(float64(s.Calls)/float64(s.Decisions), 2))))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -302,8 +260,7 @@ func completeSeconds(s load.Snapshot) int {
 	return min(n, len(s.PerSecond))
 }
 
-// Done reports whether the view saw the run end (a LoadDoneMsg), as opposed to a quit
-// before it.
+// Done reports whether the view saw the run end (a LoadDoneMsg), not a quit before it.
 func (m Load) Done() bool { return m.done }
 
 // Width is the terminal's width as the view last knew it (80 until told).

@@ -9,7 +9,7 @@ import (
 )
 
 func TestColoursDegrade(t *testing.T) {
-	bar := func(p termenv.Profile) string { return NewStylesFor(p).Bar(10, 0.05) }
+	bar := func(p termenv.Profile) string { return NewStyles(p).Bar(10, 0.05) }
 	if s := bar(termenv.Ascii); strings.Contains(s, "\x1b") || lipgloss.Width(s) != 10 || !strings.Contains(s, "▌") {
 		t.Errorf("no-colour bar %q: want glyphs only, 10 cells", s)
 	}
@@ -23,7 +23,7 @@ func TestColoursDegrade(t *testing.T) {
 		t.Errorf("true-colour bar %q", s)
 	}
 	t.Setenv("NO_COLOR", "1")
-	if s := NewStyles(lipgloss.NewRenderer(&strings.Builder{})).Bad.Render("x"); s != "x" {
+	if s := NewStyles(lipgloss.NewRenderer(&strings.Builder{}).ColorProfile()).Bad.Render("x"); s != "x" {
 		t.Errorf("NO_COLOR still styles: %q", s)
 	}
 }
@@ -41,7 +41,3 @@ func TestBarLevels(t *testing.T) {
 		}
 	}
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }

@@ -18,7 +18,7 @@ import (
 
 // colourStyles are the styles a 16-colour terminal gets: every test that measures a
 // screen runs with them too, since escape codes must never move or cut anything.
-var colourStyles = NewStylesFor(termenv.ANSI)
+var colourStyles = NewStyles(termenv.ANSI)
 
 // bothColours runs f without and with colour.
 func bothColours(t *testing.T, f func(t *testing.T, st *Styles)) {

@@ -10,60 +10,52 @@ import (
 )
 
 type topKeys struct {
-	GlobalKeys
-	Up, Down, PageUp, PageDown, Home, End  key.Binding
-	Detail, Back, Filter, Sort, Reverse    key.Binding
-	SortFill, SortDeny, SortName, SortBusy key.Binding
-	Reset, Refresh, Pause                  key.Binding
+	globalKeys
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+	Detail, Back, Filter, Sort, Reverse   key.Binding
+	Reset, Refresh, Pause                 key.Binding
+	SortBy                                [4]key.Binding // 1-4: by fill, deny/s, name, busy
 }
 
 func newTopKeys() topKeys {
-	b := func(help string, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
 	return topKeys{
-		GlobalKeys: NewGlobalKeys(),
-		Up:         b("↑/k", "up", "up", "k"),
-		Down:       b("↓/j", "down", "down", "j"),
-		PageUp:     b("pgup", "page up", "pgup", "ctrl+b"),
-		PageDown:   b("pgdn", "page down", "pgdown", "ctrl+f"),
-		Home:       b("g", "top (follow it)", "home", "g"),
-		End:        b("G", "last", "end", "G"),
-		Detail:     b("enter", "detail", "enter"),
-		Back:       b("esc", "clear filter", "esc"),
-		Filter:     b("/", "filter", "/"),
-		Sort:       b("s", "sort", "s"),
-		Reverse:    b("S", "reverse", "S"),
-		SortFill:   b("1", "by fill", "1"),
-		SortDeny:   b("2", "by deny/s", "2"),
-		SortName:   b("3", "by name", "3"),
-		SortBusy:   b("4", "by busy", "4"),
-		Reset:      b("r", "reset", "r"),
-		Refresh:    b("ctrl+r", "refresh now", "ctrl+r"),
-		Pause:      b("space", "pause", " "),
+		globalKeys: newGlobalKeys(),
+		Up:         binding("↑/k", "up", "up", "k"),
+		Down:       binding("↓/j", "down", "down", "j"),
+		PageUp:     binding("pgup", "page up", "pgup", "ctrl+b"),
+		PageDown:   binding("pgdn", "page down", "pgdown", "ctrl+f"),
+		Home:       binding("g", "top (follow it)", "home", "g"),
+		End:        binding("G", "last", "end", "G"),
+		Detail:     helpItem("enter", "detail"),
+		Back:       binding("esc", "clear filter", "esc"),
+		Filter:     helpItem("/", "filter"),
+		Sort:       helpItem("s", "sort"),
+		Reverse:    helpItem("S", "reverse"),
+		Reset:      helpItem("r", "reset"),
+		Refresh:    helpItem("ctrl+r", "refresh now"),
+		Pause:      binding("space", "pause", " "),
+		SortBy: [4]key.Binding{helpItem("1", "by fill"), helpItem("2", "by deny/s"),
+			helpItem("3", "by name"), helpItem("4", "by busy")},
 	}
 }
 
 func (k topKeys) ShortHelp() []key.Binding {
-	return append([]key.Binding{k.Up, k.Down, k.Detail, k.Filter, k.Sort, k.Reverse, k.Pause, k.Reset},
-		k.bindings()...)
+	return append([]key.Binding{k.Up, k.Down, k.Detail, k.Filter, k.Sort, k.Reverse, k.Pause, k.Reset}, k.bindings()...)
 }
 
 func (k topKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
 		{k.Detail, k.Filter, k.Back, k.Reset, k.Refresh, k.Pause},
-		{k.Sort, k.Reverse, k.SortFill, k.SortDeny, k.SortName, k.SortBusy},
+		append([]key.Binding{k.Sort, k.Reverse}, k.SortBy[:]...),
 		k.bindings(),
 	}
 }
 
-// topDetailKeys are the keys that work in the detail pane, for its help.
+// topDetailKeys are the keys of the detail pane, for its help.
 type topDetailKeys struct{ topKeys }
 
-func (k topDetailKeys) back() key.Binding {
-	return key.NewBinding(key.WithKeys("esc", "enter"), key.WithHelp("esc", "back"))
-}
+func (k topDetailKeys) back() key.Binding { return binding("esc", "back", "esc", "enter") }
 
 func (k topDetailKeys) ShortHelp() []key.Binding {
 	return append([]key.Binding{k.back(), k.Reset, k.Pause, k.Refresh}, k.bindings()...)
@@ -79,14 +71,10 @@ type answerKeys []key.Binding
 func (a answerKeys) ShortHelp() []key.Binding  { return a }
 func (a answerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{a} }
 
-func helpItem(k, desc string) key.Binding {
-	return key.NewBinding(key.WithKeys(k), key.WithHelp(k, desc))
-}
-
-func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
+func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 	k := m.keys
 	if msg.String() == "ctrl+c" {
-		m.poll.stop()
+		m.cancel()
 		return m, tea.Quit
 	}
 	if m.confirm != nil {
@@ -95,8 +83,7 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 			st := *m.confirm
 			m.confirm = nil
 			m.pinned, m.sel = true, st.Key
-			src, ctx := m.src, m.poll.parent
-			timeout := m.opts.Timeout
+			src, ctx, timeout := m.src, m.parent, m.Timeout
 			return m, func() tea.Msg {
 				ctx, cancel := context.WithTimeout(ctx, timeout)
 				defer cancel()
@@ -114,7 +101,7 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 			m.filtering = false
 		case "esc":
 			m.filtering = false
-			m.filter.SetValue("")
+			m.filter.value = nil
 			m.refilter()
 		default:
 			if m.filter.update(msg) {
@@ -123,9 +110,15 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 		}
 		return m, nil
 	}
+	for i, b := range k.SortBy {
+		if !m.detail && key.Matches(msg, b) {
+			m.setSort(SortBy(i))
+			return m, nil
+		}
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		m.poll.stop()
+		m.cancel()
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
@@ -148,8 +141,8 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 			m.scroll()
 		}
 	case key.Matches(msg, k.Back):
-		if m.filter.Value() != "" {
-			m.filter.SetValue("")
+		if len(m.filter.value) > 0 {
+			m.filter.value = nil
 			m.refilter()
 		}
 	case key.Matches(msg, k.Detail):
@@ -161,14 +154,6 @@ func (m Top) key(msg tea.KeyMsg) (Top, tea.Cmd) {
 	case key.Matches(msg, k.Reverse):
 		m.reverse = !m.reverse
 		m.refilter()
-	case key.Matches(msg, k.SortFill):
-		m.setSort(SortFill)
-	case key.Matches(msg, k.SortDeny):
-		m.setSort(SortDeny)
-	case key.Matches(msg, k.SortName):
-		m.setSort(SortName)
-	case key.Matches(msg, k.SortBusy):
-		m.setSort(SortBusy)
 	case key.Matches(msg, k.Up):
 		m.move(-1)
 	case key.Matches(msg, k.Down):
@@ -213,11 +198,11 @@ func (m *Top) openDetail() {
 	}
 	m.pinned = true
 	m.detail, m.detailGone, m.showHelp = true, r.gone, false
-	cost := m.opts.Cost
+	cost := m.Cost
 	if m.opts.CostOf != nil {
 		cost = m.opts.CostOf(r.state.Key)
 	}
-	m.detailView = newBucketView(m.st, cost, m.opts.Window)
+	m.detailView = newBucketView(m.st, cost, m.Window)
 	if r.hasPrev {
 		m.detailView.observe(r.prev)
 	}

@@ -12,29 +12,24 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// TopSource reads every matching bucket and resets one. Fetch is called again only after
-// the previous call returned.
+// TopSource reads every matching bucket (one Fetch at a time) and resets one, in its own
+// layout, so that it reads as full.
 type TopSource interface {
 	Fetch(ctx context.Context) (TopSnapshot, error)
-	// Reset refills the bucket (it is read as full afterwards), in its own layout.
 	Reset(ctx context.Context, st bucket.State) error
 }
 
 // TopSnapshot is one refresh of the dashboard.
 type TopSnapshot struct {
-	// States are the matching buckets, in any order.
-	States []bucket.State
-	// Cost is what the refresh cost Redis, as the source measured it.
-	Cost Cost
-	Took time.Duration
-	// Coverage says how much of the keyspace the rows come from, when they are a bounded
-	// part of it ("scanned 340k of ~1.3M keys"); "" when they are every match.
+	States []bucket.State // the matching buckets, in any order
+	Cost   Cost           // what the refresh cost Redis, as the source measured it
+	Took   time.Duration
+	// Coverage says how much of the keyspace the rows come from when they are a bounded
+	// part of it ("scanned 340k of ~1.3M keys"); Keyspace is about how many keys there are.
 	Coverage string
-	// Keyspace is about how many keys there are (DBSIZE), shown with the rows kept when
-	// Coverage is set; 0 when unknown.
 	Keyspace int64
-	// Hot are writes seen per second by key, whatever the scan reached: those rows are
-	// marked and come first. HotSource names the source; HotNote why it is unavailable.
+	// Hot are writes seen per second by key: those rows are marked and come first.
+	// HotSource names the source; HotNote why it is unavailable.
 	Hot                map[string]float64
 	HotSource, HotNote string
 }
@@ -42,8 +37,7 @@ type TopSnapshot struct {
 // Cost is the Redis cost of one refresh.
 type Cost struct {
 	Commands, RoundTrips int
-	// Detail says what the round trips were ("3 SCAN pages, 2 inspect pipelines").
-	Detail string
+	Detail               string // what the round trips were ("3 SCAN pages, 2 pipelines")
 }
 
 func (c Cost) String() string {
@@ -54,37 +48,24 @@ func (c Cost) String() string {
 	return s
 }
 
-// TopOptions configure the dashboard. The level chart of the detail pane keeps Window
-// of history.
+// TopOptions configure the dashboard.
 type TopOptions struct {
-	// Match is the SCAN pattern, shown in the header.
-	Match string
-	// CostOf gives the cost the detail pane's retry-after assumes for a key (nil: Cost).
-	CostOf func(key string) float64
-	// Sort is the order the dashboard opens in (default SortFill).
-	Sort SortBy
-	// Hint is a line shown under the header (wrapped), e.g. how to reach the demo's
-	// sandbox from another terminal.
-	Hint string
-	// NoticeFor is how long a status message stays (default 4 s).
-	NoticeFor time.Duration
+	Match     string                   // the SCAN pattern, shown in the header
+	CostOf    func(key string) float64 // the detail pane's request cost (nil: Cost)
+	Sort      SortBy                   // the order the dashboard opens in
+	Hint      string                   // a line under the header
+	NoticeFor time.Duration            // how long a status message stays (default 4 s)
 	LiveOptions
 }
 
 type topRow struct {
-	state  bucket.State
-	act    bucket.Activity
-	hasAct bool
-	// prev is the bucket in the snapshot before (hasPrev), for the detail pane's start.
-	prev    bucket.State
-	hasPrev bool
-	// gone marks the selected bucket kept on screen after it left the scan (reset,
-	// expired or deleted): state is its last read, which keeps its place in the order.
-	gone bool
-	// hot is the writes seen per second when the bucket is being written now (else 0).
-	hot float64
-	// order holds the measures the order sorts by, steadied across refreshes (see steady).
-	order steadyOrder
+	state         bucket.State
+	act           bucket.Activity
+	hasAct        bool
+	prev          bucket.State // the read before (hasPrev), for the detail pane's start
+	hasPrev, gone bool         // gone: kept on screen under the cursor after leaving the scan
+	hot           float64      // writes seen per second now
+	order         steadyOrder
 }
 
 // Top is the dashboard of many buckets, refreshed in the background.
@@ -98,35 +79,24 @@ type Top struct {
 	visible []int // indices into rows, filtered and sorted
 	sortBy  SortBy
 	reverse bool
-	// sel is the key under the cursor. Until the user moves the cursor (pinned), the
-	// cursor stays on the first row of the order; then it stays on its bucket by key.
-	sel     string
-	pinned  bool
-	cursor  int
-	offset  int
-	keyWant int // the widest key among the visible rows, in cells
-
-	filter    lineInput
-	filtering bool
-
-	detail     bool
-	detailView bucketView
-	detailGone bool
-
-	confirm *bucket.State
-	again   bool // refresh once more when the read in flight returns (a reset happened)
-
-	notice    string
-	noticeBad bool
-	noticeID  int
-
-	// paused freezes the rows: reads stop, and a read that returns meanwhile waits in
-	// pending until space resumes.
-	paused  bool
-	pending *TopSnapshot
-
-	snap     TopSnapshot
-	haveSnap bool
+	// sel is the key under the cursor; until the user moves it (pinned), the first row.
+	sel                string
+	pinned             bool
+	cursor, offset     int
+	keyWant            int // the widest visible key, in cells
+	filter             lineInput
+	filtering          bool
+	detail, detailGone bool
+	detailView         bucketView
+	confirm            *bucket.State
+	again              bool // refresh again when the read in flight returns
+	notice             string
+	noticeBad          bool
+	noticeID           int
+	paused             bool
+	pending            *TopSnapshot // a read that came back while paused
+	snap               TopSnapshot
+	haveSnap           bool
 }
 
 // NewTop returns the dashboard reading from src.
@@ -143,13 +113,6 @@ func NewTop(src TopSource, opts TopOptions) Top {
 	}
 }
 
-type topTickMsg struct{}
-
-type topReadMsg struct {
-	snap TopSnapshot
-	err  error
-}
-
 type topResetMsg struct {
 	key string
 	err error
@@ -158,26 +121,22 @@ type topResetMsg struct {
 type noticeExpiredMsg struct{ id int }
 
 // Init starts the first refresh and the ticker.
-func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.poll.tick(topTickMsg{})) }
+func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick()) }
 
-// TopKeeper is a TopSource over a bounded part of a large keyspace: Keep names the bucket
-// under the cursor ("" none), which it keeps in its snapshots while it exists.
-type TopKeeper interface {
-	Keep(key string)
-}
+// TopKeeper is a TopSource over part of a large keyspace: it keeps the bucket Keep names
+// (the one under the cursor, "" none) in its snapshots while it exists.
+type TopKeeper interface{ Keep(key string) }
 
 func (m *Top) fetch() tea.Cmd {
-	src := m.src
-	keep := ""
+	src, keep := m.src, ""
 	if m.pinned {
 		keep = m.sel
 	}
-	return m.poll.fetch(func(ctx context.Context) tea.Msg {
+	return fetch(&m.live, func(ctx context.Context) (TopSnapshot, error) {
 		if k, ok := src.(TopKeeper); ok {
 			k.Keep(keep)
 		}
-		s, err := src.Fetch(ctx)
-		return topReadMsg{snap: s, err: err}
+		return src.Fetch(ctx)
 	})
 }
 
@@ -195,21 +154,21 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg)
 		m.scroll()
 	case tea.KeyMsg:
-		return eachKey(m, msg, func(m Top) bool { return m.filtering }, func(m Top) bool { return m.confirm != nil }, Top.key)
-	case topTickMsg:
-		m.poll.ticked()
+		return eachKey(m, msg, func(m Top) bool { return m.filtering }, func(m Top) bool { return m.confirm != nil }, Top.onKey)
+	case tickMsg:
+		m.ticked()
 		if m.paused {
-			return m, m.poll.tick(msg)
+			return m, m.tick()
 		}
-		return m, tea.Batch(m.poll.tick(msg), m.fetch())
-	case topReadMsg:
-		m.poll.finish(msg.err)
+		return m, tea.Batch(m.tick(), m.fetch())
+	case readMsg[TopSnapshot]:
+		m.finish(msg.err)
 		switch {
 		case msg.err != nil:
 		case m.paused:
-			m.pending = &msg.snap
+			m.pending = &msg.v
 		default:
-			m.apply(msg.snap)
+			m.apply(msg.v)
 		}
 		if m.again && !m.paused {
 			m.again = false
@@ -217,7 +176,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.opts.errText(msg.err), true)
+			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.errText(msg.err), true)
 		}
 		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", false)
 		if m.paused {
@@ -237,7 +196,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // setPaused freezes or resumes the rows; resuming shows the read that waited and reads
-// again at once.
+// again.
 func (m *Top) setPaused(p bool) tea.Cmd {
 	m.paused = p
 	if p {
@@ -275,7 +234,7 @@ func (m *Top) apply(s TopSnapshot) {
 		}
 		selHere = selHere || st.Key == m.sel
 	}
-	// Keep the selected bucket, marked gone, so the cursor does not land on a neighbour.
+	// The selected bucket stays, marked gone, so the cursor does not land on a neighbour.
 	if p, ok := prev[m.sel]; ok && m.pinned && !selHere {
 		rows = append(rows, topRow{state: p.state, gone: true})
 	}
@@ -340,21 +299,12 @@ func (m *Top) selected() *topRow {
 
 func (m *Top) scroll() {
 	n := m.tableRows()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if m.cursor >= m.offset+n {
-		m.offset = m.cursor - n + 1
-	}
+	m.offset = max(min(m.offset, m.cursor), m.cursor-n+1) // the cursor in view
 	m.offset = max(0, min(m.offset, len(m.visible)-n))
 }
 
-// tableRows is how many bucket rows fit under the header, status and table header, above
-// the "more" line and the help.
+// tableRows is how many bucket rows fit between the header lines, the table's header and
+// "more" line, and the help.
 func (m *Top) tableRows() int {
-	return max(1, m.h-m.chromeHeight()-2)
-}
-
-func (m *Top) chromeHeight() int {
-	return lineCount(m.topLines()) + 1 + lineCount(m.bottomLines())
+	return max(1, m.h-len(splitAll(m.topLines()))-1-len(splitAll(m.bottomLines()))-2)
 }

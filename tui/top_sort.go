@@ -11,59 +11,42 @@ import (
 // SortBy is the dashboard's row order.
 type SortBy int
 
+// The orders: the emptiest buckets first (closest to denying), the most denying per
+// second, by key, the busiest (decisions per second, else tokens consumed).
 const (
-	// SortFill puts the emptiest buckets (closest to denying) first.
 	SortFill SortBy = iota
-	// SortDeny puts the buckets denying most per second first.
 	SortDeny
-	// SortName orders by key.
 	SortName
-	// SortBusy puts the buckets deciding most per second (allowed and denied; tokens
-	// consumed for layouts without counters) first.
 	SortBusy
 )
 
 var sortCycle = map[SortBy]SortBy{SortFill: SortDeny, SortDeny: SortBusy, SortBusy: SortName, SortName: SortFill}
 
-func (s SortBy) String() string {
-	switch s {
-	case SortDeny:
-		return "deny/s ↓"
-	case SortName:
-		return "name"
-	case SortBusy:
-		return "busy ↓"
-	}
-	return "fill ↑"
+// sortNames are each order's name, reversed name and column title ("" for name).
+var sortNames = [...][3]string{
+	SortFill: {"fill ↑", "fill ↓ (reversed)", "FILL"},
+	SortDeny: {"deny/s ↓", "deny/s ↑ (reversed)", "DENY/s"},
+	SortName: {"name", "name ↓ (reversed)", ""},
+	SortBusy: {"busy ↓", "busy ↑ (reversed)", "ALLOW/s"},
 }
 
-// column is the title of the table column that shows the order's measure ("" for name).
-func (s SortBy) column() string {
-	switch s {
-	case SortDeny:
-		return "DENY/s"
-	case SortBusy:
-		return "ALLOW/s"
-	case SortName:
-		return ""
+func (s SortBy) names() [3]string {
+	if s < SortFill || s > SortBusy {
+		s = SortFill
 	}
-	return "FILL"
+	return sortNames[s]
 }
 
-// label names the order as the footer shows it, reversed or not.
+func (s SortBy) String() string { return s.names()[0] }
+
+func (s SortBy) column() string { return s.names()[2] }
+
+// label names the order as the footer shows it.
 func (s SortBy) label(reverse bool) string {
-	if !reverse {
-		return s.String()
+	if reverse {
+		return s.names()[1]
 	}
-	switch s {
-	case SortDeny:
-		return "deny/s ↑ (reversed)"
-	case SortName:
-		return "name ↓ (reversed)"
-	case SortBusy:
-		return "busy ↑ (reversed)"
-	}
-	return "fill ↓ (reversed)"
+	return s.names()[0]
 }
 
 func (r *topRow) denyRate() float64 {
@@ -74,26 +57,20 @@ func (r *topRow) denyRate() float64 {
 }
 
 // busyRate is decisions per second from the native counters, else tokens consumed per
-// second; -1 when neither is known yet.
+// second; -1 when neither is known.
 func (r *topRow) busyRate() float64 {
 	switch {
-	case !r.hasAct:
-		return -1
-	case r.act.Counted:
+	case r.hasAct && r.act.Counted:
 		return r.act.Allowed + r.act.Denied
-	case r.act.ConsumedKnown:
+	case r.hasAct && r.act.ConsumedKnown:
 		return r.act.Consumed
 	}
 	return -1
 }
 
-// unknownFill says the row has no fill to sort by: not a bucket, spec unknown, or gone.
-func (r *topRow) unknownFill() bool {
-	return r.state.Problem != "" || !r.state.HasSpec()
-}
+func (r *topRow) unknownFill() bool { return r.state.Problem != "" || !r.state.HasSpec() }
 
-// fillShown is the fill as the table shows it, so rows that look the same keep their
-// order (by key) from one refresh to the next.
+// fillShown is the fill as shown, so rows that look the same keep their order by key.
 func (r *topRow) fillShown() float64 {
 	if r.unknownFill() {
 		return 0
@@ -143,8 +120,7 @@ func (m *Top) less(a, b *topRow) bool {
 		return ub
 	}
 	if m.sortBy != SortFill {
-		// Rows alike in the order's rate keep the order of their keys: their fills move
-		// every refresh, and would swap them.
+		// By key, not fill: fills move every refresh and would swap rows alike in rate.
 		return a.state.Key < b.state.Key
 	}
 	if c = cmp.Compare(a.fillShown(), b.fillShown()); m.reverse {
@@ -156,13 +132,11 @@ func (m *Top) less(a, b *topRow) bool {
 	return a.state.Key < b.state.Key
 }
 
-// steadyOrder are a row's rates as the order uses them: hot writes, decisions and denials
-// per second (-1: unknown).
+// steadyOrder are the rates the order uses: hot writes, decisions, denials (-1: unknown).
 type steadyOrder struct{ hot, busy, deny float64 }
 
-// steadied is the row's order measures: this refresh's, except that a rate within its
-// noise of was (nil for a new row) keeps was's value, so rows of jittery traffic do not
-// swap every refresh.
+// steadied is this refresh's measures, except that one within its noise of was (nil for a
+// new row) keeps was's value, so rows of jittery traffic do not swap every refresh.
 func (r *topRow) steadied(was *steadyOrder) steadyOrder {
 	now := steadyOrder{hot: r.hot, busy: r.busyRate(), deny: r.denyRate()}
 	if was == nil {

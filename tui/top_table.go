@@ -108,30 +108,23 @@ func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 
 func (m *Top) table(n int) string {
 	cols, keyW := columns(m.w, m.keyWant, m.sortBy.column())
-	var b strings.Builder
 	hdr := strings.Repeat(" ", gutter) + fit("KEY", keyW)
 	for _, c := range cols {
-		t := c.title
-		if c.title != "FILL" && c.title != "LAYOUT" {
-			t = padLeft(t, c.width)
+		if c.title == "FILL" || c.title == "LAYOUT" {
+			hdr += " " + fit(c.title, c.width)
 		} else {
-			t = fit(t, c.width)
+			hdr += " " + padLeft(c.title, c.width)
 		}
-		hdr += " " + t
 	}
-	b.WriteString(m.st.Header.Render(hdr))
+	lines := []string{m.st.Header.Render(hdr)}
 	end := min(len(m.visible), m.offset+n)
-	stale := m.poll.err != nil
 	for i := m.offset; i < end; i++ {
-		r := &m.rows[m.visible[i]]
-		b.WriteString("\n")
-		b.WriteString(m.row(r, i == m.cursor, cols, keyW, stale))
+		lines = append(lines, m.row(&m.rows[m.visible[i]], i == m.cursor, cols, keyW))
 	}
 	if len(m.visible) == 0 {
-		b.WriteString("\n" + m.st.Subtle.Render(m.emptyText()))
+		lines = append(lines, m.st.Subtle.Render(m.emptyText()))
 	}
-	b.WriteString("\n" + m.st.Subtle.Render(trunc(m.moreText(end), m.w)))
-	return b.String()
+	return strings.Join(append(lines, m.st.Subtle.Render(trunc(m.moreText(end), m.w))), "\n")
 }
 
 // partial says the rows are the buckets top keeps of a larger keyspace, not every match.
@@ -184,7 +177,7 @@ func (m *Top) moreText(end int) string {
 	return strings.Join(parts, " · ")
 }
 
-func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool) string {
+func (m *Top) row(r *topRow, selected bool, cols []column, keyW int) string {
 	mark := "  "
 	switch {
 	case selected:
@@ -192,8 +185,7 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 	case r.hot > 0:
 		mark = m.st.Bad.Render(hotMark) + " "
 	}
-	keyCell := fit(format.TruncMiddle(format.SafeKey(r.state.Key), keyW), keyW)
-	var line string
+	line := fit(format.TruncMiddle(format.SafeKey(r.state.Key), keyW), keyW)
 	if r.gone || r.state.Problem != "" || !r.state.HasSpec() {
 		msg := r.state.Problem
 		switch {
@@ -204,26 +196,20 @@ func (m *Top) row(r *topRow, selected bool, cols []column, keyW int, stale bool)
 		case msg == "":
 			msg = fmt.Sprintf("%s tokens (%s layout; capacity and rate unknown: add a rule)", format.Tokens(r.state.Tokens), r.state.Layout.Name)
 		}
-		rest := m.w - gutter - keyW - 1
 		sty := m.st.Subtle
 		if r.state.Problem != "" && !r.gone {
 			sty = m.st.Bad
 		}
-		line = keyCell + " " + sty.Render(trunc(msg, rest))
+		line += " " + sty.Render(trunc(msg, m.w-gutter-keyW-1))
 	} else {
-		var b strings.Builder
-		b.WriteString(keyCell)
 		for _, c := range cols {
-			b.WriteString(" ")
-			b.WriteString(c.cell(m, r, c.width))
+			line += " " + c.cell(m, r, c.width)
 		}
-		line = b.String()
 	}
 	switch {
-	case selected:
-		// Reverse video shows the selection in colour; the marker shows it without.
+	case selected: // reverse video in colour; the marker without
 		return mark + m.st.Selected.Render(ansi.Strip(line))
-	case stale:
+	case m.err != nil:
 		return mark + m.st.Stale.Render(ansi.Strip(line))
 	}
 	return mark + line

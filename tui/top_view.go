@@ -1,7 +1,9 @@
 package tui
 
 import (
-	"sort"
+	"cmp"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -12,20 +14,17 @@ import (
 
 // View renders the dashboard.
 func (m Top) View() string {
-	top, bottom := m.topLines(), m.bottomLines()
-	bodyH := m.h - lineCount(top) - 1 - lineCount(bottom)
-	var body string
-	switch {
-	case m.confirm != nil:
-		body = m.dialog(bodyH)
-	case m.detail:
-		body = m.detailBody(bodyH)
-	case !m.haveSnap && m.poll.err == nil:
-		body = m.st.Subtle.Render("scanning…")
-	default:
-		body = m.table(max(1, bodyH-2)) // as tableRows, without rendering the chrome again
-	}
-	return screen(m.w, m.h, top, body, bottom)
+	return screen(m.w, m.h, m.topLines(), m.bottomLines(), func(h int) string {
+		switch {
+		case m.confirm != nil:
+			return m.dialog(h)
+		case m.detail:
+			return m.detailBody(h)
+		case !m.haveSnap && m.err == nil:
+			return m.st.Subtle.Render("scanning…")
+		}
+		return m.table(max(1, h-2)) // as tableRows, without rendering the chrome again
+	})
 }
 
 func (m *Top) topLines() []string {
@@ -34,7 +33,7 @@ func (m *Top) topLines() []string {
 		switch {
 		case m.partial() && m.snap.Keyspace > 0:
 			// First, so it stays when the header narrows and drops the coverage.
-			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Plural(int(m.snap.Keyspace), "key"),
+			extra = append(extra, format.GroupDigits(len(m.snap.States))+" kept of ~"+format.Plural(m.snap.Keyspace, "key"),
 				m.snap.Coverage)
 		case m.partial():
 			extra = append(extra, format.Plural(len(m.snap.States), "bucket")+" kept", m.snap.Coverage)
@@ -46,7 +45,7 @@ func (m *Top) topLines() []string {
 	if m.opts.Match != "" {
 		label = "match"
 	}
-	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, &m.opts.LiveOptions, m.haveSnap)
+	lines := m.headerLines("bucketctl top", label, m.opts.Match, extra, m.haveSnap)
 	if m.opts.Hint != "" {
 		lines = append(lines, wrapText(m.st.Subtle, m.opts.Hint, m.w)...)
 	}
@@ -58,9 +57,9 @@ func (m *Top) topLines() []string {
 		}
 		status = append(status, m.st.Notice.Render(text))
 	}
-	if m.haveSnap && m.snap.Took > m.opts.Interval {
+	if m.haveSnap && m.snap.Took > m.Interval {
 		status = append(status, m.st.Warn.Render("⚠ refresh took "+format.Duration(m.snap.Took)+
-			" (interval "+format.Duration(m.opts.Interval)+"): refreshing as fast as Redis answers"))
+			" (interval "+format.Duration(m.Interval)+"): refreshing as fast as Redis answers"))
 	}
 	if line := m.hotLine(); line != "" {
 		status = append(status, line)
@@ -78,8 +77,7 @@ func (m *Top) topLines() []string {
 	return lines
 }
 
-// hotMark marks the rows of buckets being written now.
-const hotMark = "!"
+const hotMark = "!" // marks the rows of buckets being written now
 
 // hotLine names the buckets being written now, busiest first, or why top cannot tell.
 func (m *Top) hotLine() string {
@@ -92,17 +90,11 @@ func (m *Top) hotLine() string {
 	if len(m.snap.Hot) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(m.snap.Hot))
-	for k := range m.snap.Hot {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if a, b := m.snap.Hot[keys[i]], m.snap.Hot[keys[j]]; a != b {
-			return a > b
-		}
-		return keys[i] < keys[j]
+	keys := slices.Collect(maps.Keys(m.snap.Hot))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m.snap.Hot[b], m.snap.Hot[a]), strings.Compare(a, b))
 	})
-	parts := make([]string, 0, min(3, len(keys)))
+	var parts []string
 	for _, k := range keys[:min(3, len(keys))] {
 		parts = append(parts, format.TruncMiddle(format.SafeKey(k), 40)+" "+format.Rate(m.snap.Hot[k]))
 	}
@@ -143,7 +135,7 @@ func (m *Top) bottomLines() []string {
 	cost := "Redis cost per refresh: not measured yet"
 	if m.haveSnap {
 		cost = "Redis cost per refresh: " + m.snap.Cost.String() + ", took " + format.Duration(m.snap.Took) +
-			", every " + format.Duration(m.opts.Interval)
+			", every " + format.Duration(m.Interval)
 	}
 	lines = append(lines, "")
 	if !m.detail {
@@ -164,7 +156,7 @@ func (m *Top) detailBody(h int) string {
 	if m.detailGone {
 		lines = append(lines, wrapText(m.st.Notice, "not in the last scan: the bucket was reset, expired or was deleted (it reads as full)", m.w)...)
 	}
-	body := m.detailView.view(m.w, h-len(lines)-1, m.poll.err != nil || m.detailGone)
+	body := m.detailView.view(m.w, h-len(lines)-1, m.err != nil || m.detailGone)
 	return strings.Join(lines, "\n") + "\n\n" + body
 }
 
@@ -175,7 +167,7 @@ func (m *Top) dialog(h int) string {
 		what += " · " + format.Tokens(s.Tokens) + " / " + format.Tokens(s.Spec.Capacity) + " tokens"
 	}
 	lines := []string{m.st.Bad.Render("Reset " + format.SafeKey(s.Key) + "?")}
-	if srv := m.opts.server(); srv != "" {
+	if srv := m.Server; srv != "" {
 		lines = append(lines, m.st.Label.Render("on ")+m.st.Value.Render(srv))
 	}
 	lines = append(lines, "", what, "It will read as full: this writes to Redis.", "",

@@ -10,69 +10,45 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WatchSource reads the watched bucket once. bucket.Store.Inspect of one key is one
-// pipelined round trip.
+// WatchSource reads the watched bucket once (bucket.Store.Inspect of one key).
 type WatchSource func(ctx context.Context) (bucket.State, error)
 
-// WatchOptions configure the watch screen.
+// WatchOptions configure the watch screen; Key is shown before the first read arrives.
 type WatchOptions struct {
-	// Key is the watched key, shown before the first read arrives.
 	Key string
 	LiveOptions
 }
 
 type watchKeys struct {
-	GlobalKeys
+	globalKeys
 	Refresh key.Binding
 }
 
 func (k watchKeys) ShortHelp() []key.Binding {
 	return append([]key.Binding{k.Refresh}, k.bindings()...)
 }
-func (k watchKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Refresh}, k.bindings()}
-}
+func (k watchKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Refresh}, k.bindings()} }
 
-// Watch is the live view of one bucket: gauge, rates, timings and level chart, polled
-// every interval with one read in flight at most.
+// Watch is the live view of one bucket: gauge, rates, timings and level chart.
 type Watch struct {
 	live
-	src  WatchSource
-	opts WatchOptions
-	keys watchKeys
-	body bucketView
+	src     WatchSource
+	watched string
+	keys    watchKeys
+	body    bucketView
 }
 
 // NewWatch returns the watch screen reading from src.
 func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	l := newLive(&opts.LiveOptions)
-	return Watch{
-		live: l, src: src, opts: opts,
-		keys: watchKeys{GlobalKeys: NewGlobalKeys(),
-			Refresh: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh now"))},
+	return Watch{live: l, src: src, watched: opts.Key,
+		keys: watchKeys{newGlobalKeys(), helpItem("ctrl+r", "refresh now")},
 		body: newBucketView(l.st, opts.Cost, opts.Window),
 	}
 }
 
-type watchTickMsg struct{}
-
-type watchReadMsg struct {
-	state bucket.State
-	err   error
-}
-
 // Init starts the first read and the refresh ticker.
-func (m Watch) Init() tea.Cmd {
-	return tea.Batch(m.fetch(), m.poll.tick(watchTickMsg{}))
-}
-
-func (m *Watch) fetch() tea.Cmd {
-	src := m.src
-	return m.poll.fetch(func(ctx context.Context) tea.Msg {
-		st, err := src(ctx)
-		return watchReadMsg{state: st, err: err}
-	})
-}
+func (m Watch) Init() tea.Cmd { return tea.Batch(fetch(&m.live, m.src), m.tick()) }
 
 // Update handles keys, resizes, ticks and reads.
 func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -80,42 +56,39 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg)
 	case tea.KeyMsg:
-		return eachKey(m, msg, nil, nil, Watch.key)
-	case watchTickMsg:
-		m.poll.ticked()
-		return m, tea.Batch(m.poll.tick(msg), m.fetch())
-	case watchReadMsg:
-		m.poll.finish(msg.err)
+		return eachKey(m, msg, nil, nil, Watch.onKey)
+	case tickMsg:
+		m.ticked()
+		return m, tea.Batch(m.tick(), fetch(&m.live, m.src))
+	case readMsg[bucket.State]:
+		m.finish(msg.err)
 		if msg.err == nil {
-			m.body.observe(msg.state)
+			m.body.observe(msg.v)
 		}
 	}
 	return m, nil
 }
 
-func (m Watch) key(msg tea.KeyMsg) (Watch, tea.Cmd) {
+func (m Watch) onKey(msg tea.KeyMsg) (Watch, tea.Cmd) {
 	switch {
 	case key.Matches(msg, m.keys.Quit):
-		m.poll.stop()
+		m.cancel()
 		return m, tea.Quit
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, m.keys.Refresh):
-		return m, m.fetch()
+		return m, fetch(&m.live, m.src)
 	}
 	return m, nil
 }
 
 // View renders the watch screen.
 func (m Watch) View() string {
-	keyName := m.opts.Key
+	keyName := m.watched
 	if m.body.has {
 		keyName = m.body.cur.Key
 	}
-	top := m.headerLines("bucketctl watch", "", format.SafeKey(keyName), nil, &m.opts.LiveOptions, m.body.has)
-	bottom := helpFooter(m.help, m.keys, m.showHelp, m.st, m.w,
-		"1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
-	bodyH := m.h - lineCount(top) - lineCount(bottom) - 1
-	body := m.body.view(m.w, bodyH, m.poll.err != nil)
-	return screen(m.w, m.h, top, body, bottom)
+	top := m.headerLines("bucketctl watch", "", format.SafeKey(keyName), nil, m.body.has)
+	bottom := m.footer(m.keys, "1 pipelined round trip per refresh (TIME, TYPE, PTTL and the bucket's fields); nothing is written")
+	return screen(m.w, m.h, top, bottom, func(h int) string { return m.body.view(m.w, h, m.err != nil) })
 }

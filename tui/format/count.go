@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// countOf formats a float count through Count, and one too large for an int64 (a
-// corrupt or absurd value) as a float with an exponent, never by wrapping around.
+// countOf is Count of a float; one too large for an int64 has an exponent, never wraps.
 func countOf(v float64) string {
 	if math.Abs(v) >= 1e15 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
@@ -31,9 +30,5 @@ func Count(n int64) string {
 	case n >= 1e5:
 		return strconv.FormatInt((n+500)/1000, 10) + "k"
 	}
-	s := strconv.FormatInt(n, 10)
-	if len(s) > 3 {
-		s = s[:len(s)-3] + "," + s[len(s)-3:]
-	}
-	return s
+	return GroupDigits(n)
 }

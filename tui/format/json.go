@@ -8,9 +8,7 @@ import (
 
 // JSONTokens cuts a number of tokens to 3 decimals toward zero for JSON: never more than
 // the bucket holds; a negative level is kept as read.
-func JSONTokens(v float64) float64 { return cut3(v) }
-
-func cut3(v float64) float64 {
+func JSONTokens(v float64) float64 {
 	if !finite(v) || math.Abs(v) >= 1e12 {
 		return JSONFinite(v) // no decimals to cut, and v*1000 could overflow
 	}
@@ -42,7 +40,7 @@ func JSONTTL(d time.Duration) float64 {
 }
 
 // JSONRatio cuts a ratio (fill) to 3 decimals toward zero for JSON: 1 only when full.
-func JSONRatio(v float64) float64 { return cut3(v) }
+func JSONRatio(v float64) float64 { return JSONTokens(v) }
 
 // JSONRate rounds a measured per-second rate to 3 decimals for JSON.
 func JSONRate(v float64) float64 { return Round3(v) }

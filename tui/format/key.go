@@ -2,6 +2,7 @@ package format
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -20,32 +21,24 @@ func Unprintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r
 func EscapeUnprintable(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			if out != nil {
-				out = append(out, b[i])
-			}
-			i++
-			continue
-		}
 		r, size := utf8.DecodeRune(b[i:])
-		if !Unprintable(r) || (r == utf8.RuneError && size == 3) {
+		switch {
+		case r < utf8.RuneSelf || !Unprintable(r) || (r == utf8.RuneError && size == 3):
 			if out != nil {
 				out = append(out, b[i:i+size]...)
 			}
-			i += size
-			continue
-		}
-		if out == nil {
+		case out == nil:
 			out = append(make([]byte, 0, len(b)+16), b[:i]...)
-		}
-		if r == utf8.RuneError { // a byte that is not UTF-8: its Latin-1 rune
-			r = rune(b[i])
-		}
-		if r > 0xFFFF {
-			r1, r2 := utf16.EncodeRune(r)
-			out = appendU(appendU(out, r1), r2)
-		} else {
-			out = appendU(out, r)
+			fallthrough
+		default:
+			if r == utf8.RuneError { // a byte that is not UTF-8: its Latin-1 rune
+				r = rune(b[i])
+			}
+			if r1, r2 := utf16.EncodeRune(r); r > 0xFFFF {
+				out = appendU(appendU(out, r1), r2)
+			} else {
+				out = appendU(out, r)
+			}
 		}
 		i += size
 	}
@@ -58,12 +51,7 @@ func EscapeUnprintable(b []byte) []byte {
 // Escapes reports whether EscapeUnprintable would change s: a YAML writer double-quotes
 // such a string, the one style where the \u escapes mean the rune.
 func Escapes(s string) bool {
-	for _, r := range s {
-		if r >= utf8.RuneSelf && Unprintable(r) {
-			return true
-		}
-	}
-	return false
+	return strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf && Unprintable(r) })
 }
 
 func appendU(b []byte, r rune) []byte {
@@ -75,27 +63,18 @@ func appendU(b []byte, r rune) []byte {
 // show on a terminal: printable text is returned as it is; any other key is written as a
 // Go string literal without its quotes (\x1b, \n, \xff, \u200b).
 func SafeKey(key string) string {
-	for _, r := range key {
-		if Unprintable(r) {
-			q := strconv.QuoteToGraphic(key)
-			return q[1 : len(q)-1]
-		}
+	if !strings.ContainsFunc(key, Unprintable) {
+		return key
 	}
-	return key
+	q := strconv.QuoteToGraphic(key)
+	return q[1 : len(q)-1]
 }
 
 // SafeText makes free text (an error quoting input or a server's reply) safe to show on a
 // terminal: each unprintable rune or non-UTF-8 byte is written as its Go escape (\x1b, \t,
 // \xff); the rest, quotes included, is left as it is.
 func SafeText(s string) string {
-	clean := true
-	for _, r := range s {
-		if Unprintable(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !strings.ContainsFunc(s, Unprintable) {
 		return s
 	}
 	var b []byte

@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// noise absorbs float arithmetic's last-bit error before a floor (9.999999999999998 is 10).
-const noise = 1e-6
+const noise = 1e-6 // float arithmetic's last-bit error, absorbed before a floor
 
 // floorTo cuts v to dec decimals toward zero, after absorbing float noise; never -0.
 func floorTo(v float64, dec int) float64 {
@@ -172,15 +171,10 @@ func Plural[N ~int | ~int64](n N, what string) string {
 }
 
 // GroupDigits writes n with thousands separators: 10,000.
-func GroupDigits(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
+func GroupDigits[N ~int | ~int64](n N) string {
+	s := strconv.FormatInt(int64(n), 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
 	}
 	return s
 }
