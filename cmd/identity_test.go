@@ -29,8 +29,8 @@ func TestIdentityKeyspace(t *testing.T) {
 	ctx := context.Background()
 	url := srv.URL()
 	writeConfig(t, seedRules()+`
-  - {match: "rate:real:*", layout: redis-rate, capacity: 10, rate: 1}
-  - {match: "throttle:real:*", layout: throttled, capacity: 10, rate: 1}
+  - {match: "rate:real:*", layout: redis-rate, capacity: 10, rate: 1/m}
+  - {match: "throttle:real:*", layout: throttled, capacity: 10, rate: 1/m}
 `)
 	now, err := c.Time(ctx).Result()
 	if err != nil {
@@ -48,7 +48,7 @@ func TestIdentityKeyspace(t *testing.T) {
 		names[i] = l.Key
 	}
 	buckets := plantBuckets(t, c, url)
-	for _, g := range []gcraLib{redisRateLib(t, c, "real:1", 1, 10, time.Second), throttledLib(t, c, "real:2", 1, 9, time.Second)} {
+	for _, g := range []gcraLib{redisRateLib(t, c, "real:1", 1, 10, time.Minute), throttledLib(t, c, "real:2", 1, 9, time.Minute)} {
 		g.take(2)
 		buckets = append(buckets, g.key)
 	}
