@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -59,11 +58,6 @@ func LookupCounter(name string) (CounterForm, bool) {
 		}
 	}
 	return CounterForm{}, false
-}
-
-// pattern is a key pattern compiled on first use: most runs meet no counter.
-func pattern(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // counterInt says v has the form of a value INCR, INCRBY and SETEX of an integer write:
@@ -122,12 +116,6 @@ func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (Count
 		}
 	}
 	return CounterForm{}, false
-}
-
-// CounterOf is counterOf for tests and callers without a read: the counter form a string
-// key holding value with PTTL pttl has at now.
-func CounterOf(key, value string, pttl time.Duration, now time.Time) (CounterForm, bool) {
-	return counterOf(key, "string", value, pttl, now)
 }
 
 // withCounter names the counter a key that is not a bucket most likely is, in its Problem,
