@@ -6,9 +6,7 @@ import (
 	"time"
 )
 
-// The counter and window limiters production runs, each as its source writes its keys
-// (the scripts are under scripts/third_party/, each with its SOURCE). Specific forms come
-// first; the generic ones, which name no key of their own, last.
+// counterForms are the counter and window limiters production runs, specific forms first.
 var counterForms = []CounterForm{
 	{Name: "kong", Limiter: "Kong's rate-limiting counter",
 		Pattern: "ratelimit:<route>:<service>:<id>:<date>:<period>", Value: "hits in the period (INCR)",
@@ -53,7 +51,6 @@ var counterForms = []CounterForm{
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php (increment), Cache/LuaScripts.php (add)",
 		typ:    "string", near: func(k string) bool { return strings.HasSuffix(k, ":timer") }, key: lazyRegexp(`.:timer$`),
 		fits: func(_ []string, v int64, pttl time.Duration, now time.Time) bool {
-			// availableAt is now + decay and the TTL is the decay: both count down together.
 			left := time.Duration(v-now.Unix()) * time.Second
 			return pttl > 0 && left > pttl-2*time.Second && left <= pttl+time.Second
 		}},
@@ -76,15 +73,14 @@ var counterForms = []CounterForm{
 		typ:    "string", fits: ttlSet},
 }
 
-// notAfter says the time the key names (digits in unit since the Unix epoch) is not after
-// now (a window starts before its counter's first hit).
+// notAfter says the time digits (in unit since the epoch) is not after now.
 func notAfter(digits string, unit time.Duration, now time.Time) bool {
 	n, err := strconv.ParseInt(digits, 10, 64)
 	return err == nil && time.Duration(n)*unit <= time.Duration(now.UnixNano())+time.Second
 }
 
-// limitsWindow checks a limits key's TTL against its window (multiples × granularity),
-// times n.
+// limitsWindow checks a limits key's TTL against n windows.
+
 func limitsWindow(n int) func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 	return func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 		mult, err := strconv.ParseInt(m[2], 10, 32)
