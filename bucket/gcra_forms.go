@@ -98,8 +98,10 @@ func (secondsTAT) resetTAT(l Layout, spec Spec, tokens float64, now time.Time) (
 
 func (secondsTAT) scriptRange() (string, string) { return "0", strconv.Itoa(secondsMax) }
 
-// ceilSecondsTTL is EX ceil(TAT − now) in the scripts' doubles, at least 1 s.
-func ceilSecondsTTL(l Layout, t TAT, now time.Time) time.Duration {
+// The float-seconds scripts set EX ceil(TAT − now), in their doubles (at least 1 s).
+func (secondsTAT) ttlRule() (under, over time.Duration) { return time.Second, 0 }
+func (secondsTAT) overdraw() float64                    { return 0 }
+func (secondsTAT) writeTTL(l Layout, t TAT, now time.Time) time.Duration {
 	return max(time.Second, time.Duration(math.Ceil(float64(t.seconds-luaNow(now, l.Epoch))))*time.Second)
 }
 
@@ -166,7 +168,10 @@ func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (st
 	return strconv.FormatInt(tat, 10), TAT{Unix: tat}, false, nil
 }
 
+func (nanosTAT) overdraw() float64 { return 0 }
+
 func (nanosTAT) scriptRange() (string, string) {
+
 	return strconv.FormatInt(nanosMin, 10), "9223372036854775808"
 }
 
