@@ -81,7 +81,6 @@ func usedBounds(prev, cur State) (lo, fluid float64, exact bool) {
 }
 
 // counterDelta is a counter's growth; one that went down has counted from zero since.
-
 func counterDelta(prev, cur int64) float64 {
 	if cur < prev {
 		return float64(cur)

@@ -247,7 +247,6 @@ func mergeable(calls []*scriptCall) int {
 
 // takes adds one native EVALSHA deciding calls in order: ARGV the first call's seven, then
 // capacity, rate and cost of each further call.
-
 func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))

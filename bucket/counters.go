@@ -55,22 +55,15 @@ func counterInt(v string) bool {
 	if d == "" || len(d) > 19 || d[0] == '0' && len(d) > 1 {
 		return false
 	}
-	return digitsTail(d) == len(d)
+	return tailIn(d, decDigits) == len(d)
 }
 
-// digitsTail is how many decimal digits s ends with.
-func digitsTail(s string) int {
-	n := 0
-	for n < len(s) && s[len(s)-1-n] >= '0' && s[len(s)-1-n] <= '9' {
-		n++
-	}
-	return n
-}
+const decDigits, hexDigits = "0123456789", "0123456789abcdef"
 
-// hexTail is how many lowercase hexadecimal digits s ends with.
-func hexTail(s string) int {
+// tailIn is how many bytes of set s ends with.
+func tailIn(s, set string) int {
 	n := 0
-	for n < len(s) && strings.IndexByte("0123456789abcdef", s[len(s)-1-n]) >= 0 {
+	for n < len(s) && strings.IndexByte(set, s[len(s)-1-n]) >= 0 {
 		n++
 	}
 	return n
@@ -144,7 +137,6 @@ func periodOf(name string, yearDays int) time.Duration {
 
 // loneLevelTTL says why a two-key level without its time key, with this TTL, is not a
 // bucket of l ("" if it may be); lo and hi (ms) bound the PTTL the reset script accepts.
-
 func (l Layout) loneLevelTTL(spec Spec, pttl time.Duration) (why string, lo, hi int64) {
 	m := l.Model()
 	if m.NoTTLByDesign() {

@@ -58,12 +58,12 @@ var counterForms = []CounterForm{
 		Pattern: "<app>-database-<app>-cache-<md5 or sha1 of the key>", Value: "hits in the decay (INCRBY)",
 		TTL:    "EX of the decay at the first hit",
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php, Routing/Middleware/ThrottleRequests.php, config/cache.php",
-		typ:    "string", near: func(k string) bool { return hexTail(k) >= 32 }, key: lazyRegexp(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
+		typ:    "string", near: func(k string) bool { return tailIn(k, hexDigits) >= 32 }, key: lazyRegexp(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
 	{Name: "envoy", Limiter: "envoy ratelimit's fixed-window counter",
 		Pattern: "<prefix><domain>_<key>_<value>_..._<window start, Unix s>", Value: "hits in the window (INCRBY)",
 		TTL:    "EXPIRE of the unit plus up to EXPIRATION_JITTER_MAX_SECONDS",
 		Source: "envoyproxy/ratelimit src/limiter/cache_key.go (GenerateCacheKey), src/redis/fixed_cache_impl.go",
-		typ:    "string", near: func(k string) bool { return digitsTail(k) == 10 && len(k) > 10 && k[len(k)-11] == '_' }, key: lazyRegexp(`^.+_.+_.*_([0-9]{10})$`),
+		typ:    "string", near: func(k string) bool { return tailIn(k, decDigits) == 10 && len(k) > 10 && k[len(k)-11] == '_' }, key: lazyRegexp(`^.+_.+_.*_([0-9]{10})$`),
 		fits: func(m []string, _ int64, pttl time.Duration, now time.Time) bool {
 			return notAfter(m[1], time.Second, now) && pttl > 0
 		}},
@@ -80,7 +80,6 @@ func notAfter(digits string, unit time.Duration, now time.Time) bool {
 }
 
 // limitsWindow checks a limits key's TTL against n windows.
-
 func limitsWindow(n int) func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 	return func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 		mult, err := strconv.ParseInt(m[2], 10, 32)

@@ -82,7 +82,6 @@ type bareError struct{ error }
 func (e bareError) Unwrap() []error { return []error{e.error, ErrUndeclared} }
 
 // notBucketError is ErrWrongType for key, with why (with or without "not a bucket: ").
-
 func notBucketError(key, why string) error {
 	why = strings.TrimPrefix(strings.TrimPrefix(why, ErrWrongType.Error()), ": ")
 	if why == "" {

@@ -23,12 +23,11 @@ type gcraLib interface {
 
 // registerGCRA registers a gcra preset with its library's arithmetic.
 func registerGCRA(lib gcraLib, l Layout) {
-	for _, p := range presets() {
-		if p.gcra != nil && p.Library == l.Library {
-			panic("bucket: gcra library " + l.Library + " registered twice")
-		}
+	if l.lib() != nil {
+		panic("bucket: gcra library " + l.Library + " registered twice")
 	}
 	l.gcra = lib
+
 	register(l)
 }
 

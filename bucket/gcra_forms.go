@@ -176,7 +176,6 @@ func (nanosTAT) scriptRange() (string, string) {
 }
 
 // nsStart is the nanosecond libraries' interval T, delay tolerance dvt, now and TAT, in ns.
-
 func nsStart(spec Spec, stored *TAT, now time.Time) (T, dvt, n, tat int64) {
 	T = nsInterval(spec.Rate)
 	dvt = int64(math.Round(spec.Capacity * float64(T)))

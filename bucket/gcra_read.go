@@ -132,7 +132,6 @@ type gcraReading struct {
 
 // gcraState reads one gcra bucket from its GET reply and PTTL at now. A value that is not
 // a bucket comes back with Fit notGCRA; the error is for an invalid layout or spec.
-
 func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (gcraReading, error) {
 	if l.lib() == nil {
 		return gcraReading{}, notGCRALayout(l)

@@ -99,7 +99,6 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 
 // gcraResetArgs are the reset script's arguments for a GCRA bucket: the form and TTL bounds
 // it re-checks, and the write. clientNow is "" for the server's TIME.
-
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {

@@ -101,7 +101,6 @@ func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([
 }
 
 // InspectWith is Inspect with a config file's custom layouts, whose time keys it reads too.
-
 func (s *Store) InspectWith(ctx context.Context, keys []string, resolve Resolver, custom []Layout) ([]State, error) {
 	states, _, err := s.readKeys(ctx, s.rdb, keys, readOpts{resolve: resolve, pairLayouts: TwoKeyLayouts(custom), cluster: s.isCluster()})
 	return states, err

@@ -63,7 +63,6 @@ func (l Layout) IsTimeKey(key string) bool {
 }
 
 // BucketKey is the tokens key for name in a two-key layout; name itself for others.
-
 func (l Layout) BucketKey(name string) string {
 	if l.Type != Strings || l.TokensKey == "" {
 		return name

@@ -49,7 +49,6 @@ func (redisCellLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost
 }
 
 // cellSeconds is a duration as CL.THROTTLE replies it: seconds, rounded up from 1 ms on.
-
 func cellSeconds(d time.Duration) time.Duration {
 	if d == -1 {
 		return -1

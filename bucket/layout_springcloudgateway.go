@@ -25,7 +25,6 @@ func (springCloudGatewayModel) Level(l Layout, spec Spec, stored Level, now int6
 }
 
 // ResetTTL: math.floor(fill_time * 2) on both keys.
-
 func (springCloudGatewayModel) ResetTTL(spec Spec, full time.Duration) time.Duration {
 	return max(time.Duration(math.Floor(spec.Capacity/spec.Rate*2))*time.Second, ceilTo(full, time.Second))
 }

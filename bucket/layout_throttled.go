@@ -24,7 +24,6 @@ func throttledTTL(ns int64) time.Duration {
 
 // decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go. Cost 0 is its peek: never
 // denied, it re-sets every bucket and creates a missing one.
-
 func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	q := int64(cost)

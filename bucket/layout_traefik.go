@@ -50,7 +50,6 @@ func (traefikModel) ResetTTL(spec Spec, _ time.Duration) time.Duration {
 func (traefikModel) ClientClock() bool { return true }
 
 // traefikDelay is the script's wait_duration as the middleware reads it (tostring, ns).
-
 func traefikDelay(spec Spec, level, cost float64) time.Duration {
 	wait := float64(-(level - cost)) / float64(spec.Rate/1e6)
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(wait, 'g', 14, 64), 64)

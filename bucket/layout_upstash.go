@@ -45,7 +45,6 @@ func (upstashModel) Allows(_ Spec, level, cost float64) bool {
 }
 
 // ResetTTL: the refill to full, as Upstash's PEXPIRE; at full 1 s.
-
 func (upstashModel) ResetTTL(_ Spec, full time.Duration) time.Duration {
 	return max(ceilTo(full, time.Millisecond), time.Second)
 }

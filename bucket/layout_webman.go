@@ -12,7 +12,6 @@ func init() {
 type webmanModel struct{ ownModel }
 
 // Level: math.min(capacity, tokens + (now - last) * rate), negative refill included.
-
 func (webmanModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	passed := float64(secondsOf(now) - secondsOf(stored.TS))
 	return Level{Tokens: math.Min(spec.Capacity, float64(stored.Tokens+float64(passed*spec.Rate))), TS: now}

@@ -10,7 +10,6 @@ import (
 )
 
 // MemoryUsage is MEMORY USAGE of every key in one round trip, in bytes (0: gone).
-
 func (s *Store) MemoryUsage(ctx context.Context, keys []string) ([]int64, error) {
 	if len(keys) == 0 {
 		return nil, nil

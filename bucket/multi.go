@@ -187,12 +187,10 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 			out[i].Tokens -= t.Cost
 		}
 		tr := &r.Tiers[i].Result
-		tr.Remaining = out[i].Tokens
-		tr.RetryAfter = t.Spec.Wait(out[i].Tokens, t.Cost)
+		tr.Remaining, tr.RetryAfter, tr.ResetAfter = out[i].Tokens, t.Spec.Wait(out[i].Tokens, t.Cost), t.Spec.Wait(out[i].Tokens, t.Spec.Capacity)
 		if t.Cost > t.Spec.Capacity {
 			tr.RetryAfter = -1
 		}
-		tr.ResetAfter = t.Spec.Wait(out[i].Tokens, t.Spec.Capacity)
 	}
 	if impossible {
 		return append(out[:0:0], levels...), false, r
@@ -201,7 +199,6 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 }
 
 // lazyRegexp compiles expr on first use: init runs on every command.
-
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -79,7 +79,6 @@ func formatNumber(v float64) string {
 }
 
 // formatWhole writes a whole number in plain digits, also beyond an int64.
-
 func formatWhole(v float64) string {
 	if v >= math.MinInt64 && v < math.MaxInt64 {
 		return strconv.FormatInt(int64(v), 10)

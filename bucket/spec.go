@@ -85,23 +85,20 @@ func (s Spec) Wait(have, want float64) time.Duration {
 }
 
 // Take is the reference model of one decision (exists=false: a missing bucket, full).
-
 func (s Spec) Take(l Level, exists bool, now int64, cost float64) (Level, Result) {
 	if !exists {
 		l = Level{Tokens: s.Capacity, TS: now}
 	}
 	l = s.At(l, now)
 	r := Result{Spec: s}
-	if cost > s.Capacity {
-		r.Remaining, r.RetryAfter, r.ResetAfter = l.Tokens, -1, s.Wait(l.Tokens, s.Capacity)
-		return l, r
-	}
-	if l.Tokens >= cost {
+	if l.Tokens >= cost { // never for a cost above capacity: At clamps
 		l.Tokens -= cost
 		r.Allowed = true
 	}
-	r.Remaining = l.Tokens
-	r.RetryAfter = s.Wait(l.Tokens, cost)
-	r.ResetAfter = s.Wait(l.Tokens, s.Capacity)
+	r.Remaining, r.RetryAfter, r.ResetAfter = l.Tokens, s.Wait(l.Tokens, cost), s.Wait(l.Tokens, s.Capacity)
+	if cost > s.Capacity {
+		r.RetryAfter = -1
+	}
 	return l, r
+
 }

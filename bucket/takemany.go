@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -142,36 +143,29 @@ func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 		return err
 	}
 	var again []*redis.Cmd
-	for _, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, c)
+	var at []int
+	var loaded []string
+	for i, c := range cmds {
+		if !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			continue
 		}
+		sha, _ := c.Args()[1].(string)
+		if sc, ok := scripts.BySHA()[sha]; ok && !slices.Contains(loaded, sha) {
+			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
+				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
+			}
+			loaded = append(loaded, sha)
+		}
+		again, at = append(again, redis.NewCmd(ctx, c.Args()...)), append(at, i)
 	}
 	if len(again) == 0 {
 		return nil
 	}
-	loaded := map[string]bool{}
-	for _, c := range again {
-		sha, _ := c.Args()[1].(string)
-		if sc, ok := scripts.BySHA()[sha]; ok && !loaded[sha] {
-			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
-				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
-			}
-			loaded[sha] = true
-		}
-	}
-	for i, c := range again {
-		again[i] = redis.NewCmd(ctx, c.Args()...)
-	}
 	if err := s.execBatch(ctx, again); err != nil {
 		return err
 	}
-	j := 0
-	for i, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			cmds[i] = again[j]
-			j++
-		}
+	for j, i := range at {
+		cmds[i] = again[j]
 	}
 	return nil
 }
