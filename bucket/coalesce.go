@@ -11,43 +11,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Coalescing: concurrent decisions on one Store share round trips.
-//
-// A Take is one EVALSHA and one round trip. Under load, most of the cost of a decision is
-// not the script but the round trip around it: a write and a read system call on each
-// side. When many goroutines call Take at once (an HTTP middleware under load), the Store
-// sends their decisions together, one pipeline per round trip, each still its own atomic
-// EVALSHA with its own key, spec and cost.
-//
-// Nothing waits for company. At most `lanes` round trips are in flight at once; a Take that
-// finds a lane free goes out at once, alone, exactly as without coalescing. Only when every
-// lane is busy does a Take queue, and the next lane to come free sends everything queued
-// (up to maxCoalesced) in one pipeline: a queued Take waits for one round trip in flight to
-// end, no timer. A lone caller never pays for this; a crowd pays one round trip per batch
-// instead of one per decision.
-//
-// Take and TakeAll coalesce. TakeMany (already a pipeline) and Peek make their round trips
-// as called.
-//
-// Lanes are goroutines that live only while there is a queue: a Store holds none at rest
-// and needs no Close.
+// Coalescing: a Take or TakeAll that finds one of the Store's lanes free goes out alone at
+// once; when every lane is busy it queues, and the next lane to come free sends the queue
+// (up to maxCoalesced) as one pipeline, each decision still its own atomic script call.
+// Lanes are goroutines that live only while there is a queue (see help design).
+const (
+	maxCoalesced = 128
+	defaultLanes = 1
+)
 
-// maxCoalesced bounds the decisions sent in one pipeline.
-const maxCoalesced = 128
-
-// defaultLanes is the number of round trips concurrent Takes may have in flight at once
-// when coalescing is on (the default). Redis runs scripts one at a time, so more round
-// trips in flight do not decide faster, while a batch of queued Takes costs the server less
-// per decision than the same Takes sent alone (one script call, one TIME, one reply): with
-// 8 callers over 100 keys, one lane costs the server 69-71k instructions per decision, two
-// lanes (batches of about 3) 71-73k, each Take alone 92k, go-redis/redis_rate's Allow 73k
-// (callgrind: scripts/bench/servercost-callgrind.sh). A lone caller never waits for a lane.
-const defaultLanes = 1
-
-// WithCoalescing sets how many round trips concurrent decisions (Take, TakeAll) may have
-// in flight at once; decisions beyond that queue and share the next free round trip. 0
-// turns coalescing off: every decision is its own round trip, whatever the concurrency (a
-// load generator that simulates independent clients wants that).
+// WithCoalescing sets how many round trips concurrent decisions may have in flight at once;
+// the rest queue and share the next. 0 turns coalescing off (a load generator wants that).
 func WithCoalescing(lanes int) Option {
 	return func(s *Store) {
 		if lanes <= 0 {
@@ -58,8 +32,7 @@ func WithCoalescing(lanes int) Option {
 	}
 }
 
-// Direct returns a Store like s (same client, clock and TTL grace) whose decisions are
-// each their own round trip, never coalesced.
+// Direct returns a Store like s whose decisions are never coalesced.
 func (s *Store) Direct() *Store {
 	return &Store{rdb: s.rdb, now: s.now, grace: s.grace}
 }
@@ -71,8 +44,7 @@ type coalescer struct {
 	lanes  int
 }
 
-// scriptCall is one queued decision: a writing script's EVALSHA. done receives once, when
-// v and err (the raw reply) are set.
+// scriptCall is one queued decision; done receives once, when v and err are set.
 type scriptCall struct {
 	ctx  context.Context
 	sc   *redis.Script
@@ -86,9 +58,8 @@ type scriptCall struct {
 
 var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan struct{}, 1)} }}
 
-// run runs a writing script once (see runOnce) on keys, or on key alone when keys is nil,
-// sharing a round trip with concurrent decisions when the Store coalesces. The error is
-// the raw one, for decisionErr, but for ErrNotSent and *UncertainError, which are final.
+// run runs a writing script once on keys (nil: key alone), coalesced when the Store does.
+// The error is raw, for decisionErr, but ErrNotSent and *UncertainError are final.
 func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) ([]interface{}, error) {
 	if c := s.co; c != nil {
 		if call := c.enqueue(ctx, s, sc, key, keys, args); call != nil {
@@ -96,16 +67,14 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []st
 		}
 		defer c.release(s) // a lane was free: this call holds it and goes out alone
 	}
-	// (A variable of its own: keys escapes through enqueue, one[:] must not.)
-	one, ks := [1]string{key}, keys
+	one, ks := [1]string{key}, keys // not keys: it escapes through enqueue, one must not
 	if ks == nil {
 		ks = one[:]
 	}
 	return runOnce(ctx, s.rdb, sc, ks, args).Slice()
 }
 
-// enqueue takes a free lane for the caller and returns nil, or queues the call when every
-// lane is busy and returns it.
+// enqueue takes a free lane and returns nil, or queues the call and returns it.
 func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key string, keys []string, args []interface{}) *scriptCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,13 +121,10 @@ func (c *coalescer) wait(ctx context.Context, call *scriptCall) ([]interface{}, 
 		return call.v, call.err
 	default:
 	}
-	// Already on its way: the lane still owns call (it is not pooled again) and the
-	// server may apply the decision.
-	return nil, &UncertainError{Key: keys, Err: ctx.Err()}
+	return nil, &UncertainError{Key: keys, Err: ctx.Err()} // sent: the lane owns call
 }
 
-// release ends a direct call's hold on a lane: it hands the lane to the queue if one
-// formed meanwhile.
+// release ends a direct call's hold on a lane, handing it to a queue formed meanwhile.
 func (c *coalescer) release(s *Store) {
 	c.mu.Lock()
 	if len(c.queue) > 0 {
@@ -195,16 +161,11 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
-// sendQueued sends the queued calls in one pipeline and sets each one's reply. On a client
-// of one server (standalone or Sentinel), consecutive one-key Takes with the same options go
-// as one EVALSHA of the native script over all their keys, a batch (token_bucket.lua): the
-// server runs the script and reads TIME once for them all, and each decision is still made
-// on its own, in order, atomically. A Cluster's keys in one call would have to share a
-// slot, so there every decision keeps its own EVALSHA.
+// sendQueued sends the queued calls in one pipeline and sets each one's reply. On one
+// server (not a Cluster), consecutive mergeable Takes go as one EVALSHA of the native script
+// over all their keys, each decision still made on its own, in order.
 func (s *Store) sendQueued(calls []*scriptCall) {
-	// The batch outlives any one caller's cancellation: once sent, every decision gets
-	// its reply read, so the connection stays in step. The client's ReadTimeout and
-	// WriteTimeout bound it, not any caller's context.
+	// Once sent, every reply is read whatever a caller's context: the client's timeouts bound it.
 	ctx := context.WithoutCancel(calls[0].ctx)
 	size := 0
 	for _, call := range calls {
@@ -228,10 +189,7 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 		i += n
 	}
 	cmds := b.cmds
-	// A round trip that failed (a Cluster node gone mid-pipeline, say) fails only the
-	// commands that got no reply: one another node answered was applied, and its reply
-	// stands, or the caller would count an applied decision as not made.
-	sendErr := s.sendBatch(ctx, cmds)
+	sendErr := s.sendBatch(ctx, cmds) // fails only the commands that got no reply
 	i := 0
 	for c, n := range runs {
 		v, err := cmds[c].Slice()
@@ -250,17 +208,13 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 	}
 }
 
-// answered reports whether a pipelined command's error is its server's reply (nil, or a
-// reply error other than NOSCRIPT, whose command ran nothing and is sent again), rather
-// than the failure of its round trip.
+// answered reports whether a pipelined command got its server's reply (NOSCRIPT aside).
 func answered(err error) bool {
 	var re redis.Error
 	return err == nil || (errors.As(err, &re) && !redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
-// batchReply is decision j's reply out of a batch of n (token_bucket.lua): four elements of
-// the flat array v, allowed, remaining, retry-after and reset-after, or an error element
-// and three zeros.
+// batchReply is decision j's four elements out of a merged batch reply of n.
 func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
 	if err != nil {
 		return nil, err
@@ -274,9 +228,8 @@ func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
 	return v[4*j : 4*j+4 : 4*j+4], nil
 }
 
-// mergeable is how many calls from the first on can go as one batch: one-key decisions of
-// the native script with a spec of their own (a zero spec, read from the bucket, goes alone)
-// whose shared options (ARGV[4] and on) are the same.
+// mergeable is how many calls from the first on can go as one batch: one-key native
+// decisions with a spec of their own and the same options (ARGV[4] and on).
 func mergeable(calls []*scriptCall) int {
 	batchable := func(c *scriptCall) bool {
 		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 3 && c.args[0] != "" && c.args[1] != ""
@@ -292,9 +245,8 @@ func mergeable(calls []*scriptCall) int {
 	return n
 }
 
-// takes adds one EVALSHA of the native script deciding calls in order: KEYS the calls'
-// keys, ARGV the first call's seven (its capacity, rate and cost, then the shared options,
-// "" where absent) followed by capacity, rate and cost of each further call.
+// takes adds one native EVALSHA deciding calls in order: ARGV the first call's seven, then
+// capacity, rate and cost of each further call.
 func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))

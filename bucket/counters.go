@@ -5,38 +5,26 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
-// CounterForm is how a counter or window limiter stores its count: a key bucketctl never
-// takes for a bucket (a count of hits with a TTL of its window is not a level), and names
-// where the key, its value and its TTL have that limiter's form. The forms are in
-// counterForms (counters_known.go), each with the source it was read from.
+// CounterForm is how a counter or window limiter stores its count (a key never taken for a
+// bucket), with the Source it was read from.
 type CounterForm struct {
-	// Name identifies the form ("kong"); Limiter says whose it is and what the key holds.
-	Name, Limiter string
-	// Pattern is the key's naming, Value its value, TTL how the limiter sets its TTL.
+	Name, Limiter       string
 	Pattern, Value, TTL string
-	// Source is the repository and path the form was read from.
-	Source string
+	Source              string
 
-	// typ is the key's Redis type: "string" (an integer) or "list".
-	typ string
-	// key matches the key (compiled on first use); nil: any key (the limiter takes the
-	// whole key from its caller).
-	key func() *regexp.Regexp
-	// fits checks the TTL (and the value) against what the limiter writes, given key's
-	// submatches and the value; nil: any.
+	typ string                // "string" (an integer) or "list"
+	key func() *regexp.Regexp // nil: any key
+	// fits checks the TTL and value against what the limiter writes; nil: any.
 	fits func(m []string, v int64, pttl time.Duration, now time.Time) bool
-	// prefix is a literal every key of the form starts with, and near a cheap test every
-	// key of it passes (nil: none), both checked before key: most keys are not counters.
+	// prefix and near are cheap tests every key of the form passes, checked before key.
 	prefix string
 	near   func(key string) bool
 }
 
-// Generic says the form names no key of its own (its caller's key is the whole key): such a
-// key is like that limiter's counter, not most likely it.
+// Generic says the form names no key of its own: such a key is only like its counter.
 func (f CounterForm) Generic() bool { return f.key == nil }
 
 // describe is how a key of this form is named in a Problem.
@@ -48,7 +36,7 @@ func (f CounterForm) describe() string {
 	return fmt.Sprintf("most likely %s (%s)", f.Limiter, f.Pattern)
 }
 
-// CounterForms lists the counter forms, in the order they are tried (the generic ones last).
+// CounterForms lists the counter forms, in the order they are tried.
 func CounterForms() []CounterForm { return append([]CounterForm(nil), counterForms...) }
 
 // LookupCounter finds a counter form by name.
@@ -61,41 +49,27 @@ func LookupCounter(name string) (CounterForm, bool) {
 	return CounterForm{}, false
 }
 
-// pattern is a key pattern compiled on first use: most runs meet no counter.
-func pattern(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
-// counterInt says v has the form of a value INCR, INCRBY and SETEX of an integer write:
-// an integer in canonical form.
+// counterInt says v is an integer in canonical form, as INCR writes it.
 func counterInt(v string) bool {
 	d := strings.TrimPrefix(v, "-")
 	if d == "" || len(d) > 19 || d[0] == '0' && len(d) > 1 {
 		return false
 	}
-	return digitsTail(d) == len(d)
+	return tailIn(d, decDigits) == len(d)
 }
 
-// digitsTail is how many decimal digits s ends with.
-func digitsTail(s string) int {
+const decDigits, hexDigits = "0123456789", "0123456789abcdef"
+
+// tailIn is how many bytes of set s ends with.
+func tailIn(s, set string) int {
 	n := 0
-	for n < len(s) && s[len(s)-1-n] >= '0' && s[len(s)-1-n] <= '9' {
+	for n < len(s) && strings.IndexByte(set, s[len(s)-1-n]) >= 0 {
 		n++
 	}
 	return n
 }
 
-// hexTail is how many lowercase hexadecimal digits s ends with.
-func hexTail(s string) int {
-	n := 0
-	for n < len(s) && strings.IndexByte("0123456789abcdef", s[len(s)-1-n]) >= 0 {
-		n++
-	}
-	return n
-}
-
-// counterOf returns the counter form key has: its Redis type typ, its value (a string's),
-// PTTL (-1 none) and the server's now. A specific form is tried before a generic one.
+// counterOf returns the counter form of key with Redis type typ, value, PTTL and now.
 func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (CounterForm, bool) {
 	var v int64
 	if typ == "string" {
@@ -124,14 +98,7 @@ func counterOf(key, typ, value string, pttl time.Duration, now time.Time) (Count
 	return CounterForm{}, false
 }
 
-// CounterOf is counterOf for tests and callers without a read: the counter form a string
-// key holding value with PTTL pttl has at now.
-func CounterOf(key, value string, pttl time.Duration, now time.Time) (CounterForm, bool) {
-	return counterOf(key, "string", value, pttl, now)
-}
-
-// withCounter names the counter a key that is not a bucket most likely is, in its Problem,
-// when its form says so. why, when set, says what the declared layout makes of it.
+// withCounter names in st.Problem the counter a key most likely is, after why (if set).
 func withCounter(st State, typ, value string, why string) State {
 	f, ok := counterOf(st.Key, typ, value, st.TTL, time.UnixMicro(st.Now))
 	if !ok {
@@ -145,16 +112,11 @@ func withCounter(st State, typ, value string, why string) State {
 	return st
 }
 
-// ttlWithin: a TTL set and at most max (plus PTTL's rounding).
-func ttlWithin(pttl, most time.Duration) bool {
-	return pttl > 0 && pttl <= most+time.Second
-}
+func ttlWithin(pttl, most time.Duration) bool { return pttl > 0 && pttl <= most+time.Second }
 
-// ttlSet: the limiter sets a TTL at its first hit, of a window the key does not name.
 func ttlSet(_ []string, _ int64, pttl time.Duration, _ time.Time) bool { return pttl > 0 }
 
-// periods are the seconds of the window names Kong and limits use (limits' month is 30
-// days and its year 12 of them; Kong's year is 365 days).
+// periodOf is a window name's length (a month is 30 days; a year yearDays).
 func periodOf(name string, yearDays int) time.Duration {
 	switch name {
 	case "second":
@@ -173,10 +135,8 @@ func periodOf(name string, yearDays int) time.Duration {
 	return 0
 }
 
-// loneLevelTTL says why a lone level (a two-key layout's level without its time key) with
-// this TTL is not a bucket of layout l, or "": its owner never sets a TTL and it has one, or
-// it sets one and it has none or a longer one than the owner's (a counter with a TTL of its
-// window is not a level). lo and hi bound the PTTL the reset script accepts, in ms.
+// loneLevelTTL says why a two-key level without its time key, with this TTL, is not a
+// bucket of l ("" if it may be); lo and hi (ms) bound the PTTL the reset script accepts.
 func (l Layout) loneLevelTTL(spec Spec, pttl time.Duration) (why string, lo, hi int64) {
 	m := l.Model()
 	if m.NoTTLByDesign() {

@@ -6,16 +6,14 @@ import (
 	"time"
 )
 
-// The counter and window limiters production runs, each as its source writes its keys
-// (the scripts are under scripts/third_party/, each with its SOURCE). Specific forms come
-// first; the generic ones, which name no key of their own, last.
+// counterForms are the counter and window limiters production runs, specific forms first.
 var counterForms = []CounterForm{
 	{Name: "kong", Limiter: "Kong's rate-limiting counter",
 		Pattern: "ratelimit:<route>:<service>:<id>:<date>:<period>", Value: "hits in the period (INCR)",
 		TTL:    "EXPIRE of the period (1 s to 365 days) at the first hit",
 		Source: "Kong/kong kong/plugins/rate-limiting/policies/init.lua (get_local_key, usage), expiration.lua",
 		typ:    "string",
-		prefix: "ratelimit:", key: pattern(`^ratelimit:[0-9a-f-]{36}:[0-9a-f-]{36}:.*:([0-9]{13}):(second|minute|hour|day|month|year)$`),
+		prefix: "ratelimit:", key: lazyRegexp(`^ratelimit:[0-9a-f-]{36}:[0-9a-f-]{36}:.*:([0-9]{13}):(second|minute|hour|day|month|year)$`),
 		fits: func(m []string, _ int64, pttl time.Duration, now time.Time) bool {
 			return notAfter(m[1], time.Millisecond, now) && ttlWithin(pttl, periodOf(m[2], 365))
 		}},
@@ -24,36 +22,35 @@ var counterForms = []CounterForm{
 		TTL:    "EXPIRE of the window at the first hit",
 		Source: "alisaifee/limits limits/limits.py (key_for), limits/storage/redis.py, lua_scripts/incr_expire.lua",
 		typ:    "string",
-		prefix: "LIMITS:LIMITER/", key: pattern(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
+		prefix: "LIMITS:LIMITER/", key: lazyRegexp(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
 		fits: limitsWindow(1)},
 	{Name: "limits-sliding", Limiter: "limits' (Flask-Limiter's) sliding-window counter",
 		Pattern: "LIMITS:{LIMITER/<key>/<amount>/<multiples>/<granularity>}, and /-1 for the previous window",
 		Value:   "hits in the window (SET PX, INCRBY)", TTL: "PX of twice the window",
 		Source: "alisaifee/limits limits/storage/redis.py (_current_window_key), lua_scripts/acquire_sliding_window.lua",
 		typ:    "string",
-		prefix: "LIMITS:{LIMITER/", key: pattern(`^LIMITS:\{LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)\}(?:/-1)?$`),
+		prefix: "LIMITS:{LIMITER/", key: lazyRegexp(`^LIMITS:\{LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)\}(?:/-1)?$`),
 		fits: limitsWindow(2)},
 	{Name: "limits-moving", Limiter: "limits' (Flask-Limiter's) moving-window log",
 		Pattern: "LIMITS:LIMITER/<key>/<amount>/<multiples>/<granularity>", Value: "a list of hit times (LPUSH, LTRIM)",
 		TTL:    "EXPIRE of the window at every hit",
 		Source: "alisaifee/limits lua_scripts/acquire_moving_window.lua",
 		typ:    "list",
-		prefix: "LIMITS:LIMITER/", key: pattern(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
+		prefix: "LIMITS:LIMITER/", key: lazyRegexp(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
 		fits: limitsWindow(1)},
 	{Name: "ulule", Limiter: "ulule/limiter's counter",
 		Pattern: "limiter:<key>", Value: "hits in the period (INCRBY)", TTL: "PEXPIRE of the period at the first hit",
 		Source: "ulule/limiter drivers/store/redis/store.go (luaIncrScript, getCacheKey), defaults.go",
-		typ:    "string", prefix: "limiter:", key: pattern(`^limiter:.`), fits: ttlSet},
+		typ:    "string", prefix: "limiter:", key: lazyRegexp(`^limiter:.`), fits: ttlSet},
 	{Name: "rate-limiter-flexible", Limiter: "rate-limiter-flexible's RateLimiterRedis counter",
 		Pattern: "rlflx:<key>", Value: "points consumed in the duration (INCRBY)", TTL: "EX of the duration (none for duration 0)",
 		Source: "animir/node-rate-limiter-flexible lib/RateLimiterRedis.js (incrTtlLuaScript), lib/RateLimiterAbstract.js (getKey)",
-		typ:    "string", prefix: "rlflx:", key: pattern(`^rlflx:.`)},
+		typ:    "string", prefix: "rlflx:", key: lazyRegexp(`^rlflx:.`)},
 	{Name: "laravel-timer", Limiter: "Laravel's RateLimiter timer",
 		Pattern: "<prefix><key>:timer", Value: "the Unix second the limit lifts (availableAt)", TTL: "EX of the decay",
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php (increment), Cache/LuaScripts.php (add)",
-		typ:    "string", near: func(k string) bool { return strings.HasSuffix(k, ":timer") }, key: pattern(`.:timer$`),
+		typ:    "string", near: func(k string) bool { return strings.HasSuffix(k, ":timer") }, key: lazyRegexp(`.:timer$`),
 		fits: func(_ []string, v int64, pttl time.Duration, now time.Time) bool {
-			// availableAt is now + decay and the TTL is the decay: both count down together.
 			left := time.Duration(v-now.Unix()) * time.Second
 			return pttl > 0 && left > pttl-2*time.Second && left <= pttl+time.Second
 		}},
@@ -61,12 +58,12 @@ var counterForms = []CounterForm{
 		Pattern: "<app>-database-<app>-cache-<md5 or sha1 of the key>", Value: "hits in the decay (INCRBY)",
 		TTL:    "EX of the decay at the first hit",
 		Source: "laravel/framework src/Illuminate/Cache/RateLimiter.php, Routing/Middleware/ThrottleRequests.php, config/cache.php",
-		typ:    "string", near: func(k string) bool { return hexTail(k) >= 32 }, key: pattern(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
+		typ:    "string", near: func(k string) bool { return tailIn(k, hexDigits) >= 32 }, key: lazyRegexp(`cache[-_](?:[0-9a-f]{32}|[0-9a-f]{40})$`), fits: ttlSet},
 	{Name: "envoy", Limiter: "envoy ratelimit's fixed-window counter",
 		Pattern: "<prefix><domain>_<key>_<value>_..._<window start, Unix s>", Value: "hits in the window (INCRBY)",
 		TTL:    "EXPIRE of the unit plus up to EXPIRATION_JITTER_MAX_SECONDS",
 		Source: "envoyproxy/ratelimit src/limiter/cache_key.go (GenerateCacheKey), src/redis/fixed_cache_impl.go",
-		typ:    "string", near: func(k string) bool { return digitsTail(k) == 10 && len(k) > 10 && k[len(k)-11] == '_' }, key: pattern(`^.+_.+_.*_([0-9]{10})$`),
+		typ:    "string", near: func(k string) bool { return tailIn(k, decDigits) == 10 && len(k) > 10 && k[len(k)-11] == '_' }, key: lazyRegexp(`^.+_.+_.*_([0-9]{10})$`),
 		fits: func(m []string, _ int64, pttl time.Duration, now time.Time) bool {
 			return notAfter(m[1], time.Second, now) && pttl > 0
 		}},
@@ -76,15 +73,13 @@ var counterForms = []CounterForm{
 		typ:    "string", fits: ttlSet},
 }
 
-// notAfter says the time the key names (digits in unit since the Unix epoch) is not after
-// now (a window starts before its counter's first hit).
+// notAfter says the time digits (in unit since the epoch) is not after now.
 func notAfter(digits string, unit time.Duration, now time.Time) bool {
 	n, err := strconv.ParseInt(digits, 10, 64)
 	return err == nil && time.Duration(n)*unit <= time.Duration(now.UnixNano())+time.Second
 }
 
-// limitsWindow checks a limits key's TTL against its window (multiples × granularity),
-// times n.
+// limitsWindow checks a limits key's TTL against n windows.
 func limitsWindow(n int) func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 	return func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 		mult, err := strconv.ParseInt(m[2], 10, 32)

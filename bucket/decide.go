@@ -5,30 +5,13 @@ import (
 	"time"
 )
 
-// State.Decide is the one answer to "what would the application decide": check, inspect's
-// figures (State.Peek, State.TimeToFull), list, top, watch and audit all ask it, so no verb
-// can tell the operator something another verb, or the application, would not. Per layout
-// it is the application's own model (Layout.Level and Layout.Decide in appmodel.go; the
-// library's GCRA arithmetic from the stored TAT in gcra_state.go, debt beyond a lowered
-// burst included), then what no stored level says:
-//
-//   - the key's TTL: a wait never outlasts the key. When the key expires before a wait
-//     ends, the application starts a full bucket then, so the wait is the expiry, and the
-//     Decision says so (RetryByExpiry, FullByExpiry).
-//   - the stored time ahead of the server's clock (Ahead): for applications that pass their
-//     callers' clock (webman, go-bench, multi-tier, express) the next decision depends on
-//     the caller's clock, which bucketctl cannot read. The Decision is made on the server's
-//     clock (a caller whose clock agrees with it) and Writer holds the decision of a caller
-//     whose clock reads the stored time now: the writer's, if it wrote just now (it runs at
-//     least Ahead fast).
-
 // Decide is the decision the bucket's application makes now for a request of cost, without
-// making it (see above). The state must have its spec; a state built or changed by hand
-// (its Tokens not the level its stored value gives) is decided from Tokens at Now.
+// making it: the one answer every verb shows. Waits end at the key's expiry; for a
+// client-clock layout written ahead of the server, Writer holds the fast writer's decision.
+// A state changed by hand (Tokens not its stored level) is decided from Tokens at Now.
 func (s State) Decide(cost float64) Decision {
 	if s.Layout.Type == GCRA {
-		d := s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost)
-		return s.withExpiry(d, cost)
+		return s.withExpiry(s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost), cost)
 	}
 	stored := s.Stored
 	if s.Exists {
@@ -44,8 +27,7 @@ func (s State) Decide(cost float64) Decision {
 	return d
 }
 
-// withExpiry ends the waits of d at the key's expiry: after it the application reads a
-// missing key, a full bucket, which allows any cost up to capacity.
+// withExpiry ends the waits of d at the key's expiry, after which the bucket reads full.
 func (s State) withExpiry(d Decision, cost float64) Decision {
 	d.Refill = d.ResetAfter
 	if !s.Exists || s.TTL < 0 {
@@ -62,18 +44,14 @@ func (s State) withExpiry(d Decision, cost float64) Decision {
 	return d
 }
 
-// ClientClock says the layout's application passes its callers' clock (Webman's microtime,
-// go-bench's and Express's milliseconds, multi-tier's time()), not the server's TIME: a
-// stored time ahead of the server's was written by a caller whose clock runs fast, and the
-// next decision depends on the next caller's clock.
+// ClientClock says the layout's application passes its callers' clock, not the server's
+// TIME, so a stored time ahead of the server's came from a fast client.
 func (l Layout) ClientClock() bool {
 	return l.Type != GCRA && (l.Clock == "client" || l.Clock == "" && l.Model().ClientClock())
 }
 
-// ClockSplit says the decision on the server's clock and the writer's differ (whether the
-// request is allowed, the level, or the wait by more than the application's time step): the
-// answer depends on which caller comes next, the one case of a client-clock layout that
-// bucketctl cannot know.
+// ClockSplit says the decisions on the server's clock and the writer's differ by more than
+// step: the answer depends on which caller comes next.
 func (d Decision) ClockSplit(step time.Duration) bool {
 	if d.Writer == nil {
 		return false
@@ -84,8 +62,7 @@ func (d Decision) ClockSplit(step time.Duration) bool {
 		diff(w.RetryAfter, d.RetryAfter) || diff(w.ResetAfter, d.ResetAfter)
 }
 
-// RefillTime is how long the bucket takes to refill to full by its rate alone, whatever its
-// TTL (audit compares the two); TimeToFull is never past the key's expiry.
+// RefillTime is how long the bucket takes to refill to full by its rate, whatever its TTL.
 func (s State) RefillTime() time.Duration {
 	if !s.HasSpec() {
 		return 0
@@ -93,9 +70,7 @@ func (s State) RefillTime() time.Duration {
 	return s.Decide(0).Refill
 }
 
-// Ambiguous says whether the figures shown for the bucket are genuinely ambiguous: a
-// client-clock application's bucket written ahead of the server's clock (s.Ahead), whose
-// next decision depends on the clock of the next caller.
+// Ambiguous says the bucket's next decision depends on the next caller's clock (ClockSplit).
 func (s State) Ambiguous() bool {
 	if s.Problem != "" || !s.HasSpec() || !s.Exists {
 		return false
@@ -103,12 +78,9 @@ func (s State) Ambiguous() bool {
 	return s.Decide(1).ClockSplit(s.Layout.Step())
 }
 
-// ResetReads is what the layout's application reads right after a reset wrote tokens at
-// server time now (µs), the bucket read before as stored (exists=false: none): server is the
-// level on the server's clock (every application's, for a caller whose clock agrees with
-// it); writer, for a client-clock application whose stored time was ahead, the level a
-// caller whose clock reads that stored time now sees (writerDiffers says it is another).
-// Each is in the application's own arithmetic, from the time the reset writes.
+// ResetReads is the level the application reads right after a reset wrote tokens at server
+// time now (µs): on the server's clock, and for a client-clock bucket stored ahead, on the
+// fast writer's (writerDiffers says they differ).
 func (l Layout) ResetReads(spec Spec, stored Level, exists bool, now int64, tokens float64) (server, writer float64, writerDiffers bool) {
 	if l.Type == GCRA {
 		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))

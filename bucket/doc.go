@@ -21,12 +21,12 @@
 // # Layouts, reading and resetting
 //
 // A Layout says how an application stores its buckets (a hash with tokens and a time, two
-// string keys, a GCRA TAT): NativeLayout is bucketctl's own (one tagged string, native.go),
-// Presets the applications it reads. Inspect reads keys as State values in the owning
-// application's own model (package scan reads a whole keyspace the same way, through
-// ReadScanned), and Reset and ResetMany
-// write or delete a bucket only when it is, inside the script that writes, a bucket of the
-// declared or strictly verified layout.
+// string keys, a GCRA TAT): NativeLayout is bucketctl's own (native.go), Presets the
+// applications it reads, each with its owner's Model (layout_NAME.go) in the owner's own
+// arithmetic and time resolution. Inspect reads keys as State values (package scan reads a
+// keyspace the same way); State.Decide is the one answer to what the application would
+// decide, which every verb shows. Reset and ResetMany write or delete a bucket only when
+// it is, inside the script that writes, a bucket of the declared or verified layout.
 //
 // # Errors
 //

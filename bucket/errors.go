@@ -8,57 +8,34 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// The errors of the package, matched with errors.Is. Errors about one key come wrapped in a
-// *KeyError (the key and what it holds); several at once in a *BatchError.
+// The errors of the package, matched with errors.Is.
 var (
-	// ErrInvalid marks arguments that can never be valid (bad capacity, rate or cost).
-	ErrInvalid = errors.New("invalid argument")
-
-	// ErrNoSpec is returned when neither the caller nor the bucket gives capacity and rate.
-	ErrNoSpec = errors.New("no capacity/rate known for this bucket")
-
-	// ErrNoKey is wrapped beside ErrNoSpec when the bucket has no spec because its key does not
-	// exist (a misspelt key?).
-	ErrNoKey = errors.New("no such key")
-
-	// ErrWrongType is returned for a key that holds something other than a bucket.
+	ErrInvalid = errors.New("invalid argument") // arguments that can never be valid
+	ErrNoSpec  = errors.New("no capacity/rate known for this bucket")
+	// ErrNoKey is wrapped beside ErrNoSpec when the key does not exist (a misspelt key?).
+	ErrNoKey     = errors.New("no such key")
 	ErrWrongType = errors.New("not a bucket")
-
-	// ErrForeign is returned when the native script meets a bucket of another layout.
+	// ErrForeign: the native script met a bucket of another layout.
 	ErrForeign = errors.New("not a native bucket")
-
-	// ErrUndeclared is returned for a write or delete of another application's bucket whose
-	// layout no rule or --layout declares: its shape alone proves nothing.
+	// ErrUndeclared: a write of another application's bucket whose layout nothing declares.
 	ErrUndeclared = errors.New("another application's bucket is written only where its layout is declared")
-
-	// ErrCorrupt is returned for a bucket whose stored values are corrupt (overflowing, a
-	// negative counter, a spec out of range): it is never written or deleted.
+	// ErrCorrupt: stored values out of range; such a bucket is never written or deleted.
 	ErrCorrupt = errors.New("corrupt bucket")
-
-	// ErrChanged is returned by Reset for a key that is no longer a bucket of its layout.
+	// ErrChanged: Reset found the key no longer a bucket of its layout.
 	ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
-
-	// ErrSpecDiffers is returned by a decision with WithStoredSpec whose spec differs from the
-	// one the bucket stores: the application's spec is the application's.
+	// ErrSpecDiffers: a WithStoredSpec decision's spec differs from the stored one.
 	ErrSpecDiffers = errors.New("the given spec differs from the bucket's stored spec")
-
-	// ErrCrossSlot is returned by TakeAll for tiers whose keys a Redis Cluster (or Ring) would
-	// place on different nodes, so no single script call can see them all.
+	// ErrCrossSlot: TakeAll's keys would be on different Cluster (or Ring) nodes.
 	ErrCrossSlot = errors.New("keys hash to different slots")
-
-	// ErrNotSent is a decision whose context ended while it waited for a round trip: it was
-	// never sent, so nothing was applied.
+	// ErrNotSent: a decision's context ended before it was sent; nothing was applied.
 	ErrNotSent = errors.New("decision not sent")
 )
 
-// UncertainError is a write that was sent and got no reply: a timeout, or a connection
-// lost after the command left. The server may or may not have applied it. A decision is
-// not re-sent, since re-sending could apply it twice; a reset is safe to send again.
+// UncertainError is a write sent without a reply: the server may have applied it. A
+// decision is never re-sent; a reset (Resets buckets from Key; 0: a decision) may be.
 type UncertainError struct {
-	Key string
-	Err error
-	// Resets is, for a reset (ResetMany), how many buckets the unanswered round trip
-	// reset, Key the first of them; 0 for a decision.
+	Key    string
+	Err    error
 	Resets int
 }
 
@@ -74,10 +51,8 @@ func (e *UncertainError) Error() string {
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 
-// decisionErr classifies the error of a decision: an error after the command was written
-// to a connection (no reply in time, a connection lost while waiting) becomes an
-// UncertainError; a reply error, or a failure before anything was written (see
-// rediserr.NotSent), goes through replyErr.
+// decisionErr makes a network error after the command was sent an UncertainError; other
+// errors go through replyErr.
 func (s *Store) decisionErr(key string, err error, replyErr func(error) error) error {
 	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
 		return err // from the coalescer, final
@@ -89,13 +64,11 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 	return &UncertainError{Key: key, Err: err}
 }
 
-// networkErr asks a Cluster client to refresh its slot map after a network error
-// (rediserr.ReloadSlots).
+// networkErr asks a Cluster client to refresh its slot map after a network error.
 func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
-// NotBucketError is ErrWrongType for the key read as s, with its Problem as why it is not a
-// bucket: `"k": not a bucket: a hash with fields a, b (left untouched)`. For a lone bare
-// number (s.Bare) it is ErrUndeclared too: declaring a layout is what would make it one.
+// NotBucketError is ErrWrongType for s with its Problem; for a lone bare number
+// ErrUndeclared too.
 func (s State) NotBucketError() error {
 	err := notBucketError(s.Key, s.Problem)
 	if s.Bare {
@@ -104,13 +77,11 @@ func (s State) NotBucketError() error {
 	return err
 }
 
-// bareError is ErrWrongType for a lone bare number, which is ErrUndeclared as well.
 type bareError struct{ error }
 
 func (e bareError) Unwrap() []error { return []error{e.error, ErrUndeclared} }
 
-// notBucketError is ErrWrongType for key, with why it is not one (a State's Problem, with
-// or without its "not a bucket" start).
+// notBucketError is ErrWrongType for key, with why (with or without "not a bucket: ").
 func notBucketError(key, why string) error {
 	why = strings.TrimPrefix(strings.TrimPrefix(why, ErrWrongType.Error()), ": ")
 	if why == "" {

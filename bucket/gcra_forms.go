@@ -8,27 +8,21 @@ import (
 	"time"
 )
 
-// tatForm is how a GCRA library stores a TAT: the number's form, unit and range, and the
-// level arithmetic at that resolution. scripts/reset.lua checks the same form from the
-// layout's time unit and float flag and the range scriptRange gives.
+// tatForm is how a GCRA library stores a TAT (form, unit, range) and its level arithmetic.
+// scripts/reset.lua checks the same form.
 type tatForm interface {
-	// validate checks a layout's unit, float flag and epoch are the form's.
 	validate(l Layout) error
-	// parse reads a stored value as the library reads it.
 	parse(l Layout, v string) (TAT, error)
 	// tokens is the clamped level of t at now, and past how far t lies beyond a full window.
 	tokens(l Layout, spec Spec, t TAT, now time.Time) (tokens float64, past time.Duration)
-	// tatFor is the TAT that leaves tokens (within [0, capacity]) at now.
 	tatFor(l Layout, spec Spec, tokens float64, now time.Time) TAT
 	// resetTAT is the value a reset writes to leave tokens at now; full says a delete.
 	resetTAT(l Layout, spec Spec, tokens float64, now time.Time) (value string, t TAT, full bool, err error)
-	// scriptRange is the stored number's range [lo, hi), in decimal.
-	scriptRange() (lo, hi string)
+	scriptRange() (lo, hi string) // the stored number's range [lo, hi)
 }
 
-// secondsTAT: a decimal of seconds since the layout's epoch, written by a Lua script from
-// a double (redis_rate, redis-gcra); below 2^32 s (year 2153 from 2017). The scripts take
-// now from TIME as (sec − epoch) + usec/1e6 and compute in doubles.
+// secondsTAT: a decimal of seconds since the layout's epoch from a Lua double (redis_rate,
+// redis-gcra), below 2^32.
 type secondsTAT struct{}
 
 const secondsMax = 1 << 32
@@ -54,7 +48,7 @@ func (secondsTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: l.unixOf(f), seconds: f}, nil
 }
 
-// luaNow is now as the scripts compute it from TIME: (sec − epoch) + usec/1e6.
+// luaNow is now as the scripts compute it from TIME.
 func luaNow(now time.Time, epoch int64) float64 {
 	return float64(now.Unix()-epoch) + float64(now.Nanosecond()/1000)/1e6
 }
@@ -78,9 +72,7 @@ func (secondsTAT) tatFor(l Layout, spec Spec, tokens float64, now time.Time) TAT
 	return TAT{Unix: nowNanos(now) + waitNs, seconds: luaNow(now, l.Epoch) + float64(waitNs)/1e9}
 }
 
-// resetTAT: the TAT floored to microseconds; the decimal becomes the nearest double when
-// read, and when that rounds up (the library would see a hair less than tokens at now),
-// it steps back one microsecond.
+// resetTAT: the TAT floored to µs, one µs earlier while the double read rounds it up.
 func (secondsTAT) resetTAT(l Layout, spec Spec, tokens float64, now time.Time) (string, TAT, bool, error) {
 	waitUs := int64(math.Floor((spec.Capacity - tokens) / spec.Rate * 1e6))
 	if waitUs <= 0 {
@@ -106,13 +98,14 @@ func (secondsTAT) resetTAT(l Layout, spec Spec, tokens float64, now time.Time) (
 
 func (secondsTAT) scriptRange() (string, string) { return "0", strconv.Itoa(secondsMax) }
 
-// ceilSecondsTTL is EX ceil(TAT − now), computed in the scripts' doubles (at least 1 s).
-func ceilSecondsTTL(l Layout, t TAT, now time.Time) time.Duration {
+// The float-seconds scripts set EX ceil(TAT − now), in their doubles (at least 1 s).
+func (secondsTAT) ttlRule() (under, over time.Duration) { return time.Second, 0 }
+func (secondsTAT) overdraw() float64                    { return 0 }
+func (secondsTAT) writeTTL(l Layout, t TAT, now time.Time) time.Duration {
 	return max(time.Second, time.Duration(math.Ceil(float64(t.seconds-luaNow(now, l.Epoch))))*time.Second)
 }
 
-// nanosTAT: a canonical integer of Unix nanoseconds (throttled, redis-cell), from 1e18
-// (September 2001) to 2^63; decisions are integer nanosecond arithmetic.
+// nanosTAT: a canonical integer of Unix nanoseconds from 1e18 (throttled, redis-cell).
 type nanosTAT struct{}
 
 const nanosMin = int64(1e18)
@@ -138,9 +131,8 @@ func (nanosTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: n}, nil
 }
 
-// nsInterval recovers an emission interval in whole nanoseconds from a rate: 1e9/rate
-// truncated, snapped to the nearest integer when within float error of it (so that the
-// rate count/period gives back period/count truncated, as the libraries compute it).
+// nsInterval is the emission interval in whole ns: 1e9/rate truncated, snapped to the nearest
+// integer within float error (so count/period gives back period/count truncated).
 func nsInterval(rate float64) int64 {
 	x := 1e9 / rate
 	if r := math.Round(x); math.Abs(x-r) <= 1e-15*x {
@@ -161,7 +153,6 @@ func (nanosTAT) tatFor(_ Layout, spec Spec, tokens float64, now time.Time) TAT {
 	return TAT{Unix: nowNanos(now) + int64(math.Round((spec.Capacity-tokens)/spec.Rate*1e9))}
 }
 
-// resetTAT: now plus the wait in whole intervals, floored to the nanosecond.
 func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (string, TAT, bool, error) {
 	T := nsInterval(spec.Rate)
 	var waitNs int64
@@ -177,12 +168,14 @@ func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (st
 	return strconv.FormatInt(tat, 10), TAT{Unix: tat}, false, nil
 }
 
+func (nanosTAT) overdraw() float64 { return 0 }
+
 func (nanosTAT) scriptRange() (string, string) {
+
 	return strconv.FormatInt(nanosMin, 10), "9223372036854775808"
 }
 
-// nsStart is where the nanosecond libraries' decisions start: the emission interval T, the
-// burst's delay tolerance dvt, now and the TAT (now for a missing key), all in ns.
+// nsStart is the nanosecond libraries' interval T, delay tolerance dvt, now and TAT, in ns.
 func nsStart(spec Spec, stored *TAT, now time.Time) (T, dvt, n, tat int64) {
 	T = nsInterval(spec.Rate)
 	dvt = int64(math.Round(spec.Capacity * float64(T)))

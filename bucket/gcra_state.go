@@ -8,16 +8,8 @@ import (
 	"time"
 )
 
-// GCRA buckets as States. The read path (classify.go) hands a string that fits a gcra
-// layout here; the State keeps the stored TAT, so that its decisions (Peek, TimeToFull) are
-// the library's own (gcraDecide) and not a refill model's.
-//
-// A GCRA bucket stores no time of its last update, only when it will be full again. Its
-// State's Stored level is the level at the read (Tokens at Now), which the linear refill
-// carries forward exactly as the TAT does; Age is therefore 0.
-
-// classifyGCRA fills st from a string value that fits gcra layout l (gcraShape is not
-// notGCRA). detected says the layout was recognised without a rule.
+// classifyGCRA fills st from a value that fits gcra layout l. The State keeps the TAT, so
+// its decisions are the library's; Stored is the level at the read (Age 0).
 func classifyGCRA(st State, l Layout, t Target, value string, detected bool) State {
 	st.Layout, st.Detected = l, detected
 	st.Spec, st.SpecSource = t.Spec, t.Source
@@ -36,9 +28,8 @@ func classifyGCRA(st State, l Layout, t Target, value string, detected bool) Sta
 	return st
 }
 
-// gcraStored is the TAT a decision on the state starts from: the stored one, or, for a
-// state built or changed by hand (its Tokens not the stored TAT's level), the TAT that
-// leaves Tokens at Now. nil: a missing key.
+// gcraStored is the TAT a decision starts from: the stored one, or for a state changed by
+// hand the TAT that leaves Tokens at Now; nil for a missing key.
 func (s State) gcraStored() *TAT {
 	if !s.Exists {
 		return nil
@@ -58,12 +49,8 @@ func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
 	return &t
 }
 
-// gcraDecision is the library's answer to a request of cost on a bucket holding stored
-// (nil: missing) at now (µs), as a Decision: Allowed as the library decides (a fractional
-// cost is rounded up to the whole tokens the libraries take), Remaining the exact level
-// before the request, ResetAfter until full, RetryAfter the true wait (-1: never) and
-// AppRetryAfter the one the library replies (redis_rate and redis-gcra reply a finite wait
-// for a cost above capacity, which never succeeds).
+// gcraDecision is the library's answer to a request of cost (rounded up to whole tokens)
+// at now (µs), as a Decision; Remaining is the exact level.
 func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) Decision {
 	at := time.UnixMicro(now)
 	n := int(math.Ceil(math.Max(0, cost)))
@@ -90,9 +77,7 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 	return d
 }
 
-// gcraResetNow is the server's time for the GCRA writes among ops: a TAT is a time, so the
-// value written depends on now, taken just before the writes (not at the read: a prompt may
-// have passed since). The zero time when no op writes a GCRA level.
+// gcraResetNow is the server's time just before the writes, when an op writes a TAT.
 func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, error) {
 	need := false
 	for _, op := range ops {
@@ -112,11 +97,8 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 	return t, nil
 }
 
-// gcraResetArgs are the reset script's arguments for a GCRA bucket: the library's TAT
-// form (its unit, float flag, range and the layout's epoch) and TTL bounds (gcraTTLBounds)
-// the script re-checks, and for a level the value and TTL gcraReset gives (a full bucket
-// is a delete: no library stores one). clientNow is now in microseconds for the script's
-// check when the Store keeps a client clock, "" for the server's TIME.
+// gcraResetArgs are the reset script's arguments for a GCRA bucket: the form and TTL bounds
+// it re-checks, and the write. clientNow is "" for the server's TIME.
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {

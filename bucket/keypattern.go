@@ -5,11 +5,7 @@ import (
 	"strings"
 )
 
-// A two-key layout names its keys by patterns with one '*' (tokens_key, time_key): '*'
-// stands for the part both keys share, everything else is literal (braces too: they are
-// Cluster hash tags). A bucket is named by its tokens key; its time key is derived from it.
-
-// splitPattern cuts a key pattern at its one '*'.
+// splitPattern cuts a two-key layout's key pattern at its one '*' (all else is literal).
 func splitPattern(p string) (pre, suf string, ok bool) {
 	pre, suf, ok = strings.Cut(p, "*")
 	return pre, suf, ok && !strings.Contains(suf, "*")
@@ -42,8 +38,7 @@ func checkPattern(layout, field, p string) error {
 	return nil
 }
 
-// TimeKeyOf is the time key of the two-key bucket whose tokens key is key; false when key
-// is not named by the layout's tokens_key pattern.
+// TimeKeyOf is the time key of the two-key bucket whose tokens key is key.
 func (l Layout) TimeKeyOf(key string) (string, bool) {
 	part, ok := matchPattern(l.TokensKey, key)
 	if !ok {
@@ -52,8 +47,7 @@ func (l Layout) TimeKeyOf(key string) (string, bool) {
 	return fillPattern(l.TimeKey, part), true
 }
 
-// TokensKeyOf is the tokens key (the bucket's name) of the two-key bucket whose time key is
-// key; false when key is not named by the layout's time_key pattern.
+// TokensKeyOf is the tokens key (the bucket's name) of the two-key bucket with time key key.
 func (l Layout) TokensKeyOf(key string) (string, bool) {
 	part, ok := matchPattern(l.TimeKey, key)
 	if !ok {
@@ -68,8 +62,7 @@ func (l Layout) IsTimeKey(key string) bool {
 	return l.Type == Strings && ok
 }
 
-// BucketKey is the tokens key the part name stands for in a two-key layout's tokens_key
-// pattern (request_rate_limiter.{id}.tokens for {id}); name itself for other layouts.
+// BucketKey is the tokens key for name in a two-key layout; name itself for others.
 func (l Layout) BucketKey(name string) string {
 	if l.Type != Strings || l.TokensKey == "" {
 		return name

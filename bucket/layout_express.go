@@ -21,8 +21,7 @@ func (expressModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 
 func (expressModel) Step(Layout) time.Duration { return time.Millisecond }
 
-// AppRetryAfter: retry_after = (cost - tokens) / refill_rate, a Lua number that Redis
-// truncates to an integer in the reply: whole seconds, rounded down.
+// AppRetryAfter: (cost - tokens) / refill_rate, truncated to whole seconds by Redis.
 func (expressModel) AppRetryAfter(spec Spec, level, cost float64) (time.Duration, bool) {
 	if level >= cost {
 		return 0, true

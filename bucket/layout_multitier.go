@@ -29,8 +29,7 @@ func (multiTierModel) ResetTTL(spec Spec, full time.Duration) time.Duration {
 
 func (multiTierModel) ClientClock() bool { return true }
 
-// clientSecondsLevel refills from the stored float seconds to nowS, never backwards, and
-// writes now (multi-tier and Express).
+// clientSecondsLevel refills from the stored float seconds to nowS, never backwards.
 func clientSecondsLevel(spec Spec, stored Level, now int64, nowS float64) Level {
 	elapsed := math.Max(0, float64(nowS-secondsOf(stored.TS)))
 	return Level{Tokens: math.Min(spec.Capacity, float64(stored.Tokens+float64(elapsed*spec.Rate))), TS: now}

@@ -5,11 +5,8 @@ import (
 	"time"
 )
 
-// redis-cell: brandur/redis-cell, the Redis module of CL.THROTTLE key max_burst count period
-// [quantity] (scripts/third_party/redis-cell/mod.rs). The key is named as its caller
-// gives it and holds the TAT as integer Unix nanoseconds, read with the server host's
-// clock, with a TTL of TAT − now in whole milliseconds (truncated). Capacity is
-// max_burst+1, rate count/period.
+// redis-cell: brandur/redis-cell's CL.THROTTLE (scripts/third_party/redis-cell/mod.rs).
+// Capacity is max_burst+1, rate count/period.
 func init() {
 	registerGCRA(redisCellLib{}, Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, model: ownModel{},
 		About: "brandur/redis-cell CL.THROTTLE: string KEY = TAT, Unix ns (integer), PX time to full (ms, truncated); capacity = max_burst+1; " +
@@ -21,16 +18,12 @@ type redisCellLib struct{ nanosTAT }
 // ttlRule: PX whole milliseconds of TAT − now, truncated (a reset writes at least 1 ms).
 func (redisCellLib) ttlRule() (under, over time.Duration) { return time.Millisecond, time.Millisecond }
 
-func (redisCellLib) overdraw() float64 { return 0 }
-
 func (redisCellLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 	return max(time.Millisecond, time.Duration(t.Unix-nowNanos(now)).Truncate(time.Millisecond))
 }
 
 // decide is RateLimiter::rate_limit (mod.rs, one attempt) and CL.THROTTLE's reply (lib.rs)
-// in Go. Remaining counts in whole microseconds; the reply's retry-after is whole seconds,
-// rounded up from a millisecond on. A cost above capacity is denied with retry-after -1;
-// cost 0 peeks, re-setting the TAT (a missing key is written with TTL 0: gone at once).
+// in Go; cost 0 re-sets the TAT (a missing key with TTL 0: gone at once).
 func (redisCellLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	inc := T * int64(cost)
@@ -55,8 +48,7 @@ func (redisCellLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost
 	return d
 }
 
-// cellSeconds is a duration as CL.THROTTLE replies it: whole seconds, plus one when the
-// remainder holds a whole millisecond; -1 s (none) stays -1.
+// cellSeconds is a duration as CL.THROTTLE replies it: seconds, rounded up from 1 ms on.
 func cellSeconds(d time.Duration) time.Duration {
 	if d == -1 {
 		return -1

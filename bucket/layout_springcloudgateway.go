@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// spring-cloud-gateway: Spring Cloud Gateway's RedisRateLimiter
-// (scripts/third_party/spring-cloud-gateway/request_rate_limiter.lua).
+// spring-cloud-gateway: scripts/third_party/spring-cloud-gateway/request_rate_limiter.lua.
 func init() {
 	register(Layout{Name: "spring-cloud-gateway", Type: Strings,
 		TokensKey: "request_rate_limiter.*.tokens", TimeKey: "request_rate_limiter.*.timestamp", TimeUnit: unitS,
@@ -14,12 +13,10 @@ func init() {
 		About: "Spring Cloud Gateway RedisRateLimiter: strings request_rate_limiter.{ID}.tokens and .timestamp (whole seconds, Redis TIME), SETEX floor(2·burst/rate) s on both"})
 }
 
-// springCloudGatewayModel refills from the stored time, never backwards, clamps always,
-// writes its now (even behind the stored time) and reads a missing timestamp as 0 (full).
 type springCloudGatewayModel struct{ ownModel }
 
-// Level: delta = math.max(0, now-last_refreshed); math.min(capacity, last_tokens+(delta*rate)),
-// now and last_refreshed in the layout's unit (the script's: whole seconds), rate per unit.
+// Level: math.min(capacity, last_tokens+(math.max(0, now-last_refreshed)*rate)), in the
+// layout's unit; it writes its now, even behind the stored time.
 func (springCloudGatewayModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 	u, nowU := l.TimeUnit.perSecond(), unitsAt(l, now)
 	delta := math.Max(0, float64(nowU-float64(stored.TS)*u/1e6))
@@ -27,7 +24,7 @@ func (springCloudGatewayModel) Level(l Layout, spec Spec, stored Level, now int6
 	return Level{Tokens: tok, TS: int64(math.Round(nowU / u * 1e6))}
 }
 
-// ResetTTL: ttl = math.floor(fill_time * 2), fill_time = capacity / rate; SETEX on both keys.
+// ResetTTL: math.floor(fill_time * 2) on both keys.
 func (springCloudGatewayModel) ResetTTL(spec Spec, full time.Duration) time.Duration {
 	return max(time.Duration(math.Floor(spec.Capacity/spec.Rate*2))*time.Second, ceilTo(full, time.Second))
 }

@@ -2,10 +2,7 @@ package bucket
 
 import "time"
 
-// throttled: throttled/throttled v2 with store/goredisstore.v9. String PREFIX+KEY holding
-// the TAT as integer Unix nanoseconds, TTL floor(TAT − now) seconds and at least 1 s.
-// Capacity is MaxBurst+1; the emission interval is period/count truncated to whole
-// nanoseconds; decisions are integer nanosecond arithmetic.
+// throttled: throttled/throttled v2 with store/goredisstore.v9. Capacity is MaxBurst+1.
 func init() {
 	registerGCRA(throttledLib{}, Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, model: ownModel{},
 		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"})
@@ -16,22 +13,17 @@ type throttledLib struct{ nanosTAT }
 // ttlRule: floor(TAT − now) in whole seconds, at least 1 s.
 func (throttledLib) ttlRule() (under, over time.Duration) { return time.Second, time.Second }
 
-func (throttledLib) overdraw() float64 { return 0 }
-
 func (throttledLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 	return throttledTTL(t.Unix - nowNanos(now))
 }
 
-// throttledTTL is the TTL goredisstore sets: whole seconds, truncated, at least 1 s.
+// throttledTTL is the TTL goredisstore sets.
 func throttledTTL(ns int64) time.Duration {
 	return max(time.Second, time.Duration(ns)/time.Second*time.Second)
 }
 
-// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt, no concurrent writer) in Go, in
-// integer nanoseconds. Remaining is truncated; a cost above capacity is denied with
-// Remaining = capacity, ResetAfter 0 and RetryAfter -1. Cost 0 is its peek: never denied,
-// RetryAfter says when 1 token is there; it re-sets every bucket and creates a missing one
-// (TAT now, TTL 1 s).
+// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go. Cost 0 is its peek: never
+// denied, it re-sets every bucket and creates a missing one.
 func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	q := int64(cost)

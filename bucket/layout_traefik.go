@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// traefik: Traefik v3's Redis rate limiter (scripts/third_party/traefik/traefik.lua, called by
-// its pkg/middlewares/ratelimiter/redis_limiter.go).
+// traefik: Traefik v3's Redis rate limiter (scripts/third_party/traefik/traefik.lua).
 func init() {
 	register(Layout{Name: "traefik", Type: Hash, TokensField: "tokens", TimeField: "last", TimeUnit: unitUS, TimeFirst: true,
 		model: traefikModel{},
@@ -24,14 +23,12 @@ func (traefikModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	return Level{Tokens: math.Min(float64(stored.Tokens+delta), spec.Capacity), TS: now}
 }
 
-// Allows: Traefik serves after a delay when the deficit's wait, replied through Lua's
-// tostring, is within its max delay (the middleware's check, in ns).
+// Allows: Traefik serves after a delay when the deficit's wait is within its max delay.
 func (traefikModel) Allows(spec Spec, level, cost float64) bool {
 	return level-cost >= 0 || traefikDelay(spec, level, cost) <= traefikMaxDelay(spec.Rate)
 }
 
-// AppRetryAfter: a refused request's reply is the wait until level - cost reaches 0
-// (X-Retry-In; Retry-After is it in whole seconds, rounded up).
+// AppRetryAfter: X-Retry-In, the wait until level - cost reaches 0.
 func (m traefikModel) AppRetryAfter(spec Spec, level, cost float64) (time.Duration, bool) {
 	if m.Allows(spec, level, cost) {
 		return 0, true
@@ -52,8 +49,7 @@ func (traefikModel) ResetTTL(spec Spec, _ time.Duration) time.Duration {
 
 func (traefikModel) ClientClock() bool { return true }
 
-// traefikDelay is the script's wait_duration, (cost - level) / limit µs, as the middleware
-// reads it: tostring's 14 digits, in ns truncated.
+// traefikDelay is the script's wait_duration as the middleware reads it (tostring, ns).
 func traefikDelay(spec Spec, level, cost float64) time.Duration {
 	wait := float64(-(level - cost)) / float64(spec.Rate/1e6)
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(wait, 'g', 14, 64), 64)

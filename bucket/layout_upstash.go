@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// upstash: @upstash/ratelimit's tokenBucket (scripts/third_party/upstash/upstash.lua, called
-// by its src/single.ts).
+// upstash: @upstash/ratelimit's tokenBucket (scripts/third_party/upstash/upstash.lua).
 func init() {
 	register(Layout{Name: "upstash", Type: Hash, TokensField: "tokens", TimeField: "refilledAt", TimeUnit: unitMS,
 		model: upstashModel{},
@@ -25,9 +24,7 @@ func upstashInterval(l Layout, spec Spec) (ms, refill float64) {
 	return ms, spec.Rate * (ms / 1000)
 }
 
-// Level: refilledAt and now in ms (Date.now()); once now >= refilledAt + interval,
-// n = floor((now - refilledAt) / interval) steps: min(limit, tokens + n × refillRate), and
-// refilledAt moves on by n intervals.
+// Level: n = floor((now - refilledAt) / interval) whole steps of refillRate, in ms.
 func (upstashModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 	iv, refill := upstashInterval(l, spec)
 	nowMS, at, tok := float64(floorDiv(now, 1000)), float64(stored.TS)/1e3, stored.Tokens
@@ -39,8 +36,7 @@ func (upstashModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 	return Level{Tokens: tok, TS: int64(math.Round(at * 1e3))}
 }
 
-// Allows: a level of 0 is refused; otherwise success is remaining >= 0 on the integer reply,
-// which truncates tokens - cost: anything above -1 passes.
+// Allows: a level of 0 is refused; else the integer reply truncates: above -1 passes.
 func (upstashModel) Allows(_ Spec, level, cost float64) bool {
 	if level == 0 && cost > 0 {
 		return false
@@ -48,8 +44,7 @@ func (upstashModel) Allows(_ Spec, level, cost float64) bool {
 	return level-cost > -1
 }
 
-// ResetTTL: PEXPIRE ceil((limit - remaining) / refillRate) × interval, the refill to full;
-// at full, where Upstash sets none, 1 s (a missing bucket reads as full too).
+// ResetTTL: the refill to full, as Upstash's PEXPIRE; at full 1 s.
 func (upstashModel) ResetTTL(_ Spec, full time.Duration) time.Duration {
 	return max(ceilTo(full, time.Millisecond), time.Second)
 }

@@ -9,12 +9,9 @@ func init() {
 		About: "PHP/Webman middleware: string KEY = tokens, string KEY:last_time = seconds (float); no TTL"})
 }
 
-// webmanModel refills from the caller's microtime, negatively from a time ahead of it (no
-// clamp below), writes now on allow only, and sets no TTL.
 type webmanModel struct{ ownModel }
 
-// Level: timePassed = now - last; math.min(capacity, tokens + timePassed * rate).
-// float64() conversions keep the compiler from fusing into FMA, as the owners' Lua does not.
+// Level: math.min(capacity, tokens + (now - last) * rate), negative refill included.
 func (webmanModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	passed := float64(secondsOf(now) - secondsOf(stored.TS))
 	return Level{Tokens: math.Min(spec.Capacity, float64(stored.Tokens+float64(passed*spec.Rate))), TS: now}

@@ -9,9 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MemoryUsage sends MEMORY USAGE for every key in one pipelined round trip (the Cluster
-// client routes each to its master) and returns their sizes in bytes, in the order of keys.
-// A key gone since it was found counts 0 bytes.
+// MemoryUsage is MEMORY USAGE of every key in one round trip, in bytes (0: gone).
 func (s *Store) MemoryUsage(ctx context.Context, keys []string) ([]int64, error) {
 	if len(keys) == 0 {
 		return nil, nil

@@ -16,49 +16,33 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// Tier is one bucket of a multi-tier decision: a user's bucket, an API key's, an endpoint's,
-// an overall one. Each tier has its own spec and cost.
-//
-// In a Redis Cluster the keys of one decision must hash to the same slot, so give them one
-// hash tag: the part of the key between the first "{" and the next "}" is all that is hashed.
-// rl:{user42}:user, rl:{user42}:endpoint:/search and rl:{user42}:global share a slot; rl:user42
-// and rl:global do not. A bucket shared by every user (a service-wide limit) lives in one slot
-// and cannot be decided atomically with per-user buckets in other slots: decide it with its
-// own Take, or give each user's tiers an overall bucket under the user's tag as above.
+// Tier is one bucket of a multi-tier decision, with its own spec (zero: the stored one) and
+// cost. In a Cluster the keys of one decision need one hash tag: rl:{user42}:user and
+// rl:{user42}:global share a slot.
 type Tier struct {
-	// Name labels the tier in results and headers ("user", "endpoint", "global").
-	Name string
-	// Key is the bucket's Redis key.
-	Key string
-	// Spec is the tier's shape; a zero Spec takes the capacity and rate stored in the bucket.
+	Name string // labels the tier in results and headers ("user", "global")
+	Key  string
 	Spec Spec
-	// Cost is the tokens this request takes from the tier (>= 0).
 	Cost float64
 }
 
-// TierResult is one tier's part of a multi-tier decision.
+// TierResult is one tier's part of a multi-tier decision: Allowed says the tier held its
+// cost; Remaining is the level after the decision.
 type TierResult struct {
 	Name string
 	Key  string
-	// Result is the tier's view: Allowed says whether the tier held its cost; Remaining is the
-	// level after the decision (cost taken when the decision was allowed, the refilled level
-	// when it was denied); RetryAfter is the wait until the tier holds its cost again.
 	Result
 }
 
-// MultiResult is an all-or-nothing decision over several tiers.
+// MultiResult is an all-or-nothing decision over several tiers. Denied is the index of the
+// first tier that lacked its cost, -1 when allowed.
 type MultiResult struct {
-	// Allowed is true when every tier held its cost and the cost was taken from each.
 	Allowed bool
-	// Denied is the index in Tiers of the first tier that lacked its cost; -1 when allowed.
-	Denied int
-	// Tiers holds one result per tier, in the order given.
-	Tiers []TierResult
+	Denied  int
+	Tiers   []TierResult
 }
 
-// RetryAfter is the wait until every tier holds its cost again, the longest of the tiers'
-// waits: when the request may be retried with a chance of success. It is 0 when all tiers
-// hold their cost now, and -1 when some tier's cost exceeds its capacity (never).
+// RetryAfter is the longest of the tiers' waits (-1: some tier never holds its cost).
 func (m MultiResult) RetryAfter() time.Duration {
 	var d time.Duration
 	for _, t := range m.Tiers {
@@ -70,8 +54,7 @@ func (m MultiResult) RetryAfter() time.Duration {
 	return d
 }
 
-// DeniedBy returns the tier that denied the decision (the first that lacked its cost), and
-// false when the decision was allowed.
+// DeniedBy returns the tier that denied the decision; false when it was allowed.
 func (m MultiResult) DeniedBy() (TierResult, bool) {
 	if m.Denied < 0 || m.Denied >= len(m.Tiers) {
 		return TierResult{}, false
@@ -81,16 +64,9 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 
 var multiScript = scripts.Lazy(scripts.MultiBucket)
 
-// TakeAll decides several tiers all or nothing in one atomic script call: every bucket is
-// refilled, and only when every tier holds its cost is the cost taken from each; otherwise
-// nothing is taken from any tier (unlike a pipeline of Take calls, which drains the tiers
-// that allow while another denies). A denied decision still writes each bucket back at its
-// refilled level and counts `denied` on the tiers that lacked their cost; fields, counters
-// and TTLs follow Take's rules (see scripts/multi_bucket.lua).
-//
-// Keys must be distinct. On a *redis.ClusterClient they must share one slot and on a
-// *redis.Ring one hash tag (see Tier); TakeAll checks this before calling Redis and returns
-// ErrCrossSlot. A tier with a zero Spec uses the spec stored in its bucket.
+// TakeAll decides several tiers all or nothing in one atomic script call: the cost is taken
+// from each tier only when every tier holds it. Keys must be distinct and, on a Cluster or
+// Ring, share one hash tag (else ErrCrossSlot).
 func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) {
 	if len(tiers) == 0 {
 		return MultiResult{}, fmt.Errorf("%w: no tiers", ErrInvalid)
@@ -118,7 +94,6 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	if err := s.checkSlots(keys); err != nil {
 		return MultiResult{}, err
 	}
-	// Sent at most once, as Take is: never re-sent after a network error or timeout.
 	v, err := s.run(ctx, multiScript(), "", keys, args)
 	if err != nil {
 		return MultiResult{}, s.decisionErr(strings.Join(keys, ","), err, func(err error) error { return multiErr(tiers, keys, err) })
@@ -133,8 +108,7 @@ func tierLabel(t Tier, i int) string {
 	return strconv.Itoa(i + 1)
 }
 
-// checkSlots refuses keys that the client would route to different nodes: a Cluster by
-// slot, a Ring by hash tag.
+// checkSlots refuses keys the client would route to different nodes.
 func (s *Store) checkSlots(keys []string) error {
 	var same func(a, b string) bool
 	var name func(string) string // only for the error
@@ -189,14 +163,8 @@ func parseMulti(v []interface{}, tiers []Tier) (MultiResult, error) {
 	return m, nil
 }
 
-// TakeAllModel is the reference model of TakeAll, as Spec.Take is of Take: given each tier's
-// stored level (exists[i] false for a missing bucket, which starts full) and the time now in
-// microseconds, it returns the levels after the decision, whether the buckets are written,
-// and the result. Every tier needs a non-zero Spec.
-//
-// written is false only when some tier's cost exceeds its capacity: such a decision is
-// denied and no bucket is touched. Otherwise every bucket is written (levels holds what the
-// script stores), on deny too.
+// TakeAllModel is the reference model of TakeAll, as Spec.Take is of Take (every tier needs
+// a Spec). written is false only when a cost exceeds its capacity: nothing is touched.
 func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out []Level, written bool, r MultiResult) {
 	out = make([]Level, len(tiers))
 	r = MultiResult{Allowed: true, Denied: -1, Tiers: make([]TierResult, len(tiers))}
@@ -219,12 +187,10 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 			out[i].Tokens -= t.Cost
 		}
 		tr := &r.Tiers[i].Result
-		tr.Remaining = out[i].Tokens
-		tr.RetryAfter = t.Spec.Wait(out[i].Tokens, t.Cost)
+		tr.Remaining, tr.RetryAfter, tr.ResetAfter = out[i].Tokens, t.Spec.Wait(out[i].Tokens, t.Cost), t.Spec.Wait(out[i].Tokens, t.Spec.Capacity)
 		if t.Cost > t.Spec.Capacity {
 			tr.RetryAfter = -1
 		}
-		tr.ResetAfter = t.Spec.Wait(out[i].Tokens, t.Spec.Capacity)
 	}
 	if impossible {
 		return append(out[:0:0], levels...), false, r
@@ -232,8 +198,7 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 	return out, true, r
 }
 
-// lazyRegexp compiles expr on first use, not at start-up: every package's init runs on
-// every bucketctl command.
+// lazyRegexp compiles expr on first use: init runs on every command.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

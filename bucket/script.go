@@ -17,17 +17,8 @@ func lazyScript(src string) func() *redis.Script {
 
 var nativeScript = scripts.Lazy(scripts.TokenBucket)
 
-// runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT,
-// which proves nothing ran), but has go-redis send each of the two commands at most once.
-//
-// MaxRetries: -1 alone does not ensure that. A ClusterClient runs its own retry loop around
-// its node clients (process and the pipeline paths in go-redis's osscluster.go), bounded by
-// MaxRedirects, not MaxRetries: after io.EOF, a reset connection or a read timeout it sends
-// the command again, to the same node first, so a consume the server applied before its
-// reply was lost would be applied again and reported once. A command whose NoRetry() is
-// true leaves that loop with the error, while MOVED and ASK redirects (the node does not
-// serve the slot, so the script did not run there) and READONLY replies are still followed.
-// Standalone and Sentinel clients built with MaxRetries: -1 make one attempt anyway.
+// runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT),
+// each command sent at most once, even by a ClusterClient's own retry loop (help design).
 func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
 	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
 	_ = c.Process(ctx, noResend{cmd})
@@ -47,9 +38,7 @@ func evalCmd(ctx context.Context, name, script string, keys []string, args []int
 	return redis.NewCmd(ctx, append(a, args...)...)
 }
 
-// noResend wraps a command that go-redis must not send again after a failure that may have
-// come after the server ran it (see runOnce). It works in pipelines too: a ClusterClient
-// does not retry a pipeline holding such a command.
+// noResend marks a command go-redis must not re-send, in pipelines too.
 type noResend struct{ *redis.Cmd }
 
 // NoRetry tells go-redis not to re-send the command.
@@ -68,8 +57,8 @@ func parseResult(v []interface{}, spec Spec) (Result, error) {
 	if retry < 0 {
 		r.RetryAfter = -1
 	}
-	// The reply's numbers by the one grammar, as the script read the stored ones.
 	var ok bool
+
 	if r.Remaining, ok = ParseNumber(rem); !ok {
 		return Result{}, fmt.Errorf("unexpected tokens %q in script reply", rem)
 	}

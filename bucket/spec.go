@@ -15,12 +15,10 @@ type Spec struct {
 // IsZero reports whether the spec is unset (take it from the bucket).
 func (s Spec) IsZero() bool { return s.Capacity == 0 && s.Rate == 0 }
 
-// maxCapacity is the largest valid capacity: below 2^53, so a level counts single tokens.
-const maxCapacity = 1e15
-
-// maxRefill is the longest a valid spec may take to refill from empty: every TTL and wait
-// bucketctl computes stays finite and fits Redis's PEXPIRE.
-const maxRefill = 100 * 365 * 24 * time.Hour
+const (
+	maxCapacity = 1e15                       // below 2^53: a level counts single tokens
+	maxRefill   = 100 * 365 * 24 * time.Hour // every TTL and wait fits PEXPIRE
+)
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
@@ -52,16 +50,12 @@ func (s Spec) ValidateCost(cost float64) error {
 	return nil
 }
 
-// Result is one decision (or, for a peek, the decision that would be made).
+// Result is one decision. RetryAfter is the wait until the cost is there (-1: never);
+// ResetAfter the wait until full. In a Decision, Remaining is the level before it.
 type Result struct {
-	Allowed bool
-	// Remaining is the tokens left after the decision; in a Decision (a peek, check's
-	// answer) the level the decision sees, before it: nothing is taken.
-	Remaining float64
-	// RetryAfter is the wait until Cost tokens are there again (0 when they are now);
-	// -1 when the cost exceeds capacity and can never be allowed.
+	Allowed    bool
+	Remaining  float64
 	RetryAfter time.Duration
-	// ResetAfter is the wait until the bucket is full.
 	ResetAfter time.Duration
 	Spec       Spec
 }
@@ -72,12 +66,10 @@ type Level struct {
 	TS     int64
 }
 
-// At returns the level refilled to now (microseconds). Time never runs backwards: a now
-// before TS refills nothing. A capacity lowered since TS clamps the tokens.
+// At returns the level refilled to now (µs), clamped; a now before TS refills nothing.
 func (s Spec) At(l Level, now int64) Level {
 	if now > l.TS {
-		// float64() conversions keep the compiler from fusing into FMA, so the result is
-		// bit-identical to the Lua script's IEEE arithmetic.
+		// float64() keeps the compiler from fusing an FMA: bit-identical to the Lua.
 		refill := float64(float64(now-l.TS)/1e6) * s.Rate
 		return Level{Tokens: math.Min(s.Capacity, float64(l.Tokens+refill)), TS: now}
 	}
@@ -92,24 +84,21 @@ func (s Spec) Wait(have, want float64) time.Duration {
 	return time.Duration(math.Ceil((want-have)/s.Rate*1e6)) * time.Microsecond
 }
 
-// Take is the reference model of one decision: the new level and the result. exists=false
-// is a missing bucket, which starts full at now.
+// Take is the reference model of one decision (exists=false: a missing bucket, full).
 func (s Spec) Take(l Level, exists bool, now int64, cost float64) (Level, Result) {
 	if !exists {
 		l = Level{Tokens: s.Capacity, TS: now}
 	}
 	l = s.At(l, now)
 	r := Result{Spec: s}
-	if cost > s.Capacity {
-		r.Remaining, r.RetryAfter, r.ResetAfter = l.Tokens, -1, s.Wait(l.Tokens, s.Capacity)
-		return l, r
-	}
-	if l.Tokens >= cost {
+	if l.Tokens >= cost { // never for a cost above capacity: At clamps
 		l.Tokens -= cost
 		r.Allowed = true
 	}
-	r.Remaining = l.Tokens
-	r.RetryAfter = s.Wait(l.Tokens, cost)
-	r.ResetAfter = s.Wait(l.Tokens, s.Capacity)
+	r.Remaining, r.RetryAfter, r.ResetAfter = l.Tokens, s.Wait(l.Tokens, cost), s.Wait(l.Tokens, s.Capacity)
+	if cost > s.Capacity {
+		r.RetryAfter = -1
+	}
 	return l, r
+
 }

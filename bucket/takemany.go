@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -11,8 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// BatchError reports the decisions of a TakeMany that failed. Errs[i] is the error of
-// keys[i], nil when out[i] holds its decision.
+// BatchError reports a TakeMany's failed decisions: Errs[i] is keys[i]'s, nil when it held.
 type BatchError struct {
 	Errs []error
 }
@@ -44,7 +44,7 @@ func (e *BatchError) Unwrap() []error {
 	return errs
 }
 
-// batch is the scratch space of one TakeMany call, pooled so a busy caller allocates little.
+// batch is the pooled scratch space of one pipeline of EVALSHAs.
 type batch struct {
 	cmds []*redis.Cmd
 	args []interface{}
@@ -53,7 +53,6 @@ type batch struct {
 
 var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
-// newBatch returns a pooled batch with room for n commands of size arguments in all.
 func newBatch(n, size int) *batch {
 	b := batchPool.Get().(*batch)
 	if cap(b.cmds) < n {
@@ -70,8 +69,7 @@ var shaArgs = sync.OnceValue(func() map[*redis.Script]interface{} {
 	return map[*redis.Script]interface{}{nativeScript(): nativeScript().Hash(), multiScript(): multiScript().Hash()}
 })
 
-// evalsha adds the command EVALSHA sha numkeys keys... args..., its arguments in the
-// batch's one backing array.
+// evalsha adds EVALSHA sha numkeys keys... args..., its arguments in the batch's one array.
 func (b *batch) evalsha(ctx context.Context, sc *redis.Script, args []interface{}, keys ...string) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[sc], len(keys))
@@ -90,15 +88,9 @@ func (b *batch) release() {
 	batchPool.Put(b)
 }
 
-// TakeMany makes one Take per key, all in one pipelined round trip (an EVALSHA each), and
-// writes the decision for keys[i] to out[i]; out must hold len(keys) results. A key may
-// repeat: its decisions apply in order, each atomically. The spec and cost are the same
-// for every key.
-//
-// Commands that answer NOSCRIPT did not run, so TakeMany loads the script and re-sends
-// those, and only those. It never re-sends after a timeout or a connection error: a
-// decision the server may have applied must never be applied twice. When some decisions
-// fail, it returns a *BatchError saying which; the others are in out.
+// TakeMany makes one Take per key in one pipelined round trip, writing keys[i]'s decision
+// to out[i]; a key may repeat. Only NOSCRIPT replies are re-sent. When some decisions fail
+// it returns a *BatchError; the others are in out.
 func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost float64, out []Result) error {
 	if len(out) < len(keys) {
 		return fmt.Errorf("%w: %d results for %d keys", ErrInvalid, len(out), len(keys))
@@ -144,55 +136,43 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	return nil
 }
 
-// sendBatch sends cmds in one pipeline. Commands that answer NOSCRIPT did not run: it
-// loads the script and re-sends those alone, replacing them in cmds. An error that failed
-// a round trip itself is returned; reply errors stay on their commands.
+// sendBatch sends cmds in one pipeline, then loads the script and re-sends those that
+// answered NOSCRIPT (they ran nothing). Reply errors stay on their commands.
 func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	if err := s.execBatch(ctx, cmds); err != nil {
 		return err
 	}
 	var again []*redis.Cmd
-	for _, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, c)
+	var at []int
+	var loaded []string
+	for i, c := range cmds {
+		if !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			continue
 		}
+		sha, _ := c.Args()[1].(string)
+		if sc, ok := scripts.BySHA()[sha]; ok && !slices.Contains(loaded, sha) {
+			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
+				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
+			}
+			loaded = append(loaded, sha)
+		}
+		again, at = append(again, redis.NewCmd(ctx, c.Args()...)), append(at, i)
 	}
 	if len(again) == 0 {
 		return nil
 	}
-	loaded := map[string]bool{}
-	for _, c := range again {
-		sha, _ := c.Args()[1].(string)
-		if sc, ok := scripts.BySHA()[sha]; ok && !loaded[sha] {
-			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
-				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
-			}
-			loaded[sha] = true
-		}
-	}
-	for i, c := range again {
-		again[i] = redis.NewCmd(ctx, c.Args()...)
-	}
 	if err := s.execBatch(ctx, again); err != nil {
 		return err
 	}
-	j := 0
-	for i, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			cmds[i] = again[j]
-			j++
-		}
+	for j, i := range at {
+		cmds[i] = again[j]
 	}
 	return nil
 }
 
-// execBatch sends cmds in one pipeline. Reply errors stay on their commands; an error that
-// failed the round trip itself is returned.
 func (s *Store) execBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	pipe := s.rdb.Pipeline()
 	for _, c := range cmds {
-		// At most once, as Take: a Cluster pipeline holding a NoRetry command is not
-		// re-sent after a network error (MOVED/ASK redirects are still followed).
 		_ = pipe.Process(ctx, noResend{c})
 	}
 	_, err := pipe.Exec(ctx)
@@ -202,8 +182,8 @@ func (s *Store) execBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	s.networkErr(err)
 	var re redis.Error
 	if errors.As(err, &re) {
-		// The first reply error of a command: each command carries its own.
-		return nil
+		return nil // a reply error: each command carries its own
+
 	}
 	return err
 }
