@@ -22,13 +22,12 @@ type Session struct {
 	ended   time.Time
 }
 
-// AfterRunGrace is the time the PING and clean-up after a run may take in all: with the
-// requests' timeout, the grace load's help promises after its duration.
+// AfterRunGrace is the time the PING and clean-up after a run may take in all.
 const AfterRunGrace = time.Second
 
 // Run runs each config in turn on store until one fails or ctx ends; server names the
-// server in each report; see Result. A run with errors after which the server does not
-// answer a PING within AfterRunGrace ends the session: the runs after it would only fail.
+// server in each report. A run with errors after which the server does not answer a PING
+// within AfterRunGrace ends the session: the runs after it would only fail.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
 	defer func() {
@@ -103,9 +102,8 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created, each only if it still is a native bucket
-// (see Cleanup), within wait in all, also after an interrupt. It returns the keys left
-// behind and the first error: a key that became something else wraps ErrNotBucket.
+// CleanupAll deletes the keys a session created by Cleanup, within wait in all, and returns
+// the keys left behind and the first error.
 func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
 	deadline := time.Now().Add(wait)
 	for i, k := range created {

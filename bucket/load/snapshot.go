@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
@@ -24,10 +26,8 @@ type Snapshot struct {
 	Tokens    float64
 	HasTokens bool
 	Latency   Latency
-	// PerSecond holds the decisions completed in each second since the start.
-	PerSecond []Second
-	// Running is false before the start and after the end.
-	Running bool
+	PerSecond []Second // the decisions completed in each second since the start
+	Running   bool     // false before the start and after the end
 }
 
 // Progress is how far the run is towards its nearest bound, in [0,1].
@@ -42,35 +42,34 @@ func (s Snapshot) Progress() float64 {
 	return math.Min(1, math.Max(0, p))
 }
 
-func (e *Engine) merged() (counts, *histogramSet, []Second) {
-	tot := counts{first: -1}
-	hs := newHistogramSet()
+// merged sums the shards: their counts, histograms, error messages and seconds.
+func (e *Engine) merged() (counts, *hdr.Histogram, map[string]int64, []Second) {
+	tot, h, errs := counts{first: -1}, newHistogram(), map[string]int64{}
 	var secs []Second
 	for _, sh := range e.shards {
 		sh.mu.Lock()
 		tot.add(&sh.c)
-		hs.merge(sh)
-		for len(secs) < len(sh.seconds) {
-			secs = append(secs, Second{})
+		h.Merge(sh.hist)
+		for m, n := range sh.errs {
+			errs[m] += n
 		}
+		secs = append(secs, make([]Second, max(0, len(sh.seconds)-len(secs)))...)
 		for i, s := range sh.seconds {
-			secs[i].Allowed += s.Allowed
-			secs[i].Denied += s.Denied
-			secs[i].Errors += s.Errors
+			secs[i] = Second{secs[i].Allowed + s.Allowed, secs[i].Denied + s.Denied, secs[i].Errors + s.Errors}
 		}
 		sh.mu.Unlock()
 	}
-	return tot, hs, secs
+	return tot, h, errs, secs
 }
 
 // Snapshot returns the run so far. It is safe to call at any time, from any goroutine.
 func (e *Engine) Snapshot() Snapshot {
-	c, hs, secs := e.merged()
+	c, h, _, secs := e.merged()
 	s := Snapshot{Key: e.cfg.Key, Strategy: e.cfg.Strategy, Spec: e.cfg.Spec,
 		Duration: e.cfg.Duration, Requests: e.cfg.Requests,
 		Decisions: c.allowed + c.denied + c.errors, Allowed: c.allowed, Denied: c.denied, Errors: c.errors,
 		Retries: c.retries, Calls: c.calls, Tokens: c.tokens, HasTokens: c.hasLevel,
-		Latency: latencyOf(hs.h), PerSecond: secs}
+		Latency: latencyOf(h), PerSecond: secs}
 	e.mu.Lock()
 	switch {
 	case e.running:
