@@ -10,16 +10,12 @@ import (
 type Source int
 
 const (
-	// SourceRedis: the buckets in Redis.
-	SourceRedis Source = iota + 1
-	// SourceLocal: FailLocal's in-process buckets.
-	SourceLocal
-	// SourceFailOpen: FailOpen, with no bucket consulted.
-	SourceFailOpen
-	// SourceFailClosed: FailClosed, with no bucket consulted.
-	SourceFailClosed
-	// SourceRefused: no bucket consulted because the request can never be decided: a cost
-	// above a tier's capacity (429) or a configuration error (500).
+	SourceRedis      Source = iota + 1 // the buckets in Redis
+	SourceLocal                        // FailLocal's in-process buckets
+	SourceFailOpen                     // FailOpen, no bucket consulted
+	SourceFailClosed                   // FailClosed, no bucket consulted
+	// SourceRefused: no bucket consulted, the request can never be decided: a cost above a
+	// tier's capacity (429) or a configuration error (500).
 	SourceRefused
 )
 
@@ -41,20 +37,13 @@ func (s Source) String() string {
 
 // Decision is the Limiter's verdict on one request.
 type Decision struct {
-	// Allowed says the request goes on to the handler.
-	Allowed bool
-	// Status is the status the middleware answers a refused request with (429, 503 or
-	// 500); 0 when allowed.
-	Status int
-	Source Source
-	// Partition is the partition the request was charged to.
+	Allowed   bool
+	Status    int // a refused request's status (429, 503 or 500); 0 when allowed
+	Source    Source
 	Partition string
-	// Tiers are the buckets decided: names, keys, specs and costs.
-	Tiers []bucket.Tier
-	// Result holds the tiers' results when a bucket decided (SourceRedis, SourceLocal).
-	Result bucket.MultiResult
-	// Err is why Redis did not decide: its error, ErrCircuitOpen, or a configuration
-	// error; nil for SourceRedis.
+	Tiers     []bucket.Tier      // the buckets decided: names, keys, specs and costs
+	Result    bucket.MultiResult // when a bucket decided (SourceRedis, SourceLocal)
+	// Err is why Redis did not decide: its error, ErrCircuitOpen, or a configuration error.
 	Err error
 }
 

@@ -11,15 +11,11 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// writeHeaders sets the rate-limit fields described in the package documentation.
-func (l *Limiter) writeHeaders(h http.Header, d Decision) {
-	setHeaders(h, l.policy, d.Result, l.cfg.Now())
-}
-
 func policyItem(name string, spec bucket.Spec) string {
 	return fmt.Sprintf("%q;q=%d;w=%d", name, int64(spec.Capacity), max(1, ceilSeconds(spec.Wait(0, spec.Capacity))))
 }
 
+// setHeaders sets the rate-limit fields described in the package documentation.
 func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Time) {
 	h.Set("RateLimit-Policy", policy)
 	tiers := m.Tiers
@@ -35,11 +31,7 @@ func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Tim
 	h.Set("X-RateLimit-Limit", strconv.FormatFloat(b.Spec.Capacity, 'f', -1, 64))
 	h.Set("X-RateLimit-Remaining", strconv.FormatInt(int64(b.Remaining), 10))
 	full := now.Add(b.ResetAfter)
-	secs := full.Unix()
-	if full.Nanosecond() > 0 {
-		secs++
-	}
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(secs, 10))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(full.Add(time.Second-1).Unix(), 10))
 }
 
 // Headers returns the fields the middleware sends for a decision r of the one-bucket

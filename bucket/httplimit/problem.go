@@ -16,7 +16,6 @@ type problem struct {
 	RetryAfter *int64   `json:"retry-after,omitempty"`
 }
 
-// quotaExceeded is the draft's problem type for a request over its quota.
 const quotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 
 func (l *Limiter) refuse(w http.ResponseWriter, d Decision) {
