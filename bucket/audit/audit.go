@@ -83,16 +83,6 @@ var Findings = []FindingInfo{
 		"nothing; a rule that matches them declares no bucket: narrow its match"},
 }
 
-// InfoOf returns the description of a kind.
-func InfoOf(k FindingKind) FindingInfo {
-	for _, f := range Findings {
-		if f.Kind == k {
-			return f
-		}
-	}
-	return FindingInfo{Kind: k}
-}
-
 // Finding is the tally of one kind.
 type Finding struct {
 	FindingInfo
@@ -308,7 +298,7 @@ func (a *Auditor) family(key string) *Family {
 func (a *Auditor) finding(k FindingKind) *Finding {
 	f, ok := a.findings[k]
 	if !ok {
-		f = &Finding{FindingInfo: InfoOf(k)}
+		f = &Finding{FindingInfo: Findings[slices.IndexFunc(Findings, func(i FindingInfo) bool { return i.Kind == k })]}
 		a.findings[k] = f
 	}
 	return f

@@ -29,31 +29,30 @@ const AfterRunGrace = time.Second
 // server in each report. A run with errors after which the server does not answer a PING
 // within AfterRunGrace ends the session: the runs after it would only fail.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
-	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
-	defer func() {
-		s.mu.Lock()
-		if s.ended = lastEnd; lastEnd.IsZero() {
-			s.ended = time.Now()
-		}
-		s.mu.Unlock()
-	}()
+	lastEnd, err := s.run(ctx, store, configs, server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err, s.ended = err, lastEnd // when the last run ended: a PING after it is not the runs' time
+	if lastEnd.IsZero() {
+		s.ended = time.Now()
+	}
+}
+
+func (s *Session) run(ctx context.Context, store *bucket.Store, configs []Config, server string) (lastEnd time.Time, _ error) {
 	for i, c := range configs {
 		if ctx.Err() != nil {
-			return
+			return lastEnd, nil
 		}
 		e, err := New(store, c)
 		if err != nil {
-			s.fail(err)
-			return
+			return lastEnd, err
 		}
 		s.mu.Lock()
 		s.cur = e
 		s.mu.Unlock()
 		r, err := e.Run(ctx)
-		var stopped *StoppedError
-		if err != nil && !errors.As(err, &stopped) {
-			s.fail(err)
-			return
+		if stopped := new(*StoppedError); err != nil && !errors.As(err, stopped) {
+			return lastEnd, err
 		}
 		r.Server = server
 		s.mu.Lock()
@@ -61,21 +60,18 @@ func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config
 		s.mu.Unlock()
 		lastEnd = time.Now()
 		if err != nil {
-			s.fail(err)
-			return
+			return lastEnd, err
 		}
 		if r.Errors == 0 || i+1 == len(configs) {
 			continue
 		}
 		perr := Within(ctx, AfterRunGrace, func(ctx context.Context) error { return store.Redis().Ping(ctx).Err() })
 		if rediserr.IsUnreachable(perr) {
-			s.fail(fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr))
-			return
+			return lastEnd, fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr)
 		}
 	}
+	return lastEnd, nil
 }
-
-func (s *Session) fail(err error) { s.mu.Lock(); s.err = err; s.mu.Unlock() }
 
 // Snapshot is the current run's snapshot (zero before the first starts).
 func (s *Session) Snapshot() Snapshot {
