@@ -80,6 +80,8 @@ func ParseRate(s string) (float64, error) {
 	return v / sec, nil
 }
 
+var errOverYear = errors.New("over a year (8760h); write it as " + DurationExample)
+
 // ParseDuration reads a duration with its unit (3s, 500ms, 1m30s), up to MaxDuration. A bare
 // number other than 0 is refused, unless unitIfBare > 0 (a field in _ms) gives its unit.
 func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
@@ -88,7 +90,7 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 		case unitIfBare > 0:
 			d := v * float64(unitIfBare)
 			if math.Abs(d) > float64(MaxDuration) {
-				return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+				return 0, errOverYear
 			}
 			return time.Duration(d), nil
 		case v == 0:
@@ -102,11 +104,11 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "invalid duration") && s != "" && strings.Trim(s, "0123456789.+-nsuµmh") == "":
-		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+		return 0, errOverYear
 	case err != nil:
 		return 0, errors.New("not a duration; write it as " + DurationExample)
 	case d > MaxDuration || d < -MaxDuration:
-		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+		return 0, errOverYear
 	}
 	return d, nil
 }
