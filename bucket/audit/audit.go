@@ -1,9 +1,10 @@
 package audit
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -82,30 +83,17 @@ var Findings = []FindingInfo{
 		"nothing; a rule that matches them declares no bucket: narrow its match"},
 }
 
-// InfoOf returns the description of a kind.
-func InfoOf(k FindingKind) FindingInfo {
-	for _, f := range Findings {
-		if f.Kind == k {
-			return f
-		}
-	}
-	return FindingInfo{Kind: k}
-}
-
 // Finding is the tally of one kind.
 type Finding struct {
 	FindingInfo
-	Count int64
-	// Examples are the first few keys found (family prefixes for hot-slot).
-	Examples []string
-	// Memory is the estimated bytes of the keys (sampled; 0 when none was sampled).
-	Memory  int64
-	Sampled int
-	// MaxAhead is the largest lead of a stored time (clock-ahead), or of a TAT past a full
+	Count    int64
+	Examples []string // the first few keys found (family prefixes for hot-slot)
+	Memory   int64    // the keys' estimated bytes (0 when none was sampled)
+	Sampled  int
+	// MaxAhead is the largest lead of a stored time (clock-ahead) or of a TAT past a full
 	// window (gcra-debt).
 	MaxAhead time.Duration
-	// Detail says more about the examples (hot-slot: the slot and its share).
-	Detail string
+	Detail   string // more about the examples (hot-slot: the slot and its share)
 
 	memSum int64
 }
@@ -115,10 +103,8 @@ type Family struct {
 	Prefix  string
 	Keys    int64
 	Buckets int64
-	// Layouts counts buckets by layout name.
-	Layouts map[string]int64
-	// Memory is the estimated bytes of the family's keys (Sampled keys measured).
-	Memory  int64
+	Layouts map[string]int64 // buckets by layout name
+	Memory  int64            // estimated bytes, from Sampled keys measured
 	Sampled int
 
 	memSum int64
@@ -127,40 +113,30 @@ type Family struct {
 
 // Options tune an audit.
 type Options struct {
-	// Depth is how many ':'-separated segments name a family (0: all but the last).
-	Depth int
-	// Examples is how many keys a finding keeps (default 5).
-	Examples int
+	Depth    int // ':'-separated segments that name a family (0: all but the last)
+	Examples int // keys a finding keeps (default 5)
 	// Samples is how many keys of each family and each finding are measured with MEMORY
 	// USAGE (default 5; below 0: none, memory is not estimated), MaxSamples the most in
 	// all (default 1000).
 	Samples, MaxSamples int
-	// MaxFamilies bounds the families kept; keys of further families count under "(other)"
-	// (default 1000).
+	// MaxFamilies bounds the families kept (default 1000); further keys count under "(other)".
 	MaxFamilies int
-	// HotSlotMin is the fewest buckets of a family for a hot-slot finding (default 16), of
-	// which at least half must share one slot.
+	// HotSlotMin is the fewest buckets of a family for a hot-slot finding (default 16), half
+	// of them in one slot.
 	HotSlotMin int64
-	// Cluster says slots matter (cross-slot and hot-slot findings).
-	Cluster bool
+	Cluster    bool // slots matter (cross-slot and hot-slot findings)
 }
 
 func (o *Options) defaults() {
-	if o.Examples <= 0 {
-		o.Examples = 5
+	o.Examples, o.Samples = positive(o.Examples, 5), cmp.Or(o.Samples, 5)
+	o.MaxSamples, o.MaxFamilies, o.HotSlotMin = positive(o.MaxSamples, 1000), positive(o.MaxFamilies, 1000), positive(o.HotSlotMin, 16)
+}
+
+func positive[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
 	}
-	if o.Samples == 0 {
-		o.Samples = 5
-	}
-	if o.MaxSamples <= 0 {
-		o.MaxSamples = 1000
-	}
-	if o.MaxFamilies <= 0 {
-		o.MaxFamilies = 1000
-	}
-	if o.HotSlotMin <= 0 {
-		o.HotSlotMin = 16
-	}
+	return v
 }
 
 // FamilyOf is the family of key: its prefix up to the last ':' segment, or its first depth
@@ -199,8 +175,7 @@ func New(o Options) *Auditor {
 }
 
 // ttlSlack is how much shorter than the time to full a TTL may be without a finding: PTTL's
-// rounding and the read's own time, the application's time step, and throttled's TTL,
-// which it rounds down to whole seconds by design.
+// rounding, the read's time, the application's time step and throttled's whole seconds.
 func ttlSlack(l bucket.Layout) time.Duration {
 	return 100*time.Millisecond + l.Step() + l.TTLShortfall()
 }
@@ -255,8 +230,8 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 	return out
 }
 
-// Add tallies one page of states and returns the keys to measure (at most a few per family
-// and per finding, and MaxSamples in all); report their sizes with AddMemory.
+// Add tallies one page of states and returns the keys to measure (a few per family and per
+// finding, MaxSamples in all), for AddMemory.
 func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 	var probes []MemoryProbe
 	for _, s := range states {
@@ -295,8 +270,7 @@ func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 				keys = s.Layout.Keys(s.Key)
 			}
 			probes = append(probes, MemoryProbe{Keys: keys, family: fam, kinds: kinds})
-			// Counted as sampled now, so that a page does not pick more than its share.
-			fam.Sampled++
+			fam.Sampled++ // now, so that a page does not pick more than its share
 			for _, k := range kinds {
 				a.findings[k].Sampled++
 			}
@@ -324,7 +298,7 @@ func (a *Auditor) family(key string) *Family {
 func (a *Auditor) finding(k FindingKind) *Finding {
 	f, ok := a.findings[k]
 	if !ok {
-		f = &Finding{FindingInfo: InfoOf(k)}
+		f = &Finding{FindingInfo: Findings[slices.IndexFunc(Findings, func(i FindingInfo) bool { return i.Kind == k })]}
 		a.findings[k] = f
 	}
 	return f
@@ -334,10 +308,8 @@ func (a *Auditor) finding(k FindingKind) *Finding {
 type Report struct {
 	Findings []Finding
 	Families []Family
-	// Samples is how many keys were measured with MEMORY USAGE; NoMemory says why memory
-	// was not estimated ("" when it was).
-	Samples  int
-	NoMemory string
+	Samples  int    // keys measured with MEMORY USAGE
+	NoMemory string // why memory was not estimated ("" when it was)
 }
 
 // Worst is the highest severity among the findings ("" when none).
@@ -353,18 +325,12 @@ func (r Report) Worst() Severity {
 
 // Report computes the estimates and the hot-slot findings.
 func (a *Auditor) Report() Report {
-	var r Report
-	r.Samples, r.NoMemory = a.samples, a.noMemory
+	r := Report{Samples: a.samples, NoMemory: a.noMemory}
 	if r.NoMemory != "" {
 		r.Samples = 0
 	}
 	fams := make([]Family, 0, len(a.families))
-	prefixes := make([]string, 0, len(a.families))
-	for p := range a.families {
-		prefixes = append(prefixes, p)
-	}
-	sort.Strings(prefixes)
-	for _, p := range prefixes {
+	for _, p := range slices.Sorted(maps.Keys(a.families)) {
 		f := a.families[p]
 		if f.Sampled > 0 {
 			f.Memory = f.memSum * f.Keys / int64(f.Sampled)
@@ -388,7 +354,7 @@ func (a *Auditor) Report() Report {
 		}
 		fams = append(fams, *f)
 	}
-	sort.SliceStable(fams, func(i, j int) bool { return fams[i].Memory > fams[j].Memory })
+	slices.SortStableFunc(fams, func(x, y Family) int { return cmp.Compare(y.Memory, x.Memory) })
 	r.Families = fams
 	for _, info := range Findings {
 		f, ok := a.findings[info.Kind]
@@ -403,9 +369,8 @@ func (a *Auditor) Report() Report {
 	return r
 }
 
-// SuggestRule is the config-file rule that would declare the layout guessed for s (a bare
-// number read as a GCRA bucket): its family's keys (a two-key layout's: its tokens_key
-// pattern), the guessed layout, and the capacity and rate to fill in.
+// SuggestRule is the config-file rule that would declare the layout guessed for s: its
+// family's keys (a two-key layout's tokens_key pattern) and the capacity and rate to fill in.
 func SuggestRule(s bucket.State) string {
 	match := "*"
 	if pre, suf, ok := strings.Cut(s.Layout.TokensKey, "*"); ok && s.Layout.Type == bucket.Strings && pre+suf != "" {
@@ -416,8 +381,7 @@ func SuggestRule(s bucket.State) string {
 	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)
 }
 
-// counterDetail adds the limiter of a counter form to a counter finding's detail: the
-// limiters whose keys were found, in the order first found.
+// counterDetail adds the limiter of a counter form to a counter finding's detail.
 func counterDetail(detail, form string) string {
 	f, ok := bucket.LookupCounter(form)
 	if !ok || strings.Contains(detail, f.Limiter) {

@@ -15,13 +15,10 @@ type Outcome struct {
 	bucket.Decision
 	Layout string
 	Exists bool
-	// State is the bucket as read, for a decision made from a read (check; nil for a
-	// consume the script decided).
-	State *bucket.State
+	State  *bucket.State // the bucket as read (nil when the script decided)
 }
 
-// WriteFailed is a consume whose write failed (the script's error reply or the round
-// trip's); Err is a *bucket.KeyError.
+// WriteFailed is a consume whose write failed; Err is a *bucket.KeyError.
 type WriteFailed struct{ Err error }
 
 func (e *WriteFailed) Error() string { return e.Err.Error() }
@@ -29,8 +26,7 @@ func (e *WriteFailed) Unwrap() error { return e.Err }
 
 // Decide decides for key with target t: a check when peek, else a consume.
 func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
-	// A cost above a known capacity is denied without touching the bucket, as the native
-	// script does: consume only reads it then, like check.
+	// A cost above a known capacity is denied unwritten, as by the script: a read decides.
 	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
 	if peek || never {
 		return Read(ctx, st, key, t, peek)
@@ -40,8 +36,7 @@ func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, 
 		return Outcome{Decision: bucket.Decision{Result: res}, Layout: bucket.NativeLayout.Name, Exists: true}, nil
 	}
 	if errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign) {
-		// The script saw a key it will not touch; a read says what it is (a user record, a
-		// counter, another application's bucket) instead of the script's bare refusal.
+		// A read says what the key the script refused is, instead of its bare refusal.
 		if _, rerr := Read(ctx, st, key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
 			return Outcome{}, rerr
 		}
@@ -49,9 +44,8 @@ func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, 
 	return Outcome{}, &WriteFailed{Err: &bucket.KeyError{Key: key, Err: err}}
 }
 
-// Read reads the bucket as inspect does (the same layout detection, one pipelined round
-// trip, nothing written) and decides the way the bucket's application does. A consume
-// (peek false) refuses what the native script would: another layout, a differing spec.
+// Read reads the bucket as inspect does and decides the way its application does. A
+// consume (peek false) refuses what the native script would: another layout, another spec.
 func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
 	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
 	if err != nil {
@@ -75,6 +69,5 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 	if _, err := s.Peek(t.Cost); err != nil {
 		return Outcome{Exists: s.Exists}, err
 	}
-	// The same decision inspect, list, top, watch and audit show (State.Decide).
 	return Outcome{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists, State: &s}, nil
 }

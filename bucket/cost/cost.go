@@ -9,10 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Counter counts what Redis is sent: commands and round trips. It is safe for concurrent
-// use. The requests made with a context carrying one are counted by the hook (see With and
-// Install): what went on the wire, so a pipeline that a Cluster client splits over three
-// masters is three round trips.
+// Counter counts the commands and round trips sent with a context carrying it (see With
+// and Install), as they went on the wire. It is safe for concurrent use.
 type Counter struct {
 	commands, roundTrips atomic.Int64
 }
@@ -52,14 +50,11 @@ func add(ctx context.Context, commands int64) {
 	}
 }
 
-// costHook is the go-redis hook that feeds the counter of the context, if any.
-type costHook struct{}
+type costHook struct{} // feeds the counters of the context
 
 func (costHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// handshake reports a command go-redis sends to set up a new connection: it is the
-// pool's cost, not the refresh's, and counting it would make the figure jump whenever the
-// pool dials.
+// handshake reports a command go-redis sends to set up a connection: the pool's cost.
 func handshake(cmd redis.Cmder) bool {
 	switch strings.ToLower(cmd.Name()) {
 	case "hello", "auth", "client", "select", "readonly":
@@ -90,13 +85,12 @@ func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	}
 }
 
-// hooked remembers the clients that already carry the hook, or whose nodes will (go-redis
-// cannot remove a hook, nor a node callback).
+// hooked remembers the clients that carry the hook, or whose nodes will.
 var hooked sync.Map
 
 // Install puts the counting hook on the clients that talk to the servers: the client
-// itself when standalone (or Sentinel), each node's client for a Cluster or a Ring, since a
-// cluster pipeline is one round trip per node. Installing it again changes nothing.
+// itself, or each node's for a Cluster or a Ring (a pipeline per node is a round trip
+// each). Installing it again changes nothing.
 func Install(rdb redis.UniversalClient) {
 	if _, dup := hooked.LoadOrStore(rdb, struct{}{}); dup {
 		return
@@ -106,18 +100,14 @@ func Install(rdb redis.UniversalClient) {
 			c.AddHook(costHook{})
 		}
 	}
-	each := func(_ context.Context, c *redis.Client) error {
-		put(c)
-		return nil
-	}
 	switch c := rdb.(type) {
 	case *redis.Client:
 		c.AddHook(costHook{})
-	case *redis.ClusterClient:
+	case interface {
+		OnNewNode(func(*redis.Client))
+		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
+	}: // a Cluster or a Ring
 		c.OnNewNode(put)
-		_ = c.ForEachShard(context.Background(), each)
-	case *redis.Ring:
-		c.OnNewNode(put)
-		_ = c.ForEachShard(context.Background(), each)
+		_ = c.ForEachShard(context.Background(), func(_ context.Context, n *redis.Client) error { put(n); return nil })
 	}
 }

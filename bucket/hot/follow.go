@@ -9,30 +9,21 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rules"
 )
 
-// top's hot buckets: a Tracker follows writes (client tracking) from the first refresh on,
-// and every refresh hands the keys written most since the last one to the watchlist, which
-// reads them whatever its scan has reached. They come first, marked.
-
 const (
-	// hotCandidates is how many of the keys written most each refresh reads.
-	hotCandidates = 10
-	// hotMinWrites is the writes seen in a refresh for a key to count as hot.
-	hotMinWrites = 2
-	// maxNotBuckets bounds the keys remembered as not buckets (never read again).
-	maxNotBuckets = 10000
+	hotCandidates = 10    // the keys written most that each refresh reads
+	hotMinWrites  = 2     // the writes seen in a refresh for a key to count as hot
+	maxNotBuckets = 10000 // keys remembered as not buckets (never read again)
 )
 
 // A Follower hands a live view, refresh by refresh, the keys matching its pattern that were
-// written most since the last refresh (see Next and Done). It is used by the refresh in
-// flight and closed by the view's end, which can come while a refresh is still running: mu
-// orders them, and nothing starts after Close.
+// written most since the last refresh. Close may come during a refresh: nothing starts after it.
 type Follower struct {
 	mu        sync.Mutex
 	closed    bool
 	tracker   *Tracker
 	note      string // why hot buckets are unavailable
 	notBucket map[string]bool
-	rates     map[string]float64 // writes/s of the keys handed to the watchlist
+	rates     map[string]float64 // writes/s of the keys handed out
 	opts      Options
 	match     string
 }

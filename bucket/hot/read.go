@@ -10,42 +10,31 @@ import (
 
 // Bucket is a bucket written during an observation, with how busy it was.
 type Bucket struct {
-	State bucket.State
-	// Writes is the writes seen to the bucket (client tracking names a key once per
-	// event-loop iteration, so a lower bound of the writes made).
-	Writes int64
+	State  bucket.State
+	Writes int64 // writes seen (a lower bound of the writes made)
 	// PerSecond is decisions per second: from the native counters when the bucket was read
-	// twice (Counted), else writes seen per second.
-	PerSecond float64
-	// DeniedPerSecond is denials per second (Counted only).
-	DeniedPerSecond float64
-	Counted         bool
+	// twice (Counted), else writes seen per second; DeniedPerSecond is Counted's only.
+	PerSecond, DeniedPerSecond float64
+	Counted                    bool
 }
 
 // Report is what an observation found.
 type Report struct {
-	Buckets []Bucket
-	// Source names what ranked the keys (SourceTracking).
-	Source string
-	// Observed is how long writes were followed; Masters how many masters.
-	Observed time.Duration
+	Buckets  []Bucket
+	Source   string        // what ranked the keys (SourceTracking)
+	Observed time.Duration // how long writes were followed
 	Masters  int
 	// Keys is the distinct keys written; NotBuckets how many of the busiest read were not
-	// buckets (left out); Messages the invalidation messages received.
-	Keys, NotBuckets, Messages int64
-	// Reads is the read commands sent to identify the candidates.
-	Reads int64
+	// buckets; Messages the invalidations received; Reads the read commands sent.
+	Keys, NotBuckets, Messages, Reads int64
 }
 
 // Query says what to observe.
 type Query struct {
 	Options
-	// For is how long to observe (default 1.5 s).
-	For time.Duration
-	// Limit is the most buckets returned (default 20).
-	Limit int
-	// Resolve gives each key's layout and spec (nil: detect).
-	Resolve bucket.Resolver
+	For     time.Duration   // how long to observe (default 1.5 s)
+	Limit   int             // the most buckets returned (default 20)
+	Resolve bucket.Resolver // each key's layout and spec (nil: detect)
 }
 
 // Buckets follows writes for q.For and returns the buckets written most, busiest first.

@@ -17,30 +17,16 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// Hot keys without configuring the server: server-assisted client tracking in broadcast
-// mode (Redis 6+). On every master, one connection subscribes to __redis__:invalidate (RESP2)
-// and a second one turns on `CLIENT TRACKING on REDIRECT <first> BCAST [PREFIX p ...]`: the
-// server then sends the names of the keys written under the prefixes to the first
-// connection, batched once per event-loop iteration. Nothing in the server's configuration
-// changes (no CONFIG SET, no keyspace notifications, no eviction policy), MONITOR is not
-// used, and both connections end with the tracker, which ends the tracking.
-//
-// A key written several times within one event-loop iteration is named once, so the counts
-// are writes seen, a lower bound of writes made: they rank keys; the native counters give
-// the decisions per second (see Buckets).
-
 // SourceTracking names the ranking's source: client tracking's invalidations.
 const SourceTracking = "client-tracking"
 
-// invalidateChannel is the channel a RESP2 redirect target receives invalidations on.
-const invalidateChannel = "__redis__:invalidate"
+const invalidateChannel = "__redis__:invalidate" // a RESP2 redirect target's
 
 // UnsupportedError says the server cannot report written keys: a Redis older than 6
 // (no client tracking) or a user whose ACL refuses CLIENT or SUBSCRIBE.
 type UnsupportedError struct {
-	Addr string
-	// NoPerm: the ACL refused a command (else the server has no client tracking).
-	NoPerm bool
+	Addr   string
+	NoPerm bool // the ACL refused a command (else the server has no client tracking)
 	Err    error
 }
 
@@ -57,8 +43,7 @@ func (e *UnsupportedError) Error() string {
 		e.Addr, firstLine(e.Err))
 }
 
-// Reason is the short why, for a view that goes on without hot buckets (top): it names
-// no other command to use.
+// Reason is the short why, for a view that goes on without hot buckets (top).
 func (e *UnsupportedError) Reason() string {
 	if e.NoPerm {
 		return "the user may not follow writes (needs +client|tracking +subscribe); rows come from the scan"
@@ -81,18 +66,15 @@ type Options struct {
 	// Prefixes limit tracking to keys starting with one of them (BCAST PREFIX); none: every
 	// key. The server's cost grows with the keys written under them, not with the keyspace.
 	Prefixes []string
-	// Custom are the config file's layouts: their time keys count for their buckets.
-	Custom []bucket.Layout
+	Custom   []bucket.Layout // the config file's layouts: their time keys count for their buckets
 	// MaxKeys bounds the distinct keys counted (default 100,000): past it, the keys seen
-	// least are dropped, so memory is bounded whatever the write traffic.
-	MaxKeys int
-	// NodeClient builds the client of each dedicated connection (nil: redis.NewClient).
-	NodeClient NodeClient
+	// least are dropped.
+	MaxKeys    int
+	NodeClient NodeClient // nil: redis.NewClient
 }
 
 // NodeClient builds the client of a dedicated connection from its master's client options
-// (all of them, changed as the connection needs: see dedicated): the connection package's
-// constructor, so that these clients carry the hooks its clients do.
+// (see dedicated): the connection package's constructor, so these carry its hooks.
 type NodeClient func(*redis.Options) *redis.Client
 
 // Tracker counts the writes each key receives, on every master, from its start until
@@ -191,18 +173,15 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 	return n, nil
 }
 
-// dedicated are master m's client options for one dedicated connection: a copy of every
-// option (the dialer with its reply guard, TLS, credentials, timeouts, whatever the
-// connection package sets), in RESP2 (a RESP3 redirect target would get pushes, not
-// messages), one connection, never re-sent.
+// dedicated are master m's client options (dialer, TLS, credentials, timeouts) for one
+// connection, never re-sent, in RESP2: a RESP3 redirect target would get pushes, not messages.
 func dedicated(m *redis.Client) *redis.Options {
 	o := *m.Options()
 	o.Protocol, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns, o.MaxRetries = 2, 1, 0, 0, 0, -1
 	return &o
 }
 
-// hotErr names what the server refused. An ACL's refusal is recognised by rediserr.Denied,
-// as the connection package's hook left it or not.
+// hotErr names what the server refused.
 func hotErr(addr string, err error) error {
 	if _, denied := rediserr.Denied(err); denied {
 		return &UnsupportedError{Addr: addr, NoPerm: true, Err: err}
@@ -272,8 +251,7 @@ func (t *Tracker) receive(n *hotNode) {
 		clear(seen)
 		t.mu.Lock()
 		for _, k := range keys {
-			// A two-key bucket's keys are written together: one write of its bucket.
-			k = t.fold(k)
+			k = t.fold(k) // a two-key bucket's keys are written together: one write
 			if seen[k] {
 				continue
 			}
@@ -354,14 +332,13 @@ func (t *Tracker) Err() error {
 	return t.err
 }
 
-// Masters is how many masters are followed; Messages the invalidation messages received.
-func (t *Tracker) Masters() int      { return len(t.nodes) }
-func (t *Tracker) Messages() int64   { return t.messages.Load() }
-func (t *Tracker) Keys() int64       { return t.keys.Load() }
-func (t *Tracker) Approximate() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.floor > 0 }
+// Masters is how many masters are followed; Messages the invalidation messages received;
+// Keys the distinct keys counted.
+func (t *Tracker) Masters() int    { return len(t.nodes) }
+func (t *Tracker) Messages() int64 { return t.messages.Load() }
+func (t *Tracker) Keys() int64     { return t.keys.Load() }
 
-// Close ends the tracking (closing the connections ends it on the server) and waits for the
-// receivers.
+// Close ends the tracking (with the connections) and waits for the receivers.
 func (t *Tracker) Close() {
 	if t == nil || t.closed.Swap(true) {
 		return

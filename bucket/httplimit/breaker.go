@@ -10,13 +10,12 @@ import (
 type BreakerState int
 
 const (
-	// Closed: every decision calls Redis.
-	Closed BreakerState = iota
-	// Open: Redis failed Threshold times in a row; no decision calls it until the cool-down
-	// is over, the failure policy decides instead.
+	Closed BreakerState = iota // every decision calls Redis
+	// Open: Redis failed Threshold times in a row; until the cool-down is over the failure
+	// policy decides instead.
 	Open
-	// HalfOpen: the cool-down is over; one request at a time probes Redis. A success closes
-	// the breaker, a failure opens it for another cool-down.
+	// HalfOpen: one request at a time probes Redis; a success closes the breaker, a failure
+	// opens it for another cool-down.
 	HalfOpen
 )
 
@@ -34,10 +33,8 @@ func (s BreakerState) String() string {
 
 // Breaker configures the circuit breaker.
 type Breaker struct {
-	// Threshold is how many consecutive Redis errors open the breaker (default 5).
-	Threshold int
-	// Cooldown is how long an open breaker keeps Redis uncalled before a probe (default 5 s).
-	Cooldown time.Duration
+	Threshold int           // consecutive Redis errors that open the breaker (default 5)
+	Cooldown  time.Duration // how long an open breaker waits before a probe (default 5 s)
 }
 
 type breaker struct {
@@ -45,8 +42,8 @@ type breaker struct {
 	now    func() time.Time
 	notify func(from, to BreakerState) // may be nil
 
-	// healthy is state == Closed with no failure counted, kept up to date under mu: every
-	// request reads it, and then neither acquire nor a successful done takes the lock.
+	// healthy is state == Closed with no failure counted: while it holds, neither acquire
+	// nor a successful done takes the lock.
 	healthy atomic.Bool
 
 	mu      sync.Mutex
@@ -57,8 +54,8 @@ type breaker struct {
 	pending []func()  // notifications to run once mu is released
 }
 
-// acquire says whether this decision may call Redis; probe marks the one call allowed
-// while half-open, which must be settled with done.
+// acquire says whether this decision may call Redis; probe marks the half-open probe.
+// done settles every call acquire allowed.
 func (b *breaker) acquire() (call, probe bool) {
 	if b.healthy.Load() {
 		return true, false
@@ -92,8 +89,7 @@ func (b *breaker) retryIn() time.Duration {
 	return max(0, b.until.Sub(b.now()))
 }
 
-// outcome is the outcome of a call to Redis.
-type outcome int
+type outcome int // of a call to Redis
 
 const (
 	succeeded outcome = iota // Redis answered
@@ -101,7 +97,6 @@ const (
 	neutral                  // no verdict on Redis (a caller's error, a canceled request)
 )
 
-// done settles a call acquire allowed.
 func (b *breaker) done(probe bool, o outcome) {
 	if !probe && o != failed && b.healthy.Load() {
 		return // nothing to change
@@ -126,7 +121,8 @@ func (b *breaker) done(probe bool, o outcome) {
 	b.unlock()
 }
 
-// set changes state under b.mu and queues the notification for unlock.
+// set changes state under b.mu and queues the notification, which unlock runs once b.mu is
+// released, so a callback may call back into the Limiter.
 func (b *breaker) set(to BreakerState) {
 	from := b.state
 	b.state = to
@@ -135,8 +131,6 @@ func (b *breaker) set(to BreakerState) {
 	}
 }
 
-// unlock releases b.mu, then runs the queued notifications, so a callback may call back
-// into the Limiter.
 func (b *breaker) unlock() {
 	b.healthy.Store(b.state == Closed && b.fails == 0)
 	calls := b.pending

@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -37,9 +38,7 @@ func (p FailurePolicy) String() string {
 
 // Tier is one bucket every request is charged to, per partition.
 type Tier struct {
-	// Name names the tier in keys and headers: letters, digits, '_', '-' and '.'.
-	Name string
-	// Spec is the bucket's capacity and refill rate.
+	Name string // in keys and headers: letters, digits, '_', '-' and '.'
 	Spec bucket.Spec
 	// Scope, when set, splits the tier into a bucket per scope value within the partition,
 	// e.g. Routes.Pattern for a bucket per route. Keep its values few: each is a key.
@@ -54,16 +53,13 @@ type Config struct {
 	// identity for is charged to the shared partition "anonymous": end a FirstOf chain
 	// with ClientIP to avoid that.
 	Partition KeyFunc
-	// Tiers are the buckets each request is charged to, all or nothing. At least one.
-	Tiers []Tier
-	// Cost is the tokens a request takes from each tier without its own Cost (default 1).
-	// A Routes table's Cost method fits here.
-	Cost func(*http.Request) float64
-	// Prefix starts every key (default "rl:").
-	Prefix string
+	Tiers     []Tier // charged all or nothing; at least one
+	// Cost is the tokens a request takes from each tier without its own Cost (default 1),
+	// e.g. a Routes table's Cost.
+	Cost   func(*http.Request) float64
+	Prefix string // starts every key (default "rl:")
 
-	// OnFailure is what happens when Redis is unreachable. Required: there is no default.
-	OnFailure FailurePolicy
+	OnFailure FailurePolicy // what happens when Redis is unreachable; required
 	// ClosedStatus is FailClosed's status: http.StatusServiceUnavailable (the default) or
 	// http.StatusTooManyRequests.
 	ClosedStatus int
@@ -74,14 +70,53 @@ type Config struct {
 	// MaxRetries: -1, so a dropped connection is not retried into a second take.
 	Timeout time.Duration
 
-	// Now is the clock for X-RateLimit-Reset, the breaker and the local buckets (default
-	// time.Now).
-	Now func() time.Time
-	// OnDecision, when set, is called with every decision, for logs and metrics.
-	OnDecision func(*http.Request, Decision)
-	// OnError, when set, is called with every error of a Redis call (not for decisions the
-	// open breaker kept from Redis), before the failure policy answers.
-	OnError func(*http.Request, error)
-	// OnBreaker, when set, is called on every change of the breaker's state.
-	OnBreaker func(from, to BreakerState)
+	Now        func() time.Time              // the clock (default time.Now)
+	OnDecision func(*http.Request, Decision) // every decision, for logs and metrics
+	// OnError is called with every error of a Redis call, before the failure policy answers.
+	OnError   func(*http.Request, error)
+	OnBreaker func(from, to BreakerState) // every change of the breaker's state
 }
+
+// Source says what made a Decision.
+type Source int
+
+const (
+	SourceRedis      Source = iota + 1 // the buckets in Redis
+	SourceLocal                        // FailLocal's in-process buckets
+	SourceFailOpen                     // FailOpen, no bucket consulted
+	SourceFailClosed                   // FailClosed, no bucket consulted
+	// SourceRefused: no bucket consulted, the request can never be decided: a cost above a
+	// tier's capacity (429) or a configuration error (500).
+	SourceRefused
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceRedis:
+		return "redis"
+	case SourceLocal:
+		return "local"
+	case SourceFailOpen:
+		return "fail-open"
+	case SourceFailClosed:
+		return "fail-closed"
+	case SourceRefused:
+		return "refused"
+	}
+	return "unknown"
+}
+
+// Decision is the Limiter's verdict on one request.
+type Decision struct {
+	Allowed   bool
+	Status    int // a refused request's status (429, 503 or 500); 0 when allowed
+	Source    Source
+	Partition string
+	Tiers     []bucket.Tier      // the buckets decided: names, keys, specs and costs
+	Result    bucket.MultiResult // when a bucket decided (SourceRedis, SourceLocal)
+	// Err is why Redis did not decide: its error, ErrCircuitOpen, or a configuration error.
+	Err error
+}
+
+// ErrCircuitOpen is a Decision's Err when the open breaker kept the request from Redis.
+var ErrCircuitOpen = errors.New("httplimit: circuit breaker open: Redis not called")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -45,8 +46,7 @@ func APIKeyHeader(name string) KeyFunc {
 		if v == "" {
 			return "", false
 		}
-		sum := sha256.Sum256([]byte(v))
-		return "key:" + hex.EncodeToString(sum[:16]), true
+		return "key:" + digest(v), true
 	}
 }
 
@@ -55,12 +55,7 @@ func APIKeyHeader(name string) KeyFunc {
 // first address not in trusted is the client. With no trusted prefixes it is never read.
 func ClientIP(trusted ...netip.Prefix) KeyFunc {
 	isTrusted := func(a netip.Addr) bool {
-		for _, p := range trusted {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
 	return func(r *http.Request) (string, bool) {
 		addr, ok := peerAddr(r.RemoteAddr)
@@ -89,10 +84,7 @@ func peerAddr(remote string) (netip.Addr, bool) {
 // forwardedClient walks X-Forwarded-For from the right while the hops are trusted. An entry
 // that does not parse stops the walk at the last address known good.
 func forwardedClient(headers []string, peer netip.Addr, trusted func(netip.Addr) bool) netip.Addr {
-	var hops []string
-	for _, h := range headers {
-		hops = append(hops, strings.Split(h, ",")...)
-	}
+	hops := strings.Split(strings.Join(headers, ","), ",")
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
@@ -136,8 +128,13 @@ const maxIDLen = 64
 // and no more than maxIDLen bytes.
 func partitionID(id string) string {
 	if len(id) > maxIDLen || strings.ContainsAny(id, "{}") {
-		sum := sha256.Sum256([]byte(id))
-		return "h:" + hex.EncodeToString(sum[:16])
+		return "h:" + digest(id)
 	}
 	return id
+}
+
+// digest is 32 hex digits of s's SHA-256.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }

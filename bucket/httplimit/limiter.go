@@ -24,7 +24,6 @@ type Limiter struct {
 	local   *localBuckets
 }
 
-// tierName is compiled on first use, not at start-up of every bucketctl command.
 var tierName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // New returns a Limiter deciding with store. It checks the configuration and fills in the
@@ -108,7 +107,7 @@ func (l *Limiter) BreakerState() BreakerState { return l.breaker.current() }
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := l.Decide(r)
-		l.writeHeaders(w.Header(), d)
+		setHeaders(w.Header(), l.policy, d.Result, l.cfg.Now())
 		if d.Allowed {
 			next.ServeHTTP(w, r)
 			return

@@ -9,20 +9,17 @@ import (
 
 // Local configures FailLocal's in-process buckets.
 type Local struct {
-	// MaxKeys bounds how many buckets the process keeps (default 10000); the least recently
-	// used bucket is dropped first, and a dropped bucket comes back full.
+	// MaxKeys bounds the buckets kept (default 10000); the least recently used is dropped
+	// first, and comes back full.
 	MaxKeys int
-	// Scale multiplies every tier's capacity and rate in local mode (default 1): with N
-	// instances, 1/N keeps the total near the configured limits. A scaled capacity never
-	// falls below the request's cost.
+	// Scale multiplies every tier's capacity (never below the request's cost) and rate
+	// (default 1): with N instances, 1/N keeps the total near the configured limits.
 	Scale float64
 }
 
-// localBuckets is a bounded LRU of bucket levels, decided with bucket.TakeAllModel, the
-// script's all-or-nothing decision in process.
+// localBuckets is a bounded LRU of bucket levels, decided with bucket.TakeAllModel.
 type localBuckets struct {
-	max int
-
+	max   int
 	mu    sync.Mutex
 	order *list.List // of *localEntry, most recent first
 	byKey map[string]*list.Element

@@ -1,14 +1,10 @@
 package load
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/bucketctl/bucketctl/bucket"
 )
 
 func TestConstantSchedule(t *testing.T) {
@@ -74,38 +70,5 @@ func TestBands(t *testing.T) {
 	l := latencyOf(h)
 	if l.Min != 0.15 || l.Max < 44.9 || l.Max > 45.1 || l.P50 < 0.89 || l.P50 > 0.91 {
 		t.Fatalf("latency %+v", l)
-	}
-}
-
-// NewSchedule is the engine's schedule, and Pace calls fn once per arrival until the
-// context ends.
-func TestExportedScheduleAndPace(t *testing.T) {
-	if _, err := NewSchedule(Closed, 10, 0, 0, 1); !errors.Is(err, bucket.ErrInvalid) {
-		t.Errorf("closed loop: %v", err)
-	}
-	if _, err := NewSchedule(Poisson, 0, 0, 0, 1); !errors.Is(err, bucket.ErrInvalid) {
-		t.Errorf("rate 0: %v", err)
-	}
-	a, err := NewSchedule(Poisson, 200, time.Second, 50, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newSchedule(Poisson, 200, time.Second, 50, 7)
-	for i := range 1000 {
-		if x, y := a.Next(), b.next(); x != y {
-			t.Fatalf("arrival %d: %v vs the engine's %v", i, x, y)
-		}
-	}
-	// Arrivals due long ago are all due at once: fn runs for each, in order, without a wait.
-	s, _ := NewSchedule(Constant, 1000, 0, 0, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	calls := 0
-	err = Pace(ctx, s, time.Now().Add(-time.Hour), func() {
-		if calls++; calls == 500 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) || calls != 500 {
-		t.Fatalf("Pace: %v after %d calls, want canceled after 500", err, calls)
 	}
 }

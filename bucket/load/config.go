@@ -1,8 +1,10 @@
 package load
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -10,19 +12,15 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Bounds of a run.
+// Bounds of a run. A run given neither a duration nor a request count lasts
+// DefaultDuration; every run, one bounded by a request count too, lasts at most MaxDuration.
 const (
-	// DefaultDuration bounds a run given neither a duration nor a request count.
 	DefaultDuration = 10 * time.Second
-	// MaxDuration is the hard cap of every run, also one bounded by a request count.
-	MaxDuration = 10 * time.Minute
-	// MaxRequests caps a run's request count.
-	MaxRequests = 100_000_000
-	// MaxConcurrency caps the workers; MaxPipeline the decisions per round trip.
-	MaxConcurrency = 4096
-	MaxPipeline    = 1024
-	// MaxArrivalRate caps an open loop's mean arrival rate (requests per second).
-	MaxArrivalRate = 1_000_000
+	MaxDuration     = 10 * time.Minute
+	MaxRequests     = 100_000_000
+	MaxConcurrency  = 4096
+	MaxPipeline     = 1024      // decisions per round trip
+	MaxArrivalRate  = 1_000_000 // an open loop's mean arrival rate, per second
 )
 
 // KeyPrefix is where load runs put their buckets unless told to use a key as given, so a
@@ -42,29 +40,24 @@ func CompareKey(key string, s Strategy) string { return key + ":" + string(s) }
 
 // Config says what a run does.
 type Config struct {
-	// Key is the Redis key, used as is (see KeyFor).
-	Key  string
+	Key  string // used as is (see KeyFor)
 	Spec bucket.Spec
-	// StoredSpec says Spec is the existing bucket's own (see PlanFor): the decisions
-	// leave it as stored.
+	// StoredSpec says Spec is the existing bucket's own (see PlanFor): the run leaves it as stored.
 	StoredSpec bool
-	// Cost is the tokens each request takes (> 0).
-	Cost     float64
-	Strategy Strategy
+	Cost       float64 // tokens per request (> 0)
+	Strategy   Strategy
 	// Concurrency is the number of workers, each with its own connection at a time.
 	Concurrency int
 	// Pipeline is the decisions each round trip carries (lua strategy, closed loop).
 	Pipeline int
-	// Duration bounds the run in time; Requests in requests (0: no such bound). With
-	// neither, the run lasts DefaultDuration; with Requests alone, at most MaxDuration. A
-	// closed loop's duration runs from the first answer, an open loop's from the start.
+	// Duration and Requests bound the run (0: no such bound). A closed loop's duration runs
+	// from the first answer, an open loop's from the start.
 	Duration time.Duration
 	Requests int64
 	// Arrival is the arrival mode; ArrivalRate the mean rate of an open loop (per second).
 	Arrival     Arrival
 	ArrivalRate float64
-	// BurstEvery and BurstSize add bursts of BurstSize requests, all due at once, every
-	// BurstEvery to an open loop.
+	// BurstEvery and BurstSize add bursts of BurstSize requests, all due at once, to an open loop.
 	BurstEvery time.Duration
 	BurstSize  int
 	// WatchRetries bounds the retries of a watch decision (0: DefaultWatchRetries).
@@ -77,8 +70,7 @@ func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", bucket.ErrInvalid, fmt.Sprintf(format, a...))
 }
 
-// oneOf is nil when v is one of all, else the error that lists them: `strategy "x": must
-// be lua, multi or watch`.
+// oneOf is nil when v is one of all, else the error that lists them.
 func oneOf[T ~string](what string, v T, all []T) error {
 	if slices.Contains(all, v) {
 		return nil
@@ -92,30 +84,15 @@ func oneOf[T ~string](what string, v T, all []T) error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Strategy == "" {
-		c.Strategy = Lua
-	}
-	if c.Arrival == "" {
-		c.Arrival = Closed
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 1
-	}
-	if c.Pipeline == 0 {
-		c.Pipeline = 1
-	}
+	c.Strategy, c.Arrival = cmp.Or(c.Strategy, Lua), cmp.Or(c.Arrival, Closed)
+	c.Concurrency, c.Pipeline = cmp.Or(c.Concurrency, 1), cmp.Or(c.Pipeline, 1)
 	if c.Duration == 0 {
 		c.Duration = DefaultDuration
 		if c.Requests > 0 {
 			c.Duration = MaxDuration
 		}
 	}
-	if c.WatchRetries == 0 {
-		c.WatchRetries = DefaultWatchRetries
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
+	c.WatchRetries, c.Seed = cmp.Or(c.WatchRetries, DefaultWatchRetries), cmp.Or(c.Seed, 1)
 	return c
 }
 
@@ -172,4 +149,72 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Arrival is how requests arrive.
+type Arrival string
+
+const (
+	// Closed is a closed loop: each worker sends its next request once the previous one is answered.
+	Closed Arrival = "closed"
+	// Constant is an open loop at a fixed rate: request i is due at i/rate.
+	Constant Arrival = "constant"
+	// Poisson is an open loop with exponentially distributed gaps around a mean rate.
+	Poisson Arrival = "poisson"
+)
+
+// Arrivals lists the arrival modes.
+var Arrivals = []Arrival{Closed, Constant, Poisson}
+
+// schedule produces an open loop's due times as offsets from the start, in order, bursts
+// included. Not safe for concurrent use.
+type schedule struct {
+	rate      float64
+	n         int64   // steady arrivals produced (constant rate)
+	t         float64 // Poisson: the next steady arrival's due time in seconds
+	rng       *rand.Rand
+	every     time.Duration
+	size      int
+	nextBurst time.Duration
+	left      int // what is left of the burst under way
+}
+
+func newSchedule(a Arrival, rate float64, every time.Duration, size int, seed uint64) *schedule {
+	s := &schedule{rate: rate, every: every, size: size, nextBurst: every}
+	if a == Poisson {
+		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		s.t = s.rng.ExpFloat64() / rate
+	}
+	return s
+}
+
+// next returns the next due time; the steady stream goes first when a burst falls on the
+// same instant.
+func (s *schedule) next() time.Duration {
+	if s.left > 0 {
+		s.left--
+		return s.nextBurst - s.every
+	}
+	steady := secs(float64(s.n) / s.rate)
+	if s.rng != nil {
+		steady = secs(s.t)
+	}
+	if s.every > 0 && s.size > 0 && s.nextBurst < steady {
+		at := s.nextBurst
+		s.left = s.size - 1
+		s.nextBurst += s.every
+		return at
+	}
+	s.n++
+	if s.rng != nil {
+		s.t += s.rng.ExpFloat64() / s.rate
+	}
+	return steady
+}
+
+func secs(f float64) time.Duration {
+	if f >= math.MaxInt64/float64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(f * float64(time.Second))
 }

@@ -20,19 +20,17 @@ type Engine struct {
 	store  *bucket.Store
 	shards []*shard
 
-	mu      sync.Mutex // guards the run's state and times
-	used    bool       // Run was called
-	running bool       // the clock runs: start is set
+	mu      sync.Mutex // guards the fields below it
+	used    bool
+	running bool // the clock runs: start is set
 	done    bool
 	start   time.Time
 	finish  time.Duration
+	stop    context.CancelFunc // ends the workers' loop
+	fatal   error              // the error that stopped the run (see isFatal)
 
 	claimed   atomic.Int64 // closed loop: requests handed to workers
 	firstDone atomic.Int64 // the first answer's time since start; -1 before
-
-	stopMu sync.Mutex
-	stop   context.CancelFunc // ends the workers' loop
-	fatal  error              // the error that stopped the run (see isFatal)
 
 	schedMu sync.Mutex // open loop: the arrivals
 	sched   *schedule
@@ -47,12 +45,11 @@ func New(store *bucket.Store, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	// Every worker stands for an independent client with its own round trips: the Store
-	// must not coalesce their decisions (--pipeline batches explicitly).
+	// Every worker stands for a client of its own: the Store must not coalesce their decisions.
 	e := &Engine{cfg: cfg, store: store.Direct()}
 	e.firstDone.Store(-1)
 	for range min(cfg.Concurrency, maxShards) {
-		e.shards = append(e.shards, newShard())
+		e.shards = append(e.shards, &shard{c: counts{first: -1}, hist: newHistogram()})
 	}
 	if cfg.Arrival != Closed {
 		e.sched = newSchedule(cfg.Arrival, cfg.ArrivalRate, cfg.BurstEvery, cfg.BurstSize, cfg.Seed)
@@ -62,51 +59,40 @@ func New(store *bucket.Store, cfg Config) (*Engine, error) {
 
 func (e *Engine) newDecider() decider {
 	c := e.cfg
-	switch c.Strategy {
-	case Multi:
-		return &multiDecider{newNaive(e.store.Redis(), c)}
-	case Watch:
-		return &watchDecider{naive: newNaive(e.store.Redis(), c), retries: c.WatchRetries}
+	if c.Strategy != Lua {
+		return &naiveDecider{rdb: e.store.Redis(), cfg: c, watch: c.Strategy == Watch, retries: c.WatchRetries}
 	}
-	d := &luaDecider{store: e.store, key: c.Key, spec: c.Spec, cost: c.Cost}
+	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
 	if c.StoredSpec {
 		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
 	}
-	if c.Pipeline > 1 {
-		d.keys = make([]string, c.Pipeline)
-		for i := range d.keys {
-			d.keys[i] = c.Key
-		}
+	for i := range d.keys {
+		d.keys[i] = c.Key
 	}
 	return d
 }
 
 // Run runs the load test until its bounds or until ctx is cancelled (then the report so
-// far is marked Interrupted; decisions under way still finish). A key that is not a
-// native bucket is refused; one that stops being one stops the run with a *StoppedError.
+// far is marked Interrupted). A key that is not a native bucket is refused; one that stops
+// being one stops the run with a *StoppedError.
 func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.mu.Lock()
-	if e.used {
-		e.mu.Unlock()
-		return Report{}, errors.New("load: an engine runs once")
-	}
+	used := e.used
 	e.used = true
 	e.mu.Unlock()
-
+	if used {
+		return Report{}, errors.New("load: an engine runs once")
+	}
 	if err := e.checkKey(parent); err != nil {
 		return e.report(false, 0), err
 	}
-	// Before the clock starts: load the script and dial each worker's connection, so
-	// neither NOSCRIPT nor dialing is measured.
+	// Before the clock starts: load the script and dial each worker's connection.
 	if e.cfg.Strategy == Lua {
 		_, _, _ = e.store.LoadScript(parent) // without it, decisions fall back to EVAL
 	}
 	cmdCtx := context.WithoutCancel(parent)
 	ctx, stop := context.WithCancel(parent)
 	defer stop()
-	e.stopMu.Lock()
-	e.stop = stop
-	e.stopMu.Unlock()
 	var ready, wg sync.WaitGroup
 	gate := make(chan struct{})
 	ready.Add(e.cfg.Concurrency)
@@ -120,7 +106,7 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	}
 	ready.Wait()
 	e.mu.Lock()
-	e.start, e.running = time.Now(), true
+	e.start, e.running, e.stop = time.Now(), true, stop
 	e.mu.Unlock()
 	close(gate)
 	wg.Wait()
@@ -128,11 +114,9 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.mu.Lock()
 	e.finish = time.Since(e.start)
 	e.running, e.done = false, true
+	fatal := e.fatal
 	e.mu.Unlock()
 	interrupted := parent.Err() != nil
-	e.stopMu.Lock()
-	fatal := e.fatal
-	e.stopMu.Unlock()
 	var unsent int64
 	if e.sched != nil && !interrupted && fatal == nil {
 		unsent = e.unsent()
@@ -163,8 +147,8 @@ func (e *Engine) checkKey(ctx context.Context) error {
 	return nil
 }
 
-// StoppedError is a run stopped by a decision that must not be repeated: the key is not
-// (or no longer) a native bucket. The report so far comes with it.
+// StoppedError is a run stopped because its key is not (or no longer) a native bucket.
+// The report so far comes with it.
 type StoppedError struct{ Err error }
 
 func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
@@ -177,94 +161,56 @@ func isFatal(err error) bool {
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
 }
 
-func (e *Engine) stopWith(err error) {
-	e.stopMu.Lock()
-	defer e.stopMu.Unlock()
-	if e.fatal == nil {
-		e.fatal = err
-		e.stop()
-	}
-}
-
 func (e *Engine) since() time.Duration { return time.Since(e.start) }
 
-// answered notes the time of the first answer: a closed loop's duration runs from it.
-func (e *Engine) answered(at time.Duration) {
-	// A load first: a failed CAS still takes the cache line, and every worker calls this.
-	if e.firstDone.Load() < 0 {
-		e.firstDone.CompareAndSwap(-1, int64(at))
-	}
-}
-
-// closedOver reports whether a closed-loop request sent at sent is at or past the end, the
-// duration after the first answer. Each worker stops after one such request, so the
-// decisions span the whole duration on the server's clock too.
-func (e *Engine) closedOver(sent time.Duration) bool {
-	first := e.firstDone.Load()
-	return first >= 0 && sent >= time.Duration(first)+e.cfg.Duration
-}
-
 // lastSendSlack is how long after the end a closed-loop worker may still send its last
-// request (see closedOver), so a server that stopped answering does not stretch the run.
+// request, so a server that stopped answering does not stretch the run.
 const lastSendSlack = 100 * time.Millisecond
 
-// sendingOver reports whether a closed-loop worker must not send: the end (the duration
-// after the first answer, or after the start when nothing was answered yet) is past by
-// more than lastSendSlack.
-func (e *Engine) sendingOver() bool {
-	end := e.cfg.Duration
-	if first := e.firstDone.Load(); first >= 0 {
-		end += time.Duration(first)
-	}
-	return e.since() > end+lastSendSlack
-}
-
-// work is one worker: claim requests, decide, record, until the run is over.
+// work is one worker: claim requests, decide, record, until the run is over. A closed
+// loop's end is the duration after the first answer (after the start before one); each
+// worker stops after one request sent at or past it, so the decisions span the whole
+// duration on the server's clock too.
 func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 	d := e.newDecider()
 	out := make([]bucket.Result, e.cfg.Pipeline)
 	errs := make([]error, e.cfg.Pipeline)
 	var backoff time.Duration
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
 	for ctx.Err() == nil {
 		n, intended := 1, time.Duration(-1)
+		end := e.cfg.Duration
+		if first := e.firstDone.Load(); first >= 0 {
+			end += time.Duration(first)
+		}
 		if e.sched != nil {
-			if e.since() >= e.cfg.Duration {
-				return // what is still due is unsent
-			}
 			at, ok := e.nextArrival()
 			if !ok {
-				return
+				return // what is still due is unsent
 			}
 			intended = at
-			// Wait for the due time; not for the deadline, since the arrival is due before it.
-			if wait := at - e.since(); wait > 0 {
-				if timer == nil {
-					timer = time.NewTimer(wait)
-				} else {
-					timer.Reset(wait)
-				}
+			if wait := at - e.since(); wait > 0 { // due before the end: no need to wait for it
+				timer.Reset(wait)
 				select {
 				case <-ctx.Done():
 					return
 				case <-timer.C:
 				}
 			}
-		} else if e.sendingOver() {
+		} else if e.since() > end+lastSendSlack {
 			return
 		} else if n = e.claim(); n == 0 {
 			return
 		}
-		o := outcome{sent: e.since()}
-		o.calls, o.retries = d.decide(cmdCtx, out[:n], errs[:n])
-		o.done = e.since()
-		e.answered(o.done)
-		o.intended = o.sent
+		o := outcome{counts: counts{first: e.since()}}
+		calls, retries := d.decide(cmdCtx, out[:n], errs[:n])
+		o.calls, o.retries, o.last = int64(calls), int64(retries), e.since()
+		if e.firstDone.Load() < 0 { // a load first: a failed CAS still takes the cache line
+			e.firstDone.CompareAndSwap(-1, int64(o.last))
+		}
+		o.intended, o.tokensAt = o.first, o.last
 		if intended >= 0 {
 			o.intended = intended
 		}
@@ -283,23 +229,29 @@ func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 		sh.record(&o)
 		for _, err := range o.errs {
 			if err != nil && isFatal(err) {
-				e.stopWith(err)
+				e.mu.Lock()
+				if e.fatal == nil {
+					e.fatal = err
+					e.stop()
+				}
+				e.mu.Unlock()
 				return
 			}
 		}
-		if e.sched == nil && e.closedOver(o.sent) {
+		if first := e.firstDone.Load(); e.sched == nil && first >= 0 && o.first >= time.Duration(first)+e.cfg.Duration {
 			return
 		}
 		// A closed loop facing a failing server backs off instead of spinning.
-		if e.sched == nil && o.allowed+o.denied == 0 {
-			backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-		} else {
+		if e.sched != nil || o.allowed+o.denied > 0 {
 			backoff = 0
+			continue
+		}
+		backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
+		timer.Reset(backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
 		}
 	}
 }
@@ -326,12 +278,11 @@ func (e *Engine) claim() int {
 func (e *Engine) nextArrival() (time.Duration, bool) {
 	e.schedMu.Lock()
 	defer e.schedMu.Unlock()
-	if e.over || (e.cfg.Requests > 0 && e.due >= e.cfg.Requests) {
+	if e.over || e.since() >= e.cfg.Duration || (e.cfg.Requests > 0 && e.due >= e.cfg.Requests) {
 		return 0, false
 	}
 	at := e.sched.next()
-	if at >= e.cfg.Duration {
-		// The schedule is monotone: every later arrival is due after the end too.
+	if at >= e.cfg.Duration { // the schedule is monotone: every later arrival is past the end too
 		e.over = true
 		return 0, false
 	}
@@ -344,7 +295,7 @@ func (e *Engine) nextArrival() (time.Duration, bool) {
 const maxUnsentWalk = 10_000_000
 
 // unsent counts the arrivals due before the end that no worker sent: the client could not
-// keep up (more concurrency helps). Only after a run that ended by its bounds.
+// keep up. Only after a run that ended by its bounds.
 func (e *Engine) unsent() int64 {
 	e.schedMu.Lock()
 	defer e.schedMu.Unlock()
@@ -356,19 +307,18 @@ func (e *Engine) unsent() int64 {
 		limit = e.cfg.Requests - e.due
 	}
 	var n int64
-	for n < limit {
+	for ; n < limit; n++ {
+		at := e.sched.next()
 		if n == maxUnsentWalk {
-			at := e.sched.next()
 			left := (e.cfg.Duration - at).Seconds() * e.cfg.ArrivalRate
 			if e.cfg.BurstEvery > 0 {
 				left += (e.cfg.Duration - at).Seconds() / e.cfg.BurstEvery.Seconds() * float64(e.cfg.BurstSize)
 			}
 			return min(limit, n+int64(max(0, left)))
 		}
-		if e.sched.next() >= e.cfg.Duration {
+		if at >= e.cfg.Duration {
 			break
 		}
-		n++
 	}
 	return n
 }

@@ -1,8 +1,10 @@
 package load
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -12,7 +14,6 @@ import (
 
 // Report is the outcome of a run. Its JSON and YAML field names are stable.
 type Report struct {
-	// Server names the Redis the run went to; the engine leaves it to the caller.
 	Server      string   `json:"server"`
 	Key         string   `json:"key"`
 	Strategy    Strategy `json:"strategy"`
@@ -27,23 +28,17 @@ type Report struct {
 	Cost        float64  `json:"cost"`
 	// DurationS is the measured duration T: from the first request sent to the last answer.
 	DurationS float64 `json:"duration_s"`
-	// Requests is the decisions sent: Allowed + Denied + Errors.
-	Requests int64 `json:"requests"`
-	Allowed  int64 `json:"allowed"`
-	Denied   int64 `json:"denied"`
-	Errors   int64 `json:"errors"`
-	// Retries are the watch strategy's retries (a watched key changed before EXEC).
-	Retries int64 `json:"retries"`
+	Requests  int64   `json:"requests"` // Allowed + Denied + Errors
+	Allowed   int64   `json:"allowed"`
+	Denied    int64   `json:"denied"`
+	Errors    int64   `json:"errors"`
+	Retries   int64   `json:"retries"` // the watch strategy's (a watched key changed before EXEC)
 	// Unsent are open-loop arrivals due before the end that no worker was free to send.
-	Unsent int64 `json:"unsent"`
-	// RedisCalls are round trips to Redis; a pipeline of N decisions is one.
+	Unsent               int64   `json:"unsent"`
 	RedisCalls           int64   `json:"redis_calls"`
 	RedisCallsPerRequest float64 `json:"redis_calls_per_request"`
-	// OpsPerSec is the decisions answered (allowed + denied) per second of DurationS.
-	OpsPerSec float64 `json:"ops_per_sec"`
-	// TheoreticalMax is the most a correct limiter allows in DurationS from a full bucket:
-	// floor((capacity + rate × duration_s) / cost).
-	TheoreticalMax int64 `json:"theoretical_max"`
+	OpsPerSec            float64 `json:"ops_per_sec"`     // decisions answered per second of DurationS
+	TheoreticalMax       int64   `json:"theoretical_max"` // see TheoreticalMax
 	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100: above 0 the
 	// limiter let through more than it may; below 0 it granted less than it could.
 	OverGrantPct float64       `json:"over_grant_pct"`
@@ -51,8 +46,7 @@ type Report struct {
 	Histogram    []Band        `json:"latency_histogram"`
 	PerSecond    []Second      `json:"per_second"`
 	ErrorSamples []ErrorSample `json:"error_samples"`
-	// Interrupted marks a run stopped before its bounds (Ctrl-C): the report so far.
-	Interrupted bool `json:"interrupted"`
+	Interrupted  bool          `json:"interrupted"` // stopped before its bounds (Ctrl-C)
 }
 
 // ErrorSample is one distinct error message and how often it came.
@@ -67,26 +61,20 @@ func (r Report) Duration() time.Duration { return time.Duration(r.DurationS * fl
 // full: floor((capacity + rate × d) / cost).
 func TheoreticalMax(spec bucket.Spec, cost float64, d time.Duration) int64 {
 	tokens := spec.Capacity + spec.Rate*d.Seconds()
-	// A hair of tolerance so 40 tokens of cost 1 read as 40, not 39.999….
 	return int64(math.Floor(tokens/cost + 1e-9))
 }
 
 func (e *Engine) report(interrupted bool, unsent int64) Report {
-	c, hs, secs := e.merged()
+	c, h, errs, secs := e.merged()
 	cfg := e.cfg
 	r := Report{Key: cfg.Key, Strategy: cfg.Strategy, Arrival: cfg.Arrival, ArrivalRate: cfg.ArrivalRate,
 		BurstEveryS: cfg.BurstEvery.Seconds(), BurstSize: cfg.BurstSize,
 		Concurrency: cfg.Concurrency, Pipeline: cfg.Pipeline,
 		Capacity: cfg.Spec.Capacity, Rate: cfg.Spec.Rate, Cost: cfg.Cost,
 		Allowed: c.allowed, Denied: c.denied, Errors: c.errors, Retries: c.retries, Unsent: unsent,
-		RedisCalls: c.calls, LatencyMS: latencyOf(hs.h), Histogram: bands(hs.h), PerSecond: secs,
-		Interrupted: interrupted, ErrorSamples: hs.errorSamples()}
-	if r.PerSecond == nil {
-		r.PerSecond = []Second{}
-	}
-	if r.Histogram == nil {
-		r.Histogram = []Band{}
-	}
+		RedisCalls: c.calls, LatencyMS: latencyOf(h), Histogram: bands(h), PerSecond: secs,
+		Interrupted: interrupted, ErrorSamples: errorSamples(errs)}
+	r.PerSecond, r.Histogram = append([]Second{}, r.PerSecond...), append([]Band{}, r.Histogram...)
 	r.Requests = r.Allowed + r.Denied + r.Errors
 	var span time.Duration
 	if c.first >= 0 {
@@ -106,33 +94,86 @@ func (e *Engine) report(interrupted bool, unsent int64) Report {
 	return r
 }
 
-// histogramSet merges the shards' histograms and error messages.
-type histogramSet struct {
-	h    *hdr.Histogram
-	errs map[string]int64
-}
-
-func newHistogramSet() *histogramSet {
-	return &histogramSet{h: hdr.New(histMin, histMax, histDigits), errs: map[string]int64{}}
-}
-
-func (s *histogramSet) merge(sh *shard) {
-	s.h.Merge(sh.hist)
-	for m, n := range sh.errs {
-		s.errs[m] += n
-	}
-}
-
-func (s *histogramSet) errorSamples() []ErrorSample {
-	out := make([]ErrorSample, 0, len(s.errs))
-	for m, n := range s.errs {
+// errorSamples lists the error messages, most frequent first.
+func errorSamples(errs map[string]int64) []ErrorSample {
+	out := make([]ErrorSample, 0, len(errs))
+	for m, n := range errs {
 		out = append(out, ErrorSample{Message: m, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Message < out[j].Message
+	slices.SortFunc(out, func(a, b ErrorSample) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Message, b.Message))
 	})
 	return out
+}
+
+// Snapshot is the state of a run so far, for a live view.
+type Snapshot struct {
+	Key      string
+	Strategy Strategy
+	Spec     bucket.Spec
+	// Elapsed is the time since the start; Duration and Requests the run's bounds
+	// (Requests 0: none).
+	Elapsed  time.Duration
+	Duration time.Duration
+	Requests int64
+	// Decisions made so far (allowed + denied + errors) and their parts.
+	Decisions, Allowed, Denied, Errors int64
+	Retries, Calls                     int64
+	// Tokens is the bucket's level after the latest decision (HasTokens: one was made).
+	Tokens    float64
+	HasTokens bool
+	Latency   Latency
+	PerSecond []Second // the decisions completed in each second since the start
+	Running   bool     // false before the start and after the end
+}
+
+// Progress is how far the run is towards its nearest bound, in [0,1].
+func (s Snapshot) Progress() float64 {
+	p := 0.0
+	if s.Duration > 0 {
+		p = float64(s.Elapsed) / float64(s.Duration)
+	}
+	if s.Requests > 0 {
+		p = max(p, float64(s.Decisions)/float64(s.Requests))
+	}
+	return math.Min(1, math.Max(0, p))
+}
+
+// merged sums the shards: their counts, histograms, error messages and seconds.
+func (e *Engine) merged() (counts, *hdr.Histogram, map[string]int64, []Second) {
+	tot, h, errs := counts{first: -1}, newHistogram(), map[string]int64{}
+	var secs []Second
+	for _, sh := range e.shards {
+		sh.mu.Lock()
+		tot.add(&sh.c)
+		h.Merge(sh.hist)
+		for m, n := range sh.errs {
+			errs[m] += n
+		}
+		secs = append(secs, make([]Second, max(0, len(sh.seconds)-len(secs)))...)
+		for i, s := range sh.seconds {
+			secs[i] = Second{secs[i].Allowed + s.Allowed, secs[i].Denied + s.Denied, secs[i].Errors + s.Errors}
+		}
+		sh.mu.Unlock()
+	}
+	return tot, h, errs, secs
+}
+
+// Snapshot returns the run so far. It is safe to call at any time, from any goroutine.
+func (e *Engine) Snapshot() Snapshot {
+	c, h, _, secs := e.merged()
+	s := Snapshot{Key: e.cfg.Key, Strategy: e.cfg.Strategy, Spec: e.cfg.Spec,
+		Duration: e.cfg.Duration, Requests: e.cfg.Requests,
+		Decisions: c.allowed + c.denied + c.errors, Allowed: c.allowed, Denied: c.denied, Errors: c.errors,
+		Retries: c.retries, Calls: c.calls, Tokens: c.tokens, HasTokens: c.hasLevel,
+		Latency: latencyOf(h), PerSecond: secs}
+	e.mu.Lock()
+	switch {
+	case e.running:
+		s.Elapsed, s.Running = time.Since(e.start), true
+	case e.done:
+		s.Elapsed = e.finish
+	}
+	e.mu.Unlock()
+	return s
 }

@@ -22,39 +22,37 @@ type Session struct {
 	ended   time.Time
 }
 
-// AfterRunGrace is the time the PING and clean-up after a run may take in all: with the
-// requests' timeout, the grace load's help promises after its duration.
+// AfterRunGrace is the time the PING and clean-up after a run may take in all.
 const AfterRunGrace = time.Second
 
 // Run runs each config in turn on store until one fails or ctx ends; server names the
-// server in each report; see Result. A run with errors after which the server does not
-// answer a PING within AfterRunGrace ends the session: the runs after it would only fail.
+// server in each report. A run with errors after which the server does not answer a PING
+// within AfterRunGrace ends the session: the runs after it would only fail.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
-	var lastEnd time.Time // when the last run ended: a PING after it is not the runs' time
-	defer func() {
-		s.mu.Lock()
-		if s.ended = lastEnd; lastEnd.IsZero() {
-			s.ended = time.Now()
-		}
-		s.mu.Unlock()
-	}()
+	lastEnd, err := s.run(ctx, store, configs, server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err, s.ended = err, lastEnd // when the last run ended: a PING after it is not the runs' time
+	if lastEnd.IsZero() {
+		s.ended = time.Now()
+	}
+}
+
+func (s *Session) run(ctx context.Context, store *bucket.Store, configs []Config, server string) (lastEnd time.Time, _ error) {
 	for i, c := range configs {
 		if ctx.Err() != nil {
-			return
+			return lastEnd, nil
 		}
 		e, err := New(store, c)
 		if err != nil {
-			s.fail(err)
-			return
+			return lastEnd, err
 		}
 		s.mu.Lock()
 		s.cur = e
 		s.mu.Unlock()
 		r, err := e.Run(ctx)
-		var stopped *StoppedError
-		if err != nil && !errors.As(err, &stopped) {
-			s.fail(err)
-			return
+		if stopped := new(*StoppedError); err != nil && !errors.As(err, stopped) {
+			return lastEnd, err
 		}
 		r.Server = server
 		s.mu.Lock()
@@ -62,21 +60,18 @@ func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config
 		s.mu.Unlock()
 		lastEnd = time.Now()
 		if err != nil {
-			s.fail(err)
-			return
+			return lastEnd, err
 		}
 		if r.Errors == 0 || i+1 == len(configs) {
 			continue
 		}
 		perr := Within(ctx, AfterRunGrace, func(ctx context.Context) error { return store.Redis().Ping(ctx).Err() })
 		if rediserr.IsUnreachable(perr) {
-			s.fail(fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr))
-			return
+			return lastEnd, fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr)
 		}
 	}
+	return lastEnd, nil
 }
-
-func (s *Session) fail(err error) { s.mu.Lock(); s.err = err; s.mu.Unlock() }
 
 // Snapshot is the current run's snapshot (zero before the first starts).
 func (s *Session) Snapshot() Snapshot {
@@ -103,9 +98,8 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created, each only if it still is a native bucket
-// (see Cleanup), within wait in all, also after an interrupt. It returns the keys left
-// behind and the first error: a key that became something else wraps ErrNotBucket.
+// CleanupAll deletes the keys a session created by Cleanup, within wait in all, and returns
+// the keys left behind and the first error.
 func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
 	deadline := time.Now().Add(wait)
 	for i, k := range created {

@@ -16,11 +16,10 @@ const (
 	histMin    = 1
 	histMax    = int64(time.Hour / time.Microsecond)
 	histDigits = 3
-	// maxShards bounds the number of stats shards: workers share them, which keeps the
-	// memory of the histograms (~190 KB each) independent of the concurrency.
-	maxShards = 16
-	// maxErrorKinds bounds the distinct error messages kept per shard.
-	maxErrorKinds = 8
+	// maxShards bounds the shards workers share: the histograms' memory (~190 KB each)
+	// does not grow with the concurrency.
+	maxShards     = 16
+	maxErrorKinds = 8 // distinct error messages kept per shard
 )
 
 // Second is one second of the run: the decisions that completed in it.
@@ -34,21 +33,16 @@ type Second struct {
 type counts struct {
 	allowed, denied, errors int64
 	retries, calls          int64
-	// first is the earliest send and last the latest completion, as offsets from the
-	// engine's start; first is -1 until something was sent.
+	// first is the earliest send (-1 before one) and last the latest answer, since the start.
 	first, last time.Duration
-	// tokens is the remaining level of the latest decision, at tokensAt.
-	tokens   float64
-	tokensAt time.Duration
-	hasLevel bool
+	tokens      float64 // the level after the latest decision, at tokensAt
+	tokensAt    time.Duration
+	hasLevel    bool
 }
 
 func (c *counts) add(o *counts) {
-	c.allowed += o.allowed
-	c.denied += o.denied
-	c.errors += o.errors
-	c.retries += o.retries
-	c.calls += o.calls
+	c.allowed, c.denied, c.errors = c.allowed+o.allowed, c.denied+o.denied, c.errors+o.errors
+	c.retries, c.calls = c.retries+o.retries, c.calls+o.calls
 	if o.first >= 0 && (c.first < 0 || o.first < c.first) {
 		c.first = o.first
 	}
@@ -69,53 +63,29 @@ type shard struct {
 	errs    map[string]int64
 }
 
-func newShard() *shard {
-	return &shard{c: counts{first: -1}, hist: hdr.New(histMin, histMax, histDigits)}
-}
+func newHistogram() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
-// outcome is what a worker hands a shard after one round trip of n decisions.
+// outcome is what a worker hands a shard after one round trip: first is the send and
+// last the answer; intended is an open loop's intended send time, else first.
 type outcome struct {
-	sent, done      time.Duration // offsets from the engine's start
-	intended        time.Duration // open loop: the intended send time; else = sent
-	calls, retries  int
-	allowed, denied int
-	errs            []error
-	tokens          float64
-	hasLevel        bool
+	counts
+	intended time.Duration
+	errs     []error
 }
 
 func (s *shard) record(o *outcome) {
-	lat := (o.done - o.intended).Microseconds()
-	lat = min(max(lat, histMin), histMax)
-	sec := int(o.done / time.Second)
+	lat := min(max((o.last-o.intended).Microseconds(), histMin), histMax)
+	sec := int(o.last / time.Second)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &s.c
-	if c.first < 0 || o.sent < c.first {
-		c.first = o.sent
-	}
-	if o.done > c.last {
-		c.last = o.done
-	}
-	c.calls += int64(o.calls)
-	c.retries += int64(o.retries)
-	c.allowed += int64(o.allowed)
-	c.denied += int64(o.denied)
 	if n := o.allowed + o.denied; n > 0 {
-		_ = s.hist.RecordValues(lat, int64(n))
+		_ = s.hist.RecordValues(lat, n)
 	}
-	for len(s.seconds) <= sec {
-		s.seconds = append(s.seconds, Second{})
-	}
-	ps := &s.seconds[sec]
-	ps.Allowed += int64(o.allowed)
-	ps.Denied += int64(o.denied)
 	for _, err := range o.errs {
 		if err == nil {
 			continue
 		}
-		c.errors++
-		ps.Errors++
+		o.errors++
 		msg := rediserr.ReplyText(err) // without a script's SHA1 and line
 		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrorKinds {
 			msg = "other errors"
@@ -125,9 +95,12 @@ func (s *shard) record(o *outcome) {
 		}
 		s.errs[msg]++
 	}
-	if o.hasLevel && o.done >= c.tokensAt {
-		c.tokens, c.tokensAt, c.hasLevel = o.tokens, o.done, true
+	s.c.add(&o.counts)
+	for len(s.seconds) <= sec {
+		s.seconds = append(s.seconds, Second{})
 	}
+	ps := &s.seconds[sec]
+	ps.Allowed, ps.Denied, ps.Errors = ps.Allowed+o.allowed, ps.Denied+o.denied, ps.Errors+o.errors
 }
 
 // Latency summarises the latency of the decisions that got a reply, in milliseconds.
@@ -143,8 +116,8 @@ type Latency struct {
 	Max  float64 `json:"max"`
 }
 
-// Band is one bar of the latency histogram: Count decisions took more than the previous
-// band's UpToMS and at most UpToMS milliseconds.
+// Band is one bar of the latency histogram: Count decisions took at most UpToMS
+// milliseconds and more than the previous band's.
 type Band struct {
 	UpToMS float64 `json:"le_ms"`
 	Count  int64   `json:"count"`

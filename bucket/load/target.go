@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +39,8 @@ func nativeValue(v string) (s Stored, problem string) {
 	return s, ""
 }
 
-// nativeShape checks that a hash of n fields whose native fields read vals is a
-// native-hash bucket, by the read path's rule (bucket.ClassifyHash); problem says what is
-// wrong.
+// nativeShape reads a hash of n fields whose native fields read vals as a native-hash
+// bucket, by the read path's rule (bucket.ClassifyHash); problem says what is wrong.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	fields := make(map[string]string, len(hashFields))
 	for i, f := range hashFields {
@@ -61,19 +61,14 @@ func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	return s, ""
 }
 
-// hashFields are the fields of a native-hash bucket.
 var hashFields = []string{"tokens", "ts", "capacity", "rate", "allowed", "denied"}
 
 // Target is what a key holds before a run.
 type Target struct {
-	Key string
-	// Type is the Redis type ("none": the key does not exist).
-	Type string
-	// Problem says why an existing key is not a native bucket; "" for a native bucket or
-	// a missing key.
-	Problem string
-	// Stored is the native bucket's content.
-	Stored Stored
+	Key     string
+	Type    string // the Redis type ("none": the key does not exist)
+	Problem string // why an existing key is not a native bucket
+	Stored  Stored
 }
 
 func (t Target) Exists() bool { return t.Type != "none" }
@@ -81,9 +76,8 @@ func (t Target) Exists() bool { return t.Type != "none" }
 // IsBucket reports whether the key is a native bucket.
 func (t Target) IsBucket() bool { return t.Exists() && t.Problem == "" }
 
-// Examine reads what keys hold, in one round trip per node: TYPE, GET, and HLEN and HMGET
-// of the native-hash fields (each command an error reply on a key of another type). It
-// reads no other field's value and nothing of a key of another type.
+// Examine reads what keys hold, in one round trip per node: TYPE, GETRANGE, HLEN and the
+// HMGET of the native-hash fields; nothing else of a key of another type.
 func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, error) {
 	types := make([]*redis.StatusCmd, len(keys))
 	gets := make([]*redis.StringCmd, len(keys))
@@ -92,7 +86,6 @@ func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, 
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			types[i] = p.Type(ctx, k)
-			// A string of a native bucket's length at most (GETRANGE: a large value is not read).
 			gets[i] = p.GetRange(ctx, k, 0, 63)
 			lens[i], vals[i] = p.HLen(ctx, k), p.HMGet(ctx, k, hashFields...)
 		}
@@ -108,21 +101,15 @@ func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, 
 		switch typ {
 		case "none":
 		case "string":
-			v, err := gets[i].Result()
-			if err != nil {
+			if err := gets[i].Err(); err != nil {
 				return nil, err
 			}
-			t.Stored, t.Problem = nativeValue(v)
+			t.Stored, t.Problem = nativeValue(gets[i].Val())
 		case "hash":
-			n, err := lens[i].Result()
-			if err != nil {
+			if err := cmp.Or(lens[i].Err(), vals[i].Err()); err != nil {
 				return nil, err
 			}
-			v, err := vals[i].Result()
-			if err != nil {
-				return nil, err
-			}
-			t.Stored, t.Problem = nativeShape(n, v)
+			t.Stored, t.Problem = nativeShape(lens[i].Val(), vals[i].Val())
 		default:
 			t.Problem = "holds a " + typ + ", not a native bucket's string"
 		}
@@ -139,16 +126,13 @@ func NotBucketError(t Target) error {
 // Plan is what a run will do to its key.
 type Plan struct {
 	Target Target
-	// Spec is the spec the run uses; StoredSpec says it is the bucket's own, which the
-	// run leaves as stored.
+	// Spec is the spec the run uses; StoredSpec says it is the bucket's own, left as stored.
 	Spec       bucket.Spec
 	StoredSpec bool
-	// Changes are the fields the run writes, then "TTL".
-	Changes []string
+	Changes    []string // the fields the run writes, then "TTL"
 }
 
-// ErrSpecDiffers is a run refused because --capacity or --rate differ from the spec the
-// bucket stores: the application's spec is the application's, never rewritten by a run.
+// ErrSpecDiffers is a run refused because --capacity or --rate differ from the stored spec.
 var ErrSpecDiffers = bucket.ErrSpecDiffers
 
 // PlanFor plans a run on t: a missing key is created with spec; a native bucket keeps its
@@ -170,8 +154,6 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 	return p, nil
 }
 
-// cleanupScript deletes a key a run created, if the prelude's tagged() (native() for a
-// native-hash) still says it is a native bucket.
 var cleanupScript = scripts.Lazy(func() string {
 	return scripts.Prelude + `
 local t = redis.call('TYPE', KEYS[1]).ok
@@ -185,9 +167,8 @@ return redis.call('DEL', KEYS[1])
 `
 })
 
-// Cleanup deletes a key a run created, in one script that checks it still is a native
-// bucket: a key something else wrote meanwhile is left as it is (an error wrapping
-// ErrNotBucket). A key already gone is no error.
+// Cleanup deletes a key a run created if it still is a native bucket (else an error
+// wrapping ErrNotBucket), in one script. A key already gone is no error.
 func Cleanup(ctx context.Context, rdb bucket.Client, key string) error {
 	n, err := cleanupScript().Run(ctx, rdb, []string{key}).Int64()
 	if err != nil {

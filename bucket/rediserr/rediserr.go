@@ -18,9 +18,8 @@ import (
 )
 
 // IsUnreachable reports whether err means Redis could not be reached or would not let the
-// client in: a network error, a refused or timed-out connection, a closed client, a TLS
-// failure or a refused password (WRONGPASS, NOAUTH), as opposed to an error reply to a
-// command. The CLI exits 3 on these and the live views show "Redis unreachable".
+// client in (network, timeout, closed client, TLS, WRONGPASS, NOAUTH), as opposed to an
+// error reply to a command: exit 3, "Redis unreachable" in the live views.
 func IsUnreachable(err error) bool {
 	if err == nil {
 		return false
@@ -45,42 +44,29 @@ func IsNetwork(err error) bool {
 	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
 }
 
-// ReloadSlots asks a Cluster client to refresh its slot map after a network error: the
-// node may have failed, and go-redis otherwise learns of its replacement only from a MOVED
-// reply (which a dead node never sends) or its periodic reload (every 60 s). Other clients
-// and other errors are left alone.
+// ReloadSlots asks a Cluster client to refresh its slot map after a network error, since a
+// dead node sends no MOVED and go-redis's periodic reload comes every 60 s.
 func ReloadSlots(rdb redis.UniversalClient, err error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok && IsNetwork(err) {
 		c.ReloadState(context.Background())
 	}
 }
 
-// NotSent reports whether a network error came before the command was written to a
-// connection, so the server cannot have run it: a failed dial (refused, unresolvable,
-// timed out), a pool that could give no connection, or the context ending
-// while go-redis waited for one. go-redis returns the context's own error only from its
-// pool: once a command is written, a deadline surfaces as a read or write timeout of
-// the connection (a *net.OpError), which stays uncertain.
+// NotSent reports whether an error came before the command was written, so the server
+// cannot have run it: a failed dial, no connection from the pool, or the context ending
+// while waiting for one (once written, a deadline is a connection timeout: uncertain).
 func NotSent(err error) bool {
 	var oe *net.OpError
 	if errors.As(err, &oe) {
 		return oe.Op == "dial"
 	}
 	var dns *net.DNSError
-	switch {
-	case errors.As(err, &dns), errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
-		return true
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return true
-	}
-	return false
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// IsTimeout reports whether err is a server that was reached but did not answer in time (a
-// read or write timeout, a deadline, a saturated connection pool), as opposed to one that
-// could not be reached at all (refused, reset, a dial that timed out, TLS, auth). A live
-// view calls the first "slow" and only the second "unreachable".
+// IsTimeout reports whether err is a server reached that did not answer in time (a live
+// view's "slow"), as opposed to one not reached at all (refused, a dial timeout, TLS, auth).
 func IsTimeout(err error) bool {
 	if err == nil {
 		return false
@@ -97,8 +83,7 @@ func IsTimeout(err error) bool {
 		strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "connection pool timeout")
 }
 
-// lazyRegexp compiles expr on first use, not at start-up: every package's init runs on
-// every bucketctl command, and these serve error paths and rare layouts.
+// lazyRegexp compiles expr on first use, not at start-up of every command.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
@@ -112,18 +97,15 @@ var (
 // ACLDenial is what a server's ACL refused: a command sent directly (a NOPERM reply), or a
 // command one of bucketctl's scripts calls, since ACLs apply inside scripts too.
 type ACLDenial struct {
-	// Command is the refused command in lower case ("evalsha", "hset", "script|load"), or
-	// "" when the command was allowed but not on its keys.
-	Command string
-	// InScript says a script called Command; Script names it when it is one of
-	// bucketctl's ("token_bucket", "reset", "multi_bucket").
-	InScript bool
-	Script   string
+	// Command is the refused command in lower case ("evalsha", "script|load"), or "" when
+	// the command was allowed but not on its keys.
+	Command  string
+	InScript bool   // a script called Command
+	Script   string // the script, when one of bucketctl's ("token_bucket", "reset")
 }
 
-// Denied reports whether err is a refusal by the server's ACL, and what was refused.
-// Redis 7.0 names the command of a refused script call only by its line, which is read
-// from the script's source.
+// Denied reports whether err is a refusal by the server's ACL, and what was refused (a
+// script's command read from its source at the line Redis 7.0 names).
 func Denied(err error) (ACLDenial, bool) {
 	if err == nil {
 		return ACLDenial{}, false
@@ -168,18 +150,15 @@ var (
 	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
 )
 
-// ReplyText is an error's text as a person reads it: a reply raised inside a script without
-// the script's SHA1 and line that Redis 7 appends ("NOREPLICAS Not enough good replicas to
-// write", not "… to write. script: c513d6…, on @user_script:119.").
+// ReplyText is an error's text without the script SHA1 and line Redis 7 appends to a reply
+// raised inside a script.
 func ReplyText(err error) string {
 	return scriptTrailer().ReplaceAllString(err.Error(), "")
 }
 
-// Refusal names the reason a server refuses every write alike, whatever the key: NOREPLICAS
-// (fewer replicas than min-replicas-to-write), READONLY (a replica), OOM (maxmemory reached
-// under a policy that refuses writes), MISCONF (the last RDB save failed and
-// stop-writes-on-bgsave-error is on) or NOPERM (the ACL); "" for any other error. Retrying
-// other keys cannot succeed until the server's state changes.
+// Refusal names why a server refuses every write alike, whatever the key: NOREPLICAS,
+// READONLY (a replica), OOM, MISCONF (a failed RDB save) or NOPERM (the ACL); "" for any
+// other error. Other keys cannot succeed until the server's state changes.
 func Refusal(err error) string {
 	if err == nil {
 		return ""
@@ -195,11 +174,10 @@ func Refusal(err error) string {
 		return "OOM"
 	}
 	var re redis.Error
-	if !errors.As(err, &re) {
-		return ""
-	}
-	if m := refusalCode().FindStringSubmatch(re.Error()); m != nil {
-		return m[1]
+	if errors.As(err, &re) {
+		if m := refusalCode().FindStringSubmatch(re.Error()); m != nil {
+			return m[1]
+		}
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -11,17 +12,11 @@ import (
 // a rate-limit rules table. A zero field leaves its value to the caller's flags, the bucket
 // itself or detection.
 type Rule struct {
-	// Name names the rule where a bucket.Target's Source reports it ("rule <Name>").
-	Name string
-	// Match is a Redis glob pattern: * and ? (any run, any one character), [abc], [a-z],
-	// [^a] and \x (x itself).
-	Match string
-	// Layout is the layout of the matching keys; nil: not set by the rule.
-	Layout *bucket.Layout
-	// Spec is their capacity and rate; zero: not set by the rule.
-	Spec bucket.Spec
-	// Cost is the cost a check assumes for them; 0 (or less): not set by the rule.
-	Cost float64
+	Name   string         // reported in a bucket.Target's Source ("rule <Name>")
+	Match  string         // a Redis glob pattern (see GlobMatch)
+	Layout *bucket.Layout // nil: not set by the rule
+	Spec   bucket.Spec    // zero: not set by the rule
+	Cost   float64        // the cost a check assumes; 0 (or less): not set by the rule
 }
 
 // Table is an ordered table of rules: the first rule whose pattern matches a key wins. The
@@ -33,7 +28,6 @@ type Table struct {
 // New compiles the patterns of rules, in order. A rule needs a pattern, and its spec
 // is zero or valid.
 func New(rules []Rule) (*Table, error) {
-	rs := &Table{rules: make([]Rule, len(rules))}
 	for i, r := range rules {
 		if r.Match == "" {
 			return nil, fmt.Errorf("%w: rule %d has no match pattern", bucket.ErrInvalid, i+1)
@@ -43,9 +37,8 @@ func New(rules []Rule) (*Table, error) {
 				return nil, fmt.Errorf("rule %q: %w", r.Name, err)
 			}
 		}
-		rs.rules[i] = r
 	}
-	return rs, nil
+	return &Table{rules: slices.Clone(rules)}, nil
 }
 
 // For returns the first rule whose pattern matches key. The rule's Layout is shared: do
@@ -62,11 +55,9 @@ func (rs *Table) For(key string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Resolver returns the bucket.Resolver that starts every key's Target from base (what the
-// caller's flags say) and fills in what base leaves open from the first rule matching the key: the
-// layout when base has none, the spec (and Source "rule <name>") when base's is zero, and
-// the cost when the rule sets one, unless costFixed (the caller's cost was given
-// explicitly).
+// Resolver returns the bucket.Resolver that starts every key's Target from base (the flags)
+// and fills in what base leaves open from the first rule matching the key: layout, spec
+// (Source "rule <name>"), and the cost unless costFixed.
 func (rs *Table) Resolver(base bucket.Target, costFixed bool) bucket.Resolver {
 	return func(key string) bucket.Target {
 		t := base
@@ -89,9 +80,7 @@ func (rs *Table) Resolver(base bucket.Target, costFixed bool) bucket.Resolver {
 }
 
 // GlobMatch reports whether key matches the Redis glob pattern (*, ?, [abc], [^a], [a-z],
-// \x) exactly as Redis's SCAN MATCH does: byte by byte (a ? is one byte, not one character),
-// with * matching any bytes, newlines included. A rule's pattern so selects the same keys as
-// the same pattern given to --match.
+// \x) exactly as SCAN MATCH does: byte by byte, * matching newlines too.
 func GlobMatch(pattern, key string) bool {
 	p, s := pattern, key
 	if len(s) == 0 {
@@ -180,9 +169,8 @@ func GlobPrefix(pattern string) string {
 	return pattern
 }
 
-// QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \), so that a pattern
-// built from it matches s literally: QuoteGlob(prefix) + "*" matches the keys starting
-// with prefix.
+// QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \): QuoteGlob(prefix) + "*"
+// matches the keys starting with prefix.
 func QuoteGlob(s string) string {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {

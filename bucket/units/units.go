@@ -17,8 +17,7 @@ const (
 	DurationExample = "3s, 500ms or 1m30s"
 	AmountExample   = "10, 2.5, 1,000, 10k or 1e6"
 	WholeExample    = "10, 1,000 or 10k"
-	// MaxDuration is the longest duration a user may type: more is a typo, and a
-	// deadline that far would overflow.
+	// MaxDuration is the longest duration a user may type: more is a typo, and would overflow.
 	MaxDuration = 365 * 24 * time.Hour
 )
 
@@ -81,17 +80,17 @@ func ParseRate(s string) (float64, error) {
 	return v / sec, nil
 }
 
-// ParseDuration reads a duration with its unit (3s, 500ms, 1m30s, 2h), as the views print
-// them, up to MaxDuration. A bare number is refused, saying how to write it, except 0;
-// unitIfBare is the unit a bare number is read in where the name of the value says it (a
-// field in _ms), 0 elsewhere.
+var errOverYear = errors.New("over a year (8760h); write it as " + DurationExample)
+
+// ParseDuration reads a duration with its unit (3s, 500ms, 1m30s), up to MaxDuration. A bare
+// number other than 0 is refused, unless unitIfBare > 0 (a field in _ms) gives its unit.
 func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	if v, why := parseNumber(s); why == "" {
 		switch {
 		case unitIfBare > 0:
 			d := v * float64(unitIfBare)
 			if math.Abs(d) > float64(MaxDuration) {
-				return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+				return 0, errOverYear
 			}
 			return time.Duration(d), nil
 		case v == 0:
@@ -105,23 +104,20 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "invalid duration") && s != "" && strings.Trim(s, "0123456789.+-nsuµmh") == "":
-		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+		return 0, errOverYear
 	case err != nil:
 		return 0, errors.New("not a duration; write it as " + DurationExample)
 	case d > MaxDuration || d < -MaxDuration:
-		return 0, errors.New("over a year (8760h); write it as " + DurationExample)
+		return 0, errOverYear
 	}
 	return d, nil
 }
 
-// notNumber is parseNumber's reason for what is no number at all.
-const notNumber = "not a number"
+const notNumber = "not a number" // parseNumber's reason for what is no number at all
 
-// parseNumber reads a number as people type it: the one number grammar (bucket.ParseNumber),
-// with optional thousands separators (1,500) and a k/M/G suffix (340k), as the views print
-// counts. It returns why s is refused ("" when it is not): no padding or spaces, no
-// leading zero that other tools read as octal (0100), at most 64 characters, and a value
-// that neither overflows nor underflows to 0 (1e-400).
+// parseNumber reads bucket.ParseNumber's grammar with thousands separators (1,500) and a
+// k/M/G suffix (340k), and returns why s is refused ("" when it is not): spaces, a leading
+// zero (0100, octal elsewhere), over 64 characters, an overflow or an underflow to 0.
 func parseNumber(s string) (float64, string) {
 	switch {
 	case s == "":
@@ -168,15 +164,12 @@ func parseNumber(s string) (float64, string) {
 	return v * mult, ""
 }
 
-// maxLen is the longest number a user may type: the stored numbers' limit.
-const maxLen = 64
+const maxLen = 64 // the longest number a user may type: the stored numbers' limit
 
 // mantissa is a number's digits before its exponent.
 func mantissa(s string) string {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		return s[:i]
-	}
-	return s
+	m, _, _ := strings.Cut(strings.ReplaceAll(s, "E", "e"), "e")
+	return m
 }
 
 // overflows says s is a decimal number too large for a float (1e999).

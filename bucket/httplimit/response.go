@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -11,15 +12,11 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// writeHeaders sets the rate-limit fields described in the package documentation.
-func (l *Limiter) writeHeaders(h http.Header, d Decision) {
-	setHeaders(h, l.policy, d.Result, l.cfg.Now())
-}
-
 func policyItem(name string, spec bucket.Spec) string {
 	return fmt.Sprintf("%q;q=%d;w=%d", name, int64(spec.Capacity), max(1, ceilSeconds(spec.Wait(0, spec.Capacity))))
 }
 
+// setHeaders sets the rate-limit fields described in the package documentation.
 func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Time) {
 	h.Set("RateLimit-Policy", policy)
 	tiers := m.Tiers
@@ -35,11 +32,7 @@ func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Tim
 	h.Set("X-RateLimit-Limit", strconv.FormatFloat(b.Spec.Capacity, 'f', -1, 64))
 	h.Set("X-RateLimit-Remaining", strconv.FormatInt(int64(b.Remaining), 10))
 	full := now.Add(b.ResetAfter)
-	secs := full.Unix()
-	if full.Nanosecond() > 0 {
-		secs++
-	}
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(secs, 10))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(full.Add(time.Second-1).Unix(), 10))
 }
 
 // Headers returns the fields the middleware sends for a decision r of the one-bucket
@@ -82,4 +75,55 @@ func ceilSeconds(d time.Duration) int64 {
 		return 0
 	}
 	return int64((d + time.Second - 1) / time.Second)
+}
+
+// problem is the application/problem+json body of a refusal.
+type problem struct {
+	Type       string   `json:"type"`
+	Title      string   `json:"title"`
+	Status     int      `json:"status"`
+	Detail     string   `json:"detail,omitempty"`
+	Violated   []string `json:"violated-policies,omitempty"`
+	RetryAfter *int64   `json:"retry-after,omitempty"`
+}
+
+const quotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+
+func (l *Limiter) refuse(w http.ResponseWriter, d Decision) {
+	p := problem{Type: "about:blank", Title: http.StatusText(d.Status), Status: d.Status}
+	switch {
+	case d.Source == SourceRedis || d.Source == SourceLocal:
+		p.Type, p.Detail = quotaExceeded, "rate limit exceeded"
+		for _, t := range d.Result.Tiers {
+			if !t.Allowed {
+				p.Violated = append(p.Violated, t.Name)
+			}
+		}
+		if wait := d.Result.RetryAfter(); wait >= 0 {
+			s := ceilSeconds(wait)
+			p.RetryAfter = &s
+		} else {
+			p.Detail = "the request costs more than a tier's capacity and can never be allowed"
+		}
+	case d.Source == SourceFailClosed:
+		s := max(1, ceilSeconds(l.breaker.retryIn()))
+		p.RetryAfter, p.Detail = &s, "rate limiter unavailable"
+	case d.Status == http.StatusTooManyRequests:
+		p.Type, p.Detail = quotaExceeded, "the request costs more than a tier's capacity and can never be allowed"
+		for _, t := range d.Tiers {
+			if t.Cost > t.Spec.Capacity {
+				p.Violated = append(p.Violated, t.Name)
+			}
+		}
+	default:
+		p.Detail = "rate limiter misconfigured"
+	}
+	if p.RetryAfter != nil {
+		w.Header().Set("Retry-After", strconv.FormatInt(*p.RetryAfter, 10))
+	}
+	body, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(d.Status)
+	_, _ = w.Write(append(body, '\n'))
 }
