@@ -33,9 +33,6 @@ func directEnv(t *testing.T, url string) (Env, *bytes.Buffer, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	f.Flags = fl
-	if err := f.V.BindPFlags(fl); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(f.Close)
 	return f.env(context.Background()), out, errOut
 }
