@@ -30,12 +30,12 @@ import (
 //	rules:
 //	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
 type Config struct {
-	CurrentContext string                   `mapstructure:"current-context" yaml:"current-context" json:"current-context,omitempty"`
-	Contexts       map[string]ContextConfig `mapstructure:"contexts" yaml:"contexts" json:"contexts,omitempty"`
-	Layouts        map[string]bucket.Layout `mapstructure:"layouts" yaml:"layouts" json:"layouts,omitempty"`
-	Rules          []Rule                   `mapstructure:"rules" yaml:"rules" json:"rules,omitempty"`
+	CurrentContext string                   `yaml:"current-context" json:"current-context,omitempty"`
+	Contexts       map[string]ContextConfig `yaml:"contexts" json:"contexts,omitempty"`
+	Layouts        map[string]bucket.Layout `yaml:"layouts" json:"layouts,omitempty"`
+	Rules          []Rule                   `yaml:"rules" json:"rules,omitempty"`
 	// Path is the file read ("" when there is none).
-	Path string `mapstructure:"-" yaml:"-" json:"-"`
+	Path string `yaml:"-" json:"-"`
 
 	ruleTable   *rules.Table // Rules, checked and compiled by validate
 	defaultPath string       // the default location, named when there is no file
@@ -43,19 +43,19 @@ type Config struct {
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
 type ContextConfig struct {
-	URL                 string   `mapstructure:"url" yaml:"url,omitempty" json:"url,omitempty"`
-	Cluster             []string `mapstructure:"cluster" yaml:"cluster,omitempty" json:"cluster,omitempty"`
-	SentinelMaster      string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty" json:"sentinel-master,omitempty"`
-	SentinelAddrs       []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty" json:"sentinel-addrs,omitempty"`
-	SentinelUser        string   `mapstructure:"sentinel-user" yaml:"sentinel-user,omitempty" json:"sentinel-user,omitempty"`
-	SentinelPasswordEnv string   `mapstructure:"sentinel-password-env" yaml:"sentinel-password-env,omitempty" json:"sentinel-password-env,omitempty"`
-	User                string   `mapstructure:"user" yaml:"user,omitempty" json:"user,omitempty"`
-	Password            string   `mapstructure:"password" yaml:"password,omitempty" json:"password,omitempty"`
-	PasswordEnv         string   `mapstructure:"password-env" yaml:"password-env,omitempty" json:"password-env,omitempty"`
-	TLSCA               string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty" json:"tls-ca,omitempty"`
-	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
-	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
-	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
+	URL                 string   `yaml:"url,omitempty" json:"url,omitempty"`
+	Cluster             []string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	SentinelMaster      string   `yaml:"sentinel-master,omitempty" json:"sentinel-master,omitempty"`
+	SentinelAddrs       []string `yaml:"sentinel-addrs,omitempty" json:"sentinel-addrs,omitempty"`
+	SentinelUser        string   `yaml:"sentinel-user,omitempty" json:"sentinel-user,omitempty"`
+	SentinelPasswordEnv string   `yaml:"sentinel-password-env,omitempty" json:"sentinel-password-env,omitempty"`
+	User                string   `yaml:"user,omitempty" json:"user,omitempty"`
+	Password            string   `yaml:"password,omitempty" json:"password,omitempty"`
+	PasswordEnv         string   `yaml:"password-env,omitempty" json:"password-env,omitempty"`
+	TLSCA               string   `yaml:"tls-ca,omitempty" json:"tls-ca,omitempty"`
+	TLSCert             string   `yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
+	TLSKey              string   `yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
+	InsecureSkipVerify  bool     `yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
 
 	// empty lists the server fields the file gives with no value (url: ""): a context
 	// that names its server so is an error, never the default server.
@@ -65,13 +65,13 @@ type ContextConfig struct {
 // Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
 // layout and a spec (see rules.Rule). The first matching rule wins.
 type Rule struct {
-	Name     string      `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
-	Match    string      `mapstructure:"match" yaml:"match" json:"match,omitempty"`
-	Layout   string      `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
-	Capacity AmountValue `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
-	Rate     RateValue   `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
-	Cost     AmountValue `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
-	Plan     string      `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
+	Name     string      `yaml:"name,omitempty" json:"name,omitempty"`
+	Match    string      `yaml:"match" json:"match,omitempty"`
+	Layout   string      `yaml:"layout,omitempty" json:"layout,omitempty"`
+	Capacity AmountValue `yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	Rate     RateValue   `yaml:"rate,omitempty" json:"rate,omitempty"`
+	Cost     AmountValue `yaml:"cost,omitempty" json:"cost,omitempty"`
+	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
 // DefaultPath is the config file's default location, $XDG_CONFIG_HOME/bucketctl/config.yaml

@@ -36,12 +36,6 @@ func System() *IOStreams {
 	return io
 }
 
-// Test returns streams over buffers, as when piped: no TTY, no prompt.
-func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
-	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut, NoColor: true}, in, out, errOut
-}
-
 // CanPrompt reports whether the user can be asked a question.
 func (s *IOStreams) CanPrompt() bool { return s.Prompt != nil }
 

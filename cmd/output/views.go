@@ -221,19 +221,6 @@ func ServerTime(now int64, d time.Duration) string {
 	return time.UnixMicro(now).Add(d).UTC().Format(time.RFC3339Nano)
 }
 
-// stateViews are the JSON/YAML shapes of states, with the node serving each key when node
-// is not nil.
-func StatesOf(states []bucket.State, node func(key string) string) []StateView {
-	views := make([]StateView, len(states))
-	for i, s := range states {
-		views[i] = StateOf(s)
-		if node != nil {
-			views[i].Node = node(s.Key)
-		}
-	}
-	return views
-}
-
 func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {
 	c := lipgloss.Color("1")
 	if ok {
