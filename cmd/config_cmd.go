@@ -94,7 +94,7 @@ func useContextRun(opts *ContextOptions) error {
 	if err != nil {
 		return err
 	}
-	connect.SetScalar(doc, "current-context", opts.Name)
+	connect.SetNode(doc, "current-context", connect.ScalarNode(opts.Name))
 	if err := connect.WriteDoc(path, doc); err != nil {
 		return err
 	}

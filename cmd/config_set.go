@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,8 +64,8 @@ refused.`,
 				opts.Name = args[0]
 			}
 			for _, u := range opts.Unset {
-				if !connect.IsContextField(u) {
-					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields(), ", "))
+				if !slices.Contains(connect.ContextFields, u) {
+					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields, ", "))
 				}
 			}
 			values, err := f.changedContextFlags()

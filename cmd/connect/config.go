@@ -18,27 +18,17 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
-// Config is the config file: named contexts (like kubectl), custom layouts and rules.
-//
-//	current-context: local
-//	contexts:
-//	  local: {url: "redis://127.0.0.1:6379"}
-//	  prod:  {cluster: ["10.0.0.1:6379"], user: ops, password-env: PROD_REDIS_PASSWORD, tls-ca: /etc/ssl/redis-ca.pem}
-//	layouts:
-//	  myapp: {type: hash, tokens_field: t, time_field: at, time_unit: ms}
-//	  mylimiter: {like: spring-cloud-gateway, tokens_key: "*.tokens", time_key: "*.ts", clock: client}
-//	rules:
-//	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
+// Config is the config file: named contexts, custom layouts and rules ('bucketctl help
+// config-file').
 type Config struct {
 	CurrentContext string                   `yaml:"current-context" json:"current-context,omitempty"`
 	Contexts       map[string]ContextConfig `yaml:"contexts" json:"contexts,omitempty"`
 	Layouts        map[string]bucket.Layout `yaml:"layouts" json:"layouts,omitempty"`
 	Rules          []Rule                   `yaml:"rules" json:"rules,omitempty"`
-	// Path is the file read ("" when there is none).
-	Path string `yaml:"-" json:"-"`
+	Path           string                   `yaml:"-" json:"-"` // the file read, if any
 
-	ruleTable   *rules.Table // Rules, checked and compiled by validate
-	defaultPath string       // the default location, named when there is no file
+	ruleTable   *rules.Table
+	defaultPath string
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
@@ -57,13 +47,10 @@ type ContextConfig struct {
 	TLSKey              string   `yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
 	InsecureSkipVerify  bool     `yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
 
-	// empty lists the server fields the file gives with no value (url: ""): a context
-	// that names its server so is an error, never the default server.
-	empty []string
+	empty []string // server fields given empty (url: ""): an error, not the default server
 }
 
-// Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
-// layout and a spec (see rules.Rule). The first matching rule wins.
+// Rule is a rule as written: keys matching a glob get a layout and a spec (rules.Rule).
 type Rule struct {
 	Name     string      `yaml:"name,omitempty" json:"name,omitempty"`
 	Match    string      `yaml:"match" json:"match,omitempty"`
@@ -74,10 +61,8 @@ type Rule struct {
 	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultPath is the config file's default location, $XDG_CONFIG_HOME/bucketctl/config.yaml
-// or the OS equivalent, from getenv: the directory os.UserConfigDir names on Linux and
-// macOS, computed from XDG_CONFIG_HOME and HOME as it does. With a nil getenv it is
-// os.UserConfigDir's own answer. "" when there is none.
+// DefaultPath is the config file's default location in os.UserConfigDir, computed from
+// getenv (nil: the process's); "" when there is none.
 func DefaultPath(getenv func(string) string) string {
 	dir := ""
 	if getenv == nil {
@@ -120,9 +105,8 @@ func userConfigDir(goos string, getenv func(string) string) string {
 	return dir
 }
 
-// Load reads the config file (path, else defaultPath). A missing file is not an error unless it was named
-// (--config, BUCKETCTL_CONFIG); a broken one is, and so is any key that names no field
-// (decoded strictly: a typo must not silently fall back to defaults).
+// Load reads the config file (path, else defaultPath), strictly; a missing file is an
+// error only when it was named.
 func Load(path, defaultPath string) (*Config, error) {
 	explicit := path != ""
 	if !explicit {
@@ -163,8 +147,7 @@ func Load(path, defaultPath string) (*Config, error) {
 	return cfg, nil
 }
 
-// yamlErrText is a YAML error in one line, without the values it quotes between
-// backquotes (a type error quotes the start of the value: a password, maybe).
+// yamlErrText is a YAML error in one line, without the values it quotes (a password?).
 func yamlErrText(err error) string {
 	msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "yaml: ")
 	var te *yaml.TypeError
@@ -175,7 +158,7 @@ func yamlErrText(err error) string {
 	for i := 1; i < len(parts)-1; i += 2 {
 		parts[i] = "(value not shown)"
 	}
-	if len(parts)%2 == 0 { // an odd backquote: nothing after it is shown
+	if len(parts)%2 == 0 {
 		parts[len(parts)-1] = "(value not shown)"
 	}
 	return strings.Join(parts, "")
@@ -258,8 +241,7 @@ func (c *Config) CustomLayouts() []bucket.Layout {
 	return out
 }
 
-// ContextFor returns the context name selects (else current-context) and its name, if any;
-// a name that the file does not hold is a usage error with the nearest name.
+// ContextFor returns the context name (else current-context) and its name, if any.
 func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
 	if name == "" {
 		name = c.CurrentContext
@@ -285,8 +267,7 @@ func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
 	return ctx, name, nil
 }
 
-// noteEmptyServers records, in each context, the server fields the document gives with
-// no value (url: "", cluster: [], sentinel-master: ~).
+// noteEmptyServers records each context's server fields given empty (url: "", cluster: []).
 func (c *Config) noteEmptyServers(doc *yaml.Node) {
 	contexts := MapValue(doc, "contexts")
 	if contexts == nil || contexts.Kind != yaml.MappingNode {
@@ -324,11 +305,9 @@ func (c *Config) ContextNames() []string {
 	return names
 }
 
-// RateValue is a rate in the config file, read by the rate flags' parser: rate: 5,
-// rate: 5/s, rate: 300/m.
+// RateValue is a rate as the rate flags read it: 5, 5/s, 300/m.
 type RateValue float64
 
-// UnmarshalYAML reads the rate as a person wrote it.
 func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
 	v, err := units.ParseRate(node.Value)
 	if err != nil || node.Kind != yaml.ScalarNode {
@@ -338,11 +317,9 @@ func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
 	return nil
 }
 
-// AmountValue is a number in the config file (a rule's capacity, its cost), read by the
-// number flags' parser: 100, 2.5, 1,000, 10k; never in another base (0100, 0x10).
+// AmountValue is a number as the number flags read it: 100, 2.5, 1,000, 10k.
 type AmountValue float64
 
-// UnmarshalYAML reads the number as a person wrote it.
 func (a *AmountValue) UnmarshalYAML(node *yaml.Node) error {
 	if node.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d, column %d: want a number, such as %s", node.Line, node.Column, units.AmountExample)

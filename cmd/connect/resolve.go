@@ -77,7 +77,6 @@ func (r *resolver) server(s *Server) error {
 		{"url", []string{"url"}}, {"cluster", []string{"cluster"}}, {"sentinel", []string{"sentinel-master", "sentinel-addrs"}},
 	}
 	chosen := ""
-	// The typed flags first, then (unless --context was typed) the variables.
 	for _, level := range []func(key string) (string, error){r.flagLevel, r.envLevel} {
 		var given []string
 		for _, f := range forms {
@@ -101,30 +100,24 @@ func (r *resolver) server(s *Server) error {
 	}
 	cc := r.ctx
 	if chosen == "" {
-		n := 0
-		for _, set := range []bool{cc.URL != "", len(cc.Cluster) > 0, cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
+		var named []string
+		for form, set := range map[string]bool{"url": cc.URL != "", "cluster": len(cc.Cluster) > 0, "sentinel": cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
 			if set {
-				n++
+				named = append(named, form)
 			}
 		}
 		switch {
-		case n > 1:
+		case len(named) > 1:
 			return Usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", r.ctxName)
-		case n == 0 && r.ctxName != "":
+		case len(named) == 0 && r.ctxName != "":
 			what := "names no server"
 			if len(cc.empty) > 0 {
 				what = "has an empty " + strings.Join(cc.empty, " and ")
 			}
 			return Usagef("context %q %s: set one with 'bucketctl config set-context %s --url host:port' (or --cluster, --sentinel-master), or pass --url",
 				r.ctxName, what, r.ctxName)
-		}
-		switch {
-		case cc.URL != "":
-			chosen = "url"
-		case len(cc.Cluster) > 0:
-			chosen = "cluster"
-		case cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0:
-			chosen = "sentinel"
+		case len(named) == 1:
+			chosen = named[0]
 		}
 		s.Context = r.ctxName
 	}
@@ -132,8 +125,7 @@ func (r *resolver) server(s *Server) error {
 		if s.Context != "" {
 			return fromCtx
 		}
-		v, _ := r.flags.GetStringSlice(key)
-		return v
+		return r.slice(key)
 	}
 	str := func(key, fromCtx string) string {
 		if s.Context != "" {
