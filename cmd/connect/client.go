@@ -25,22 +25,20 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := o.PoolSize
+	uo := &redis.UniversalOptions{MasterName: o.SentinelMaster, Username: o.User, Password: o.password,
+		SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
+		TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+		Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
+		MaxRetries: -1, PoolSize: o.PoolSize, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()}
 	switch {
 	case len(o.Cluster) > 0:
-		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
-			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
-			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
-		// Node clients are made lazily: registering now covers them all.
-		c.OnNewNode(o.hook)
+		uo.Addrs = o.Cluster
+		c := redis.NewClusterClient(uo.Cluster())
+		c.OnNewNode(o.hook) // node clients are made lazily: this covers them all
 		return c, nil
 	case o.SentinelMaster != "":
-		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
-			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
-			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
-			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
+		uo.Addrs = o.SentinelAddrs
+		c := redis.NewFailoverClient(uo.Failover())
 		o.hook(c)
 		o.master = &dialedAddr{}
 		c.AddHook(o.master)
@@ -70,8 +68,8 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	opt.Dialer = guardedDialer(o.DialTimeout, opt.TLSConfig)
 	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.BoundByContext, -1
 	opt.MaxRetries = -1
-	if pool > 0 {
-		opt.PoolSize = pool
+	if o.PoolSize > 0 {
+		opt.PoolSize = o.PoolSize
 	}
 	opt.DisableIdentity, opt.MaintNotificationsConfig = true, noMaintNotifications()
 	c := redis.NewClient(opt)
