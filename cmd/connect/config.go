@@ -116,20 +116,15 @@ func Load(path, defaultPath string) (*Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	data, err := readConfigFile(path)
-	if err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) {
-			return nil, err
-		}
-		if errors.Is(err, fs.ErrNotExist) && !explicit {
-			return cfg, nil
-		}
-		return nil, Usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
-	}
-	doc, err := parseNode(path, data)
-	if err != nil {
+	doc, err := readNode(path)
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
 		return nil, err
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return cfg, nil
+	case err != nil:
+		return nil, Usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
 	}
 	if doc != nil {
 		if err := checkFields(path, doc, reflect.TypeOf(Config{}), "", ""); err != nil {

@@ -16,22 +16,16 @@ func ReadDoc(path string) (*yaml.Node, error) {
 	if path == "" {
 		return nil, Usagef("no config directory on this system: pass --config FILE")
 	}
-	data, err := readConfigFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
-	}
+	doc, err := readNode(path)
 	var ue *UsageError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	case errors.As(err, &ue):
 		return nil, err
-	}
-	if err != nil {
+	case err != nil:
 		return nil, Usagef("config file %s: %v", path, unwrapPathErr(err))
-	}
-	doc, err := parseNode(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if doc == nil {
+	case doc == nil:
 		doc = &yaml.Node{}
 	}
 	if doc.Kind != yaml.MappingNode {

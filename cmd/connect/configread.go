@@ -13,6 +13,15 @@ import (
 // MaxConfigSize is the largest config file read.
 const MaxConfigSize = 1 << 20
 
+// readNode reads and parses the config file (parseNode); see readConfigFile for its errors.
+func readNode(path string) (*yaml.Node, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseNode(path, data)
+}
+
 // readConfigFile reads a regular file of at most MaxConfigSize bytes; anything else is a
 // usage error found before a byte is read. A missing file gives os.Stat's fs.ErrNotExist.
 func readConfigFile(path string) ([]byte, error) {
