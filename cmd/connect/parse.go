@@ -172,13 +172,13 @@ func parseAddrs(values []string) (addrList, error) {
 		if a == "" {
 			continue
 		}
-		addr, info := a, ""
+		for _, scheme := range []string{"redis://", "rediss://"} {
+			a = strings.TrimPrefix(a, scheme)
+		}
+		addr := a
 		if i := strings.LastIndexByte(a, '@'); i >= 0 {
-			info, addr = a[:i], a[i+1:]
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				info = strings.TrimPrefix(info, scheme)
-			}
-			user, pw, found := strings.Cut(info, ":")
+			addr = a[i+1:]
+			user, pw, found := strings.Cut(a[:i], ":")
 			if un, err := url.PathUnescape(user); err == nil {
 				user = un
 			}
@@ -187,10 +187,6 @@ func parseAddrs(values []string) (addrList, error) {
 			}
 			seenInfo = true
 			l.user, l.password, l.hasPassword = user, pw, found
-		} else {
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				addr = strings.TrimPrefix(addr, scheme)
-			}
 		}
 		addr = strings.TrimSuffix(addr, "/")
 		if err := checkHostPort(addr); err != nil {
