@@ -63,9 +63,6 @@ func (s *Server) Label() string {
 	return s.Addr()
 }
 
-// Master is the master a Sentinel client dialled last, else "?".
-func (s *Server) Master() string { return s.master.get() }
-
 // InsecureWarning is the stderr line of a run that does not verify the server's TLS
 // certificate; "" when it verifies.
 func (s *Server) InsecureWarning() string {

@@ -25,7 +25,10 @@ type DecisionOf struct {
 func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) error {
 	cost, layout, exists := p.Cost, p.Layout, p.Exists
 	res := d.Result
-	v := ResultOf(p.Key, res, cost, layout)
+	jt, full := format.JSONTokens(res.Remaining), format.JSONMS(res.ResetAfter)
+	v := ResultView{Key: p.Key, Allowed: res.Allowed, Tokens: jt, Remaining: jt, Capacity: format.JSONSpec(res.Spec.Capacity),
+		Rate: format.JSONSpec(res.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(res.RetryAfter),
+		TimeToFullMS: full, ResetAfterMS: full, Layout: layout}
 	if p.Peek {
 		v.Exists = &exists
 	}

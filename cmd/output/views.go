@@ -98,14 +98,6 @@ type ClockView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms"`
 }
 
-func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultView {
-	tokens, full := format.JSONTokens(r.Remaining), format.JSONMS(r.ResetAfter)
-	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: format.JSONSpec(r.Spec.Capacity),
-		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(r.RetryAfter), TimeToFullMS: full,
-		ResetAfterMS: full, Layout: layout}
-	return v
-}
-
 // StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help'
 // documents its fields).
 type StateView struct {
