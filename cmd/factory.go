@@ -246,9 +246,6 @@ func (f *Factory) lookupEnv(k string) (string, bool) {
 
 // DefaultConfigPath is the config file's default location in the Factory's environment.
 func (f *Factory) DefaultConfigPath() string {
-	if f.Getenv == nil && f.LookupEnv == nil {
-		return connect.DefaultPath(nil)
-	}
 	return connect.DefaultPath(f.getenv)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -61,15 +60,10 @@ type Rule struct {
 	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultPath is the config file's default location in os.UserConfigDir, computed from
-// getenv (nil: the process's); "" when there is none.
+// DefaultPath is the config file's default location in the directory os.UserConfigDir
+// names, computed from getenv; "" when there is none.
 func DefaultPath(getenv func(string) string) string {
-	dir := ""
-	if getenv == nil {
-		dir, _ = os.UserConfigDir()
-	} else {
-		dir = userConfigDir(runtime.GOOS, getenv)
-	}
+	dir := userConfigDir(runtime.GOOS, getenv)
 	if dir == "" {
 		return ""
 	}
