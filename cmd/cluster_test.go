@@ -18,7 +18,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/cmd/connect"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
@@ -60,7 +59,7 @@ func dialTest(t *testing.T, o connect.Server) bucket.Client {
 // the server between bucketctl's connection check and its command. Run closes c.
 func runConnected(t *testing.T, c bucket.Client, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.client = c
 	code := Run(context.Background(), f, args)

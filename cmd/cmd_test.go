@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
@@ -27,7 +26,7 @@ type result struct {
 // run executes bucketctl in-process with buffers (no TTY), isolated from the user's config.
 func run(t *testing.T, url string, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	if url != "" {
 		args = append([]string{"--url", url}, args...)
@@ -71,7 +70,7 @@ func oneLine(t *testing.T, r result) {
 // runAt runs bucketctl with --clock client and its clock pinned at *now.
 func runAt(t *testing.T, url string, now *time.Time, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	f.Now = func() time.Time { return *now }
 	code := Run(context.Background(), f, append([]string{"--url", url, "--clock", "client"}, args...))

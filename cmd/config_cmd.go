@@ -33,7 +33,7 @@ its comments. No verb ever prints a password: view shows them as xxxxx.`,
 
 // configPath is the file the config verbs read and write.
 func (f *Factory) configPath() string {
-	if p := f.V.GetString("config"); p != "" {
+	if p := f.flag("config"); p != "" {
 		return p
 	}
 	return f.DefaultConfigPath()
@@ -94,7 +94,7 @@ func useContextRun(opts *ContextOptions) error {
 	if err != nil {
 		return err
 	}
-	connect.SetScalar(doc, "current-context", opts.Name)
+	connect.SetNode(doc, "current-context", connect.ScalarNode(opts.Name))
 	if err := connect.WriteDoc(path, doc); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,8 +64,8 @@ refused.`,
 				opts.Name = args[0]
 			}
 			for _, u := range opts.Unset {
-				if !connect.IsContextField(u) {
-					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields(), ", "))
+				if !slices.Contains(connect.ContextFields, u) {
+					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields, ", "))
 				}
 			}
 			values, err := f.changedContextFlags()
@@ -121,7 +122,7 @@ func setContextRun(opts *SetContextOptions) error {
 // configToWrite is the config a verb that writes the file edits: a --config file that does
 // not exist yet is empty (the write creates it), where reading commands refuse it.
 func (f *Factory) configToWrite() (*connect.Config, error) {
-	if p := f.V.GetString("config"); p != "" {
+	if p := f.flag("config"); p != "" {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			return connect.Load("", p) // none, named as the file to create
 		}
@@ -140,7 +141,7 @@ func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
 		}
 		switch name {
 		case "cluster", "sentinel-addrs":
-			addrs := f.V.GetStringSlice(name)
+			addrs, _ := f.Flags.GetStringSlice(name)
 			if err := connect.TypedListPassword(name, addrs, setContextPasswordHome); err != nil {
 				return nil, err
 			}

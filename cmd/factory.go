@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/cmd/connect"
@@ -21,7 +20,6 @@ import (
 // reads the config or dials Redis.
 type Factory struct {
 	IO      *IOStreams
-	V       *viper.Viper
 	Version VersionInfo
 	// Now is the local clock (tests pin it).
 	Now func() time.Time
@@ -56,9 +54,9 @@ type Factory struct {
 // VersionInfo is stamped in at build time.
 type VersionInfo struct{ Version, Commit, Date string }
 
-// NewFactory returns a Factory over io with a fresh viper.
+// NewFactory returns a Factory over io.
 func NewFactory(io *IOStreams, version VersionInfo) *Factory {
-	return &Factory{IO: io, V: viper.New(), Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
+	return &Factory{IO: io, Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
 }
 
 // Config reads the config file once.
@@ -68,7 +66,7 @@ func (f *Factory) Config() (*connect.Config, error) {
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := connect.Load(f.V.GetString("config"), f.DefaultConfigPath())
+	cfg, err := connect.Load(f.flag("config"), f.DefaultConfigPath())
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +83,7 @@ func (f *Factory) Conn() (*connect.Server, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conn == nil {
-		if f.conn, err = connect.Resolve(connect.Inputs{Flags: f.Flags, LookupEnv: f.lookupEnv, Config: cfg}); err != nil {
+		if f.conn, err = connect.Resolve(f.Flags, f.lookupEnv, cfg); err != nil {
 			return nil, err
 		}
 		f.conn.BoundByContext = f.stopDeadline != nil // see limitOneKey
@@ -132,7 +130,7 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	if f.store == nil {
 		// The application's spec is the application's: a flag never rewrites a stored one.
 		opts := []bucket.Option{bucket.WithStoredSpec()}
-		if f.V.GetString("clock") == "client" {
+		if f.flag("clock") == "client" {
 			opts = append(opts, bucket.WithClientClock(f.Now))
 		}
 		f.store = bucket.NewStore(c, opts...)
@@ -159,7 +157,7 @@ func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	default:
 		return
 	}
-	d := f.V.GetDuration("timeout")
+	d, _ := f.Flags.GetDuration("timeout")
 	if d <= 0 {
 		return // a usage error, reported when the server is resolved
 	}
@@ -248,13 +246,16 @@ func (f *Factory) lookupEnv(k string) (string, bool) {
 
 // DefaultConfigPath is the config file's default location in the Factory's environment.
 func (f *Factory) DefaultConfigPath() string {
-	if f.Getenv == nil && f.LookupEnv == nil {
-		return connect.DefaultPath(nil)
-	}
 	return connect.DefaultPath(f.getenv)
 }
 
 // bindEnv gives the root's flags their BUCKETCTL_<FLAG> variables (see connect.BindEnv).
-func (f *Factory) bindEnv() error {
-	return connect.BindEnv(f.Flags, f.getenv, func(name, v string) { f.V.Set(name, v) }, valueProblem)
+func (f *Factory) bindEnv() error { return connect.BindEnv(f.Flags, f.getenv, valueProblem) }
+
+// flag is the value of the root's persistent flag name, as typed, bound or defaulted.
+func (f *Factory) flag(name string) string {
+	if fl := f.Flags.Lookup(name); fl != nil {
+		return fl.Value.String()
+	}
+	return ""
 }

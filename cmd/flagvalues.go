@@ -123,7 +123,7 @@ func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def t
 	fs.VarP(durationValue{p}, name, short, usage)
 }
 
-// durationFlag defines a duration flag without a variable, read back through viper.
+// durationFlag defines a duration flag without a variable, read back from the flag set.
 func durationFlag(fs *pflag.FlagSet, name string, def time.Duration, usage string) {
 	p := new(time.Duration)
 	durationVarP(fs, p, name, "", def, usage)

@@ -13,7 +13,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/termtest"
 )
 
@@ -184,7 +183,7 @@ func TestLoadCompareAndTable(t *testing.T) {
 func TestLoadInterrupted(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
@@ -260,7 +259,7 @@ func TestLoadReportOnTerminalAndPiped(t *testing.T) {
 			{"load", "whole", "-c", "4", "-n", "3000"},
 			{"load", "cmp", "--compare", "-c", "4", "-n", "600"},
 		} {
-			io, _, out, errOut := iostreams.Test()
+			io, _, out, errOut := testStreams()
 			io.StdoutTTY, io.StderrTTY = tty, tty
 			f := newTestFactory(t, io, VersionInfo{Version: "test"})
 			code := Run(context.Background(), f, append([]string{"--url", srv.URL()}, args...))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // Keys that are not native buckets are refused by every strategy, with --yes and
@@ -130,7 +129,7 @@ func TestLoadKeepsTheStoredSpec(t *testing.T) {
 		t.Errorf("without --yes: exit %d: %s", r.code, r.errOut)
 	}
 	for _, answer := range []string{"n", "y"} {
-		io, _, out, errOut := iostreams.Test()
+		io, _, out, errOut := testStreams()
 		asked := ""
 		io.Prompt = func(q string) (string, error) { asked = q; return answer, nil }
 		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), []string{"--url", srv.URL(), "load", key, "--raw-key", "-n", "5"})
@@ -162,7 +161,7 @@ func TestLoadRedisDiesMidRun(t *testing.T) {
 		if keep {
 			args = append(args, "--keep")
 		}
-		io, _, out, errOut := iostreams.Test()
+		io, _, out, errOut := testStreams()
 		done := make(chan int, 1)
 		go func() { done <- Run(context.Background(), newTestFactory(t, io, VersionInfo{Version: "test"}), args) }()
 		redistest.WaitFor(t, 10*time.Second, "the run's first decisions", func() bool {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestResetKeysAllOrNothing: keys named on the command line are reset all together or not
@@ -169,7 +168,7 @@ func TestResetRefusedAtWriteFails(t *testing.T) {
 		c.Del(ctx, "wb", "wb:last_time")
 		c.Set(ctx, "wb", "5", 0)
 		c.Set(ctx, "wb:last_time", "1700000000.5", 0)
-		io, _, _, errOut := iostreams.Test()
+		io, _, _, errOut := testStreams()
 		io.Prompt = func(string) (string, error) { tc.change(); return "y", nil }
 		before := dumpKey(t, c, "wb")
 		code := Run(ctx, newTestFactory(t, io, VersionInfo{Version: "test"}), args)

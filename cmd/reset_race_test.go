@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestResetRace: application data is written over keys while a bulk reset of 20,000 buckets
@@ -105,7 +104,7 @@ func TestResetMatchInterrupted(t *testing.T) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	done := make(chan int, 1)
 	go func() {

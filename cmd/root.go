@@ -39,9 +39,6 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.V.BindPFlags(cmd.Root().PersistentFlags()); err != nil {
-				return err
-			}
 			if err := f.bindEnv(); err != nil {
 				return err
 			}
@@ -60,10 +57,10 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 			}
 			f.catchSignals(cmd)
 			f.limitOneKey(cmd)
-			if f.V.GetBool("no-color") {
+			if noColor, _ := f.Flags.GetBool("no-color"); noColor {
 				f.IO.NoColor = true
 			}
-			if c := f.V.GetString("clock"); c != "server" && c != "client" {
+			if c := f.flag("clock"); c != "server" && c != "client" {
 				return usagef("--clock %q: must be server (Redis TIME) or client", c)
 			}
 			return nil

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestUnknownCommands: a mistyped command, subcommand or flag is one line with a suggestion,
@@ -49,7 +48,7 @@ func TestUnknownCommands(t *testing.T) {
 // TestShortFlags: redis-cli's habits work: -i for an interval, -n for a count.
 func TestShortFlags(t *testing.T) {
 	t.Parallel()
-	io, _, _, _ := iostreams.Test()
+	io, _, _, _ := testStreams()
 	f := newTestFactory(t, io, VersionInfo{})
 	var w *WatchOptions
 	watch := NewCmdWatch(f, func(o *WatchOptions) error { w = o; return nil })

@@ -15,7 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/cmd/connect"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
@@ -25,7 +24,7 @@ import (
 // flags carry it, as on a command line), with stdout and stderr.
 func directEnv(t *testing.T, url string) (Env, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	f := newTestFactory(t, io, VersionInfo{Version: "test"})
 	fl := pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)
 	connect.AddFlags(fl, f.DefaultConfigPath(), durationFlag)
@@ -33,9 +32,6 @@ func directEnv(t *testing.T, url string) (Env, *bytes.Buffer, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	f.Flags = fl
-	if err := f.V.BindPFlags(fl); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(f.Close)
 	return f.env(context.Background()), out, errOut
 }

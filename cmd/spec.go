@@ -126,8 +126,7 @@ func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, 
 }
 
 func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
+	return func(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		_ = f.bindEnv()
 		cfg, err := f.Config()
 		if err != nil {
@@ -143,9 +142,8 @@ func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]stri
 }
 
 func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		names := bucket.PresetNames()
-		_ = f.V.BindPFlags(cmd.Root().PersistentFlags())
 		_ = f.bindEnv()
 		if cfg, err := f.Config(); err == nil {
 			for n := range cfg.Layouts {

@@ -10,13 +10,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // colorIO are streams as on a colour terminal, writing to buffers.
 func colorIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	io, _, out, errOut := iostreams.Test()
+	io, _, out, errOut := testStreams()
 	io.StdoutTTY, io.NoColor = true, false
 	return io, out, errOut
 }

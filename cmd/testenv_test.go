@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"testing"
@@ -83,4 +84,10 @@ func runEnv(t *testing.T, env map[string]string, url string, args ...string) res
 		setEnv(t, k, v)
 	}
 	return run(t, url, args...)
+}
+
+// testStreams are streams over buffers, as when piped: no TTY, no prompt.
+func testStreams() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, NoColor: true}, in, out, errOut
 }

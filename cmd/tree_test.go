@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 )
 
 // TestTreeForArgs: a run builds only the command its words name, wherever the root's flags
 // stand, and the whole tree when they name none or need it all (help, completion).
 func TestTreeForArgs(t *testing.T) {
 	t.Parallel()
-	io, _, _, _ := iostreams.Test()
+	io, _, _, _ := testStreams()
 	names := func(args ...string) []string {
 		var got []string
 		for _, c := range newCmdRootFor(newTestFactory(t, io, VersionInfo{}), args).Commands() {
@@ -64,7 +62,7 @@ func TestTreeHelpIsTheWholeTreesHelp(t *testing.T) {
 	for _, p := range paths {
 		for _, args := range [][]string{append(slices.Clone(p), "--help"), append(slices.Clone(p), "--zzzzzz")} {
 			lean := run(t, "", args...)
-			io, _, out, errOut := iostreams.Test()
+			io, _, out, errOut := testStreams()
 			root := NewCmdRoot(newTestFactory(t, io, VersionInfo{Version: "test"}))
 			root.SetArgs(args)
 			root.SetOut(out)

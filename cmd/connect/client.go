@@ -18,46 +18,27 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/cost"
 )
 
-// NewClient builds the go-redis client: standalone (redis://, rediss://, unix://), Cluster
-// or Sentinel. Retries are off (MaxRetries: -1): a decision re-sent after a dropped
-// connection could be applied twice. A Cluster client still follows MOVED and ASK
-// redirects (MaxRedirects, default 3), which prove the command did not run; its own
-// re-sending after network errors is turned off per command by bucket.Store, which marks
-// decisions NoRetry (see runOnce in bucket/store.go). Every client carries the same hooks
-// (see hook): every server reply of NOPERM becomes a PermissionError naming the user, and
-// Redis cost is counted.
-//
-// A connection costs one round trip (HELLO) before the first command: go-redis's CLIENT
-// SETINFO (DisableIdentity), a round trip of its own that servers before 7.2 refuse, and
-// its maintenance notifications (see noMaintNotifications) are turned off.
-//
-// Time limits: each request waits at most Timeout; with BoundByContext, less when its
-// context's deadline is nearer (ContextTimeoutEnabled), so a command's one deadline also
-// bounds the handshake and the client's own further attempts.
-// Pipelines share the one pool (PipelinePoolSize -1): go-redis's separate pipeline pool
-// made a pipelined read against a server that stopped answering wait twice.
+// NewClient builds the go-redis client (standalone, Cluster or Sentinel) with retries off,
+// the hooks of hook, and no handshake round trips beyond HELLO ('bucketctl help design').
 func (o *Server) NewClient() (bucket.Client, error) {
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
-	pool := o.PoolSize
+	uo := &redis.UniversalOptions{MasterName: o.SentinelMaster, Username: o.User, Password: o.password,
+		SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
+		TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
+		Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
+		MaxRetries: -1, PoolSize: o.PoolSize, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()}
 	switch {
 	case len(o.Cluster) > 0:
-		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Cluster, Username: o.User, Password: o.password,
-			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
-			MaxRetries: -1, PoolSize: pool, DisableIdentity: true, MaintNotificationsConfig: noMaintNotifications()})
-		// Every command, pipeline and per-master call runs on a node's client, made
-		// lazily, so registering here, before any is made, covers them all.
-		c.OnNewNode(o.hook)
+		uo.Addrs = o.Cluster
+		c := redis.NewClusterClient(uo.Cluster())
+		c.OnNewNode(o.hook) // node clients are made lazily: this covers them all
 		return c, nil
 	case o.SentinelMaster != "":
-		c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.SentinelMaster, SentinelAddrs: o.SentinelAddrs,
-			Username: o.User, Password: o.password, SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
-			TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
-			Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
-			MaxRetries: -1, PoolSize: pool, DisableIdentity: true})
+		uo.Addrs = o.SentinelAddrs
+		c := redis.NewFailoverClient(uo.Failover())
 		o.hook(c)
 		o.master = &dialedAddr{}
 		c.AddHook(o.master)
@@ -87,8 +68,8 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	opt.Dialer = guardedDialer(o.DialTimeout, opt.TLSConfig)
 	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.BoundByContext, -1
 	opt.MaxRetries = -1
-	if pool > 0 {
-		opt.PoolSize = pool
+	if o.PoolSize > 0 {
+		opt.PoolSize = o.PoolSize
 	}
 	opt.DisableIdentity, opt.MaintNotificationsConfig = true, noMaintNotifications()
 	c := redis.NewClient(opt)
@@ -96,11 +77,8 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	return c, nil
 }
 
-// hook puts on c the hooks every client of a server carries: the ACL's refusals named
-// (aclHook) and the counting of Redis cost (cost.Install). NewClient puts them on its
-// client (on each node's client of a Cluster, as it is made), NodeClient on the others.
+// hook puts on c the hooks every client carries: ACL refusals named, Redis cost counted.
 func (o *Server) hook(c *redis.Client) {
-	// The user the client logs in as: a URL's own (redis://ro@host) when it names one.
 	user := c.Options().Username
 	if user == "" {
 		user = o.User
@@ -109,20 +87,16 @@ func (o *Server) hook(c *redis.Client) {
 	cost.Install(c)
 }
 
-// NodeClient builds a client of its own for one node of the server from opt, a copy of the
-// options of a client NewClient made (changed as the caller needs): it carries the same
-// hooks. hot follows writes on such clients (hot.Options.NodeClient).
+// NodeClient builds a client for one node from opt (a NewClient client's options, changed),
+// with the same hooks.
 func (o *Server) NodeClient(opt *redis.Options) *redis.Client {
 	c := redis.NewClient(opt)
 	o.hook(c)
 	return c
 }
 
-// noMaintNotifications turns off go-redis's maintenance notifications (RESP3 pushes that
-// announce a server's planned move). By default every new client starts their workers and
-// every new connection asks for them, a round trip an open-source server refuses: about
-// 1 ms on each command's start-up, for a feature that serves long-lived application
-// pools, not an operator's commands.
+// noMaintNotifications turns off go-redis's maintenance notifications: a refused round
+// trip on every connection, for a feature of long-lived pools.
 func noMaintNotifications() *maintnotifications.Config {
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
@@ -153,9 +127,8 @@ func (o *Server) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// plainTextPort explains a failed TLS connection whose port speaks plain Redis: a server
-// without TLS does not answer a TLS hello (the client times out) or answers it in plain
-// text. It returns nil when TLS is off or the port does not answer a plain PING.
+// plainTextPort explains a failed TLS connection whose port answers a plain-text PING;
+// nil otherwise.
 func (o *Server) plainTextPort(err error) error {
 	var rh tls.RecordHeaderError
 	if !IsTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &rh) {
@@ -187,8 +160,7 @@ func (o *Server) plainTextPort(err error) error {
 	return fmt.Errorf("TLS was asked for but %s speaks plain-text Redis (not TLS): use redis:// and no --tls-* flags, or the server's TLS port", addr)
 }
 
-// answersPlainRESP reports whether addr replies to a plain-text PING with a RESP line
-// (+PONG, or an error such as -NOAUTH).
+// answersPlainRESP says addr answers a plain-text PING with a RESP line (+PONG, -NOAUTH).
 func answersPlainRESP(addr string, timeout time.Duration) bool {
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {

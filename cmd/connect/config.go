@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -18,73 +17,53 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
-// Config is the config file: named contexts (like kubectl), custom layouts and rules.
-//
-//	current-context: local
-//	contexts:
-//	  local: {url: "redis://127.0.0.1:6379"}
-//	  prod:  {cluster: ["10.0.0.1:6379"], user: ops, password-env: PROD_REDIS_PASSWORD, tls-ca: /etc/ssl/redis-ca.pem}
-//	layouts:
-//	  myapp: {type: hash, tokens_field: t, time_field: at, time_unit: ms}
-//	  mylimiter: {like: spring-cloud-gateway, tokens_key: "*.tokens", time_key: "*.ts", clock: client}
-//	rules:
-//	  - {match: "rate:user:*", layout: express, capacity: 100, rate: 10}
+// Config is the config file: named contexts, custom layouts and rules ('bucketctl help
+// config-file').
 type Config struct {
-	CurrentContext string                   `mapstructure:"current-context" yaml:"current-context" json:"current-context,omitempty"`
-	Contexts       map[string]ContextConfig `mapstructure:"contexts" yaml:"contexts" json:"contexts,omitempty"`
-	Layouts        map[string]bucket.Layout `mapstructure:"layouts" yaml:"layouts" json:"layouts,omitempty"`
-	Rules          []Rule                   `mapstructure:"rules" yaml:"rules" json:"rules,omitempty"`
-	// Path is the file read ("" when there is none).
-	Path string `mapstructure:"-" yaml:"-" json:"-"`
+	CurrentContext string                   `yaml:"current-context" json:"current-context,omitempty"`
+	Contexts       map[string]ContextConfig `yaml:"contexts" json:"contexts,omitempty"`
+	Layouts        map[string]bucket.Layout `yaml:"layouts" json:"layouts,omitempty"`
+	Rules          []Rule                   `yaml:"rules" json:"rules,omitempty"`
+	Path           string                   `yaml:"-" json:"-"` // the file read, if any
 
-	ruleTable   *rules.Table // Rules, checked and compiled by validate
-	defaultPath string       // the default location, named when there is no file
+	ruleTable   *rules.Table
+	defaultPath string
 }
 
 // ContextConfig holds one named connection. Its keys are the connection flags' names.
 type ContextConfig struct {
-	URL                 string   `mapstructure:"url" yaml:"url,omitempty" json:"url,omitempty"`
-	Cluster             []string `mapstructure:"cluster" yaml:"cluster,omitempty" json:"cluster,omitempty"`
-	SentinelMaster      string   `mapstructure:"sentinel-master" yaml:"sentinel-master,omitempty" json:"sentinel-master,omitempty"`
-	SentinelAddrs       []string `mapstructure:"sentinel-addrs" yaml:"sentinel-addrs,omitempty" json:"sentinel-addrs,omitempty"`
-	SentinelUser        string   `mapstructure:"sentinel-user" yaml:"sentinel-user,omitempty" json:"sentinel-user,omitempty"`
-	SentinelPasswordEnv string   `mapstructure:"sentinel-password-env" yaml:"sentinel-password-env,omitempty" json:"sentinel-password-env,omitempty"`
-	User                string   `mapstructure:"user" yaml:"user,omitempty" json:"user,omitempty"`
-	Password            string   `mapstructure:"password" yaml:"password,omitempty" json:"password,omitempty"`
-	PasswordEnv         string   `mapstructure:"password-env" yaml:"password-env,omitempty" json:"password-env,omitempty"`
-	TLSCA               string   `mapstructure:"tls-ca" yaml:"tls-ca,omitempty" json:"tls-ca,omitempty"`
-	TLSCert             string   `mapstructure:"tls-cert" yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
-	TLSKey              string   `mapstructure:"tls-key" yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
-	InsecureSkipVerify  bool     `mapstructure:"insecure-skip-verify" yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
+	URL                 string   `yaml:"url,omitempty" json:"url,omitempty"`
+	Cluster             []string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	SentinelMaster      string   `yaml:"sentinel-master,omitempty" json:"sentinel-master,omitempty"`
+	SentinelAddrs       []string `yaml:"sentinel-addrs,omitempty" json:"sentinel-addrs,omitempty"`
+	SentinelUser        string   `yaml:"sentinel-user,omitempty" json:"sentinel-user,omitempty"`
+	SentinelPasswordEnv string   `yaml:"sentinel-password-env,omitempty" json:"sentinel-password-env,omitempty"`
+	User                string   `yaml:"user,omitempty" json:"user,omitempty"`
+	Password            string   `yaml:"password,omitempty" json:"password,omitempty"`
+	PasswordEnv         string   `yaml:"password-env,omitempty" json:"password-env,omitempty"`
+	TLSCA               string   `yaml:"tls-ca,omitempty" json:"tls-ca,omitempty"`
+	TLSCert             string   `yaml:"tls-cert,omitempty" json:"tls-cert,omitempty"`
+	TLSKey              string   `yaml:"tls-key,omitempty" json:"tls-key,omitempty"`
+	InsecureSkipVerify  bool     `yaml:"insecure-skip-verify,omitempty" json:"insecure-skip-verify,omitempty"`
 
-	// empty lists the server fields the file gives with no value (url: ""): a context
-	// that names its server so is an error, never the default server.
-	empty []string
+	empty []string // server fields given empty (url: ""): an error, not the default server
 }
 
-// Rule is a rule of the config file as written: keys matching a Redis glob pattern get a
-// layout and a spec (see rules.Rule). The first matching rule wins.
+// Rule is a rule as written: keys matching a glob get a layout and a spec (rules.Rule).
 type Rule struct {
-	Name     string      `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
-	Match    string      `mapstructure:"match" yaml:"match" json:"match,omitempty"`
-	Layout   string      `mapstructure:"layout" yaml:"layout,omitempty" json:"layout,omitempty"`
-	Capacity AmountValue `mapstructure:"capacity" yaml:"capacity,omitempty" json:"capacity,omitempty"`
-	Rate     RateValue   `mapstructure:"rate" yaml:"rate,omitempty" json:"rate,omitempty"`
-	Cost     AmountValue `mapstructure:"cost" yaml:"cost,omitempty" json:"cost,omitempty"`
-	Plan     string      `mapstructure:"plan" yaml:"plan,omitempty" json:"plan,omitempty"`
+	Name     string      `yaml:"name,omitempty" json:"name,omitempty"`
+	Match    string      `yaml:"match" json:"match,omitempty"`
+	Layout   string      `yaml:"layout,omitempty" json:"layout,omitempty"`
+	Capacity AmountValue `yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	Rate     RateValue   `yaml:"rate,omitempty" json:"rate,omitempty"`
+	Cost     AmountValue `yaml:"cost,omitempty" json:"cost,omitempty"`
+	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultPath is the config file's default location, $XDG_CONFIG_HOME/bucketctl/config.yaml
-// or the OS equivalent, from getenv: the directory os.UserConfigDir names on Linux and
-// macOS, computed from XDG_CONFIG_HOME and HOME as it does. With a nil getenv it is
-// os.UserConfigDir's own answer. "" when there is none.
+// DefaultPath is the config file's default location in the directory os.UserConfigDir
+// names, computed from getenv; "" when there is none.
 func DefaultPath(getenv func(string) string) string {
-	dir := ""
-	if getenv == nil {
-		dir, _ = os.UserConfigDir()
-	} else {
-		dir = userConfigDir(runtime.GOOS, getenv)
-	}
+	dir := userConfigDir(runtime.GOOS, getenv)
 	if dir == "" {
 		return ""
 	}
@@ -120,9 +99,8 @@ func userConfigDir(goos string, getenv func(string) string) string {
 	return dir
 }
 
-// Load reads the config file (path, else defaultPath). A missing file is not an error unless it was named
-// (--config, BUCKETCTL_CONFIG); a broken one is, and so is any key that names no field
-// (decoded strictly: a typo must not silently fall back to defaults).
+// Load reads the config file (path, else defaultPath), strictly; a missing file is an
+// error only when it was named.
 func Load(path, defaultPath string) (*Config, error) {
 	explicit := path != ""
 	if !explicit {
@@ -132,20 +110,15 @@ func Load(path, defaultPath string) (*Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	data, err := readConfigFile(path)
-	if err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) {
-			return nil, err
-		}
-		if errors.Is(err, fs.ErrNotExist) && !explicit {
-			return cfg, nil
-		}
-		return nil, Usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
-	}
-	doc, err := parseNode(path, data)
-	if err != nil {
+	doc, err := readNode(path)
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
 		return nil, err
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return cfg, nil
+	case err != nil:
+		return nil, Usagef("config file %s: %v (create it, or point --config elsewhere)", path, unwrapPathErr(err))
 	}
 	if doc != nil {
 		if err := checkFields(path, doc, reflect.TypeOf(Config{}), "", ""); err != nil {
@@ -163,8 +136,7 @@ func Load(path, defaultPath string) (*Config, error) {
 	return cfg, nil
 }
 
-// yamlErrText is a YAML error in one line, without the values it quotes between
-// backquotes (a type error quotes the start of the value: a password, maybe).
+// yamlErrText is a YAML error in one line, without the values it quotes (a password?).
 func yamlErrText(err error) string {
 	msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "yaml: ")
 	var te *yaml.TypeError
@@ -175,7 +147,7 @@ func yamlErrText(err error) string {
 	for i := 1; i < len(parts)-1; i += 2 {
 		parts[i] = "(value not shown)"
 	}
-	if len(parts)%2 == 0 { // an odd backquote: nothing after it is shown
+	if len(parts)%2 == 0 {
 		parts[len(parts)-1] = "(value not shown)"
 	}
 	return strings.Join(parts, "")
@@ -258,8 +230,7 @@ func (c *Config) CustomLayouts() []bucket.Layout {
 	return out
 }
 
-// ContextFor returns the context name selects (else current-context) and its name, if any;
-// a name that the file does not hold is a usage error with the nearest name.
+// ContextFor returns the context name (else current-context) and its name, if any.
 func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
 	if name == "" {
 		name = c.CurrentContext
@@ -285,8 +256,7 @@ func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
 	return ctx, name, nil
 }
 
-// noteEmptyServers records, in each context, the server fields the document gives with
-// no value (url: "", cluster: [], sentinel-master: ~).
+// noteEmptyServers records each context's server fields given empty (url: "", cluster: []).
 func (c *Config) noteEmptyServers(doc *yaml.Node) {
 	contexts := MapValue(doc, "contexts")
 	if contexts == nil || contexts.Kind != yaml.MappingNode {
@@ -324,11 +294,9 @@ func (c *Config) ContextNames() []string {
 	return names
 }
 
-// RateValue is a rate in the config file, read by the rate flags' parser: rate: 5,
-// rate: 5/s, rate: 300/m.
+// RateValue is a rate as the rate flags read it: 5, 5/s, 300/m.
 type RateValue float64
 
-// UnmarshalYAML reads the rate as a person wrote it.
 func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
 	v, err := units.ParseRate(node.Value)
 	if err != nil || node.Kind != yaml.ScalarNode {
@@ -338,11 +306,9 @@ func (r *RateValue) UnmarshalYAML(node *yaml.Node) error {
 	return nil
 }
 
-// AmountValue is a number in the config file (a rule's capacity, its cost), read by the
-// number flags' parser: 100, 2.5, 1,000, 10k; never in another base (0100, 0x10).
+// AmountValue is a number as the number flags read it: 100, 2.5, 1,000, 10k.
 type AmountValue float64
 
-// UnmarshalYAML reads the number as a person wrote it.
 func (a *AmountValue) UnmarshalYAML(node *yaml.Node) error {
 	if node.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d, column %d: want a number, such as %s", node.Line, node.Column, units.AmountExample)

@@ -9,9 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// checkFields walks a YAML node against the Go type it decodes into and reports the first
-// key that names no field: the file, the line, the field, and the closest known name. A
-// typo (uri: for url:) is an error, never a silently ignored setting.
+// checkFields reports the first key of n that names no field of t, with its line and the
+// closest known name: a typo is an error, never an ignored setting.
 func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -22,7 +21,7 @@ func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string)
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			return nil // a type mismatch: the decoder reports it with its line
+			return nil // the decoder reports a type mismatch
 		}
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -100,14 +99,14 @@ func unknownField(path string, k *yaml.Node, where string, fields map[string]ref
 		hint = fmt.Sprintf(": did you mean %q?", s)
 	}
 	if !fieldName(k.Value) {
-		// Not a name: a typo such as "password hunter2" would quote the password.
+		// Not a name ("password hunter2"): never quoted.
 		return Usagef("config file %s, line %d: a key that names no field%s%s", path, k.Line, in, hint)
 	}
 	return Usagef("config file %s, line %d: unknown field %q%s%s", path, k.Line, k.Value, in, hint)
 }
 
-// Closest returns the candidate nearest to word (edit distance at most 2, and at most
-// half the word's length, or a prefix either way), or "".
+// Closest returns the candidate nearest to word (edit distance at most 2 and half its
+// length, or a prefix either way), or "".
 func Closest(word string, candidates []string) string {
 	best, bestD := "", min(2, len(word)/2)+1
 	for _, c := range candidates {
@@ -143,8 +142,7 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// fieldName says whether s reads as a field's name (letters, digits, '-', '_'), which an
-// error may quote.
+// fieldName says s reads as a field's name (letters, digits, '-', '_'), safe to quote.
 func fieldName(s string) bool {
 	if s == "" || len(s) > 40 {
 		return false

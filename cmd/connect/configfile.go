@@ -16,36 +16,26 @@ func ReadDoc(path string) (*yaml.Node, error) {
 	if path == "" {
 		return nil, Usagef("no config directory on this system: pass --config FILE")
 	}
-	data, err := readConfigFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
-	}
+	doc, err := readNode(path)
 	var ue *UsageError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	case errors.As(err, &ue):
 		return nil, err
-	}
-	if err != nil {
+	case err != nil:
 		return nil, Usagef("config file %s: %v", path, unwrapPathErr(err))
+	case doc == nil:
+		doc = &yaml.Node{}
 	}
-	doc, err := parseNode(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if doc == nil || doc.Kind != yaml.MappingNode {
-		doc = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: headComment(doc)}
+	if doc.Kind != yaml.MappingNode {
+		doc = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: doc.HeadComment}
 	}
 	return doc, nil
 }
 
-func headComment(n *yaml.Node) string {
-	if n == nil {
-		return ""
-	}
-	return n.HeadComment
-}
-
-// WriteDoc replaces the file with doc, atomically (a temporary file renamed over
-// it), keeping the file's mode; a new file is private (0600) in a private directory.
+// WriteDoc replaces the file with doc atomically, keeping its mode; a new file is private
+// (0600) in a private directory.
 func WriteDoc(path string, doc *yaml.Node) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -56,34 +46,38 @@ func WriteDoc(path string, doc *yaml.Node) error {
 	if err := enc.Close(); err != nil {
 		return err
 	}
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file renamed over path.
+func writeAtomic(path string, data []byte) error {
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".config-*.yaml")
 	if err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config file %s: %w", path, err)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config file %s: %w", path, err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+	if err != nil {
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // MapValue returns the value node of key in mapping m, or nil.
@@ -112,10 +106,6 @@ func SetNode(m *yaml.Node, key string, v *yaml.Node) {
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 }
 
-func SetScalar(m *yaml.Node, key, value string) {
-	SetNode(m, key, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value})
-}
-
 // RemoveKey deletes key from mapping m.
 func RemoveKey(m *yaml.Node, key string) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -129,10 +119,8 @@ func RemoveKey(m *yaml.Node, key string) {
 // serverForms are a context's ways to name its server, each with its fields.
 var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
 
-// SetContext creates the context name in doc (a config file's document), or changes it:
-// values are set (a server form among them replaces the context's other forms, see
-// ReplaceServer), then the keys in unset removed; other keys and every comment are kept.
-// verb is "created" or "modified".
+// SetContext creates or changes the context name in doc, keeping other keys and every
+// comment: values are set (a server form replaces the others), then unset removed.
 func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset []string) (verb string, err error) {
 	contexts := MapValue(doc, "contexts")
 	if contexts == nil || contexts.Kind != yaml.MappingNode {
@@ -145,12 +133,13 @@ func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset
 		ctx, verb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, "created"
 		SetNode(contexts, name, ctx)
 	}
-	// A context names one server: a new one in another form replaces the old.
-	if err := ReplaceServer(ctx, values); err != nil {
+	if err := replaceServer(ctx, values); err != nil {
 		return "", err
 	}
-	for _, k := range FieldOrder(values) {
-		SetNode(ctx, k, values[k])
+	for _, k := range ContextFields {
+		if v, ok := values[k]; ok {
+			SetNode(ctx, k, v)
+		}
 	}
 	for _, u := range unset {
 		RemoveKey(ctx, u)
@@ -158,11 +147,9 @@ func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset
 	return verb, nil
 }
 
-// ReplaceServer removes from ctx the server forms that values does not name, when values
-// names one: set-context --cluster on a url context makes it a Cluster context, not one
-// that names two servers (which every command would then refuse). Two forms in values
-// are a usage error.
-func ReplaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
+// replaceServer removes from ctx the server forms other than the one values names; two
+// forms in values are a usage error.
+func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 	named := -1
 	for i, form := range serverForms {
 		for _, k := range form[:min(2, len(form))] {
@@ -188,39 +175,16 @@ func ReplaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 	return nil
 }
 
-// FieldOrder lists the keys of values in the order of the context's fields.
-func FieldOrder(values map[string]*yaml.Node) []string {
-	var out []string
-	for _, k := range ContextFields() {
-		if _, ok := values[k]; ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // ContextFields are the keys a context may hold, in declaration order.
-func ContextFields() []string {
-	return []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env",
-		"user", "password", "password-env", "tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
-}
-
-func IsContextField(s string) bool {
-	for _, n := range ContextFields() {
-		if n == s {
-			return true
-		}
-	}
-	return false
-}
+var ContextFields = []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env",
+	"user", "password", "password-env", "tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
 
 // ScalarNode is a YAML string.
 func ScalarNode(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }
 
-// ContextServer names where a context connects, without credentials ("" when it names no
-// server).
+// ContextServer names where a context connects, without credentials.
 func ContextServer(c ContextConfig) string {
 	if c.URL != "" {
 		c.URL = NormalizeURL(c.URL)
@@ -244,8 +208,7 @@ func RedactConfig(cfg *Config) *Config {
 	return &out
 }
 
-// RedactNode hides, in place, every password field's value and every secret Redact finds
-// in any other value.
+// RedactNode hides, in place, every password field's value and every other secret.
 func RedactNode(n *yaml.Node) {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -262,7 +225,6 @@ func RedactNode(n *yaml.Node) {
 		n.Value = RedactValue(n.Value)
 	}
 	if n.Kind == yaml.SequenceNode && scalarsOnly(n.Content) {
-		// A list (cluster, sentinel-addrs) is read as the parser reads it, joined.
 		items := make([]string, len(n.Content))
 		for i, c := range n.Content {
 			items[i] = c.Value
@@ -286,9 +248,7 @@ func scalarsOnly(nodes []*yaml.Node) bool {
 	return true
 }
 
-// redactURLField hides the secrets of a url field as the parser reads it (a URL without a
-// scheme is a redis:// one: ops:pw@host, or pw@host, a password to redis-cli): the value
-// as written when it holds none, else the URL it means, redacted.
+// redactURLField hides a url field's secrets as the parser reads it (normalised first).
 func redactURLField(v string) string {
 	n := NormalizeURL(v)
 	if r := RedactValue(n); r != n {

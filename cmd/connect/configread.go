@@ -10,14 +10,20 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxConfigSize is the largest config file read: a bigger one is a mistake (a log, a
-// device), refused before it fills the memory.
+// MaxConfigSize is the largest config file read.
 const MaxConfigSize = 1 << 20
 
-// readConfigFile reads the config file at path: a regular file of at most MaxConfigSize
-// bytes; anything else (a device, a FIFO, a directory, a bigger file) is a usage error
-// naming the file and the limit, found before a byte is read. A missing file gives the
-// fs.ErrNotExist of os.Stat.
+// readNode reads and parses the config file (parseNode); see readConfigFile for its errors.
+func readNode(path string) (*yaml.Node, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseNode(path, data)
+}
+
+// readConfigFile reads a regular file of at most MaxConfigSize bytes; anything else is a
+// usage error found before a byte is read. A missing file gives os.Stat's fs.ErrNotExist.
 func readConfigFile(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -34,7 +40,7 @@ func readConfigFile(path string) ([]byte, error) {
 	if st, err = f.Stat(); err != nil {
 		return nil, err
 	}
-	if err := checkConfigStat(path, st); err != nil { // replaced since the first look
+	if err := checkConfigStat(path, st); err != nil { // replaced since
 		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
@@ -61,7 +67,6 @@ func tooBig(path string) error {
 	return Usagef("config file %s: over the limit of 1 MiB: it must be a YAML file of at most 1 MiB (point --config at one)", path)
 }
 
-// fileKind names a mode that is not a regular file's.
 func fileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
@@ -76,8 +81,7 @@ func fileKind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// parseNode parses the file into its document node (nil for an empty file): one YAML
-// document, a mapping (an empty document after it, a trailing '---', is no second one).
+// parseNode parses the file's one YAML document, a mapping (nil for an empty file).
 func parseNode(path string, data []byte) (*yaml.Node, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -19,21 +19,14 @@ type Check int
 const (
 	// PingFirst sends a PING of its own.
 	PingFirst Check = iota
-	// PingByPipeline sends the PING by a pipeline, for a command that talks to Redis by
-	// pipelines only (watch of given keys). (Pipelines and commands share one pool, see
-	// NewClient, so it costs what PingFirst does.)
+	// PingByPipeline sends it by a pipeline (watch of given keys).
 	PingByPipeline
-	// PingInFirstRead makes no round trip at Dial: the PING rides in the command's first
-	// pipeline, ahead of its reads, for a command that makes one pipelined read and ends
-	// (inspect of given keys). It fails as a PING of its own would (see firstPipeline).
+	// PingInFirstRead sends it in the command's first pipeline (inspect of given keys).
 	PingInFirstRead
 )
 
-// Dial builds the client and checks that the server answers, within ctx (whose deadline
-// the caller sets: see Factory.Redis), so an unreachable or misconfigured server is
-// reported once, with its address and the cause. (PingByPipeline and PingInFirstRead are
-// for standalone servers only: a Sentinel client's pipeline reports a down sentinel as a
-// timeout rather than the refused connection.)
+// Dial builds the client and checks, within ctx, that the server answers. Other clients
+// than standalone ones always PingFirst (a Sentinel pipeline hides a refused connection).
 func (s *Server) Dial(ctx context.Context, check Check) (bucket.Client, error) {
 	c, err := s.NewClient()
 	if err != nil {
@@ -66,15 +59,13 @@ func (s *Server) Dial(ctx context.Context, check Check) (bucket.Client, error) {
 	return c, nil
 }
 
-// dialError is what a failed reachability PING says: the ACL's refusal as it is, the
-// server's refusal of a setting, or "cannot reach ADDR: cause".
+// dialError is what a failed reachability PING says.
 func (s *Server) dialError(ctx context.Context, err error) error {
 	var pe *PermissionError
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		return ctx.Err()
 	case errors.As(err, &pe):
-		// The server answered: it is reachable, the user may not PING.
 		return err
 	}
 	if refused := s.serverRefusal(err); refused != err {
@@ -86,11 +77,8 @@ func (s *Server) dialError(ctx context.Context, err error) error {
 	return &UnreachableError{Addr: s.Addr(), User: s.User, Err: err}
 }
 
-// firstPipeline puts the reachability PING in the client's first pipeline, ahead of the
-// command's reads, so a one-key inspect makes two round trips (go-redis's HELLO, then the
-// pipeline) where a PING of its own made three. When the PING fails, every command of the
-// pipeline fails with what Dial would have said (see dialError); an ACL refusal of the PING
-// is left for aclHook to name.
+// firstPipeline puts the reachability PING ahead of the first pipeline's reads (a round
+// trip saved); when it fails, every command fails with what Dial would have said.
 type firstPipeline struct {
 	s    *Server
 	done atomic.Bool
@@ -108,8 +96,7 @@ func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 		err := next(ctx, append([]redis.Cmder{ping}, cmds...))
 		perr := ping.Err()
 		if perr == nil && ping.Val() != "PONG" {
-			// The connection failed before the PING was sent (a refused password):
-			// go-redis says so in the pipeline's error only.
+			// Failed before the PING was sent: only the pipeline's error says why.
 			perr = err
 		}
 		if perr == nil {
@@ -126,9 +113,8 @@ func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
-// serverRefusal turns a first reply that refuses the connection's settings into a usage
-// error naming the setting to fix: the server answered, so it is not "unreachable". Other
-// errors are returned as they are.
+// serverRefusal turns a reply refusing a setting (a database, Cluster mode) into a usage
+// error naming it; other errors are returned as they are.
 func (s *Server) serverRefusal(err error) error {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -156,9 +142,8 @@ func (s *Server) serverRefusal(err error) error {
 	return err
 }
 
-// NodeOf returns a function naming the master that serves a key: the slot's master for a
-// Cluster (from go-redis's cached slot map: no round trip), the master a Sentinel client
-// dialled, or the one server.
+// NodeOf returns a function naming the master that serves a key (from the cached slot
+// map, the master a Sentinel client dialled, or the one server).
 func (s *Server) NodeOf(ctx context.Context, c bucket.Client) func(key string) string {
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		return func(key string) string {
@@ -176,11 +161,9 @@ func (s *Server) NodeOf(ctx context.Context, c bucket.Client) func(key string) s
 	return func(string) string { return addr }
 }
 
-// quietLogger drops go-redis's internal log lines: errors reach the user once, as the
-// command's own one-line message.
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...interface{}) {}
 
-// QuietLogs silences go-redis's own logging, process-wide.
+// QuietLogs silences go-redis's own logging: errors reach the user as one line.
 func QuietLogs() { redis.SetLogger(quietLogger{}) }

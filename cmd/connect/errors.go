@@ -14,8 +14,8 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// UsageError is a problem with flags, arguments, the environment or the config file: exit 2,
-// and nothing touched Redis.
+// UsageError is a problem with flags, arguments, the environment or the config file
+// (exit 2; nothing touched Redis).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -39,8 +39,7 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
 }
 
-// IsAuth reports a password the server refused (WRONGPASS) or one it needs and was not
-// given (NOAUTH).
+// IsAuth reports a refused (WRONGPASS) or missing (NOAUTH) password.
 func IsAuth(err error) bool {
 	if err == nil {
 		return false
@@ -49,8 +48,7 @@ func IsAuth(err error) bool {
 	return strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
 }
 
-// authRefusal is the line of a refused authentication: the server answered, so it names
-// the refusal and where the password and user come from.
+// authRefusal names a refused authentication and where password and user come from.
 func authRefusal(addr, user string, err error) string {
 	const fix = "set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD (or the context's password-env), the user with --user"
 	if strings.HasPrefix(addr, "sentinel ") && strings.Contains(err.Error(), "all sentinels") {
@@ -67,8 +65,7 @@ func authRefusal(addr, user string, err error) string {
 }
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// PermissionError is a command the server's ACL does not allow the user (NOPERM): the
-// server is reachable, so it is exit 1, not 3.
+// PermissionError is a command the server's ACL refuses the user (NOPERM): exit 1, not 3.
 type PermissionError struct {
 	User   string
 	Denial rediserr.ACLDenial
@@ -97,7 +94,6 @@ func IsPermission(err error) bool {
 	return errors.As(err, &pe) || redis.IsPermissionError(err)
 }
 
-// describeConnErr explains a failure to reach addr (as Server.Addr names it).
 func describeConnErr(addr string, err error) string {
 	msg := err.Error()
 	server, flag := "redis-server", "--url"

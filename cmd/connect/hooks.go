@@ -11,8 +11,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// aclHook turns a server's refusal by ACL (NOPERM, also for a command a script calls) into
-// a PermissionError naming the user and the command, for commands and pipelines alike.
+// aclHook turns a refusal by ACL (NOPERM) into a PermissionError naming user and command.
 type aclHook struct{ user string }
 
 func (aclHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -51,9 +50,7 @@ func (h aclHook) wrap(err error) error {
 	return &PermissionError{User: user, Denial: d, Err: err}
 }
 
-// dialedAddr is a go-redis hook that remembers the remote address of the last connection
-// its client dialled. A Sentinel failover client dials the master the sentinels name, so
-// this names the master in use, with no query of its own.
+// dialedAddr remembers the address its client dialled last: a Sentinel client's master.
 type dialedAddr struct{ addr atomic.Pointer[string] }
 
 func (d *dialedAddr) get() string {

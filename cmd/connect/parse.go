@@ -11,15 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// One parser per form of server: a URL (parseURL), a list of addresses, for Cluster seeds
-// and sentinels (parseAddrs), and one host:port (checkHostPort). Nothing else in bucketctl
-// takes an address apart.
-
 // urlHelp is the forms --url accepts, for messages.
 const urlHelp = "use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket"
 
-// NormalizeURL accepts a bare host:port (or host) as redis://host:port, like redis-cli's
-// -h/-p habit; anything with a scheme, and a socket path, is left as it is.
+// NormalizeURL reads a bare host:port (or host) as redis://host:port.
 func NormalizeURL(s string) string {
 	if s == "" || strings.Contains(s, "://") || strings.HasPrefix(s, "/") {
 		return s
@@ -27,17 +22,16 @@ func NormalizeURL(s string) string {
 	return "redis://" + s
 }
 
-// serverURL is a Redis URL taken apart: go-redis's options, and its user info found by
-// position (also when the URL does not parse, so that its password is never shown).
+// serverURL is a Redis URL taken apart: go-redis's options (nil when it does not parse)
+// and its user info, found by position either way.
 type serverURL struct {
-	opt         *redis.Options // nil when the URL does not parse
-	user        string         // unescaped
+	opt         *redis.Options
+	user        string
 	password    string
 	hasPassword bool
 }
 
-// parseURL is the one parse of a Redis URL (normalised first). The error, if any, says
-// what is wrong without the URL or its password.
+// parseURL is the one parse of a Redis URL; its error quotes neither URL nor password.
 func parseURL(raw string) (serverURL, error) {
 	raw = NormalizeURL(raw)
 	var u serverURL
@@ -54,8 +48,7 @@ func parseURL(raw string) (serverURL, error) {
 	if err != nil {
 		msg := urlErrText(err)
 		if hasInfo && quotesPiece(msg, userinfo) {
-			// The parser quoted a piece of the user info: a password holding '/', '?' or
-			// '#' cuts the URL there.
+			// The parser quoted a piece of the user info ('/', '?' or '#' cut it).
 			msg = "not a valid URL (a password holding '/', '?', '#' or '%' must be URL-escaped, or go in REDISCLI_AUTH)"
 		}
 		r := &Redactor{}
@@ -63,7 +56,7 @@ func parseURL(raw string) (serverURL, error) {
 		return u, errors.New(r.Apply(msg))
 	}
 	if opt.Network == "tcp" {
-		// The address as written: go-redis would quietly make "host:" or "a:b:c" valid.
+		// The address as written: go-redis would accept "host:" or "a:b:c".
 		host := hostPart(raw)
 		var ae *net.AddrError
 		if _, _, err := net.SplitHostPort(host); errors.As(err, &ae) && ae.Err == "missing port in address" {
@@ -83,12 +76,11 @@ func parseURL(raw string) (serverURL, error) {
 	return u, nil
 }
 
-// checkDB refuses a database go-redis would read as another one: a sign, a second value,
-// or a path and a query that both name one (redis://h/1?db=0 would be db 0).
+// checkDB refuses a database go-redis would read as another (a sign, /1?db=0).
 func checkDB(raw string, tcp bool) error {
 	pu, err := url.Parse(raw)
 	if err != nil {
-		return nil // redis.ParseURL has read it
+		return nil
 	}
 	var dbs []string
 	if p := strings.TrimPrefix(pu.Path, "/"); tcp && p != "" {
@@ -110,8 +102,7 @@ func checkDB(raw string, tcp bool) error {
 	return nil
 }
 
-// isDecimal says s is a number in plain decimal digits with no sign, padding or leading
-// zero, that fits an int.
+// isDecimal says s is plain decimal digits (no sign, no leading zero) that fit an int.
 func isDecimal(s string) bool {
 	if s == "" || len(s) > 1 && s[0] == '0' {
 		return false
@@ -125,7 +116,7 @@ func isDecimal(s string) bool {
 	return err == nil
 }
 
-// hostPart is the host[:port] of a URL as written, between its user info and its path.
+// hostPart is the host[:port] of a URL as written.
 func hostPart(raw string) string {
 	s := raw[strings.Index(raw, "://")+3:]
 	if _, _, rest, ok := splitUserinfo(raw); ok {
@@ -147,7 +138,7 @@ func quotesPiece(msg, secret string) bool {
 	return len(secret) > 0 && len(secret) < 3 && strings.Contains(msg, secret)
 }
 
-// urlErrText is a URL parse error without the URL it quotes (the message names it once).
+// urlErrText is a URL parse error without the URL it quotes.
 func urlErrText(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -156,9 +147,8 @@ func urlErrText(err error) string {
 	return err.Error()
 }
 
-// addrList is a list of addresses (Cluster seeds, sentinels) taken apart: each may carry
-// user info (user:password@host:port, or a redis:// URL of one address), which is the
-// list's credentials.
+// addrList is a list of addresses (Cluster seeds, sentinels) and the credentials their
+// user info gives.
 type addrList struct {
 	addrs       []string
 	user        string
@@ -166,14 +156,12 @@ type addrList struct {
 	hasPassword bool
 }
 
-// parseAddrs is the one parse of a list of addresses: comma-separated values, each
-// host:port with optional user info. Every address that carries user info carries the
-// same.
+// parseAddrs is the one parse of a list of addresses: comma-separated host:port, each
+// with the same user info or none.
 func parseAddrs(values []string) (addrList, error) {
 	var l addrList
 	seenInfo := false
-	// The values as the parser reads them, one list: an error quotes it whole, redacted,
-	// never an address alone, which may be a piece of a password that held a comma.
+	// An error quotes the list whole, redacted: an item may be a piece of a password.
 	joined := strings.Join(values, ",")
 	secrets := valueSecrets(joined)
 	off := 0
@@ -184,13 +172,13 @@ func parseAddrs(values []string) (addrList, error) {
 		if a == "" {
 			continue
 		}
-		addr, info := a, ""
+		for _, scheme := range []string{"redis://", "rediss://"} {
+			a = strings.TrimPrefix(a, scheme)
+		}
+		addr := a
 		if i := strings.LastIndexByte(a, '@'); i >= 0 {
-			info, addr = a[:i], a[i+1:]
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				info = strings.TrimPrefix(info, scheme)
-			}
-			user, pw, found := strings.Cut(info, ":")
+			addr = a[i+1:]
+			user, pw, found := strings.Cut(a[:i], ":")
 			if un, err := url.PathUnescape(user); err == nil {
 				user = un
 			}
@@ -199,10 +187,6 @@ func parseAddrs(values []string) (addrList, error) {
 			}
 			seenInfo = true
 			l.user, l.password, l.hasPassword = user, pw, found
-		} else {
-			for _, scheme := range []string{"redis://", "rediss://"} {
-				addr = strings.TrimPrefix(addr, scheme)
-			}
 		}
 		addr = strings.TrimSuffix(addr, "/")
 		if err := checkHostPort(addr); err != nil {
@@ -216,8 +200,7 @@ func parseAddrs(values []string) (addrList, error) {
 	return l, nil
 }
 
-// cutsSecret says whether a secret of the list runs across an end of its item s[start:end]:
-// the item is a piece of a password that held a comma.
+// cutsSecret says a secret runs across an end of the item s[start:end].
 func cutsSecret(secrets []span, start, end int) bool {
 	for _, sp := range secrets {
 		if sp.i < end && sp.j > start && (sp.i < start || sp.j > end) {
@@ -240,8 +223,7 @@ func SplitList(in []string) []string {
 	return out
 }
 
-// checkHostPort says what is wrong with a host:port, or nil: a typo is a usage error
-// (exit 2), caught before anything is dialled, not "cannot reach" (3).
+// checkHostPort says what is wrong with a host:port, or nil.
 func checkHostPort(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -260,11 +242,9 @@ func checkHostPort(addr string) error {
 	return nil
 }
 
-// TypedPassword is the usage error for an address typed on the command line that holds a
-// password (flag names it, value is what was typed), or nil. fix says where the password
-// goes instead.
+// TypedPassword is the usage error for a typed flag value holding a password, or nil; fix
+// says where the password goes instead.
 func TypedPassword(flag, value, fix string) error {
-	// (User info with no colon is a user here, as go-redis reads it: redis://ops@host.)
 	if len(secretsIn(value, false)) == 0 {
 		return nil
 	}
@@ -272,9 +252,7 @@ func TypedPassword(flag, value, fix string) error {
 		flag, RedactValue(value), fix)
 }
 
-// TypedListPassword is TypedPassword for a list of addresses (Cluster seeds, sentinels),
-// read joined, as the parser reads it: a password holding a comma, cut by the flag's own
-// splitting, is found whole.
+// TypedListPassword is TypedPassword for a list of addresses, read joined.
 func TypedListPassword(flag string, values []string, fix string) error {
 	return TypedPassword(flag, strings.Join(values, ","), fix)
 }

@@ -11,40 +11,28 @@ import (
 // Redacted stands in for a secret wherever one would be shown.
 const Redacted = "xxxxx"
 
-// The forms a secret takes inside an address, found wherever they appear in a text (a
-// flag's value, a config file's field, an error that quotes a URL). Each is compiled on
-// first use, not at start-up: most runs redact nothing.
+// The forms a secret takes in a text, compiled on first use (most runs redact nothing).
 var (
-	// "scheme://user:password@" (or "//user:password@", with no scheme or a broken one): a
-	// URL's user info. The password runs to the last '@' before a space, a quote or a
-	// comma, so one holding '/', '@' or '%' is found whole.
+	// "scheme://user:password@" or "//user:password@": the password runs to the last '@'.
 	urlPasswordRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s:/@"',]*:)([^\s"',]*)@`)
-	// "//secret@": user info with no colon, which redis-cli reads as a password
-	// (redis://PASSWORD@host), so it is hidden whole.
+	// "//secret@": colon-less user info, a password to redis-cli.
 	urlLoneInfoRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)([^\s:/@"',]+)@`)
-	// "user:password@host:port" without a scheme: a Cluster seed or a Sentinel address
-	// (a password that starts with '/' would be a URL's "://").
+	// "user:password@host:port": a Cluster seed or a Sentinel address.
 	addrPasswordRe = lazyRegexp(`(^|[\s,;=(\["'<])([^\s:/@"',;=(\[<]*:)([^\s"',/][^\s"',]*)?@([^\s"',@/]+:[0-9]+)`)
-	// `invalid argument "VALUE" for "--cluster"`, `--url "VALUE": ...`: a flag parser's
-	// error quoting a connection flag's value (Go-quoted).
+	// A flag parser's error quoting a connection flag's value (Go-quoted).
 	flagArgRe = lazyRegexp(`((?:--(?:url|cluster|sentinel-addrs)[ =]|invalid argument )\s*)("(?:[^"\\]|\\.)*")`)
-	// "?password=...", "&auth_token=...": a query parameter whose name says it holds a
-	// secret (pass, pwd, auth, secret, token, key, cred, sig in any case).
+	// "?password=...", "&auth_token=...": a query parameter named as a secret.
 	querySecretRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^\s&;#"',]*)`)
-	// The same parameter in a value (a URL as given): its value runs to the next parameter,
-	// as url.ParseQuery reads it, a space or a comma included.
+	// The same in a value: it runs to the next parameter, as url.ParseQuery reads it.
 	querySecretValueRe = lazyRegexp(`([?&;][^\s=&;?#"']*(?i:pass|pwd|auth|secret|token|key|cred|sig)[^\s=&;?#"']*=)([^&;#]*)`)
 )
 
-// Redact hides every secret a text holds in one of the forms above: a URL's password (also
-// in a URL that does not parse), a seed's or sentinel's user:password@, a secret query
-// parameter. A text is read word by word; a value (a flag's, a field's) is RedactValue's,
-// which reads it as the parsers do. Redactor.Apply adds the secrets known by value.
+// Redact hides every secret a text holds in the forms above; a one-word text is read as
+// a value (RedactValue). Redactor.Apply adds the secrets known by value.
 func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
 		return RedactValue(s) // one word: read as a value
 	}
-	// A flag parser's error quotes the value of a connection flag whole: read as a value.
 	s = flagArgRe().ReplaceAllStringFunc(s, func(m string) string {
 		sub := flagArgRe().FindStringSubmatch(m)
 		v, err := strconv.Unquote(sub[2])
@@ -56,10 +44,8 @@ func Redact(s string) string {
 	return redactForms(s)
 }
 
-// RedactValue hides the secrets of one value: a URL, an address or a list of addresses, as
-// a flag, a variable or a config file's field gives it. Its secrets are found where the
-// parsers find them (valueSecrets), whatever they hold (a space, a comma, a quote), then
-// any other in the forms Redact finds.
+// RedactValue hides the secrets of one value (a URL, an address or a list of them) where
+// the parsers find them, then any other in the forms Redact finds.
 func RedactValue(v string) string {
 	spans := valueSecrets(v)
 	for k := len(spans) - 1; k >= 0; k-- {
@@ -76,10 +62,9 @@ func queryValues(v string) string {
 	return v
 }
 
-// redactForms hides the secrets s holds in the forms of the regular expressions above.
 func redactForms(s string) string {
 	if !strings.ContainsAny(s, "@=") {
-		return s // each form holds an '@' or an '='
+		return s
 	}
 	s = urlPasswordRe().ReplaceAllString(s, "${1}"+Redacted+"@")
 	s = urlLoneInfoRe().ReplaceAllString(s, "${1}"+Redacted+"@")
@@ -87,16 +72,15 @@ func redactForms(s string) string {
 	return querySecretRe().ReplaceAllString(s, "${1}"+Redacted)
 }
 
-// redactAddrPasswords hides the password of each "user:password@host:port" in s whose
-// host:port is one (seedAddr): a key such as Traefik's "rate:router@file:10.5.0.3" or
-// "rl:bob@docker:2001:db8::1" names no server, and a key is never a secret.
+// redactAddrPasswords hides the password of each "user:password@host:port" that is a seed
+// (seedAddr): a key such as "rate:router@file:10.5.0.3" is never a secret.
 func redactAddrPasswords(s string) string {
 	ms := addrPasswordRe().FindAllStringSubmatchIndex(s, -1)
 	for k := len(ms) - 1; k >= 0; k-- {
 		m := ms[k]
 		switch {
 		case !seedAddr(s[m[8]:m[9]], s[m[1]:]):
-		case m[6] < 0: // no password before the '@': the form says one is there
+		case m[6] < 0:
 			s = s[:m[5]] + Redacted + s[m[5]:]
 		default:
 			s = s[:m[6]] + Redacted + s[m[7]:]
@@ -105,9 +89,8 @@ func redactAddrPasswords(s string) string {
 	return s
 }
 
-// seedAddr says whether hostPort, followed by rest, is a seed's host:port: a host with no
-// colon (or a bracketed IPv6 address) and a port of digits that ends there (not the first
-// part of an IP address, a time or a longer name).
+// seedAddr says whether hostPort, followed by rest, is a seed's host:port: a colon-less or
+// bracketed host and a port that ends there.
 func seedAddr(hostPort, rest string) bool {
 	c := strings.LastIndexByte(hostPort, ':')
 	if host := hostPort[:c]; strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
@@ -116,21 +99,17 @@ func seedAddr(hostPort, rest string) bool {
 	return rest == "" || !strings.ContainsRune("0123456789.:@_-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", rune(rest[0]))
 }
 
-// span is a secret's place in a value, v[i:j]; user says it is user info with no colon (a
-// user to go-redis, a password to redis-cli).
+// span is a secret's place in a value, v[i:j]; user: colon-less user info.
 type span struct {
 	i, j int
 	user bool
 }
 
-// valueSecrets finds the secrets of one value: a URL, an address or a list of them, as a
-// flag, a variable or a config file's field gives it. A value the parsers read as a list
-// of whole addresses has each address's own secret (itemSecret); from the first item that
-// is no address on, the value is read conservatively (restSecret): more may be hidden than
-// the secret, never less (a password holding a comma, an '@', a "//" or a space).
+// valueSecrets finds the secrets of one value: each address's own (itemSecret) up to the
+// first item that is no address, then the rest conservatively (restSecret).
 func valueSecrets(s string) []span {
 	if !strings.Contains(s, "@") {
-		return nil // each form of user info holds an '@' (a query's secret is querySecretValueRe's)
+		return nil
 	}
 	var out []span
 	for off := 0; off <= len(s); {
@@ -150,9 +129,8 @@ func valueSecrets(s string) []span {
 	return out
 }
 
-// itemSecret reads one address of a list: a URL of a known scheme that net/url parses
-// whole, or a seed, [user[:password]@]host:port (an empty host is the parser's too). ok
-// when it is one, with its secret's place (none when it names none).
+// itemSecret reads one address of a list (a server URL, or [user[:password]@]host:port)
+// and its secret's place; ok when it is one.
 func itemSecret(item string) (span, bool) {
 	at := strings.LastIndexByte(item, '@')
 	if at < 0 {
@@ -185,24 +163,20 @@ func itemSecret(item string) (span, bool) {
 	return span{}, true
 }
 
-// unixPath says whether a URL's user info is in fact a socket path holding an '@'
-// (unix:///run/a@b.sock): a unix URL whose authority is empty.
+// unixPath says a URL is a socket path, whose '@' is no user info (unix:///run/a@b.sock).
 func unixPath(item string) bool {
 	t := strings.TrimLeft(item, " \t")
 	return strings.HasPrefix(t, "unix:///")
 }
 
-// restSecret hides, conservatively, the user info that s holds from off on: from "//" (a
-// URL) or its first colon (a seed) to the last '@'. More may be hidden than the secret
-// (a seed with no port, a host that holds an '@'), never less.
+// restSecret is the user info s holds from off on, from "//" or the first colon to the
+// last '@': more than the secret, never less.
 func restSecret(s string, off int) []span {
 	rest := s[off:]
 	at := strings.LastIndexByte(s, '@')
-	// (A scheme no server URL has is part of a seed's user info, as the seed parser reads
-	// it: u://pw@host:port has the password "//pw".)
 	if t := strings.TrimLeft(rest, " \t"); urlForm(t) && serverScheme(t) {
 		if unixPath(t) && !strings.Contains(t[len("unix:///"):], ":") {
-			return nil // a socket path holding an '@', and no password
+			return nil
 		}
 		start := off + strings.Index(rest, "//") + 2
 		if at < start {
@@ -212,8 +186,6 @@ func restSecret(s string, off int) []span {
 		if c := strings.IndexByte(userinfo, ':'); c >= 0 {
 			return []span{{start + c + 1, at, false}}
 		}
-		// A server URL's colon-less user info is a user (go-redis), or a password
-		// (redis-cli).
 		return []span{{start, at, true}}
 	}
 	start := off
@@ -221,13 +193,12 @@ func restSecret(s string, off int) []span {
 		start = off + c + 1
 	}
 	if at < start || start == off {
-		return nil // no colon before an '@': a user at most
+		return nil
 	}
 	return []span{{start, at, false}}
 }
 
-// serverScheme says whether s starts with a server URL's scheme, in any case as url.Parse
-// reads it (or "//", which the parsers read as redis://).
+// serverScheme says s starts with redis://, rediss://, unix:// or //, in any case.
 func serverScheme(s string) bool {
 	for _, p := range []string{"redis://", "rediss://", "unix://", "//"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
@@ -237,7 +208,6 @@ func serverScheme(s string) bool {
 	return false
 }
 
-// urlForm says whether s starts as a URL does: "scheme://" or "//".
 func urlForm(s string) bool {
 	i := 0
 	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
@@ -249,9 +219,7 @@ func urlForm(s string) bool {
 	return strings.HasPrefix(s, "//")
 }
 
-// redactList hides the secrets of a list given item by item (a config file's cluster or
-// sentinel-addrs), read as the parser reads it, joined: a password holding a comma may
-// stand in two items.
+// redactList hides the secrets of a list read joined, as the parser reads it.
 func redactList(items []string) []string {
 	if items == nil {
 		return nil
@@ -283,10 +251,8 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// secretsIn returns the secrets the value s holds, where the parsers find them and in the
-// forms Redact hides, so that a text that quotes one alone (an error echoing a password)
-// is redacted too; with users, a URL's user info with no colon counts (a user to go-redis,
-// perhaps a password to redis-cli).
+// secretsIn returns the secrets the value s holds, so a text quoting one alone is redacted
+// too; with users, colon-less user info counts.
 func secretsIn(s string, users bool) []string {
 	var out []string
 	for _, sp := range valueSecrets(s) {
@@ -299,7 +265,7 @@ func secretsIn(s string, users bool) []string {
 	}
 	for _, f := range []struct {
 		re    *regexp.Regexp
-		group int // the secret's group
+		group int
 		user  bool
 	}{{urlPasswordRe(), 2, false}, {urlLoneInfoRe(), 2, true}, {addrPasswordRe(), 3, false}, {querySecretValueRe(), 2, false}} {
 		if f.user && !users {
@@ -312,10 +278,8 @@ func secretsIn(s string, users bool) []string {
 	return out
 }
 
-// splitUserinfo cuts s into what comes before its user info, the user info and the rest
-// (from the '@'). It does not need s to parse: the user info runs from after "//" (with a
-// scheme, a broken one or none) to the last '@', so a password holding '/', '@' or '%' is
-// still found whole.
+// splitUserinfo cuts s (parsed or not) into prefix, user info (from "//" to the last '@')
+// and the rest from the '@'.
 func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 	start := strings.Index(s, "//")
 	if start < 0 {

@@ -8,20 +8,15 @@ import (
 	"strings"
 )
 
-// The redactor by value: every secret this invocation may hold, hidden wherever it stands
-// in a message, beside the secrets Redact finds by their form (redact.go).
-
-// minSecretLen is the shortest secret replaced by its value in free text: shorter ones
-// would garble messages (a secret in an address is hidden by its position whatever its
-// length).
+// minSecretLen is the shortest secret replaced by value in free text (shorter ones would
+// garble messages; in an address a secret is hidden by position).
 const minSecretLen = 4
 
 // Redactor hides, in a message, every secret it knows by value and every secret Redact
 // finds by its form.
 type Redactor struct{ secrets []string }
 
-// Add records a secret and the forms a message may quote it in (URL-escaped, unescaped,
-// Go-quoted, quoted as Redis quotes it).
+// Add records a secret and the forms a message may quote it in.
 func (r *Redactor) Add(s string) {
 	if len(s) < minSecretLen {
 		return
@@ -37,8 +32,7 @@ func (r *Redactor) Add(s string) {
 	}
 }
 
-// redisRepr is s as Redis quotes a value in its replies and logs (sdscatrepr): \n \r \t
-// \a \b, \\ and \", other bytes outside printable ASCII as \xHH.
+// redisRepr is s as Redis quotes a value in its replies (sdscatrepr).
 func redisRepr(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -76,13 +70,12 @@ func (r *Redactor) AddFrom(values ...string) {
 	}
 }
 
-// Apply returns msg with every secret hidden: each one it knows by value wherever it stands
-// (inside a word too: a server may quote one next to anything), then those Redact finds by
-// their form.
+// Apply returns msg with every secret hidden: those known by value, wherever they stand,
+// then those Redact finds by form.
 func (r *Redactor) Apply(msg string) string {
 	if r != nil {
 		secrets := append([]string(nil), r.secrets...)
-		// Longest first, so that a secret inside another is not half-replaced.
+		// Longest first: a secret inside another is not half-replaced.
 		sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 		for _, s := range secrets {
 			if len(s) >= minSecretLen {
@@ -93,22 +86,14 @@ func (r *Redactor) Apply(msg string) string {
 	return Redact(msg)
 }
 
-// secretEnv are the environment variables that may hold a password.
-var secretEnv = []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"}
-
-// serverEnv are the variables that may name a server, and so hold a password in it.
-var serverEnv = []string{"BUCKETCTL_URL", "BUCKETCTL_CLUSTER", "BUCKETCTL_SENTINEL_ADDRS"}
-
-// Secrets returns a Redactor that knows every secret this invocation may hold: the
-// password variables, the addresses given (flags, variables), the config file's
-// passwords, addresses and the variables its password-env fields name, and the resolved
-// server's credentials. cfg and srv may be nil.
+// Secrets returns a Redactor that knows every secret this invocation may hold: password
+// variables, given addresses, the config file's and the resolved server's. cfg and srv may be nil.
 func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
 	r := &Redactor{}
-	for _, k := range secretEnv {
+	for _, k := range []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"} {
 		r.Add(getenv(k))
 	}
-	for _, k := range serverEnv {
+	for _, k := range []string{"BUCKETCTL_URL", "BUCKETCTL_CLUSTER", "BUCKETCTL_SENTINEL_ADDRS"} {
 		r.AddFrom(getenv(k))
 	}
 	r.AddFrom(given...)

@@ -12,27 +12,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A reply's size is the server's word: go-redis allocates what a reply's header declares
-// (an array of 2,147,483,000 elements, a bulk string of 2 GB) before it reads a byte of it,
-// so a broken or hostile server, or anything between it and us, could make bucketctl
-// exhaust the machine's memory with a dozen bytes, long past --timeout. Every connection
-// bucketctl dials reads through a guard that follows the RESP framing of what arrives and
-// refuses, before go-redis sees it, a reply declaring more than bucketctl ever reads.
+// Bounds on what a reply may declare ('bucketctl help design': go-redis allocates what a
+// header declares before it reads a byte).
 const (
-	// maxPending bounds the elements declared by aggregate headers (arrays, maps, sets,
-	// pushes) and not yet read: with go-redis's 16 bytes an element, 16 MiB at most
-	// allocated ahead of the data. A SCAN page, a pipeline's replies and a Cluster's slot
-	// map are far below it.
-	maxPending = 1 << 20
-	// maxBulk bounds one bulk string: bucketctl reads buckets, scripts' replies, INFO and
-	// key names, never a large value.
-	maxBulk = 64 << 20
-	// maxHeader bounds the digits of a length.
-	maxHeader = 24
+	maxPending = 1 << 20 // aggregate elements declared and not yet read
+	maxBulk    = 64 << 20
+	maxHeader  = 24 // digits of a length
 )
 
-// guardedDialer is go-redis's own dialer (its timeout, keep-alive and TLS) whose
-// connections read through the guard.
+// guardedDialer is go-redis's own dialer whose connections read through the guard.
 func guardedDialer(timeout time.Duration, tlsCfg *tls.Config) func(context.Context, string, string) (net.Conn, error) {
 	dial := redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: tlsCfg})
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -44,8 +32,7 @@ func guardedDialer(timeout time.Duration, tlsCfg *tls.Config) func(context.Conte
 	}
 }
 
-// guard wraps c. A connection go-redis can health-check by its socket (plain TCP, a unix
-// socket) keeps that: the check only peeks (MSG_PEEK), so the guard still reads every byte.
+// guard wraps c, keeping syscall.Conn for go-redis's health check (a peek).
 func guard(c net.Conn) net.Conn {
 	g := &guardConn{Conn: c}
 	if sc, ok := c.(syscall.Conn); ok {
@@ -59,8 +46,6 @@ type guardConn struct {
 	s replyScanner
 }
 
-// Read passes on what the server sent once the scanner has followed it; a refused reply is
-// an error of the connection (go-redis drops it), and stays one.
 func (c *guardConn) Read(p []byte) (int, error) {
 	if c.s.err != nil {
 		return 0, c.s.err
@@ -81,8 +66,7 @@ type guardSyscallConn struct {
 
 func (c *guardSyscallConn) SyscallConn() (syscall.RawConn, error) { return c.sc.SyscallConn() }
 
-// replyScanner follows RESP2 and RESP3 framing byte by byte: a line starts with its type
-// byte and ends with LF; a bulk type's payload (and its CRLF) is passed without a look.
+// replyScanner follows RESP2 and RESP3 framing byte by byte, skipping bulk payloads.
 type replyScanner struct {
 	typ     byte   // the current line's type byte; 0 between lines
 	digits  []byte // a counted line's text so far
@@ -91,8 +75,7 @@ type replyScanner struct {
 	err     error
 }
 
-// counted says whether a line of type t holds a length: bulk strings, verbatim strings and
-// bulk errors ($ = !), arrays, sets and pushes (* ~ >), maps and attributes (% |).
+// counted says whether a line of type t holds a length.
 func counted(t byte) bool {
 	switch t {
 	case '$', '=', '!', '*', '~', '>', '%', '|':
@@ -137,7 +120,7 @@ func (s *replyScanner) scan(b []byte) error {
 		}
 		n, err := strconv.ParseInt(string(s.digits), 10, 64)
 		if err != nil || n < 0 {
-			continue // null (-1), or what go-redis refuses as a protocol error itself
+			continue // null, or go-redis's own protocol error
 		}
 		switch t {
 		case '$', '=', '!':
@@ -146,9 +129,9 @@ func (s *replyScanner) scan(b []byte) error {
 			}
 			s.skip = n + 2
 		default:
-			elems := min(n, maxPending+1) // (no overflow: past the bound is past it)
+			elems := min(n, maxPending+1)
 			if t == '%' || t == '|' {
-				elems *= 2 // a key and a value an entry
+				elems *= 2
 			}
 			if s.pending += elems; s.pending > maxPending {
 				return s.refuse(fmt.Sprintf("%d elements (at most %d)", n, maxPending))

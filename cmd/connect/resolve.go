@@ -8,45 +8,28 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Inputs are what Resolve reads: the root's persistent flags (parsed, and bound to their
-// BUCKETCTL_<FLAG> variables by BindEnv), the environment and the config file.
-type Inputs struct {
-	Flags     *pflag.FlagSet
-	LookupEnv func(string) (string, bool)
-	Config    *Config
-}
-
 // DefaultURL is the server when neither a flag, a variable nor a context names one.
 const DefaultURL = "redis://127.0.0.1:6379"
 
-// Precedence says, for --help, how Resolve chooses.
-const Precedence = `The server and its settings come from, first to last: the flags typed on the command line
-(--context among them: a typed --context wins over BUCKETCTL_URL and the other variables),
-then the BUCKETCTL_<FLAG> variables, then the context (BUCKETCTL_CONTEXT, else the file's
-current-context), then the defaults. One server is named at each level: two forms given
-together (--url and --cluster) are a usage error, and a context or variable that names an
-empty server is one too, never a silent 127.0.0.1:6379.`
-
 // resolver holds one resolution's inputs.
 type resolver struct {
-	in       Inputs
-	ctx      ContextConfig
-	ctxName  string
-	ctxTyped bool // --context was typed: the context wins over the variables
+	flags     *pflag.FlagSet
+	lookupEnv func(string) (string, bool)
+	ctx       ContextConfig
+	ctxName   string
+	ctxTyped  bool // a typed --context wins over the variables
 }
 
-// Resolve turns flags, environment and the config file's context into one Server: the
-// one place a server is chosen. See Precedence.
-func Resolve(in Inputs) (*Server, error) {
-	r := &resolver{in: in}
-	name := ""
-	switch {
-	case r.typed("context"):
-		name, r.ctxTyped = in.Flags.Lookup("context").Value.String(), true
-	default:
-		name = r.env("context") // set to "": the file's current-context, as when unset
+// Resolve chooses the one Server from the root's flags (already bound by BindEnv), the
+// environment and the config file's context: flags, then BUCKETCTL_* variables, then the
+// context, then the defaults ('bucketctl help environment').
+func Resolve(flags *pflag.FlagSet, lookupEnv func(string) (string, bool), cfg *Config) (*Server, error) {
+	r := &resolver{flags: flags, lookupEnv: lookupEnv}
+	name := r.env("context") // set to "": the file's current-context, as when unset
+	if r.typed("context") {
+		name, r.ctxTyped = flags.Lookup("context").Value.String(), true
 	}
-	cc, name, err := in.Config.ContextFor(name)
+	cc, name, err := cfg.ContextFor(name)
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +40,9 @@ func Resolve(in Inputs) (*Server, error) {
 		TLSCert: r.str("tls-cert", cc.TLSCert),
 		TLSKey:  r.str("tls-key", cc.TLSKey),
 	}
-	s.DialTimeout, _ = in.Flags.GetDuration("dial-timeout")
-	s.Timeout, _ = in.Flags.GetDuration("timeout")
-	insecure, _ := in.Flags.GetBool("insecure-skip-verify")
+	s.DialTimeout, _ = flags.GetDuration("dial-timeout")
+	s.Timeout, _ = flags.GetDuration("timeout")
+	insecure, _ := flags.GetBool("insecure-skip-verify")
 	s.InsecureSkipVerify = insecure || cc.InsecureSkipVerify
 	switch {
 	case insecure && r.typed("insecure-skip-verify"):
@@ -94,7 +77,6 @@ func (r *resolver) server(s *Server) error {
 		{"url", []string{"url"}}, {"cluster", []string{"cluster"}}, {"sentinel", []string{"sentinel-master", "sentinel-addrs"}},
 	}
 	chosen := ""
-	// The typed flags first, then (unless --context was typed) the variables.
 	for _, level := range []func(key string) (string, error){r.flagLevel, r.envLevel} {
 		var given []string
 		for _, f := range forms {
@@ -118,30 +100,24 @@ func (r *resolver) server(s *Server) error {
 	}
 	cc := r.ctx
 	if chosen == "" {
-		n := 0
-		for _, set := range []bool{cc.URL != "", len(cc.Cluster) > 0, cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
+		var named []string
+		for form, set := range map[string]bool{"url": cc.URL != "", "cluster": len(cc.Cluster) > 0, "sentinel": cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
 			if set {
-				n++
+				named = append(named, form)
 			}
 		}
 		switch {
-		case n > 1:
+		case len(named) > 1:
 			return Usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", r.ctxName)
-		case n == 0 && r.ctxName != "":
+		case len(named) == 0 && r.ctxName != "":
 			what := "names no server"
 			if len(cc.empty) > 0 {
 				what = "has an empty " + strings.Join(cc.empty, " and ")
 			}
 			return Usagef("context %q %s: set one with 'bucketctl config set-context %s --url host:port' (or --cluster, --sentinel-master), or pass --url",
 				r.ctxName, what, r.ctxName)
-		}
-		switch {
-		case cc.URL != "":
-			chosen = "url"
-		case len(cc.Cluster) > 0:
-			chosen = "cluster"
-		case cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0:
-			chosen = "sentinel"
+		case len(named) == 1:
+			chosen = named[0]
 		}
 		s.Context = r.ctxName
 	}
@@ -149,14 +125,13 @@ func (r *resolver) server(s *Server) error {
 		if s.Context != "" {
 			return fromCtx
 		}
-		v, _ := r.in.Flags.GetStringSlice(key)
-		return v
+		return r.slice(key)
 	}
 	str := func(key, fromCtx string) string {
 		if s.Context != "" {
 			return fromCtx
 		}
-		return r.in.Flags.Lookup(key).Value.String()
+		return r.flags.Lookup(key).Value.String()
 	}
 	switch chosen {
 	case "url":
@@ -183,8 +158,7 @@ func (r *resolver) server(s *Server) error {
 }
 
 // addrCredentials takes a list's user info as the data nodes' user and password, unless
-// --user or a password variable gives them. Typed on the command line, a password is
-// refused: every user of the machine would see it.
+// --user or a password variable gives them; a typed password is refused.
 func (r *resolver) addrCredentials(s *Server, key string, l addrList) error {
 	if r.typed(key) {
 		if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
@@ -201,7 +175,7 @@ func (r *resolver) addrCredentials(s *Server, key string, l addrList) error {
 }
 
 func (r *resolver) slice(key string) []string {
-	v, _ := r.in.Flags.GetStringSlice(key)
+	v, _ := r.flags.GetStringSlice(key)
 	return v
 }
 
@@ -213,8 +187,8 @@ func (r *resolver) flagLevel(key string) (string, error) {
 	return "", nil
 }
 
-// envLevel names key's variable when it is set, unless a typed --context overrides the
-// variables; a variable set to nothing is an error, not a silent default.
+// envLevel names key's variable when it is set (and no typed --context overrides it); set
+// to nothing, it is an error, not a silent default.
 func (r *resolver) envLevel(key string) (string, error) {
 	if r.ctxTyped || !r.envSet(key) {
 		return "", nil
@@ -226,22 +200,21 @@ func (r *resolver) envLevel(key string) (string, error) {
 }
 
 func (r *resolver) typed(key string) bool {
-	fl := r.in.Flags.Lookup(key)
+	fl := r.flags.Lookup(key)
 	return fl != nil && fl.Changed
 }
 
 func (r *resolver) envSet(key string) bool {
-	_, ok := r.in.LookupEnv(EnvName(key))
+	_, ok := r.lookupEnv(EnvName(key))
 	return ok
 }
 
 func (r *resolver) env(key string) string {
-	v, _ := r.in.LookupEnv(EnvName(key))
+	v, _ := r.lookupEnv(EnvName(key))
 	return v
 }
 
-// str is key's value: the typed flag's; else the context's when --context was typed; else
-// the variable's; else the context's; else the flag's default.
+// str is key's value: typed flag, typed --context, variable, context, flag default.
 func (r *resolver) str(key, fromCtx string) string {
 	switch {
 	case r.typed(key):
@@ -251,7 +224,7 @@ func (r *resolver) str(key, fromCtx string) string {
 	case fromCtx != "":
 		return fromCtx
 	}
-	return r.in.Flags.Lookup(key).Value.String()
+	return r.flags.Lookup(key).Value.String()
 }
 
 // source names where key's value came from, for a message.
@@ -267,19 +240,17 @@ func (r *resolver) source(key string) string {
 	return "--" + key
 }
 
-// passwords sets the data nodes' and the sentinels' passwords. They never come from argv:
-// from the environment (BUCKETCTL_PASSWORD, REDISCLI_AUTH), else the context (its
-// password-env, else its password); a typed --context puts its own first. A password-env
-// naming an unset variable is a usage error, not a silent "no password".
+// passwords sets the data nodes' and the sentinels' passwords, never from argv: the
+// variables, else the context's password-env or password (a typed --context first).
 func (r *resolver) passwords(s *Server) error {
 	cc := r.ctx
 	fromEnv := func(field, name string) (string, error) {
-		if v, _ := r.in.LookupEnv(name); v != "" {
+		if v, _ := r.lookupEnv(name); v != "" {
 			return v, nil
 		}
 		return "", Usagef("context %q: %s names the environment variable %s, which is not set (export it, or remove %s)", r.ctxName, field, name, field)
 	}
-	getenv := func(k string) string { v, _ := r.in.LookupEnv(k); return v }
+	getenv := func(k string) string { v, _ := r.lookupEnv(k); return v }
 	ctxFirst := r.ctxTyped && (cc.PasswordEnv != "" || cc.Password != "")
 	var err error
 	switch {
@@ -297,7 +268,6 @@ func (r *resolver) passwords(s *Server) error {
 	ctxFirst = r.ctxTyped && cc.SentinelPasswordEnv != ""
 	switch {
 	case s.SentinelMaster == "":
-		// No Sentinel: no sentinel password is looked for.
 	case !ctxFirst && getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
 		s.sentinelPassword = getenv("BUCKETCTL_SENTINEL_PASSWORD")
 	case cc.SentinelPasswordEnv != "":
@@ -326,10 +296,7 @@ func (r *resolver) check(s *Server) error {
 	if s.SentinelMaster == "" && len(s.SentinelAddrs) > 0 {
 		return Usagef("--sentinel-addrs needs --sentinel-master NAME (the name the sentinels monitor, as in SENTINEL MASTERS)")
 	}
-	// go-redis sends no AUTH without a password: the user would be dropped silently and
-	// the commands run as the default user, whatever its rights. A URL's user
-	// (redis://ops@host) is held to the same rule as --user, and a password in
-	// BUCKETCTL_URL or the context's url serves either (go-redis reads both from the URL).
+	// go-redis sends no AUTH without a password: a user alone would silently be the default.
 	user, hasPassword := s.User, s.password != ""
 	if s.URL != "" {
 		u, _ := parseURL(s.URL)
@@ -371,12 +338,9 @@ func EnvName(key string) string {
 	return "BUCKETCTL_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
 }
 
-// BindEnv gives each flag not typed on the command line the value of its BUCKETCTL_<FLAG>
-// variable, when that is set and not empty, and calls set with it: flags win over the
-// environment, the environment over the config file (whose contexts only fill what
-// neither gave; see Resolve). A value the flag would refuse (BUCKETCTL_TIMEOUT=abc) is a
-// usage error naming the variable and saying, by problem, what is wrong with the value.
-func BindEnv(flags *pflag.FlagSet, getenv func(string) string, set func(name, value string), problem func(*pflag.Flag, error) string) error {
+// BindEnv sets each flag not typed to its non-empty BUCKETCTL_<FLAG> variable; a value the
+// flag refuses is a usage error naming the variable, with problem's words.
+func BindEnv(flags *pflag.FlagSet, getenv func(string) string, problem func(*pflag.Flag, error) string) error {
 	var err error
 	flags.VisitAll(func(fl *pflag.Flag) {
 		if fl.Changed || err != nil {
@@ -388,9 +352,7 @@ func BindEnv(flags *pflag.FlagSet, getenv func(string) string, set func(name, va
 		}
 		if serr := fl.Value.Set(v); serr != nil {
 			err = Usagef("%s=%q: not a valid --%s: %s", EnvName(fl.Name), v, fl.Name, problem(fl, serr))
-			return
 		}
-		set(fl.Name, v)
 	})
 	return err
 }

@@ -19,7 +19,7 @@ func resolveArgs(t *testing.T, env map[string]string, cfgBody string, args ...st
 		t.Fatal(err)
 	}
 	getenv := func(k string) string { return env[k] }
-	if err := BindEnv(fs, getenv, func(string, string) {}, func(_ *pflag.Flag, err error) string { return err.Error() }); err != nil {
+	if err := BindEnv(fs, getenv, func(_ *pflag.Flag, err error) string { return err.Error() }); err != nil {
 		return nil, err
 	}
 	path := ""
@@ -33,7 +33,7 @@ func resolveArgs(t *testing.T, env map[string]string, cfgBody string, args ...st
 	if err != nil {
 		return nil, err
 	}
-	return Resolve(Inputs{Flags: fs, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Config: cfg})
+	return Resolve(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, cfg)
 }
 
 // TestSentinelCredentialsAreSeparate: the data nodes' password never goes to the sentinels

@@ -8,40 +8,28 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// Server describes the one server a command talks to, resolved from flags, environment and
-// the config file's context (see Resolve): exactly one of URL, Cluster or SentinelMaster
-// with SentinelAddrs names it. Its passwords are kept unexported, so printing a Server
-// never shows them.
+// Server is the one server a command talks to (see Resolve): one of URL, Cluster or
+// SentinelMaster names it. Passwords are unexported, so printing a Server never shows them.
 type Server struct {
-	// Context is the context that named the server, "" when a flag or variable did.
-	Context        string
-	URL            string
-	Cluster        []string
-	SentinelMaster string
-	SentinelAddrs  []string
-	// SentinelUser and its password (BUCKETCTL_SENTINEL_PASSWORD or the context's
-	// sentinel-password-env) authenticate to the sentinels; by default none is sent, since
-	// sentinels usually have no ACL users of the data nodes.
-	SentinelUser     string
-	sentinelPassword string
-	// master records the address a Sentinel failover client dialled: the master in use.
-	master             *dialedAddr
+	Context            string // the context that named the server, if one did
+	URL                string
+	Cluster            []string
+	SentinelMaster     string
+	SentinelAddrs      []string
+	SentinelUser       string
+	sentinelPassword   string
+	master             *dialedAddr // the master a Sentinel client dialled
 	User               string
 	password           string
 	TLSCA              string
 	TLSCert            string
 	TLSKey             string
 	InsecureSkipVerify bool
-	// InsecureSource says where InsecureSkipVerify came from: the flag, its variable or
-	// a context, for the warning every run that skips verification prints.
-	InsecureSource string
-	DialTimeout    time.Duration
-	// Timeout bounds each request, the connection's handshake included (see NewClient).
-	Timeout  time.Duration
-	PoolSize int
-	// BoundByContext makes every request end at its context's deadline too: for a
-	// command whose whole run has one deadline (a one-key command). Live views and load
-	// keep per-request limits only, and their short fetch deadlines do not cut requests.
+	InsecureSource     string // where InsecureSkipVerify came from, for the warning
+	DialTimeout        time.Duration
+	Timeout            time.Duration // each request, handshake included
+	PoolSize           int
+	// BoundByContext ends every request at its context's deadline too (one-key commands).
 	BoundByContext bool
 }
 
@@ -51,13 +39,12 @@ func (s *Server) Addr() string {
 		return describeServer(s.Cluster, s.SentinelMaster, s.SentinelAddrs, "")
 	}
 	if u, err := parseURL(s.URL); err == nil {
-		return u.opt.Addr // go-redis's default port added; a socket's path
+		return u.opt.Addr
 	}
 	return RedactValue(s.URL)
 }
 
-// describeServer names a server given as a Cluster's seeds, a Sentinel's master and
-// addresses, or a URL, without credentials: the one wording of messages and listings.
+// describeServer names a server without credentials: the one wording of messages.
 func describeServer(cluster []string, master string, sentinels []string, url string) string {
 	switch {
 	case len(cluster) > 0:
@@ -76,12 +63,8 @@ func (s *Server) Label() string {
 	return s.Addr()
 }
 
-// Master is the master a Sentinel client dialled last ("?" before it dialled, or when the
-// server is not Sentinel).
-func (s *Server) Master() string { return s.master.get() }
-
-// InsecureWarning is the one line a run that does not verify the server's TLS certificate
-// prints on stderr, naming where the setting came from; "" when it verifies.
+// InsecureWarning is the stderr line of a run that does not verify the server's TLS
+// certificate; "" when it verifies.
 func (s *Server) InsecureWarning() string {
 	if !s.InsecureSkipVerify {
 		return ""

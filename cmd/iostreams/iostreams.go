@@ -8,18 +8,14 @@ import (
 	"golang.org/x/term"
 )
 
-// IOStreams is where a command reads and writes. Data goes to Out; diagnostics and progress
-// to ErrOut. A TTY changes presentation (colour, live views), never content.
+// IOStreams is where a command reads and writes: data to Out, diagnostics to ErrOut. A TTY
+// changes presentation, never content.
 type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-
+	In                             io.Reader
+	Out, ErrOut                    io.Writer
 	StdinTTY, StdoutTTY, StderrTTY bool
-	// NoColor is set by NO_COLOR or --no-color.
-	NoColor bool
-	// Prompt reads one answer line; nil when no terminal can be asked.
-	Prompt func(question string) (string, error)
+	NoColor                        bool                                  // NO_COLOR or --no-color
+	Prompt                         func(question string) (string, error) // nil: none can be asked
 }
 
 // System returns the process's streams.
@@ -34,12 +30,6 @@ func System() *IOStreams {
 		io.Prompt = io.readLine
 	}
 	return io
-}
-
-// Test returns streams over buffers, as when piped: no TTY, no prompt.
-func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
-	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut, NoColor: true}, in, out, errOut
 }
 
 // CanPrompt reports whether the user can be asked a question.

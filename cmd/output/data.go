@@ -12,11 +12,8 @@ import (
 	tformat "github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WriteData writes v as JSON (one document, indented) or YAML. The YAML is the JSON
-// document written in YAML's block style, so a view's json tags name its fields in both
-// formats and the two print the same values in the same order. A rune a terminal would
-// obey (a C1 control, a bidi override) is written escaped in both (format.EscapeUnprintable;
-// for YAML, see WriteNode).
+// WriteData writes v as indented JSON, or as that JSON document in YAML's block style (one
+// set of json tags for both); runes a terminal would obey are escaped.
 func WriteData(w io.Writer, format string, v any) error {
 	if format == FormatYAML {
 		n, err := yamlNode(v)
@@ -35,9 +32,8 @@ func WriteData(w io.Writer, format string, v any) error {
 	return err
 }
 
-// WriteNode writes a YAML document for a terminal (indented by 2): a scalar holding a rune
-// a terminal would obey is double-quoted, the one style where EscapeUnprintable's \u escapes
-// are the rune, and written escaped.
+// WriteNode writes a YAML document for a terminal: a scalar holding a rune a terminal would
+// obey is double-quoted and escaped.
 func WriteNode(w io.Writer, n *yaml.Node) error {
 	quoteUnprintable(n)
 	var buf bytes.Buffer
@@ -74,10 +70,8 @@ func yamlNode(v any) (*yaml.Node, error) {
 	return nextNode(dec)
 }
 
-// nextNode reads the next JSON value of dec as a YAML node: collections in block style
-// (an empty one stays [] or {}), a string quoted only where YAML would read it as
-// something else (as yaml.Marshal quotes it), a number as JSON writes it but without an
-// exponent: an age of 95442068183.225 ms, not 9.5442068183225e+10.
+// nextNode reads dec's next JSON value as a YAML node: strings styled as yaml.Marshal
+// styles them, numbers without an exponent.
 func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	t, err := dec.Token()
 	if err != nil {
@@ -118,10 +112,8 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	}
 }
 
-// stringNode is s as yaml.Marshal writes it. Left plain, the encoder quotes a string YAML
-// would read as another type and writes lines in literal style; yaml.Marshal also quotes
-// what YAML 1.1 reads as a boolean or a sexagesimal number, so a string that could be one
-// is styled as yaml.Marshal styles it.
+// stringNode is s as yaml.Marshal writes it, which also quotes YAML 1.1's booleans and
+// sexagesimal numbers.
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 	switch strings.ToLower(s) {

@@ -10,18 +10,14 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// DecisionOf says what a decision was about and how to print it.
+// DecisionOf says what a decision was about (Peek: a check) and how to print it.
 type DecisionOf struct {
-	Key, Layout string
-	Cost        float64
-	// Exists: the key existed (Peek: a check, which says so); Headers: print the HTTP
-	// rate-limit headers, as of Now.
+	Key, Layout           string
+	Cost                  float64
 	Exists, Peek, Headers bool
 	Format                string
 	Now                   time.Time
-	// State is the bucket the decision was read from (check), for its times and
-	// counters; nil for a consume.
-	State *bucket.State
+	State                 *bucket.State // the bucket a check read; nil for a consume
 }
 
 // PrintDecision prints a decision of check or consume: a line (with notes on stderr) or a
@@ -29,7 +25,10 @@ type DecisionOf struct {
 func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) error {
 	cost, layout, exists := p.Cost, p.Layout, p.Exists
 	res := d.Result
-	v := ResultOf(p.Key, res, cost, layout)
+	jt, full := format.JSONTokens(res.Remaining), format.JSONMS(res.ResetAfter)
+	v := ResultView{Key: p.Key, Allowed: res.Allowed, Tokens: jt, Remaining: jt, Capacity: format.JSONSpec(res.Spec.Capacity),
+		Rate: format.JSONSpec(res.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(res.RetryAfter),
+		TimeToFullMS: full, ResetAfterMS: full, Layout: layout}
 	if p.Peek {
 		v.Exists = &exists
 	}
@@ -83,10 +82,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	for _, n := range notes {
 		fmt.Fprintln(io.ErrOut, "note: "+n)
 	}
-	verdict := "allowed"
-	if !res.Allowed {
-		verdict = "denied"
-	}
+	verdict := verdictWord(res.Allowed)
 	if io.Color() {
 		verdict = ColorVerdict(io, res.Allowed, verdict)
 	}
@@ -116,10 +112,8 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	return nil
 }
 
-// AheadNoteFor says what a stored time ahead of the server's means for the layout's
-// application: a GCRA TAT beyond a full window is debt (a burst lowered while a client was
-// over it, or the server's clock went back), which the library waits out on the server's
-// clock; for the others, a client clock running fast.
+// AheadNoteFor says what a stored time ahead of the server's means: GCRA debt, else a
+// client clock running fast.
 func AheadNoteFor(l bucket.Layout, d time.Duration) string {
 	if l.Type == bucket.GCRA {
 		return format.Debt(d) + "; the library waits it out"
@@ -127,8 +121,7 @@ func AheadNoteFor(l bucket.Layout, d time.Duration) string {
 	return "stored time " + format.Ahead(d)
 }
 
-// AmbiguityNote says why an ambiguous bucket's figures (State.Ambiguous) depend on the next
-// caller's clock.
+// AmbiguityNote says why an ambiguous bucket's figures depend on the next caller's clock.
 func AmbiguityNote(s bucket.State) string {
 	return fmt.Sprintf("%s decides on its caller's clock, and a caller whose clock runs fast wrote it %s: "+
 		"the next caller's clock decides (figures are on the server's clock; writer_clock in JSON)", s.Layout.Name, format.AheadShort(s.Ahead))

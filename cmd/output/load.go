@@ -10,9 +10,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// PrintLoadPlan writes the plan as a table: each key, what it holds, the spec the run
-// uses, what the run does and every field it changes. toErr writes it to stderr (before a
-// question), else to stdout (a dry run).
+// PrintLoadPlan writes load's plan as a table, on stderr (before a question) with toErr;
 // yes and keep are load's --yes and --keep.
 func PrintLoadPlan(ios *iostreams.IOStreams, plans []load.Plan, yes, keep, toErr bool) error {
 	io := *ios
@@ -55,9 +53,7 @@ type LoadComparison struct {
 	Runs []load.Report `json:"runs"`
 }
 
-// PrintLoad prints the report on stdout, the same on a terminal (after the live view
-// cleared itself) as piped; a narrower terminal gets it at its width.
-// PrintLoad prints load's reports in outFormat (one, or a comparison), in styles.
+// PrintLoad prints load's reports (one, or a comparison) on stdout, at width.
 func PrintLoad(io *iostreams.IOStreams, outFormat string, compare bool, st tui.Styles, reports []load.Report, width int) error {
 	if len(reports) == 0 {
 		return nil

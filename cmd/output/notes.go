@@ -11,12 +11,9 @@ import (
 // InspectNotes collects, across pages, what the table's notes explain.
 type InspectNotes struct {
 	guessed, noSpec bool
-	// ahead are the first buckets whose stored time is ahead of the server's; ambiguous
-	// the first whose figures depend on what bucketctl cannot read, or end at the key's
-	// expiry, and why.
-	ahead     []string
-	moreAhead int
-	ambiguous []string
+	ahead           []string // the first buckets written ahead, and the first ambiguous ones
+	moreAhead       int
+	ambiguous       []string
 }
 
 // See notes what s needs said.
@@ -24,10 +21,9 @@ func (n *InspectNotes) See(s bucket.State) {
 	if s.Problem != "" {
 		return
 	}
-	n.guessed = n.guessed || GuessedLayout(s)
+	n.guessed = n.guessed || s.Guess != ""
 	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
-	// A bucket written ahead gets one note: why its figures are ambiguous when they are
-	// (it says how far ahead), else how far ahead.
+	// A bucket written ahead gets one note: why it is ambiguous, else how far ahead.
 	ambiguous := s.Ambiguous()
 	if ambiguous && len(n.ambiguous) < 5 {
 		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AmbiguityNote(s)))

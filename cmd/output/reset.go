@@ -27,8 +27,7 @@ func PrintResetPlan(io *iostreams.IOStreams, format string, plan []ResetView) er
 	return PrintResetTable(io, io.Out, plan)
 }
 
-// PrintResetTable prints reset's plan as a table on w (stdout, or stderr before a
-// question), and its notes on stderr.
+// PrintResetTable prints reset's plan as a table on w, and its notes on stderr.
 func PrintResetTable(ios *iostreams.IOStreams, w io.Writer, plan []ResetView) error {
 	to := *ios
 	to.Out = w
@@ -66,8 +65,7 @@ func OutcomeName(o bucket.ResetOutcome) string {
 	return "failed"
 }
 
-// PlanSummary is a bulk reset's plan as a person reads it: counts per layout and the first
-// keys, not a line per key.
+// PlanSummary is a bulk reset's plan: counts per layout and the first keys.
 type PlanSummary struct {
 	Total    int
 	byLayout map[string]int

@@ -6,9 +6,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// The rows of the tables of inspect, list, list --hot and reset, and the JSON shapes that
-// only they print.
-
+// InspectHeader is the inspect table's header.
 var InspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
 
 // InspectRow is one row of the inspect table.
@@ -17,20 +15,11 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-"}
 	} else {
-		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
-		if s.HasSpec() {
-			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
+		tokens, capacity, rate, fill, full := levelCells(s)
+		if !s.Exists {
+			tokens, fill, full = "no such key", "-", "-"
 		}
 		updated := "-"
-		switch {
-		case !s.Exists:
-			tokens, fill, full = "no such key", "-", "-"
-		case !s.LevelKnown():
-			tokens = UnknownTAT
-		case !s.HasSpec():
-			tokens += " (stored)"
-		}
 		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
 			updated = format.Ago(s.Age())
 		}
@@ -43,16 +32,27 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	return cells
 }
 
-// UnknownTAT is the tokens of a GCRA bucket whose spec is unknown: its TAT alone says no level.
-const UnknownTAT = "? (a TAT: needs capacity and rate)"
+// levelCells are the TOKENS, CAPACITY, RATE, FILL and FULL-IN cells of an existing bucket.
+func levelCells(s bucket.State) (tokens, capacity, rate, fill, full string) {
+	tokens, capacity, rate, fill, full = format.Tokens(s.Tokens), "?", "?", "?", "?"
+	switch {
+	case s.HasSpec():
+		capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
+		fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
+	case !s.LevelKnown():
+		tokens = UnknownTAT
+	default:
+		tokens += " (stored)"
+	}
+	return
+}
 
-// GuessedLayout says another application's layout was read from the key's shape alone, with
-// no rule or --layout declaring it: a guess, marked with "?" and never written.
-func GuessedLayout(s bucket.State) bool { return s.Guess != "" }
+// UnknownTAT is the tokens of a GCRA bucket whose spec is unknown.
+const UnknownTAT = "? (a TAT: needs capacity and rate)"
 
 // LayoutLabel is the LAYOUT column: the layout's name, with "?" when it is a guess.
 func LayoutLabel(s bucket.State) string {
-	if GuessedLayout(s) {
+	if s.Guess != "" {
 		return s.Layout.Name + "?"
 	}
 	return s.Layout.Name
@@ -66,8 +66,7 @@ func WithNode(node func(string) string, header ...string) []string {
 	return header
 }
 
-// StateWriter writes pages of states to out: a row of row's cells each in a table, a
-// StateView each otherwise; see is shown every state first.
+// StateWriter writes pages of states to out (row's cells, or StateViews); see sees each.
 func StateWriter(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
 	see func(bucket.State)) func([]bucket.State) error {
 	return StateWriterCost(out, node, row, see, nil)
@@ -93,12 +92,8 @@ func StateWriterCost(out *Stream, node func(string) string, row func(bucket.Stat
 	}
 }
 
-// StateNode is s's view with the node serving it (node nil: none).
-func StateNode(s bucket.State, node func(string) string) StateView {
-	return StateNodeCost(s, node, nil)
-}
-
-// StateNodeCost is StateNode with the retry-after for cost(key) (nil: 1).
+// StateNodeCost is s's view with the node serving it (node nil: none) and the
+// retry-after for cost(key) (nil: 1).
 func StateNodeCost(s bucket.State, node func(string) string, cost func(string) float64) StateView {
 	c := 1.0
 	if cost != nil {
@@ -117,20 +112,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem)}
 	} else {
-		tokens, capacity, rate, fill, full := format.Tokens(s.Tokens), "?", "?", "?", "?"
-		switch {
-		case s.HasSpec():
-			capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-			fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
-		case !s.LevelKnown():
-			tokens = UnknownTAT
-		default:
-			tokens += " (stored)"
-		}
-		ttl := format.TTL(s.TTL)
-		if s.Exists && s.TTL == -1 {
-			ttl = "none!"
-		}
+		tokens, capacity, rate, fill, full := levelCells(s)
 		note := ""
 		switch {
 		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
@@ -140,7 +122,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 		case s.Guess != "":
 			note = "guess: " + format.DeclareHint(s.Layout.Name) + " to act on it"
 		}
-		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, ttl, note}
+		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, listTTL(s), note}
 	}
 	if node != nil {
 		cells = append(cells, node(s.Key))
@@ -148,10 +130,16 @@ func ListRow(s bucket.State, node func(string) string) []string {
 	return cells
 }
 
-// HotView is one bucket of list --hot in JSON and YAML: the bucket as list shows it, and how
-// busy it was. DecisionsPerSec comes from the native counters (RateFrom "counters", with
-// DeniedPerSec) or from the writes seen (RateFrom "writes", DeniedPerSec null); RankedBy
-// names what ranked the keys.
+// listTTL is the TTL cell of list's tables: a bucket with no TTL is flagged.
+func listTTL(s bucket.State) string {
+	if s.Exists && s.TTL == -1 {
+		return "none!"
+	}
+	return format.TTL(s.TTL)
+}
+
+// HotView is one bucket of list --hot in JSON and YAML; RateFrom says whether the rates
+// come from the native "counters" or the "writes" seen.
 type HotView struct {
 	StateView
 	DecisionsPerSec float64  `json:"decisions_per_sec"`
@@ -162,30 +150,17 @@ type HotView struct {
 	ObservedMS      float64  `json:"observed_ms"`
 }
 
-func hotRate(v float64) string { return format.PerSecond(v) }
-
+// HotRow is one row of the list --hot table.
 func HotRow(b hot.Bucket, node func(string) string) []string {
 	s := b.State
-	rate, denied := hotRate(b.PerSecond), "-"
+	rate, denied := format.PerSecond(b.PerSecond), "-"
 	if b.Counted {
-		denied = hotRate(b.DeniedPerSecond)
+		denied = format.PerSecond(b.DeniedPerSecond)
 	} else {
 		rate += " (writes)"
 	}
-	tokens, capacity, fill := format.Tokens(s.Tokens), "?", "?"
-	switch {
-	case s.HasSpec():
-		capacity, fill = format.Tokens(s.Spec.Capacity), format.Percent(s.Fill())
-	case !s.LevelKnown():
-		tokens = UnknownTAT
-	default:
-		tokens += " (stored)"
-	}
-	ttl := format.TTL(s.TTL)
-	if s.Exists && s.TTL == -1 {
-		ttl = "none!"
-	}
-	cells := []string{format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, ttl}
+	tokens, capacity, _, fill, _ := levelCells(s)
+	cells := []string{format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s)}
 	if node != nil {
 		cells = append(cells, node(s.Key))
 	}
@@ -193,7 +168,7 @@ func HotRow(b hot.Bucket, node func(string) string) []string {
 }
 
 func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
-	v := HotView{StateView: StateNode(b.State, node), DecisionsPerSec: format.JSONRate(b.PerSecond),
+	v := HotView{StateView: StateNodeCost(b.State, node, nil), DecisionsPerSec: format.JSONRate(b.PerSecond),
 		WritesSeen: b.Writes, RateFrom: "writes", RankedBy: rep.Source, ObservedMS: format.JSONMS(rep.Observed)}
 	if b.Counted {
 		d := format.JSONRate(b.DeniedPerSecond)
@@ -202,23 +177,19 @@ func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
 	return v
 }
 
-// ResetView is one line of reset's JSON/YAML
+// ResetView is one line of reset's JSON/YAML.
 type ResetView struct {
 	Key          string   `json:"key"`
 	Layout       string   `json:"layout"`
 	Action       string   `json:"action"`
 	TokensBefore *float64 `json:"tokens_before"`
 	TokensAfter  *float64 `json:"tokens_after"`
-	// AheadMS is how far the stored time was ahead of the server's clock (0: not ahead).
-	// TokensAfterWriterClock is what a caller whose clock reads that stored time sees right
-	// after the reset, when it differs from tokens_after (what a caller on the server's
-	// clock reads); Note says so in words.
+	// TokensAfterWriterClock is tokens_after on the clock of the writer ahead, if it differs.
 	AheadMS                float64  `json:"ahead_ms"`
 	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty"`
 	Note                   string   `json:"note,omitempty"`
 	Done                   bool     `json:"done"`
-	// Outcome is what the reset did: reset, created, no key, changed (no longer a bucket:
-	// left untouched) or failed; empty in a plan.
+	// Outcome is what the reset did (OutcomeName); empty in a plan.
 	Outcome string `json:"outcome,omitempty"`
 }
 

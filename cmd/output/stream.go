@@ -20,10 +20,8 @@ import (
 // FormatJSONL is one JSON object per line, for streams of records.
 const FormatJSONL = "jsonl"
 
-// Stream writes records as they arrive, a page at a time, in one of the output
-// formats: a table whose columns keep their width from page to page, a JSON array written
-// element by element, JSON lines, or a YAML sequence. Each page is one write to the
-// terminal or pipe; memory holds one page.
+// Stream writes records a page at a time (one write a page; memory holds one): a table
+// whose columns keep their width, a JSON array, JSON lines or a YAML sequence.
 type Stream struct {
 	out    *bufio.Writer
 	format string
@@ -39,10 +37,10 @@ func NewStream(io *iostreams.IOStreams, format string, header ...string) *Stream
 	return s
 }
 
-// isTable says records are written as table rows (cells), not data (v).
+// IsTable says records are table rows (cells), not data (v).
 func (s *Stream) IsTable() bool { return s.table != nil }
 
-// add buffers one record: v for the data formats, cells for the table.
+// Add buffers one record: v for the data formats, cells for the table.
 func (s *Stream) Add(v any, cells ...string) error {
 	s.n++
 	switch s.format {
@@ -81,7 +79,7 @@ func (s *Stream) Add(v any, cells ...string) error {
 	return nil
 }
 
-// flush ends a page: the table lays out its rows, and everything buffered is written.
+// Flush ends a page.
 func (s *Stream) Flush() error {
 	if s.table != nil {
 		s.table.writePage(s.out)
@@ -89,7 +87,7 @@ func (s *Stream) Flush() error {
 	return s.out.Flush()
 }
 
-// close ends the stream (the JSON array's bracket, an empty sequence).
+// Close ends the stream.
 func (s *Stream) Close() error {
 	switch {
 	case s.format == FormatJSON && s.n == 0:
@@ -102,17 +100,15 @@ func (s *Stream) Close() error {
 	return s.Flush()
 }
 
-// streamTable lays out columns by display width (so colour and wide characters never move
-// a column), fixing each column's width on the first page and widening it only when a later
-// cell needs more. On a terminal the first (key) column takes the width that is left and
-// cuts long keys in the middle, where keys of one family differ least.
+// streamTable lays out columns by display width, set by the first page and widened when
+// needed; on a terminal the key column takes what is left, cut in the middle.
 type streamTable struct {
 	header  []string
 	rows    [][]string
 	widths  []int
 	bold    bool
-	head    lipgloss.Style // the header's style (bold), applied after padding
-	width   int            // terminal width; 0: no limit (piped)
+	head    lipgloss.Style
+	width   int // terminal width; 0: piped
 	started bool
 }
 
@@ -197,11 +193,10 @@ func (t *streamTable) line(cells []string) string {
 			}
 		}
 	}
-	// Empty last cells (a NOTE column with nothing to say) leave no trailing spaces.
 	return strings.TrimRight(b.String(), " ")
 }
 
-// Progress is a one-line Progress report on stderr, redrawn in place, only on a terminal.
+// Progress is a one-line report on stderr, redrawn in place, only on a terminal.
 type Progress struct {
 	io      *iostreams.IOStreams
 	shown   bool
@@ -218,7 +213,7 @@ func (p *Progress) Show(format string, args ...any) {
 	p.shown = true
 }
 
-// clear removes the line (before rows are written to the same terminal, and at the end).
+// Clear removes the line.
 func (p *Progress) Clear() {
 	if p.shown {
 		fmt.Fprint(p.io.ErrOut, "\r\x1b[K")

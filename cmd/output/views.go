@@ -20,15 +20,13 @@ const (
 	FormatYAML  = "yaml"
 )
 
-// StateFormats are the -o formats of the commands that print bucket states: wide is the
-// table with a NODE column (the master serving the key).
+// StateFormats are the -o formats of the commands that print states (wide adds NODE).
 var StateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJSONL}
 
 // IsData says format prints data (JSON or YAML) rather than a table.
 func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }
 
-// table is a table printed at once: the stream table's layout (display width, so colour
-// never moves a column; on a terminal the key column cut in the middle) over all its rows.
+// Table is a table printed at once, laid out as a Stream's.
 type Table struct {
 	io *iostreams.IOStreams
 	t  *streamTable
@@ -46,8 +44,7 @@ func (t *Table) Render() error {
 	return w.Flush()
 }
 
-// ColorStyle is a style for stdout: ANSI colours on a colour terminal, none otherwise,
-// whatever the process's own stdout is (the streams may be a test's buffer).
+// ColorStyle is a style for io's stdout: ANSI colours on a colour terminal, none otherwise.
 func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 	r := lipgloss.NewRenderer(io.Out)
 	if io.Color() {
@@ -58,48 +55,33 @@ func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
 	return r.NewStyle()
 }
 
-// ResultView is the JSON/YAML shape of a check or consume decision. Field names are stable
-// and those of inspect: tokens and time_to_full_ms. remaining is an alias of tokens and
-// reset_after_ms of time_to_full_ms, kept for compatibility. Numbers are rounded by kind
-// (tui/format/json.go).
+// ResultView is the JSON/YAML shape of a check or consume decision ('bucketctl check
+// --help' documents its fields); remaining and reset_after_ms are aliases.
 type ResultView struct {
-	Key          string  `json:"key"`
-	Allowed      bool    `json:"allowed"`
-	Tokens       float64 `json:"tokens"`
-	Remaining    float64 `json:"remaining"`
-	Capacity     float64 `json:"capacity"`
-	Rate         float64 `json:"rate"`
-	Cost         float64 `json:"cost"`
-	RetryAfterMS float64 `json:"retry_after_ms"`
-	TimeToFullMS float64 `json:"time_to_full_ms"`
-	ResetAfterMS float64 `json:"reset_after_ms"`
-	Layout       string  `json:"layout"`
-	// Exists says whether the key exists (check only: consume creates it).
-	Exists *bool `json:"exists,omitempty"`
-	// Note says why a request is never allowed (format.NeverAllowed).
-	Note string `json:"note,omitempty"`
-	// AppRetryAfterMS is the retry-after the bucket's application itself reports when it
-	// differs from the true one (Express truncates it; a stored time ahead is left out).
-	AppRetryAfterMS *float64 `json:"app_retry_after_ms,omitempty"`
-	// Headers are the HTTP rate-limit headers for the decision (with --headers).
-	Headers map[string]string `json:"headers,omitempty"`
-	// AheadMS is how far the stored time is ahead of the server's clock (0: not ahead).
-	AheadMS float64 `json:"ahead_ms"`
-	// RetryAtExpiry and FullAtExpiry say the key's expiry, not the refill, ends the wait:
-	// the application starts a full bucket when the key expires.
-	RetryAtExpiry bool `json:"retry_at_expiry,omitempty"`
-	FullAtExpiry  bool `json:"full_at_expiry,omitempty"`
-	// WriterClock is the decision of a caller whose clock reads the stored time now, for an
-	// application on its callers' clocks written ahead of the server's; Ambiguous says why
-	// the answer depends on the next caller's clock, when it does.
-	WriterClock *ClockView `json:"writer_clock,omitempty"`
-	Ambiguous   string     `json:"ambiguous,omitempty"`
-	// RetryAt, FullAt (the server's time of the read plus the waits) and UpdatedAt, RFC
-	// 3339, and the native counters: check only (it reads the bucket).
-	RetryAt   string    `json:"retry_at,omitempty"`
-	FullAt    string    `json:"full_at,omitempty"`
-	UpdatedAt string    `json:"updated_at,omitempty"`
-	Counters  *Counters `json:"counters,omitempty"`
+	Key             string            `json:"key"`
+	Allowed         bool              `json:"allowed"`
+	Tokens          float64           `json:"tokens"`
+	Remaining       float64           `json:"remaining"`
+	Capacity        float64           `json:"capacity"`
+	Rate            float64           `json:"rate"`
+	Cost            float64           `json:"cost"`
+	RetryAfterMS    float64           `json:"retry_after_ms"`
+	TimeToFullMS    float64           `json:"time_to_full_ms"`
+	ResetAfterMS    float64           `json:"reset_after_ms"`
+	Layout          string            `json:"layout"`
+	Exists          *bool             `json:"exists,omitempty"` // check only
+	Note            string            `json:"note,omitempty"`
+	AppRetryAfterMS *float64          `json:"app_retry_after_ms,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	AheadMS         float64           `json:"ahead_ms"`
+	RetryAtExpiry   bool              `json:"retry_at_expiry,omitempty"`
+	FullAtExpiry    bool              `json:"full_at_expiry,omitempty"`
+	WriterClock     *ClockView        `json:"writer_clock,omitempty"`
+	Ambiguous       string            `json:"ambiguous,omitempty"`
+	RetryAt         string            `json:"retry_at,omitempty"` // check only, from here on
+	FullAt          string            `json:"full_at,omitempty"`
+	UpdatedAt       string            `json:"updated_at,omitempty"`
+	Counters        *Counters         `json:"counters,omitempty"`
 }
 
 // Counters are a native bucket's decision counters.
@@ -116,54 +98,38 @@ type ClockView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms"`
 }
 
-func ResultOf(key string, r bucket.Result, cost float64, layout string) ResultView {
-	tokens, full := format.JSONTokens(r.Remaining), format.JSONMS(r.ResetAfter)
-	v := ResultView{Key: key, Allowed: r.Allowed, Tokens: tokens, Remaining: tokens, Capacity: format.JSONSpec(r.Spec.Capacity),
-		Rate: format.JSONSpec(r.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(r.RetryAfter), TimeToFullMS: full,
-		ResetAfterMS: full, Layout: layout}
-	return v
-}
-
-// StateView is the JSON/YAML shape of an inspected bucket. Field names are stable; times
-// are RFC 3339, durations milliseconds; ttl_ms is -1 for no TTL and -2 for no such key.
-// Numbers are rounded by kind (tui/format/json.go).
+// StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help'
+// documents its fields).
 type StateView struct {
-	Key            string `json:"key"`
-	Type           string `json:"type"`
-	Exists         bool   `json:"exists"`
-	Layout         string `json:"layout,omitempty"`
-	LayoutDetected bool   `json:"layout_detected"`
-	// LayoutGuess says the layout was guessed from a lone bare number no rule or --layout
-	// declares, and how to declare it: such a key is never written or deleted.
-	LayoutGuess  string   `json:"layout_guess,omitempty"`
-	Problem      string   `json:"problem,omitempty"`
-	Tokens       *float64 `json:"tokens"`
-	StoredTokens *float64 `json:"stored_tokens"`
-	Capacity     *float64 `json:"capacity"`
-	Rate         *float64 `json:"rate"`
-	SpecSource   string   `json:"spec_source,omitempty"`
-	Missing      string   `json:"missing,omitempty"`
-	Fill         *float64 `json:"fill,omitempty"`
-	TimeToFullMS *float64 `json:"time_to_full_ms,omitempty"`
-	// Cost is what RetryAfterMS waits for (--cost, a rule's, else 1); RetryAt and FullAt
-	// are the server's time of the read plus the waits (RFC 3339; no retry_at: never).
-	Cost         *float64 `json:"cost,omitempty"`
-	RetryAfterMS *float64 `json:"retry_after_ms,omitempty"`
-	RetryAt      string   `json:"retry_at,omitempty"`
-	FullAt       string   `json:"full_at,omitempty"`
-	TTLMS        float64  `json:"ttl_ms"`
-	UpdatedAt    string   `json:"updated_at,omitempty"`
-	AgeMS        float64  `json:"age_ms"`
-	AheadMS      float64  `json:"ahead_ms"`
-	// FullAtExpiry: the key expires before the refill ends, so time_to_full_ms is its TTL.
-	FullAtExpiry bool `json:"full_at_expiry,omitempty"`
-	// Ambiguous says why the figures depend on something bucketctl cannot read.
-	Ambiguous string `json:"ambiguous,omitempty"`
-	// WriterClock: the figures on the clock of the caller that wrote ahead (see ResultView).
-	WriterClock *ClockView `json:"writer_clock,omitempty"`
-	Allowed     int64      `json:"allowed"`
-	Denied      int64      `json:"denied"`
-	Node        string     `json:"node,omitempty"`
+	Key            string     `json:"key"`
+	Type           string     `json:"type"`
+	Exists         bool       `json:"exists"`
+	Layout         string     `json:"layout,omitempty"`
+	LayoutDetected bool       `json:"layout_detected"`
+	LayoutGuess    string     `json:"layout_guess,omitempty"`
+	Problem        string     `json:"problem,omitempty"`
+	Tokens         *float64   `json:"tokens"`
+	StoredTokens   *float64   `json:"stored_tokens"`
+	Capacity       *float64   `json:"capacity"`
+	Rate           *float64   `json:"rate"`
+	SpecSource     string     `json:"spec_source,omitempty"`
+	Missing        string     `json:"missing,omitempty"`
+	Fill           *float64   `json:"fill,omitempty"`
+	TimeToFullMS   *float64   `json:"time_to_full_ms,omitempty"`
+	Cost           *float64   `json:"cost,omitempty"`
+	RetryAfterMS   *float64   `json:"retry_after_ms,omitempty"`
+	RetryAt        string     `json:"retry_at,omitempty"`
+	FullAt         string     `json:"full_at,omitempty"`
+	TTLMS          float64    `json:"ttl_ms"`
+	UpdatedAt      string     `json:"updated_at,omitempty"`
+	AgeMS          float64    `json:"age_ms"`
+	AheadMS        float64    `json:"ahead_ms"`
+	FullAtExpiry   bool       `json:"full_at_expiry,omitempty"`
+	Ambiguous      string     `json:"ambiguous,omitempty"`
+	WriterClock    *ClockView `json:"writer_clock,omitempty"`
+	Allowed        int64      `json:"allowed"`
+	Denied         int64      `json:"denied"`
+	Node           string     `json:"node,omitempty"`
 }
 
 // StateOf is s's view, its retry-after for a cost of 1.
@@ -212,26 +178,12 @@ func StateOfCost(s bucket.State, cost float64) StateView {
 	return v
 }
 
-// ServerTime is the server's time now (microseconds) plus d, in RFC 3339 (UTC); "" for a
-// negative d (never) or an unknown now.
+// ServerTime is the server's time now (µs) plus d in RFC 3339; "" for never or no now.
 func ServerTime(now int64, d time.Duration) string {
 	if d < 0 || now <= 0 {
 		return ""
 	}
 	return time.UnixMicro(now).Add(d).UTC().Format(time.RFC3339Nano)
-}
-
-// stateViews are the JSON/YAML shapes of states, with the node serving each key when node
-// is not nil.
-func StatesOf(states []bucket.State, node func(key string) string) []StateView {
-	views := make([]StateView, len(states))
-	for i, s := range states {
-		views[i] = StateOf(s)
-		if node != nil {
-			views[i].Node = node(s.Key)
-		}
-	}
-	return views
 }
 
 func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {

@@ -19,10 +19,8 @@ func Current() string {
 	return Command(exe, exec.LookPath, bi, wd)
 }
 
-// Command names the program at exe: a 'go run' of its module when 'go run' built it (see
-// GoRun), the bare name when PATH finds this very file, else its absolute path (never one
-// relative to wd: the command must work from any directory). bi is the program's build
-// information, wd the directory it runs in.
+// Command names the program at exe: a 'go run' of its module when 'go run' built it, the
+// bare name when PATH finds this very file, else its absolute path.
 func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildInfo, wd string) string {
 	if exe == "" {
 		return "bucketctl"
@@ -37,8 +35,7 @@ func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildI
 	return shellWord(exe)
 }
 
-// cacheDir reports whether dir is where 'go run' keeps an executable in the build cache,
-// GOCACHE/ab/ab…(32 or more hex)-d, returning its first two hex digits.
+// cacheDir reports whether dir is a build cache's GOCACHE/ab/ab…-d, and its "ab".
 func cacheDir(dir string) (string, bool) {
 	h, ok := strings.CutSuffix(filepath.Base(dir), "-d")
 	if !ok || len(h) < 32 || strings.Trim(h, "0123456789abcdef") != "" {
@@ -47,9 +44,8 @@ func cacheDir(dir string) (string, bool) {
 	return h[:2], true
 }
 
-// GoRun reports whether exe was built by 'go run': into a temporary
-// …/go-buildNNN/bNNN/exe/NAME, or (Go 1.24 and later, once built) the build cache's
-// GOCACHE/xx/xx…-d/NAME. Either goes away, so its path is no command to suggest.
+// GoRun reports whether 'go run' built exe, into go-buildNNN/bNNN/exe/ or the build cache:
+// a path that goes away.
 func GoRun(exe string) bool {
 	dir := filepath.Dir(exe)
 	if filepath.Base(dir) == "exe" && strings.Contains(exe, "go-build") {
@@ -59,9 +55,8 @@ func GoRun(exe string) bool {
 	return ok && filepath.Base(filepath.Dir(dir)) == prefix
 }
 
-// goRunCommand runs the module again with 'go run' from any directory: at its version when
-// it was run as module@version, else from its source directory (the module root above
-// wd whose go.mod names it) with -C.
+// goRunCommand is 'go run' of the module from any directory: module@version, else -C its
+// source directory above wd.
 func goRunCommand(bi *debug.BuildInfo, wd string) string {
 	path := "github.com/bucketctl/bucketctl"
 	if bi != nil && bi.Main.Path != "" {
@@ -81,7 +76,6 @@ func goRunCommand(bi *debug.BuildInfo, wd string) string {
 	return "go run " + path + "@latest"
 }
 
-// modulePath is the module path go.mod at p declares ("" when there is none).
 func modulePath(p string) string {
 	f, err := os.Open(p)
 	if err != nil {
@@ -105,7 +99,6 @@ func shellWord(p string) string {
 	return p
 }
 
-// sameFile says a and b are one file, through symbolic links.
 func sameFile(a, b string) bool {
 	ia, erra := os.Stat(a)
 	ib, errb := os.Stat(b)
