@@ -1,0 +1,53 @@
+package bucket
+
+import (
+	"math"
+	"time"
+)
+
+// mennanov: mennanov/limiters' TokenBucket over its TokenBucketRedis backend
+// (scripts/third_party/mennanov-limiters/tokenbucket.go): the decision is Go on the
+// client, the state one JSON string (mennanov_state.go).
+func init() {
+	register(Layout{Name: "mennanov", Type: JSON, TimeUnit: unitNS, model: mennanovModel{},
+		About: `mennanov/limiters TokenBucketRedis: string {PREFIX}state = {"state":{"Last":ns,"Available":n},"version":v} ` +
+			"(client clock, ns; whole tokens, one per 1/rate s), TTL as its caller sets it (or none); " +
+			"reset writes its own zero state (full) or N, version+1"})
+}
+
+type mennanovModel struct{ ownModel }
+
+// Level is takeMinMax's refill (tokenbucket.go:110-123): whole tokens per interval since
+// Last; short of capacity Last moves on by whole intervals, else it is now, full.
+func (mennanovModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
+	interval, capacity := nsInterval(spec.Rate), int64(spec.Capacity)
+	avail, last, n := int64(stored.Tokens), stored.TS*1000, now*1000
+	if add := (n - last) / interval; add > 0 {
+		if add+avail < capacity {
+			avail, last = avail+add, n-(n-last)%interval
+		} else {
+			avail, last = capacity, n
+		}
+	}
+	return Level{Tokens: float64(avail), TS: ceilDiv(last, 1000)}
+}
+
+// Allows: takeMinMax refuses when minTokens > Available (tokenbucket.go:125), a whole
+// number of tokens.
+func (mennanovModel) Allows(_ Spec, level, cost float64) bool { return level >= math.Ceil(cost) }
+
+// AppRetryAfter: refillRate × (minTokens − Available) (tokenbucket.go:126), which counts
+// whole intervals from now, not from Last: up to one interval longer than the true wait.
+func (mennanovModel) AppRetryAfter(spec Spec, level, cost float64) (time.Duration, bool) {
+	if level >= math.Ceil(cost) {
+		return 0, true
+	}
+	return time.Duration(nsInterval(spec.Rate)) * time.Duration(math.Ceil(cost)-level), true
+}
+
+func (mennanovModel) ClientClock() bool { return true }
+
+// NoTTLByDesign: the TTL is the caller's NewTokenBucketRedis argument, 0 for none.
+func (mennanovModel) NoTTLByDesign() bool { return true }
+
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
