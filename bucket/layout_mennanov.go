@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -13,6 +14,10 @@ func init() {
 		About: `mennanov/limiters TokenBucketRedis: string {PREFIX}state = {"state":{"Last":ns,"Available":n},"version":v} ` +
 			"(client clock, ns; whole tokens, one per 1/rate s), TTL as its caller sets it (or none); " +
 			"reset writes its own zero state (full) or N, version+1"})
+	register(Layout{Name: "mennanov-legacy", Type: Strings, TokensKey: "{*}available", TimeKey: "{*}last", TimeUnit: unitNS,
+		model: mennanovModel{},
+		About: "mennanov/limiters TokenBucketRedis up to v1.13.0 (later ones read it where {PREFIX}state is missing): " +
+			"strings {PREFIX}available and {PREFIX}last (ns), arithmetic as mennanov; a reset increments {PREFIX}version"})
 }
 
 type mennanovModel struct{ ownModel }
@@ -49,5 +54,24 @@ func (mennanovModel) ClientClock() bool { return true }
 
 // NoTTLByDesign: the TTL is the caller's NewTokenBucketRedis argument, 0 for none.
 func (mennanovModel) NoTTLByDesign() bool { return true }
+
+// MissingTime: a missing Last is the zero state, full (tokenbucket.go:517-530): Last 0.
+func (mennanovModel) MissingTime(int64) int64 { return 0 }
+
+// wholeTokens says the layout's owner keeps whole tokens (an int64 it parses): a reset
+// to a fraction of one is refused before anything is sent.
+func wholeTokens(op ResetOp) error {
+	if _, ok := op.Layout.Model().(mennanovModel); ok && !op.To.Delete && op.To.Tokens != math.Trunc(op.To.Tokens) {
+		return fmt.Errorf("%w: tokens %v: %s keeps whole tokens: give a whole number", ErrInvalid, op.To.Tokens, op.Layout.Name)
+	}
+	return nil
+}
+
+// ResetWritesFull says a reset to full writes the owner's own zero state, which it reads
+// as full, rather than delete the bucket (its version must go on counting).
+func (l Layout) ResetWritesFull() bool {
+	_, ok := l.Model().(mennanovModel)
+	return ok
+}
 
 func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }

@@ -37,8 +37,10 @@ var (
 )
 
 // mnBucket is TokenBucket (tokenbucket.go:54-64; its locker a no-op, the test being its one
-// caller) over TokenBucketRedis (459-465).
+// caller) over TokenBucketRedis (459-465); legacy is the same over v1.13.0's
+// TokenBucketRedis (tokenbucket-v1.13.0.go.txt), which kept the two-key form.
 type mnBucket struct {
+	legacy      bool
 	rdb         *redis.Client
 	prefix      string
 	ttl         time.Duration
@@ -97,6 +99,9 @@ type mnItem struct {
 func (b *mnBucket) state(t *testing.T) mnState {
 	t.Helper()
 	ctx := context.Background()
+	if b.legacy {
+		return b.oldState(t)
+	}
 	if b.raceCheck { // :564-567
 		b.lastVersion = 0
 	}
@@ -117,9 +122,13 @@ func (b *mnBucket) state(t *testing.T) mnState {
 	return item.State
 }
 
-// oldState is the legacy two-key read (tokenbucket.go:479-553).
+// oldState is the legacy two-key read (tokenbucket.go:479-553), and v1.13.0's State
+// (v1.13.0:397-459), line for line the same.
 func (b *mnBucket) oldState(t *testing.T) mnState {
 	t.Helper()
+	if b.raceCheck { // :487-490
+		b.lastVersion = 0
+	}
 	keys := []string{mnKey(b.prefix, "last"), mnKey(b.prefix, "available")} // :495-498
 	if b.raceCheck {
 		keys = append(keys, mnKey(b.prefix, "version")) // :499-501
@@ -149,6 +158,9 @@ func (b *mnBucket) oldState(t *testing.T) mnState {
 // setState is SetState (tokenbucket.go:624-700), its goroutine and select left out.
 func (b *mnBucket) setState(t *testing.T, state mnState) error {
 	t.Helper()
+	if b.legacy {
+		return b.setStateV1(t, state)
+	}
 	ctx := context.Background()
 	key := mnKey(b.prefix, "state")                                              // :633
 	value, err := json.Marshal(mnItem{State: state, Version: b.lastVersion + 1}) // :634-642
@@ -186,8 +198,56 @@ func (b *mnBucket) setState(t *testing.T, state mnState) error {
 	return nil
 }
 
+// setStateV1 is v1.13.0's SetState (v1.13.0:462-513), its goroutine and select left out,
+// and checkResponseFromRedis (v1.13.0 leakybucket.go:367-376).
+func (b *mnBucket) setStateV1(t *testing.T, state mnState) error {
+	t.Helper()
+	ctx := context.Background()
+	if !b.raceCheck { // :467-475
+		_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			if err := p.Set(ctx, mnKey(b.prefix, "last"), state.Last, b.ttl).Err(); err != nil {
+				return err
+			}
+			return p.Set(ctx, mnKey(b.prefix, "available"), state.Available, b.ttl).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	result, err := b.rdb.Eval(ctx, `
+	local version = tonumber(redis.call('get', KEYS[1])) or 0
+	if version > tonumber(ARGV[1]) then
+		return 'RACE_CONDITION'
+	end
+	return {
+		redis.call('incr', KEYS[1]),
+		redis.call('pexpire', KEYS[1], ARGV[4]),
+		redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[4]),
+		redis.call('set', KEYS[3], ARGV[3], 'PX', ARGV[4]),
+	}
+	`, []string{mnKey(b.prefix, "version"), mnKey(b.prefix, "last"), mnKey(b.prefix, "available")},
+		b.lastVersion, state.Last, state.Available, int64(b.ttl/time.Millisecond)).Result() // :478-498
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := result.(string); ok && s == "RACE_CONDITION" { // leakybucket.go:368-370
+		return errMNRaceCondition
+	}
+	want := []any{b.lastVersion + 1, int64(1), "OK", "OK"} // :501, leakybucket.go:371-373
+	if fmt.Sprint(result) != fmt.Sprint(want) && fmt.Sprint(result) != fmt.Sprint([]any{int64(1), int64(1), "OK", "OK"}) {
+		t.Fatalf("got %+v from redis, expected %+v", result, want)
+	}
+	return nil
+}
+
 // reset is Reset (tokenbucket.go:703-710): the zero state.
 func (b *mnBucket) reset(t *testing.T) error { return b.setState(t, mnState{}) }
+
+// mnKeys are all the keys of the library's bucket under prefix, either form.
+func mnKeys(prefix string) []string {
+	return []string{mnKey(prefix, "state"), mnKey(prefix, "available"), mnKey(prefix, "last"), mnKey(prefix, "version")}
+}
 
 // mnSpec is a rule's spec for NewTokenBucket(capacity, refillRate): one token per refillRate.
 func mnSpec(capacity int64, refillRate time.Duration) bucket.Spec {
@@ -202,20 +262,30 @@ var mnRates = []time.Duration{time.Second / 3, 250 * time.Millisecond, time.Seco
 // its race check and TTL, read by bucketctl with the layout declared and decided by both at
 // the instant of the read: allowed alike, the library's reply (refillRate × deficit) alike,
 // and bucketctl's true wait the first µs at which the library allows.
-func TestMennanovOracle(t *testing.T) {
+func TestMennanovOracle(t *testing.T) { mnOracle(t, false) }
+
+// TestMennanovLegacyOracle: the same for the two-key form of v1.13.0 and before.
+func TestMennanovLegacyOracle(t *testing.T) { mnOracle(t, true) }
+
+func mnOracle(t *testing.T, legacy bool) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	rng := seed(t)
-	l := bucket.Presets["mennanov"]
+	l, name := bucket.Presets["mennanov"], "state"
+	if legacy {
+		l, name = bucket.Presets["mennanov-legacy"], "available"
+	}
 	kinds := []string{"full", "drained", "empty", "zero"}
 	var denied, ahead, expiry int
 	for i := range 96 {
 		kind, skew := kinds[i%4], []time.Duration{0, 40 * time.Millisecond, -40 * time.Millisecond}[i/4%3]
 		capacity, rate := int64(1+rng.IntN(12)), mnRates[rng.IntN(len(mnRates))]
 		prefix := fmt.Sprintf("mn:%d", i)
-		key := mnKey(prefix, "state")
+		key := mnKey(prefix, name)
+		ttl := []time.Duration{0, 10 * time.Minute}[i%2]
 		mk := func() *mnBucket {
-			return &mnBucket{rdb: rdb, prefix: prefix, ttl: []time.Duration{0, 10 * time.Minute}[i%2], raceCheck: i/2%2 == 0,
+			// v1.13.0's race check with no TTL deletes its version (PEXPIRE 0): not a setting.
+			return &mnBucket{legacy: legacy, rdb: rdb, prefix: prefix, ttl: ttl, raceCheck: i/2%2 == 0 && (ttl > 0 || !legacy),
 				refillRate: rate, capacity: capacity}
 		}
 		writer := mk()
@@ -234,7 +304,7 @@ func TestMennanovOracle(t *testing.T) {
 		}
 		spec := mnSpec(capacity, rate)
 		for _, cost := range []int64{1, 2, capacity, capacity + 1} {
-			keep := keepState(t, rdb, []string{key})
+			keep := keepState(t, rdb, mnKeys(prefix))
 			states, err := bucket.NewStore(rdb).Inspect(ctx, []string{key}, func(string) bucket.Target {
 				return bucket.Target{Layout: &l, Spec: spec}
 			})
@@ -269,7 +339,7 @@ func TestMennanovOracle(t *testing.T) {
 			if d.RetryByExpiry {
 				expiry++
 				// The key expires first (its TTL is the caller's): then the library reads none.
-				rdb.Del(ctx, key)
+				rdb.Del(ctx, mnKeys(prefix)...)
 			}
 			if _, err := mk().limit(t, cost, at.Add(d.RetryAfter)); err != nil {
 				t.Fatalf("%s: retry-after %v, mennanov still denies then: %v", what, d.RetryAfter, err)
@@ -291,19 +361,27 @@ func TestMennanovOracle(t *testing.T) {
 // exactly N requests of 1, and after a reset to full its capacity; a decision the library
 // read before the reset fails its race check rather than overwrite it; bucketctl reads N
 // right after; a TTL the caller set is kept, and none is left none by a reset to full.
-func TestMennanovOracleReset(t *testing.T) {
+func TestMennanovOracleReset(t *testing.T) { mnOracleReset(t, false) }
+
+// TestMennanovLegacyOracleReset: the same for the two-key form (its version counter).
+func TestMennanovLegacyOracleReset(t *testing.T) { mnOracleReset(t, true) }
+
+func mnOracleReset(t *testing.T, legacy bool) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	rng := seed(t)
-	l := bucket.Presets["mennanov"]
+	l, name := bucket.Presets["mennanov"], "state"
+	if legacy {
+		l, name = bucket.Presets["mennanov-legacy"], "available"
+	}
 	st := bucket.NewStore(rdb)
 	for i := range 24 {
 		capacity, rate := int64(1+rng.IntN(12)), []time.Duration{10 * time.Second, time.Minute, time.Hour}[i%3]
 		ttl := []time.Duration{0, 10 * time.Minute}[i%2]
 		prefix := fmt.Sprintf("mn:reset:%d", i)
-		key := mnKey(prefix, "state")
+		key := mnKey(prefix, name)
 		mk := func() *mnBucket {
-			return &mnBucket{rdb: rdb, prefix: prefix, ttl: ttl, raceCheck: true, refillRate: rate, capacity: capacity}
+			return &mnBucket{legacy: legacy, rdb: rdb, prefix: prefix, ttl: ttl, raceCheck: ttl > 0 || !legacy, refillRate: rate, capacity: capacity}
 		}
 		writer := mk()
 		for range rng.Int64N(capacity + 2) {
@@ -326,7 +404,7 @@ func TestMennanovOracleReset(t *testing.T) {
 		if err != nil || (out[0] != bucket.ResetDone && out[0] != bucket.ResetCreated && !(to.Delete && out[0] == bucket.ResetMissing)) {
 			t.Fatalf("%s: reset to %+v: %v %v", key, to, out, err)
 		}
-		if states[0].Exists {
+		if states[0].Exists && inflight.raceCheck {
 			if err := inflight.setState(t, state); !errors.Is(err, errMNRaceCondition) {
 				t.Fatalf("%s: a write read before the reset: %v, want the race check to refuse it", key, err)
 			}
@@ -358,8 +436,8 @@ func TestMennanovOracleReset(t *testing.T) {
 	}
 }
 
-// TestMennanovIdentity: undeclared, a state at {PREFIX}state is read as a mennanov guess
-// and a reset refuses it; the same value under another name is no bucket; declared, a
+// TestMennanovIdentity: undeclared, a state at {PREFIX}state (or the two-key form) is read
+// as a guess and a reset refuses it; the same value under another name is no bucket; declared, a
 // value not in the library's form is no bucket and is left as it is.
 func TestMennanovIdentity(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
@@ -382,6 +460,16 @@ func TestMennanovIdentity(t *testing.T) {
 	}
 	if s[1].Problem == "" || s[2].Problem == "" {
 		t.Fatalf("a state under another name, or not in the library's form, read as a bucket: %+v / %+v", s[1], s[2])
+	}
+	legacy := bucket.Presets["mennanov-legacy"]
+	rdb.Set(ctx, "{api:9}available", "3", time.Minute)
+	rdb.Set(ctx, "{api:9}last", strconv.FormatInt(ns, 10), time.Minute)
+	if g, err := st.Inspect(ctx, []string{"{api:9}available"}, func(string) bucket.Target { return bucket.Target{} }); err != nil ||
+		g[0].Layout.Name != legacy.Name || g[0].Guess == "" || g[0].Stored.Tokens != 3 {
+		t.Fatalf("{api:9}available: %+v (%v), want a mennanov-legacy guess at 3 tokens", g, err)
+	}
+	if out, _ := st.ResetMany(ctx, []bucket.ResetOp{{Key: "{api:9}available", Layout: legacy, To: bucket.ResetTo{Delete: true}}}); out[0] != bucket.ResetUndeclared {
+		t.Fatalf("undeclared reset of the two-key form: %v", out)
 	}
 	out, _ := st.ResetMany(ctx, []bucket.ResetOp{{Key: "{api:7}state", Layout: l, To: bucket.ResetTo{Delete: true}}})
 	declared, err := st.Inspect(ctx, []string{"{api:8}state"}, func(string) bucket.Target { return bucket.Target{Layout: &l} })

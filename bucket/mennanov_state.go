@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -118,9 +117,6 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 func jsonResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, error) {
 	mode, tokens := "delete", ""
 	if !op.To.Delete {
-		if op.To.Tokens != math.Trunc(op.To.Tokens) {
-			return nil, nil, fmt.Errorf("%w: tokens %v: %s keeps whole tokens: give a whole number", ErrInvalid, op.To.Tokens, op.Layout.Name)
-		}
 		mode, tokens = "set", strconv.FormatInt(int64(op.To.Tokens), 10)
 	}
 	keep := "1"
@@ -129,4 +125,21 @@ func jsonResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, 
 	}
 	args := []interface{}{mode, string(JSON), "", "", "", "", tokens, "", "", ttl, clientNow, keep, declaredArg(op)}
 	return []string{op.Key}, args, nil
+}
+
+// legacyResetArgs are the reset script's arguments for a bucket of the two-key form
+// (mennanov-legacy): as a json bucket's, over its two keys and its version key, which the
+// script increments where it exists, as the owner's SetState does (v1.13.0 :479-488).
+// ok is false for other layouts.
+func legacyResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, bool) {
+	if _, ok := op.Layout.Model().(mennanovModel); !ok || op.Layout.Type != Strings {
+		return nil, nil, false
+	}
+	keys := op.Layout.Keys(op.Key)
+	if base, ok := strings.CutSuffix(op.Key, "available"); ok && len(keys) == 2 {
+		keys = append(keys, base+"version")
+	}
+	_, args, _ := jsonResetArgs(op, ttl, clientNow)
+	args[1] = "mennanov-keys"
+	return keys, args, true
 }

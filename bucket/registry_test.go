@@ -40,9 +40,10 @@ func TestRegistryPresetsHaveOracles(t *testing.T) {
 // ownOracles are the presets proven by an oracle test of their own: the owner's module
 // ported line by line, or its script with replies of its own shape.
 var ownOracles = map[string]func(*testing.T){
-	"mennanov":   TestMennanovOracle,
-	"redis-cell": TestRedisCellOracle,
-	"redis-gcra": TestRedisGCRAOracle,
+	"mennanov":        TestMennanovOracle,
+	"mennanov-legacy": TestMennanovLegacyOracle,
+	"redis-cell":      TestRedisCellOracle,
+	"redis-gcra":      TestRedisGCRAOracle,
 }
 
 // TestRegistryPresetsDetected: detection tries every hash preset of the registry: a hash of

@@ -286,6 +286,9 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if l.Native {
 		return s.nativeResetArgs(op)
 	}
+	if err := wholeTokens(op); err != nil {
+		return nil, nil, err
+	}
 	ttl, now := "", ""
 	if !op.To.Delete {
 		ttl = strconv.FormatInt(max(s.resetTTL(op).Milliseconds(), 1), 10)
@@ -295,6 +298,9 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	}
 	if l.Type == JSON {
 		return jsonResetArgs(op, ttl, now)
+	}
+	if keys, args, ok := legacyResetArgs(op, ttl, now); ok {
+		return keys, args, nil
 	}
 	mode := "set"
 	if op.To.Delete {

@@ -95,7 +95,7 @@ func TestResetWritesWhatItReads(t *testing.T) {
 	for _, l := range layouts {
 		for i, v := range levels {
 			key := l.BucketKey(fmt.Sprintf("%sw:%s:%d", l.KeyPrefix, l.Name, i))
-			if _, err := st.Reset(ctx, key, l, sp, bucket.ResetTo{Tokens: v}); l.Type == bucket.JSON && v != math.Trunc(v) {
+			if _, err := st.Reset(ctx, key, l, sp, bucket.ResetTo{Tokens: v}); (l.Name == "mennanov" || l.Name == "mennanov-legacy") && v != math.Trunc(v) {
 				if !errors.Is(err, bucket.ErrInvalid) {
 					t.Fatalf("%s keeps whole tokens: a reset to %v: %v", l.Name, v, err)
 				}

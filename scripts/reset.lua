@@ -36,6 +36,8 @@
 --       still hold its owner's state; set writes Last max(now, stored) in ns, delete the
 --       owner's zero state (full), both with the version plus one and the key's TTL kept
 --       (set: at least ARGV[10]).
+-- mennanov-keys: as json over KEYS[1] and KEYS[2], the two-key form's available and last,
+--       and KEYS[3] (if given) its version counter, incremented where it exists (set: created).
 -- gcra: ARGV[3] the lowest stored number of the library's form and ARGV[12] the first
 --       beyond it (decimal), ARGV[4] the layout's epoch in Unix seconds, ARGV[5] and
 --       ARGV[6] the TTL bounds below and above in microseconds, ARGV[7] the TAT to SET,
@@ -168,6 +170,49 @@ if ARGV[2] == 'json' then
   local ttl = tonumber(ARGV[10])
   if ttl ~= nil and (t == 'none' or before < ttl) then redis.call('PEXPIRE', KEYS[1], ttl) end
   if t == 'none' then return 2 end
+  return 1
+end
+
+if ARGV[2] == 'mennanov-keys' then
+  -- KEYS: available, last, and version where named so: canonical integers.
+  local vals, missing = {}, true
+  for i = 1, 2 do
+    local t = redis.call('TYPE', KEYS[i])['ok']
+    if t ~= 'none' then
+      missing = false
+      if t ~= 'string' or redis.call('STRLEN', KEYS[i]) > 19 then return -1 end
+      local v = redis.call('GET', KEYS[i])
+      if string.find(v, '^[1-9]%d*$') == nil and v ~= '0' then return -1 end
+      vals[i] = v
+    end
+  end
+  if missing then
+    if ARGV[1] == 'delete' then return 0 end
+  elseif not declared then
+    return -3
+  end
+  local avail, last = '0', '0' -- delete: the owner's own Reset, read as full
+  if ARGV[1] == 'set' then
+    avail, last = ARGV[7], string.format('%d', now_us()) .. '000'
+    if vals[2] and ARGV[12] ~= '0' and digits_lt(last, vals[2]) then last = vals[2] end
+  end
+  -- A race-checking owner counts its writes in KEYS[3]: incremented, a decision read before
+  -- fails its check; and it reads no state without it, so a set writes one.
+  local vt = KEYS[3] and redis.call('TYPE', KEYS[3])['ok']
+  if vt == 'string' and string.find(redis.call('GET', KEYS[3]), '^%d+$') or vt == 'none' and ARGV[1] == 'set' then
+    redis.call('INCR', KEYS[3])
+  end
+  local ttl = tonumber(ARGV[10])
+  for i, v in ipairs({ avail, last }) do
+    local before = redis.call('PTTL', KEYS[i])
+    redis.call('SET', KEYS[i], v, 'KEEPTTL')
+    if ARGV[1] == 'set' and ttl ~= nil and (before < 0 or before < ttl) then redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+  if vt and ARGV[1] == 'set' and ttl ~= nil then
+    local before = redis.call('PTTL', KEYS[3])
+    if before > 0 and before < ttl or vt == 'none' then redis.call('PEXPIRE', KEYS[3], ttl) end
+  end
+  if missing then return 2 end
   return 1
 end
 
