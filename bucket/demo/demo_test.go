@@ -77,9 +77,9 @@ func TestSeedAndResolver(t *testing.T) {
 		}
 	}
 	for _, l := range bucket.PresetNames() {
-		// The GCRA and json layouts are libraries', not applications' scripts (mennanov's
-		// decision is Go on its client).
-		if p := bucket.Presets[l]; !p.Native && p.Type != bucket.GCRA && p.Type != bucket.JSON && Apps[l] == nil {
+		// The GCRA layouts are libraries', not applications' scripts, and so are those whose
+		// owner decides in its client's Go code (mennanov).
+		if p := bucket.Presets[l]; !p.Native && p.Type != bucket.GCRA && !p.DecidesInClient() && Apps[l] == nil {
 			t.Errorf("the demo has no application for layout %s", l)
 		}
 	}
