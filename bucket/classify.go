@@ -205,6 +205,9 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Problem = notBucket("a string without the native bucket's tag")
 		return st
 	}
+	if js, ok := classifyJSON(st, t, v); ok {
+		return js
+	}
 	tokens, isNum := parseNumberForm(v)
 	if !isNum {
 		st.Problem = notBucket("a string that is not a number")

@@ -19,6 +19,9 @@ const (
 	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
 	// which the bucket will be full again (see gcra.go).
 	GCRA KeyType = "gcra"
+	// JSON is one string per bucket holding its owner's JSON document of level and time
+	// (mennanov/limiters' state); its form is the preset's (layout_mennanov.go).
+	JSON KeyType = "json"
 	// Tagged is bucketctl's own: one string per bucket, a version tag then the packed
 	// level, time, spec and counters (native.go).
 	Tagged KeyType = "tagged"
@@ -52,7 +55,7 @@ func (u TimeUnit) perSecond() float64 {
 // stores capacity or rate, so those come from rules or flags.
 type Layout struct {
 	Name string `json:"name" yaml:"name" mapstructure:"name"`
-	// Type is hash, strings, gcra or tagged (the native layout's).
+	// Type is hash, strings, gcra, json or tagged (the native layout's).
 	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
 	// TokensField is the hash field holding the tokens (hash layouts).
 	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
@@ -117,12 +120,16 @@ func (l Layout) Validate() error {
 		}
 	case GCRA:
 		return l.validateGCRA()
+	case JSON:
+		if err := l.validateJSON(); err != nil {
+			return err
+		}
 	case Tagged:
 		if !l.Native {
 			return fmt.Errorf("%w: layout %q: type tagged is bucketctl's native layout only", ErrInvalid, l.Name)
 		}
 	default:
-		return fmt.Errorf("%w: layout %q: type %q must be hash, strings or gcra", ErrInvalid, l.Name, l.Type)
+		return fmt.Errorf("%w: layout %q: type %q must be hash, strings, gcra or json", ErrInvalid, l.Name, l.Type)
 	}
 	switch l.TimeUnit {
 	case unitS, unitMS, unitUS, unitNS:
@@ -146,7 +153,7 @@ func (l Layout) validateLike() error {
 	switch p, ok := Presets[l.Like]; {
 	case !ok || p.Native:
 		var names []string
-		for _, t := range []KeyType{Hash, Strings, GCRA} {
+		for _, t := range []KeyType{Hash, Strings, GCRA, JSON} {
 			names = append(names, presetNamesOf(t)...)
 		}
 		return fmt.Errorf("%w: layout %q: like %q is not a preset: name one of %s", ErrInvalid, l.Name, l.Like, strings.Join(names, ", "))

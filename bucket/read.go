@@ -258,16 +258,20 @@ func readEvalFor(mode int32) int32 {
 	return readEval
 }
 
+// maxReadLen is the longest string value the read transfers: a number, a native bucket or
+// a json layout's state (at most 100 bytes); a longer one is answered with its size alone.
+const maxReadLen = 128
+
 func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
 	switch mode {
 	case readRW:
-		return pipe.EvalSha(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
+		return pipe.EvalSha(ctx, readScript().Hash(), keys, maxBucketFields, maxReadLen)
 	case readEval:
-		return pipe.EvalRO(ctx, scripts.Read, keys, maxBucketFields, maxNumberLen)
+		return pipe.EvalRO(ctx, scripts.Read, keys, maxBucketFields, maxReadLen)
 	case readEvalRW:
-		return pipe.Eval(ctx, scripts.Read, keys, maxBucketFields, maxNumberLen)
+		return pipe.Eval(ctx, scripts.Read, keys, maxBucketFields, maxReadLen)
 	}
-	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxNumberLen)
+	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxReadLen)
 }
 
 func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *keyRead) error {

@@ -40,10 +40,12 @@ func TestRegistryPresetsHaveOracles(t *testing.T) {
 // ownOracles are the presets proven by an oracle test of their own: the owner's module
 // ported line by line, or its script with replies of its own shape.
 var ownOracles = map[string]func(*testing.T){
-	"redis-cell": TestRedisCellOracle,
-	"redis-gcra": TestRedisGCRAOracle,
 	// Its tick arithmetic at the script's own ns clock (besides its apptest.Apps row).
-	"go-redisstore": TestGoRedisStoreOracle,
+	"go-redisstore":   TestGoRedisStoreOracle,
+	"mennanov":        TestMennanovOracle,
+	"mennanov-legacy": TestMennanovLegacyOracle,
+	"redis-cell":      TestRedisCellOracle,
+	"redis-gcra":      TestRedisGCRAOracle,
 }
 
 // TestRegistryPresetsDetected: detection tries every hash preset of the registry: a hash of

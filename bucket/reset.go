@@ -286,6 +286,22 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if l.Native {
 		return s.nativeResetArgs(op)
 	}
+	if err := wholeTokens(op); err != nil {
+		return nil, nil, err
+	}
+	ttl, now := "", ""
+	if !op.To.Delete {
+		ttl = strconv.FormatInt(max(s.resetTTL(op).Milliseconds(), 1), 10)
+	}
+	if s.now != nil {
+		now = strconv.FormatInt(s.now().UnixMicro(), 10)
+	}
+	if l.Type == JSON {
+		return jsonResetArgs(op, ttl, now)
+	}
+	if keys, args, ok := legacyResetArgs(op, ttl, now); ok {
+		return keys, args, nil
+	}
 	mode := "set"
 	if op.To.Delete {
 		mode = "delete"
@@ -300,13 +316,6 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	float := "0"
 	if l.FloatTime {
 		float = "1"
-	}
-	ttl, now := "", ""
-	if !op.To.Delete {
-		ttl = strconv.FormatInt(max(s.resetTTL(op).Milliseconds(), 1), 10)
-	}
-	if s.now != nil {
-		now = strconv.FormatInt(s.now().UnixMicro(), 10)
 	}
 	keep := "1"
 	if !l.KeepsLaterTime() {

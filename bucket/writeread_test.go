@@ -2,6 +2,7 @@ package bucket_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -94,7 +95,12 @@ func TestResetWritesWhatItReads(t *testing.T) {
 	for _, l := range layouts {
 		for i, v := range levels {
 			key := l.BucketKey(fmt.Sprintf("%sw:%s:%d", l.KeyPrefix, l.Name, i))
-			if _, err := st.Reset(ctx, key, l, sp, bucket.ResetTo{Tokens: v}); err != nil {
+			if _, err := st.Reset(ctx, key, l, sp, bucket.ResetTo{Tokens: v}); (l.Name == "mennanov" || l.Name == "mennanov-legacy") && v != math.Trunc(v) {
+				if !errors.Is(err, bucket.ErrInvalid) {
+					t.Fatalf("%s keeps whole tokens: a reset to %v: %v", l.Name, v, err)
+				}
+				continue
+			} else if err != nil {
 				t.Fatalf("%s: reset to %v: %v", l.Name, v, err)
 			}
 			states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return bucket.Target{Layout: &l, Spec: sp} })

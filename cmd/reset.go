@@ -155,6 +155,8 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(r.opts.Tokens))
 	case step.Respec, !step.Op.To.Delete:
 		v.Action = "refill" // a native bucket is written full, its spec kept
+	case s.Layout.ResetWritesFull():
+		v.Action = "refill (its owner's zero state)" // the owner's Reset, its version bumped
 	}
 	if step.Respec {
 		v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),

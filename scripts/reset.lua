@@ -7,7 +7,7 @@
 -- KEYS[1]  the bucket key (the tokens key of a two-key layout); KEYS[2] its time key
 -- ARGV[1]  "delete" or "set"
 -- ARGV[2]  layout type: "tagged" (the native layout's string, or a native-hash bucket, which a set
---          converts), "hash", "strings" or "gcra"
+--          converts), "hash", "strings", "gcra" or "json"
 -- ARGV[3]  tokens field, ARGV[4] time field (hash layouts)
 -- ARGV[5]  the layout's other required fields, comma-separated ("capacity,rate" or "")
 -- ARGV[6]  the fields it may hold besides, comma-separated ("allowed,denied" or "")
@@ -32,6 +32,12 @@
 -- tagged: ARGV[7] the tokens, ARGV[10] the TTL grace in milliseconds ("" = 60000; the TTL is
 --       the refill to full plus it), ARGV[11], ARGV[12], ARGV[14] as above, ARGV[15..18]
 --       "capacity", C, "rate", R (the spec of a bucket created or respecced).
+-- json: ARGV[7] the whole tokens to write, ARGV[10], ARGV[11], ARGV[12] as above. The key must
+--       still hold its owner's state; set writes Last max(now, stored) in ns, delete the
+--       owner's zero state (full), both with the version plus one and the key's TTL kept
+--       (set: at least ARGV[10]).
+-- mennanov-keys: as json over KEYS[1] and KEYS[2], the two-key form's available and last,
+--       and KEYS[3] (if given) its version counter, incremented where it exists (set: created).
 -- gcra: ARGV[3] the lowest stored number of the library's form and ARGV[12] the first
 --       beyond it (decimal), ARGV[4] the layout's epoch in Unix seconds, ARGV[5] and
 --       ARGV[6] the TTL bounds below and above in microseconds, ARGV[7] the TAT to SET,
@@ -93,6 +99,25 @@ local function gcra_ttl_fits(v)
   return ahead > ttl - tonumber(ARGV[5]) and ahead <= ttl + tonumber(ARGV[6])
 end
 
+-- A json layout's state as its owner writes it (bucket/mennanov_state.go parseJSONState):
+-- Last, Available and version as digit strings, or nil.
+local function json_state(v)
+  local last, avail, ver = string.match(v, '^{"state":{"Last":(%d+),"Available":(%d+)},"version":(%d+)}$')
+  for _, d in ipairs({ last or '', avail or '', ver or '' }) do
+    if d == '' or (#d > 1 and string.sub(d, 1, 1) == '0') then return nil end
+  end
+  if #last > 19 or (#last == 19 and not digits_lt(last, '9223372036854775808')) then return nil end
+  return last, avail, ver
+end
+
+-- A digit string plus one, exactly.
+local function incr(d)
+  local i = #d
+  while i > 0 and string.sub(d, i, i) == '9' do i = i - 1 end
+  if i == 0 then return '1' .. string.rep('0', #d) end
+  return string.sub(d, 1, i - 1) .. string.char(string.byte(d, i) + 1) .. string.rep('0', #d - i)
+end
+
 if ARGV[2] == 'gcra' then
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a gcra bucket is one key') end
   local t = redis.call('TYPE', KEYS[1])['ok']
@@ -112,6 +137,82 @@ if ARGV[2] == 'gcra' then
   end
   redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[10])
   if t == 'none' then return 2 end
+  return 1
+end
+
+if ARGV[2] == 'json' then
+  if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a json bucket is one key') end
+  local t = redis.call('TYPE', KEYS[1])['ok']
+  local last, avail, ver
+  if t == 'none' then
+    if ARGV[1] == 'delete' then return 0 end
+  elseif t ~= 'string' or redis.call('STRLEN', KEYS[1]) > 128 then
+    return -1
+  else
+    last, avail, ver = json_state(redis.call('GET', KEYS[1]))
+    if not last then return -1 end
+    if not declared then return -3 end
+    if #ver > 18 or tonumber(avail) > MAX_TOKENS then return -2 end
+  end
+  local v = '1'
+  if ver then v = incr(ver) end
+  if ARGV[1] == 'delete' then -- the owner's own Reset: the zero state, read as full
+    redis.call('SET', KEYS[1], '{"state":{"Last":0,"Available":0},"version":' .. v .. '}', 'KEEPTTL')
+    return 1
+  end
+  if string.find(ARGV[7], '^[1-9]%d*$') == nil and ARGV[7] ~= '0' then
+    return redis.error_reply('ERR bucketctl: tokens must be a whole number')
+  end
+  local ns = string.format('%d', now_us()) .. '000'
+  if last and ARGV[12] ~= '0' and digits_lt(ns, last) then ns = last end
+  local before = redis.call('PTTL', KEYS[1])
+  redis.call('SET', KEYS[1], '{"state":{"Last":' .. ns .. ',"Available":' .. ARGV[7] .. '},"version":' .. v .. '}', 'KEEPTTL')
+  local ttl = tonumber(ARGV[10])
+  if ttl ~= nil and (t == 'none' or before < ttl) then redis.call('PEXPIRE', KEYS[1], ttl) end
+  if t == 'none' then return 2 end
+  return 1
+end
+
+if ARGV[2] == 'mennanov-keys' then
+  -- KEYS: available, last, and version where named so: canonical integers.
+  local vals, missing = {}, true
+  for i = 1, 2 do
+    local t = redis.call('TYPE', KEYS[i])['ok']
+    if t ~= 'none' then
+      missing = false
+      if t ~= 'string' or redis.call('STRLEN', KEYS[i]) > 19 then return -1 end
+      local v = redis.call('GET', KEYS[i])
+      if string.find(v, '^[1-9]%d*$') == nil and v ~= '0' then return -1 end
+      vals[i] = v
+    end
+  end
+  if missing then
+    if ARGV[1] == 'delete' then return 0 end
+  elseif not declared then
+    return -3
+  end
+  local avail, last = '0', '0' -- delete: the owner's own Reset, read as full
+  if ARGV[1] == 'set' then
+    avail, last = ARGV[7], string.format('%d', now_us()) .. '000'
+    if vals[2] and ARGV[12] ~= '0' and digits_lt(last, vals[2]) then last = vals[2] end
+  end
+  -- A race-checking owner counts its writes in KEYS[3]: incremented, a decision read before
+  -- fails its check; and it reads no state without it, so a set writes one.
+  local vt = KEYS[3] and redis.call('TYPE', KEYS[3])['ok']
+  if vt == 'string' and string.find(redis.call('GET', KEYS[3]), '^%d+$') or vt == 'none' and ARGV[1] == 'set' then
+    redis.call('INCR', KEYS[3])
+  end
+  local ttl = tonumber(ARGV[10])
+  for i, v in ipairs({ avail, last }) do
+    local before = redis.call('PTTL', KEYS[i])
+    redis.call('SET', KEYS[i], v, 'KEEPTTL')
+    if ARGV[1] == 'set' and ttl ~= nil and (before < 0 or before < ttl) then redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+  if vt and ARGV[1] == 'set' and ttl ~= nil then
+    local before = redis.call('PTTL', KEYS[3])
+    if before > 0 and before < ttl or vt == 'none' then redis.call('PEXPIRE', KEYS[3], ttl) end
+  end
+  if missing then return 2 end
   return 1
 end
 
