@@ -28,6 +28,13 @@
 // decide, which every verb shows. Reset and ResetMany write or delete a bucket only when
 // it is, inside the script that writes, a bucket of the declared or verified layout.
 //
+// The shape rule: a key is a bucket of a layout only if its whole shape fits (a hash holds
+// exactly the layout's fields, each a plain number; a two-key bucket is a numeric level and
+// time; a GCRA TAT is in its library's form with the TTL the library sets). Anything else
+// is not a bucket and is never written, even where a rule names a layout. A bucket is
+// written only where it is native (tagged) or its layout is declared; one recognised by
+// its shape alone is a guess (State.Guess), read and never written.
+//
 // # Errors
 //
 // Errors are matched with errors.Is against the Err values (ErrInvalid, ErrNoSpec,

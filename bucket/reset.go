@@ -154,13 +154,10 @@ func (op ResetOp) Validate() error {
 	return nil
 }
 
-// ResetMany resets buckets in one pipelined round trip, each with one EVALSHA of the reset
-// script, which re-checks the bucket's whole shape before it deletes or writes anything
-// (compare-and-delete, compare-and-set). A key changed into anything but a bucket of its
-// layout since it was read is left as it is (ResetChanged). Errors of single ops are
-// returned joined, each a *KeyError, with their outcome ResetFailed; a failure of the round
-// trip itself returns (nil, err): an *UncertainError when the ops were sent and no reply
-// came (they may or may not have been applied).
+// ResetMany resets buckets in one pipelined round trip of the reset script, which leaves a
+// key that is no longer a bucket of its layout as it is (ResetChanged). Single ops' errors
+// come back joined (*KeyError, ResetFailed); a lost round trip returns (nil, err), an
+// *UncertainError once the ops were sent.
 func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, error) {
 	for _, op := range ops {
 		if err := op.Validate(); err != nil {

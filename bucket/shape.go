@@ -7,14 +7,8 @@ import (
 	"strings"
 )
 
-// What counts as a bucket (the safety rule). A key is a bucket of a layout only if its whole
-// shape fits: a hash holds exactly that layout's fields (the native layout may also hold its
-// decision counters) and each is a plain decimal number; a two-key bucket is a numeric main
-// key plus a numeric companion; a GCRA bucket is a TAT in its library's form with the TTL
-// the library always sets for it (gcra_read.go gcraShape). Everything else is "not a bucket", and bucketctl never writes
-// or deletes it, also when a rule or --layout names a layout: they say what to expect, they
-// do not make a non-bucket a bucket. scripts/reset.lua applies the same rule inside the
-// script that changes the key.
+// The shape rule (see doc.go): a key is a bucket of a layout only if its whole shape fits;
+// scripts/reset.lua applies the same rule in the script that changes the key.
 
 // maxBucketFields is the most fields any bucket hash holds (the native layout's six). A read
 // fetches the fields of no larger hash, so an application's big hash costs one HLEN.

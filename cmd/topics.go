@@ -7,11 +7,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The reference texts behind 'bucketctl help TOPIC', one plain-text file each in topics/.
-// They are also man pages (scripts/gen renders every help topic) and the README links to
-// the files themselves.
-//
-// The long help of the commands with the most to say is in help/, one file each.
+// The texts of 'bucketctl help TOPIC' (topics/, also rendered as man pages) and the long
+// help of the commands with the most to say (help/), one plain-text file each.
 //
 //go:embed topics/*.txt help/*.txt
 var topicFiles embed.FS

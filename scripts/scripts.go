@@ -44,14 +44,9 @@ var Reset = sync.OnceValue(func() string { return Prelude + reset })
 //go:embed read.lua
 var Read string
 
-// Apps are the token-bucket scripts of the applications whose layouts bucketctl reads, each
-// verbatim as its owner publishes it: other people's code, kept under third_party and never
-// edited (third_party/apps/NAME.lua for the seeds: webman, go-bench, spring, multi-tier,
-// express; third_party/NAME/ with its licence and SOURCE for the others). The demo drives its
-// traffic with them, and the tests use them as the oracle of what each application decides.
-//
-// Limiters published as projects of their own keep theirs in third_party/NAME/NAME.lua,
-// with their licence and a SOURCE note.
+// Apps are the other limiters' scripts, verbatim and never edited: third_party/apps/ for
+// the seed articles, third_party/NAME/ with a licence and SOURCE note for the others. The
+// demo's traffic and the tests' oracles run them.
 //
 //go:embed third_party/*/*.lua
 var apps embed.FS

@@ -92,13 +92,9 @@ func For(s bucket.State, set Settings) (Step, error) {
 // ErrRefused stops a bulk reset when the server refuses writes (see rediserr.Refusal).
 var ErrRefused = errors.New("the server refuses writes")
 
-// Run resets ops in pipelined batches of Batch and calls done with each batch's ops and
-// outcomes. The batch in flight completes even when ctx ends (each op is atomic, and the
-// report must say exactly what was done); then Run returns ctx's error. A batch's errors
-// are handed to done; a server that refuses a write (NOREPLICAS, READONLY, OOM…) refuses
-// the next batch's too, so Run stops with ErrRefused. A failed round trip returns its
-// error: a *bucket.UncertainError when the batch was sent and no reply came (its
-// outcome is unknown; the batches before it were all done).
+// Run resets ops in pipelined batches of Batch, calling done with each batch's outcomes
+// and errors. The batch in flight completes even when ctx ends; a refused write stops Run
+// with ErrRefused; a lost round trip returns its error (*bucket.UncertainError once sent).
 func Run(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func(ops []bucket.ResetOp, out []bucket.ResetOutcome, err error) error) error {
 	for i := 0; i < len(ops); i += Batch {
 		batch := ops[i:min(i+Batch, len(ops))]
