@@ -170,3 +170,35 @@ func TestNativePagesWithoutGetrangeACL(t *testing.T) {
 		t.Fatalf("%d GETRANGE ran for a user not allowed it", calls["getrange"])
 	}
 }
+
+// BenchmarkScanNative10k: a streaming scan of 10,000 native buckets (the page read of
+// GETRANGE and PTTL after the first page); reports the commands per pass.
+//
+//	go test ./bucket/scan -run NONE -bench ScanNative10k -benchmem -cpuprofile cpu.out
+func BenchmarkScanNative10k(b *testing.B) {
+	srv := redistest.Start(b)
+	c := srv.Client(b)
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	v := bucket.EncodeNative(bucket.NativeValues{Tokens: 3, TS: float64(time.Now().UnixMicro()), Capacity: 10, Rate: 1})
+	for i := 0; i < 10000; i++ {
+		pipe.Set(ctx, fmt.Sprintf("nb:%05d", i), v, time.Hour)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rt := &redistest.Counter{}
+	c.AddHook(rt)
+	st := bucket.NewStore(c)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		if _, err := scan.States(ctx, st, scan.Options{Match: "nb:*"}, func(states []bucket.State) error {
+			n += len(states)
+			return nil
+		}); err != nil || n != 10000 {
+			b.Fatalf("%d %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(rt.Commands.Load())/float64(b.N), "commands/op")
+}
