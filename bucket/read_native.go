@@ -7,13 +7,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The native page read: a scanned page of native buckets is read with plain commands, one
-// pipeline of TIME and, per key, GETRANGE of a native value's length and PTTL (the read
-// script costs the server several times that per key). The keys that did not answer with a
-// native bucket's value (hashes, numbers, other strings, keys gone since SCAN) are read with
-// the read script in a second round trip, as any page is. A page with few native buckets
-// makes the next one go to the script at once, and a page of them makes the next one try
-// GETRANGE again (Store.nativeFirst).
+// The native page read: a scanned page of native buckets is read with one pipeline of TIME
+// and, per key, GETRANGE of a native value's length and PTTL (the read script costs the
+// server several times that). Keys that did not answer with a native bucket's value go to
+// the read script in a second round trip. A page with few native buckets makes the next one
+// go to the script at once; a page of them makes the next try GETRANGE (Store.nativeFirst).
 
 // nativeCandidate: key may hold a native bucket (no layout declared, or a native one).
 func nativeCandidate(t Target) bool { return t.Layout == nil || t.Layout.Native }
