@@ -180,6 +180,11 @@ func withLevel(st State, tokens float64, timeStr string) State {
 		st.Problem = fmt.Sprintf("corrupt: time %s is not a time", timeStr)
 		return st
 	}
+	return withLevelAt(st, tokens, ts)
+}
+
+// withLevelAt is withLevel for a level whose tokens and time (µs) are known good.
+func withLevelAt(st State, tokens float64, ts int64) State {
 	st.Stored = Level{Tokens: tokens, TS: ts}
 	if st.Exists && ts > st.Now {
 		st.Ahead = time.Duration(ts-st.Now) * time.Microsecond

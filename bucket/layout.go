@@ -211,11 +211,20 @@ func (l Layout) ParseTime(s string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("time %q is not a number", s)
 	}
-	us := f * 1e6 / l.TimeUnit.perSecond()
-	if us < 0 || us > maxTime {
+	us, ok := l.timeOf(f)
+	if !ok {
 		return 0, fmt.Errorf("time %q is out of range", s)
 	}
-	return int64(math.Round(us)), nil
+	return us, nil
+}
+
+// timeOf is ParseTime of a number already parsed: f in the layout's unit, in µs.
+func (l Layout) timeOf(f float64) (int64, bool) {
+	us := f * 1e6 / l.TimeUnit.perSecond()
+	if us < 0 || us > maxTime {
+		return 0, false
+	}
+	return int64(math.Round(us)), true
 }
 
 // Quantize truncates now (microseconds) to the layout's time resolution: an application

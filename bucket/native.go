@@ -47,7 +47,7 @@ func DecodeNative(v string) (NativeValues, string) {
 	}
 	var f [6]float64
 	for i := range f {
-		f[i] = math.Float64frombits(binary.LittleEndian.Uint64([]byte(v[len(nativeTag)+8*i:])))
+		f[i] = math.Float64frombits(le64(v[len(nativeTag)+8*i:]))
 	}
 	n := NativeValues{f[0], f[1], f[2], f[3], f[4], f[5]}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
@@ -85,7 +85,9 @@ func classifyNative(st State, t Target, v string) State {
 	// The application's spec is the one the bucket stores (as for a native-hash bucket).
 	st.Spec, st.SpecSource = Spec{Capacity: n.Capacity, Rate: n.Rate}, "bucket"
 	st.Allowed, st.Denied = counter(n.Allowed), counter(n.Denied)
-	return withLevel(st, n.Tokens, strconv.FormatFloat(n.TS, 'g', -1, 64))
+	// DecodeNative checked both ranges.
+	ts, _ := st.Layout.timeOf(n.TS)
+	return withLevelAt(st, n.Tokens, ts)
 }
 
 // nativeResetArgs are the reset script's KEYS and ARGV for a native bucket, tagged or still
@@ -109,4 +111,11 @@ func (s *Store) nativeResetArgs(op ResetOp) ([]string, []interface{}, error) {
 		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
 	}
 	return []string{op.Key}, args, nil
+}
+
+// le64 is the little-endian uint64 at the start of s.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -84,12 +84,17 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 // n is how many of keys were read (all of them unless o.most cut them).
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
 	targets := make([]Target, len(keys))
-	pairs := make([][]pairKey, len(keys))
 	for i, k := range keys {
 		if o.resolve != nil {
 			targets[i] = o.resolve(k)
 		}
-		pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
+	}
+	var pairs [][]pairKey // nil: worked out by readPage for the keys the script reads
+	if o.most > 0 || !o.scanned {
+		pairs = make([][]pairKey, len(keys))
+		for i, k := range keys {
+			pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
+		}
 	}
 	if o.most > 0 {
 		keys = keys[:fitting(keys, pairs, o.most, o.cluster)]
@@ -98,18 +103,13 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 		return nil, 0, nil
 	}
 	reads := make([]keyRead, len(keys))
-	now, err := s.readPipeline(ctx, c, keys, pairs, reads, o.cluster)
+	nows, err := s.readPage(ctx, c, keys, targets, pairs, reads, o)
 	if err != nil {
 		return nil, 0, err
 	}
-	if o.cluster {
-		if err := s.readCrossSlot(ctx, keys, pairs, reads); err != nil {
-			return nil, 0, err
-		}
-	}
 	out := make([]State, 0, len(keys))
 	for i, k := range keys {
-		st := classify(k, targets[i], &reads[i], now, o.scanned)
+		st := classify(k, targets[i], &reads[i], nows[i], o.scanned)
 		if isDrop(st) {
 			continue
 		}

@@ -34,6 +34,9 @@ type Store struct {
 	co    *coalescer // nil: every Take is its own round trip
 
 	readMode atomic.Int32 // how reads send the read script (read.go)
+	// nativeFirst: the last scanned page was mostly native buckets, so the next is read
+	// with plain commands first; nativeOff: the ACL refuses them (read_native.go).
+	nativeFirst, nativeOff atomic.Bool
 }
 
 // Option configures a Store.

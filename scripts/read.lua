@@ -22,9 +22,11 @@ elseif t == 'string' then
   r[3] = redis.call('STRLEN', KEYS[1])
   if r[3] <= maxlen then r[4] = redis.call('GET', KEYS[1]) end
 end
+-- A native bucket's tagged value pairs with no key.
+local paired = r[4] and t == 'string' and string.sub(r[4], 1, 13) ~= 'bucketctl:v1:'
 for i = 2, #KEYS do
   local v = false
-  if r[4] and t == 'string' and redis.call('TYPE', KEYS[i])['ok'] == 'string'
+  if paired and redis.call('TYPE', KEYS[i])['ok'] == 'string'
       and redis.call('STRLEN', KEYS[i]) <= maxlen then
     v = redis.call('GET', KEYS[i])
   end

@@ -27,6 +27,7 @@ type Stream struct {
 	format string
 	n      int
 	table  *streamTable
+	ind    []byte // a JSON record indented, the buffer reused
 }
 
 func NewStream(io *iostreams.IOStreams, format string, header ...string) *Stream {
@@ -45,10 +46,12 @@ func (s *Stream) Add(v any, cells ...string) error {
 	s.n++
 	switch s.format {
 	case FormatJSON:
-		b, err := json.MarshalIndent(v, "  ", "  ")
+		c, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
+		s.ind = indentJSON(s.ind[:0], c, "  ", "  ")
+		b := s.ind
 		if s.n == 1 {
 			s.out.WriteString("[\n  ")
 		} else {

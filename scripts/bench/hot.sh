@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Measures how fast bucketctl finds the bucket being hammered, and what following writes
 # costs the server. On its own redis-server (free loopback port, no persistence, stopped at
-# the end): N_NATIVE native buckets (rate:*), N_OTHER_LAYOUT express buckets (ex:*) and N_APP
-# other keys; then scripts/bench/hotload decides on rate:user:4242 at NATIVE_RATE/s (native
-# script) and on ex:ip:777 at OTHER_RATE/s (express's own script), with NOISE_RATE SETs/s on
-# random session keys. Prints:
+# the end): the keyspace of build_native_keyspace (lib.sh: N_NATIVE native buckets rate:*,
+# N_OTHER_LAYOUT express buckets ex:*, N_MIX other limiters' keys, N_APP other keys); then
+# scripts/bench/hotload decides on rate:user:4242 at NATIVE_RATE/s (native script) and on
+# ex:ip:777 at OTHER_RATE/s (express's own script), with NOISE_RATE SETs/s on random session
+# keys. Prints:
 #
 #   list --hot -o json          wall time, the rank of both hammered buckets, the source
 #   top (tmux, 160x50)          whether rate:user:4242 is on screen 3 s after start
@@ -15,7 +16,7 @@
 #   configuration               CONFIG GET * before and after, and MONITOR/CONFIG SET calls
 #
 # Usage: scripts/bench/hot.sh
-# Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_APP (200000), NATIVE_RATE
+# Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_MIX (100000), N_APP (200000), NATIVE_RATE
 #              (1500), OTHER_RATE (500), NOISE_RATE (100), REDIS_SERVER, REDIS_CLI.
 set -euo pipefail
 
@@ -34,13 +35,7 @@ echo "building bucketctl and hotload"
 (cd "$root" && go build -o "$tmp/bucketctl" . && go build -o "$tmp/hotload" ./scripts/bench/hotload)
 B="$tmp/bucketctl"
 start_server
-build_keyspace '
-	for (i = 0; i < n; i++) printf "HSET rate:user:%d tokens %d ts %d capacity 100 rate 50 allowed %d denied 0\n", i, int(rand() * 100), now, int(rand() * 100)
-	for (i = 0; i < m; i++) printf "HSET ex:ip:%d tokens %d last_refill %.3f\n", i, int(rand() * 100), now / 1e6
-	for (i = 0; i < a; i++) {
-		if (i % 2) printf "SET counter:%d %d\n", i, i
-		else printf "HSET session:%d user_id %d email u%d@example.com\n", i, i, i
-	}'
+build_native_keyspace 100 50
 config_before=$(cli config get '*' | tr -d '\r' | paste - - | sort)
 cli config resetstat >/dev/null
 

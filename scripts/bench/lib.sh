@@ -5,7 +5,7 @@
 # Set BENCH (the script's name, for messages) before sourcing. Provides: $root (the
 # repository), $tmp (the scratch directory), need TOOL..., free_port, free_cluster_port,
 # start_redis PORT [redis-server args...], start_server ($port, $url), cli ARGS... and
-# build_keyspace PROGRAM.
+# build_native_keyspace [CAPACITY RATE].
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
@@ -67,15 +67,64 @@ start_server() {
 }
 cli() { "$REDIS_CLI" -p "$port" "$@"; }
 
-# build_keyspace PROGRAM fills the server of start_server with the commands the awk PROGRAM
-# prints (through redis-cli --pipe), then prints the number of keys. PROGRAM runs in awk's
-# BEGIN, after srand(42), with n ($N_NATIVE native buckets), m ($N_OTHER_LAYOUT express
-# buckets), a ($N_APP other keys) and now (the time in microseconds) set.
-build_keyspace() {
-	echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, $N_APP other keys"
-	awk -v n="$N_NATIVE" -v m="$N_OTHER_LAYOUT" -v a="$N_APP" -v now="$(($(date +%s) * 1000000))" \
-		"BEGIN { srand(42); $1 }" >"$tmp/keyspace.txt"
-	cli --pipe <"$tmp/keyspace.txt" >/dev/null
-	rm -f "$tmp/keyspace.txt"
+# build_native_keyspace [CAPACITY RATE] fills the server of start_server (redis-cli --pipe,
+# raw RESP) with $N_NATIVE native buckets rate:user:<i> (the tagged string the native script
+# writes, with a TTL of an hour, so a long run finds them all; CAPACITY 10, RATE 1 unless given), $N_OTHER_LAYOUT express buckets
+# ex:ip:<i>, ${N_MIX:-100000} other limiters' keys (webman and Spring Cloud Gateway pairs,
+# Traefik and upstash hashes, native-hash buckets written before the tagged string, Kong
+# counters) and $N_APP application keys (session hashes holding a tokens field, counters,
+# queues, cached pages); then prints the number of keys.
+build_native_keyspace() {
+	echo "building the keyspace: $N_NATIVE native buckets, $N_OTHER_LAYOUT express buckets, ${N_MIX:-100000} other limiters' keys, $N_APP other keys"
+	python3 - "$N_NATIVE" "$N_OTHER_LAYOUT" "${N_MIX:-100000}" "$N_APP" "${1:-10}" "${2:-1}" >"$tmp/keyspace.resp" <<'PY'
+import random, struct, sys, time
+n, m, mix, a = (int(x) for x in sys.argv[1:5])
+cap, rate = float(sys.argv[5]), float(sys.argv[6])
+random.seed(42)
+now = int(time.time()) * 1000000
+out = sys.stdout.buffer
+def cmd(*args):
+    args = [x if isinstance(x, bytes) else str(x).encode() for x in args]
+    out.write(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in args))
+tag = b"bucketctl:v1:"
+for i in range(n):
+    v = tag + struct.pack("<dddddd", random.randrange(int(cap * 10) + 1) / 10, now - random.randrange(5000000),
+                          cap, rate, random.randrange(100), random.randrange(5))
+    cmd("SET", "rate:user:%d" % i, v, "PX", 3600000)
+for i in range(m):
+    cmd("HSET", "ex:ip:%d" % i, "tokens", random.randrange(100), "last_refill", "%.3f" % (now / 1e6 - random.random() * 5))
+uuid = "2f0a5f5e-1c4b-4e55-9d1a-0b6f7d1e2c3a"
+for i in range(mix):
+    k, s = i % 6, now / 1e6
+    if k == 0:
+        cmd("SET", "wm:api:%d" % i, random.randrange(60), "EX", 3600)
+        cmd("SET", "wm:api:%d:last_time" % i, "%.4f" % s, "EX", 3600)
+    elif k == 1:
+        cmd("SETEX", "request_rate_limiter.{u%d}.tokens" % i, 2000, random.randrange(1000))
+        cmd("SETEX", "request_rate_limiter.{u%d}.timestamp" % i, 2000, int(s))
+    elif k == 2:
+        cmd("HSET", "traefik:rl:%d@file" % i, "last", now, "tokens", random.randrange(50))
+        cmd("EXPIRE", "traefik:rl:%d@file" % i, 3600)
+    elif k == 3:
+        cmd("HSET", "upstash:ratelimit:%d" % i, "refilledAt", now // 1000, "tokens", random.randrange(10))
+        cmd("PEXPIRE", "upstash:ratelimit:%d" % i, 3600000)
+    elif k == 4:
+        cmd("HSET", "legacy:user:%d" % i, "tokens", random.randrange(10), "ts", now, "capacity", 10, "rate", 1, "allowed", 3, "denied", 0)
+        cmd("PEXPIRE", "legacy:user:%d" % i, 3600000)
+    else:
+        cmd("SET", "ratelimit:%s:%s:%d:%d:hour" % (uuid, uuid, i, now // 3600000000 * 3600000), random.randrange(30), "EX", 3600)
+for i in range(a):
+    k = i % 4
+    if k == 0:
+        cmd("HSET", "session:%d" % i, "user_id", i, "tokens", i % 7, "ts", now // 1000, "email", "u%d@example.com" % i)
+    elif k == 1:
+        cmd("SET", "counter:%d" % i, i)
+    elif k == 2:
+        cmd("RPUSH", "queue:%d" % i, "job-%d" % i)
+    else:
+        cmd("SET", "cache:page:%d" % i, "<html>%d</html>" % i)
+PY
+	cli --pipe <"$tmp/keyspace.resp" >/dev/null
+	rm -f "$tmp/keyspace.resp"
 	echo "keys: $(cli dbsize)"
 }

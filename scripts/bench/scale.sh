@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Measures bucketctl on a production-sized keyspace: 1,000,000 native buckets (rate:*),
-# 100,000 buckets of another layout (ex:*, express), and 200,000 other keys (sessions,
-# counters, queues) beside them, on its own redis-server on a free loopback port (no
-# persistence), stopped at the end. Prints every figure the README quotes:
+# Measures bucketctl on a production-sized keyspace (build_native_keyspace in lib.sh):
+# 1,000,000 native buckets (rate:*, the tagged string), 100,000 buckets of another layout
+# (ex:*, express), 100,000 other limiters' keys (webman, Spring Cloud Gateway, Traefik,
+# upstash, native-hash, Kong) and 200,000 other keys (sessions, counters, queues, pages)
+# beside them, on its own redis-server on a free loopback port (no persistence), stopped at
+# the end. Prints every figure the README quotes:
 #
 #   list --match 'rate:*' --limit 0 > file     wall time, peak RSS, time to the first row
+#   the floor of that list                     scripts/bench/scanfloor (SCAN + one pipelined
+#                                              GET per page, nothing decided), run just
+#                                              before and just after the list; list / floor
 #   inspect --match 'rate:*' -o json           wall time, peak RSS
-#   reset --match 'ex:*' --layout express     wall time; exactly those keys removed
+#   audit --match '*'                          wall time, peak RSS (the whole keyspace)
+#   reset --match 'ex:*' --layout express     --dry-run, then for real: wall time; exactly
+#                                              those keys removed
 #   top --match 'rate:*' (in a pseudo-terminal) rows shown within 3 s, "unreachable" never
 #                                              shown, another client's PING p99 while it runs
 #   commands per bucket and round trips        from the server's INFO commandstats
@@ -15,7 +22,7 @@
 # commands each master served for one list, and that --limit holds across masters.
 #
 # Usage: scripts/bench/scale.sh
-# Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_APP (200000), CLUSTER (1),
+# Environment: N_NATIVE (1000000), N_OTHER_LAYOUT (100000), N_MIX (100000), N_APP (200000), CLUSTER (1),
 #              N_CLUSTER (300000), STANDALONE (1; 0 runs the Cluster part only),
 #              REDIS_SERVER, REDIS_CLI, REDIS_BENCHMARK.
 set -euo pipefail
@@ -41,36 +48,32 @@ run_measured() {
 }
 
 echo "building bucketctl"
-(cd "$root" && go build -o "$tmp/bucketctl" .)
+(cd "$root" && go build -o "$tmp/bucketctl" . && go build -o "$tmp/scanfloor" ./scripts/bench/scanfloor)
 B="$tmp/bucketctl"
 
 calls_of() { # commandstats text, command -> calls
-	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { print $3 }'
+	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { n = $3 } END { print n + 0 }'
 }
 
 if [ "$STANDALONE" = 1 ]; then
 start_server
-build_keyspace '
-	for (i = 0; i < n; i++) {
-		t = int(rand() * 100) / 10
-		printf "HSET rate:user:%d tokens %s ts %d capacity 10 rate 1 allowed %d denied %d\n", i, t, now - int(rand() * 5e6), int(rand() * 100), int(rand() * 5)
-		printf "PEXPIRE rate:user:%d 600000\n", i
-	}
-	for (i = 0; i < m; i++) printf "HSET ex:ip:%d tokens %s last_refill %.3f\n", i, int(rand() * 100), now / 1e6 - rand() * 5
-	for (i = 0; i < a; i++) {
-		k = i % 4
-		if (k == 0) printf "HSET session:%d user_id %d tokens %d ts %d email u%d@example.com\n", i, i, i % 7, now / 1000, i
-		else if (k == 1) printf "SET counter:%d %d\n", i, i
-		else if (k == 2) printf "RPUSH queue:%d job-%d\n", i, i
-		else printf "SET cache:page:%d <html>%d</html>\n", i, i
-	}'
+build_native_keyspace
 # Load the read script once, as any earlier bucketctl command would have.
 "$B" --url "$url" inspect rate:user:0 >/dev/null
 
 stats() { cli info commandstats | tr -d '\r'; }
 
+floor() { # the floor's wall time in seconds
+	/usr/bin/time -f '%e %M' -o "$tmp/floor.time" "$tmp/scanfloor" -addr "127.0.0.1:$port" -match 'rate:*' >/dev/null 2>"$tmp/floor.err"
+	read -r fwall frss <"$tmp/floor.time"
+	printf 'floor: SCAN + pipelined GET of rate:*: %.2f s, %d MB peak RSS\n' "$fwall" $((frss / 1024)) >&2
+	echo "$fwall"
+}
+
 echo
-echo "== list --match 'rate:*' --limit 0 > file (1M buckets)"
+echo "== list --match 'rate:*' --limit 0 > file (1M buckets), between two runs of its floor"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+floor1=$(floor)
 cli config resetstat >/dev/null
 start=$(date +%s.%N)
 /usr/bin/time -f '%e %M' -o "$tmp/list.time" "$B" --url "$url" list --match 'rate:*' --limit 0 2>"$tmp/list.err" |
@@ -80,9 +83,13 @@ first=$(awk -v s="$start" '{ printf "%.2f", $1 - s }' "$tmp/first")
 st=$(stats)
 rows=$(($(cat "$tmp/list.lines") + 1))
 scans=$(calls_of "$st" scan); reads=$(calls_of "$st" evalsha_ro); times=$(calls_of "$st" time)
+gets=$(calls_of "$st" getrange); ttls=$(($(calls_of "$st" pttl) - reads)) # the script's own PTTLs are counted too
 printf 'list: %d rows, %.2f s, %d MB peak RSS, first row after %s s\n' "$rows" "$wall" $((rss / 1024)) "$first"
-printf 'list: Redis cost: %d SCAN pages, %d reads (%.3f per bucket), %d TIME; %.2f commands per bucket\n' \
-	"$scans" "$reads" "$(echo "$reads / $rows" | bc -l)" "$times" "$(echo "($scans + $reads + $times) / $rows" | bc -l)"
+printf 'list: Redis cost: %d SCAN pages, %d GETRANGE + %d PTTL, %d read scripts, %d TIME; %.2f commands per bucket\n' \
+	"$scans" "$gets" "$ttls" "$reads" "$times" "$(echo "($scans + $gets + $ttls + $reads + $times) / $rows" | bc -l)"
+floor2=$(floor)
+printf 'list / floor: %.2f (floor %.2f s before, %.2f s after; load average %s)\n' \
+	"$(echo "2 * $wall / ($floor1 + $floor2)" | bc -l)" "$floor1" "$floor2" "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 echo "== inspect --match 'rate:*' -o json (1M buckets)"
@@ -91,7 +98,14 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('inspect: val
 rm -f "$tmp"/inspect*.out
 
 echo
-echo "== reset --match 'ex:*' --layout express --yes (100k express buckets, declared)"
+echo "== audit --match '*' (the whole keyspace: every limiter's keys and the application's)"
+run_measured "audit --match '*'" "$B" --url "$url" audit --match '*'
+rm -f "$tmp"/audit*.out
+
+echo
+echo "== reset --match 'ex:*' --layout express --dry-run, then --yes (100k express buckets, declared)"
+run_measured "reset --match 'ex:*' --layout express --dry-run" "$B" --url "$url" reset --match 'ex:*' --layout express --dry-run
+tail -n 1 "$tmp/reset --match 'ex:*' --layout express --dry-run.err"
 before_other=$(($(cli dbsize) - N_OTHER_LAYOUT))
 run_measured "reset --match 'ex:*' --layout express --yes" "$B" --url "$url" reset --match 'ex:*' --layout express --yes
 tail -n 3 "$tmp/reset --match 'ex:*' --layout express --yes.err"
@@ -145,7 +159,7 @@ cluster_ok || { echo "scale: the local Cluster did not come up in 20 s" >&2; exi
 # Each master gets its own keys through redis-cli --pipe: the slot of each key is computed
 # here (CRC16 mod 16384, as Redis does).
 python3 - "$N_CLUSTER" "$tmp" <<'PY'
-import sys
+import struct, sys
 n, tmp = int(sys.argv[1]), sys.argv[2]
 def crc16(b):
     crc = 0
@@ -155,12 +169,13 @@ def crc16(b):
             crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
             crc &= 0xFFFF
     return crc
-out = [open(f"{tmp}/cluster-{i}.txt", "w") for i in range(3)]
+out = [open(f"{tmp}/cluster-{i}.txt", "wb") for i in range(3)]
 for i in range(n):
     k = f"rl:{i}"
     slot = crc16(k.encode()) % 16384
     node = 0 if slot <= 5460 else (1 if slot <= 10922 else 2)
-    out[node].write(f"HSET {k} tokens 5 ts 1700000000000000 capacity 10 rate 1\n")
+    v = b"bucketctl:v1:" + struct.pack("<dddddd", 5, 1700000000000000, 10, 1, 0, 0)
+    out[node].write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k.encode(), len(v), v))
 for f in out:
     f.close()
 PY
@@ -171,7 +186,8 @@ curl=127.0.0.1:${cports[0]}
 run_measured "cluster: list --match 'rl:*' --limit 0" "$B" --cluster "$curl" list --match 'rl:*' --limit 0
 for p in "${cports[@]}"; do
 	s=$("$REDIS_CLI" -p "$p" info commandstats | tr -d '\r')
-	echo "master 127.0.0.1:$p: $(( $(calls_of "$s" scan) + $(calls_of "$s" evalsha_ro) + $(calls_of "$s" time) )) commands, $("$REDIS_CLI" -p "$p" dbsize) keys"
+	# A key read with the script counts once (the PTTL inside it), one read natively twice.
+	echo "master 127.0.0.1:$p: $(( $(calls_of "$s" scan) + $(calls_of "$s" getrange) + $(calls_of "$s" pttl) + $(calls_of "$s" time) )) commands, $("$REDIS_CLI" -p "$p" dbsize) keys"
 done
 n=$("$B" --cluster "$curl" list --match 'rl:*' --limit 1000 -o jsonl | wc -l)
 echo "cluster: list --limit 1000 printed $n rows"

@@ -1,0 +1,141 @@
+package bucket
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The native page read: a scanned page of native buckets is read with one pipeline of TIME
+// and, per key, GETRANGE of a native value's length and PTTL (the read script costs the
+// server several times that). Keys that did not answer with a native bucket's value go to
+// the read script in a second round trip. A page with few native buckets makes the next one
+// go to the script at once; a page of them makes the next try GETRANGE (Store.nativeFirst).
+
+// nativeCandidate: key may hold a native bucket (no layout declared, or a native one).
+func nativeCandidate(t Target) bool { return t.Layout == nil || t.Layout.Native }
+
+// readNative reads the candidate keys of a page with GETRANGE and PTTL in one pipelined
+// round trip and fills reads[i] for those that hold a native bucket's value; the others
+// are left for the read script (rest). ok false: the server refused the commands (an ACL
+// without +getrange or +pttl), nothing was read, and native reads are off for this Store.
+func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, reads []keyRead) (now int64, rest []int, ok bool, err error) {
+	pipe := c.Pipeline()
+	timeCmd := pipe.Time(ctx)
+	type nativeCmds struct {
+		i    int
+		get  *redis.StringCmd
+		pttl *redis.DurationCmd
+	}
+	cmds := make([]nativeCmds, 0, len(keys))
+	for i, k := range keys {
+		if !nativeCandidate(targets[i]) {
+			rest = append(rest, i)
+			continue
+		}
+		// One byte past a native value's length: a longer string is not one.
+		cmds = append(cmds, nativeCmds{i, pipe.GetRange(ctx, k, 0, int64(nativeLen)), pipe.PTTL(ctx, k)})
+	}
+	if len(cmds) == 0 {
+		return 0, rest, true, nil
+	}
+	_, _ = pipe.Exec(ctx)
+	err = timeCmd.Err()
+	for _, nc := range cmds {
+		if err == nil || isPerCommand(err) {
+			err = nc.get.Err()
+		}
+		if err == nil || isPerCommand(err) {
+			err = nc.pttl.Err()
+		}
+	}
+	if err != nil && !isPerCommand(err) {
+		if redis.IsPermissionError(err) {
+			s.nativeOff.Store(true)
+			return 0, nil, false, nil
+		}
+		s.networkErr(err)
+		return 0, nil, false, err
+	}
+	now = time.Now().UnixMicro() // a server that refuses TIME: the client's, as readPipeline
+	if t, err := timeCmd.Result(); err == nil {
+		now = t.UnixMicro()
+	}
+	if s.now != nil {
+		now = s.now().UnixMicro()
+	}
+	for _, nc := range cmds {
+		v, gerr := nc.get.Result()
+		ms, perr := nc.pttl.Val(), nc.pttl.Err()
+		// PTTL -2: the key went between the two commands; the script reads it again.
+		if gerr != nil || perr != nil || len(v) != nativeLen || !IsNativeValue(v) || ms == -2 {
+			rest = append(rest, nc.i)
+			continue
+		}
+		pt := int64(ms) // -1: no TTL (go-redis keeps it unscaled)
+		if ms >= 0 {
+			pt = ms.Milliseconds()
+		}
+		reads[nc.i] = keyRead{typ: "string", pttl: pt, size: int64(nativeLen), payload: v}
+	}
+	return now, rest, true, nil
+}
+
+// readPage fills reads for keys, native buckets first when the last page was mostly native
+// (scanned and uncapped reads only: see readNative), and returns the server's time of
+// each key's read. pairs nil: each key the script reads has its pairKeys worked out here.
+func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, reads []keyRead, o readOpts) ([]int64, error) {
+	nows := make([]int64, len(keys))
+	var rest []int
+	native := o.scanned && o.most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
+	if native {
+		now, r, ok, err := s.readNative(ctx, c, keys, targets, reads)
+		if err != nil {
+			return nil, err
+		}
+		for i := range nows {
+			nows[i] = now
+		}
+		native, rest = ok, r
+	}
+	if !native {
+		rest = make([]int, len(keys))
+		for i := range rest {
+			rest[i] = i
+		}
+	}
+	if len(rest) > 0 {
+		rk, rp, rr := make([]string, len(rest)), make([][]pairKey, len(rest)), make([]keyRead, len(rest))
+		for j, i := range rest {
+			rk[j] = keys[i]
+			if pairs != nil {
+				rp[j] = pairs[i]
+			} else {
+				rp[j] = pairKeys(keys[i], targets[i], o.pairLayouts)
+			}
+		}
+		now, err := s.readPipeline(ctx, c, rk, rp, rr, o.cluster)
+		if err != nil {
+			return nil, err
+		}
+		if o.cluster {
+			if err := s.readCrossSlot(ctx, rk, rp, rr); err != nil {
+				return nil, err
+			}
+		}
+		for j, i := range rest {
+			reads[i], nows[i] = rr[j], now
+		}
+	}
+	if o.scanned && o.most == 0 {
+		nat := 0
+		for i := range reads {
+			if v, ok := reads[i].payload.(string); ok && len(v) == nativeLen && IsNativeValue(v) {
+				nat++
+			}
+		}
+		s.nativeFirst.Store(2*nat >= len(keys) && nat > 0)
+	}
+	return nows, nil
+}
