@@ -25,9 +25,9 @@ const maxCounter = 1 << 53
 // classify turns the raw read of key into its State, applying the safety rule (shape.go).
 // drop is what classify returns for a key to leave out: a scanned key that vanished since
 // SCAN returned it, or a scanned time key, which belongs to its bucket.
-var drop = State{Problem: "drop"}
+var drop = State{Verdict: dropped, Problem: verdictText[dropped]}
 
-func isDrop(s State) bool { return s.Key == "" && s.Problem == "drop" }
+func isDrop(s State) bool { return s.Verdict == dropped }
 
 func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 	st := State{Key: key, Now: now, Type: r.typ, Exists: r.typ != "none", TTL: pttl(r.pttl)}
@@ -50,7 +50,7 @@ func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 	case "string":
 		return classifyString(st, t, r, scanned)
 	}
-	st.Problem = notBucket("holds a %s", r.typ)
+	st.fail(NotBucket, "holds a %s", r.typ)
 	return withCounter(st, r.typ, "", "")
 }
 
@@ -64,7 +64,7 @@ func pttl(ms int64) time.Duration {
 func classifyHash(st State, t Target, r *keyRead) State {
 	flat, ok := r.payload.([]interface{})
 	if !ok {
-		st.Problem = notBucket("a hash of %d fields", r.size)
+		st.fail(NotBucket, "a hash of %d fields", r.size)
 		return st
 	}
 	fields := make(map[string]string, len(flat)/2)
@@ -80,21 +80,21 @@ func classifyHash(st State, t Target, r *keyRead) State {
 			layout = NativeHashLayout // a native bucket still in the hash written before
 		}
 		if layout.Type != Hash {
-			st.Problem = notBucket("a hash, but layout %s keeps a bucket in two strings", layout.Name)
+			st.fail(NotBucket, "a hash, but layout %s keeps a bucket in two strings", layout.Name)
 			return st
 		}
-		if fits, why := layout.hashFits(fields); !fits {
-			st.Problem = notBucket("a hash that %s, not a %s bucket (%s)", why, layout.Name, fieldNames(fields))
+		if m, why := layout.hashFits(fields); m != fits {
+			st.fail(verdictOf(m), "a hash that %s, not a %s bucket (%s)", why, layout.Name, fieldNames(fields))
 			return st
 		}
 	} else {
 		l, found := detectHash(fields)
 		if !found {
-			if miss := nearestMiss(fields); miss != "" {
-				st.Problem = notBucket("a hash that %s (%s)", miss, fieldNames(fields))
+			if m, miss := nearestMiss(fields); miss != "" {
+				st.fail(verdictOf(m), "a hash that %s (%s)", miss, fieldNames(fields))
 				return st
 			}
-			st.Problem = notBucket("a hash with %s", fieldNames(fields))
+			st.fail(NotBucket, "a hash with %s", fieldNames(fields))
 			return st
 		}
 		layout, st.Detected = l, true
@@ -114,15 +114,15 @@ func classifyHash(st State, t Target, r *keyRead) State {
 		}{{"capacity", c}, {"rate", rt}} {
 			if p := corruptValue(f.name, f.v, false); p != "" || f.v == 0 {
 				if p == "" {
-					p = fmt.Sprintf("corrupt: %s is 0", f.name)
+					p = f.name + " is 0"
 				}
-				st.Problem = p
+				st.fail(Corrupt, "%s", p)
 				return st
 			}
 		}
 		stored := Spec{Capacity: c, Rate: rt}
 		if err := stored.Validate(); err != nil {
-			st.Problem = "corrupt: stored spec: " + strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
+			st.fail(Corrupt, "stored spec: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 			return st
 		}
 		// The application's spec is the one the bucket stores: flags and rules never
@@ -135,11 +135,11 @@ func classifyHash(st State, t Target, r *keyRead) State {
 			}
 			n, _ := parseNumberForm(v)
 			if p := corruptValue(f, n, false); p != "" {
-				st.Problem = p
+				st.fail(Corrupt, "%s", p)
 				return st
 			}
 			if n > maxCounter {
-				st.Problem = fmt.Sprintf("corrupt: %s %v is beyond any count of decisions", f, n)
+				st.fail(Corrupt, "%s %v is beyond any count of decisions", f, n)
 				return st
 			}
 		}
@@ -168,16 +168,16 @@ func counter(v float64) int64 {
 // stored value is corrupt.
 func withLevel(st State, tokens float64, timeStr string) State {
 	if p := corruptValue("tokens", tokens, false); p != "" {
-		st.Problem = p
+		st.fail(Corrupt, "%s", p)
 		return st
 	}
 	if tokens > maxTokens {
-		st.Problem = fmt.Sprintf("corrupt: tokens %v is beyond any bucket's capacity", tokens)
+		st.fail(Corrupt, "tokens %v is beyond any bucket's capacity", tokens)
 		return st
 	}
 	ts, err := st.Layout.ParseTime(timeStr)
 	if err != nil {
-		st.Problem = fmt.Sprintf("corrupt: time %s is not a time", timeStr)
+		st.fail(Corrupt, "time %s is not a time", timeStr)
 		return st
 	}
 	return withLevelAt(st, tokens, ts)
@@ -200,14 +200,14 @@ func withLevelAt(st State, tokens float64, ts int64) State {
 func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	v, ok := r.payload.(string)
 	if !ok {
-		st.Problem = notBucket("a string of %d bytes", r.size)
+		st.fail(NotBucket, "a string of %d bytes", r.size)
 		return st
 	}
 	if IsNativeValue(v) {
 		return classifyNative(st, t, v)
 	}
 	if t.Layout != nil && t.Layout.Native {
-		st.Problem = notBucket("a string without the native bucket's tag")
+		st.fail(NotBucket, "a string without the native bucket's tag")
 		return st
 	}
 	if js, ok := classifyJSON(st, t, v); ok {
@@ -215,11 +215,11 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	}
 	tokens, isNum := parseNumberForm(v)
 	if !isNum {
-		st.Problem = notBucket("a string that is not a number")
+		st.fail(NotBucket, "a string that is not a number")
 		return st
 	}
 	if t.Layout != nil && t.Layout.Type == Hash {
-		st.Problem = notBucket("a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
+		st.fail(NotBucket, "a string, but layout %s keeps a bucket in a hash", t.Layout.Name)
 		return withCounter(st, "string", v, "")
 	}
 	for i, p := range r.pairs {
@@ -235,7 +235,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			if scanned {
 				return drop
 			}
-			st.Problem = notBucket("the time key of %s bucket %q (name that key)", p.layout.Name, p.key)
+			st.fail(NotBucket, "the time key of %s bucket %q (name that key)", p.layout.Name, p.key)
 			return st
 		}
 		st.Layout = *p.layout
@@ -250,11 +250,11 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// A rule names the layout; the value must still be one the library wrote: its
 		// number, with the TTL the library always sets for it (gcraShape).
 		if _, err := t.Layout.parseTAT(v); err != nil {
-			st.Problem = notBucket("a string that is not a %s TAT: %s", t.Layout.Name, err)
+			st.fail(NotBucket, "a string that is not a %s TAT: %s", t.Layout.Name, err)
 			return withCounter(st, "string", v, "")
 		}
 		if fit, why := t.Layout.gcraShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
-			st.Problem = notBucket("%s", why)
+			st.fail(NotBucket, "%s", why)
 			return withCounter(st, "string", v, "")
 		}
 		return classifyGCRA(st, *t.Layout, t, v, false)
@@ -264,12 +264,12 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// reads the missing time as its model says (webman: now).
 		if t.Layout.IsTimeKey(st.Key) {
 			// A companion is part of its bucket, never one on its own.
-			st.Problem = notBucket("a number named like the time key of a %s bucket (its level is missing)", t.Layout.Name)
+			st.fail(NotBucket, "a number named like the time key of a %s bucket (its level is missing)", t.Layout.Name)
 			return st
 		}
 		timeKey, named := t.Layout.TimeKeyOf(st.Key)
 		if !named {
-			st.Problem = notBucket("a number not named by the tokens_key %q of layout %s (a %s bucket is named by its tokens key)",
+			st.fail(NotBucket, "a number not named by the tokens_key %q of layout %s (a %s bucket is named by its tokens key)",
 				t.Layout.TokensKey, t.Layout.Name, t.Layout.Name)
 			return st
 		}
@@ -289,7 +289,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			return withCounter(st, "string", v, fmt.Sprintf("not a %s level%s", t.Layout.Name, why))
 		}
 		if why != "" {
-			st.Problem = notBucket("a number without the time key %s of layout %s, and %s", timeKey, t.Layout.Name, why)
+			st.fail(NotBucket, "a number without the time key %s of layout %s, and %s", timeKey, t.Layout.Name, why)
 			return st
 		}
 		st.Layout = *t.Layout
@@ -308,7 +308,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return st
 	}
 	st.Bare = true
-	st.Problem = notBucket("a number with no time key beside it (a counter? it is a bucket only where its layout is declared)")
+	st.fail(NotBucket, "a number with no time key beside it (a counter? it is a bucket only where its layout is declared)")
 	return withCounter(st, "string", v, "")
 }
 
@@ -357,27 +357,28 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 	return classify(key, t, &r, now, false)
 }
 
-// extraFieldsProblem starts the Problem of a hash that holds a layout's fields and others.
-const extraFieldsProblem = "not a bucket: a hash that also holds "
-
-// HasExtraFields reports whether the key is a hash holding a bucket layout's fields plus
-// others (another application's data under a bucket's key, or an unknown layout).
-func (s State) HasExtraFields() bool { return strings.HasPrefix(s.Problem, extraFieldsProblem) }
-
 // nearestMiss says why a hash no layout fits is not a bucket, by the layout it comes
 // nearest to: one whose fields it holds exactly but for a value that is not a number
 // ("has the fields of a native bucket, but field tokens is not a number"), else one whose
 // fields it holds with others besides; "" when it is near none.
-func nearestMiss(fields map[string]string) string {
+func nearestMiss(fields map[string]string) (misfit, string) {
 	extra := ""
 	for _, l := range presetsOf(Hash) {
 		name := l.Name
-		switch ok, why := l.hashFits(fields); {
-		case !ok && strings.HasPrefix(why, "field "):
-			return fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
-		case !ok && extra == "" && strings.HasPrefix(why, "also holds "):
+		switch m, why := l.hashFits(fields); {
+		case m == notNumber:
+			return m, fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
+		case m == extraFields && extra == "":
 			extra = fmt.Sprintf("%s besides the fields of a %s bucket", why, name)
 		}
 	}
-	return extra
+	return extraFields, extra
+}
+
+// verdictOf is the verdict on a hash that misfits a layout so.
+func verdictOf(m misfit) Verdict {
+	if m == extraFields {
+		return ExtraFields
+	}
+	return NotBucket
 }

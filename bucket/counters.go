@@ -105,7 +105,7 @@ func withCounter(st State, typ, value string, why string) State {
 		return st
 	}
 	st.Counter = f.Name
-	st.Problem = notBucket("%s", f.describe())
+	st.fail(NotBucket, "%s", f.describe())
 	if why != "" {
 		st.Problem += "; " + why
 	}

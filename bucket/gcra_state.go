@@ -15,7 +15,7 @@ func classifyGCRA(st State, l Layout, t Target, value string, detected bool) Sta
 	st.Spec, st.SpecSource = t.Spec, t.Source
 	r, err := gcraState(l, t.Spec, st.Key, value, true, st.TTL, time.UnixMicro(st.Now))
 	if err != nil {
-		st.Problem = "corrupt: " + err.Error()
+		st.fail(Corrupt, "%s", err)
 		return st
 	}
 	tat := r.TAT

@@ -32,7 +32,8 @@ type State struct {
 	Guess string
 	// Bare marks a lone bare number with no layout declared: writing it needs a declaration.
 	Bare    bool
-	Problem string // why the key is not a readable bucket
+	Verdict Verdict
+	Problem string // the Verdict's text and why
 	// Counter names the counter limiter whose key this most likely is (LookupCounter).
 	Counter string
 	Stored  Level // tokens at the last update

@@ -1,7 +1,6 @@
 package bucket
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -49,7 +48,7 @@ func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, fl
 	start, _ := parseNumberForm(sf)
 	tick, hasT := ParseNumber(fields["t"])
 	if hasT && (tick < 0 || tick != math.Trunc(tick)) {
-		st.Problem = fmt.Sprintf("corrupt: tick t %s is not a whole number of intervals", fields["t"])
+		st.fail(Corrupt, "tick t %s is not a whole number of intervals", fields["t"])
 		return st, tokens, sf
 	}
 	m, hasM := ParseNumber(fields["m"])

@@ -77,7 +77,7 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 	js, ok := parseJSONState(v)
 	switch {
 	case declared && !ok:
-		st.Problem = notBucket("a string that is not %s's state (%s...)", t.Layout.Name, jsonStatePrefix)
+		st.fail(NotBucket, "a string that is not %s's state (%s...)", t.Layout.Name, jsonStatePrefix)
 		return withCounter(st, "string", v, ""), true
 	case !ok || !declared && (!isJSONKey(st.Key) || len(jsonPresets()) == 0):
 		return st, false
@@ -90,11 +90,11 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 	}
 	st.Spec, st.SpecSource = t.Spec, t.Source
 	if js.Version >= maxJSONVersion {
-		st.Problem = fmt.Sprintf("corrupt: version %d is beyond any count of writes", js.Version)
+		st.fail(Corrupt, "version %d is beyond any count of writes", js.Version)
 		return st, true
 	}
 	if js.Available > maxTokens {
-		st.Problem = fmt.Sprintf("corrupt: Available %d is beyond any bucket's capacity", js.Available)
+		st.fail(Corrupt, "Available %d is beyond any bucket's capacity", js.Available)
 		return st, true
 	}
 	// Last in whole µs, rounded up: the level the model sees is never ahead of the owner's.

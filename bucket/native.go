@@ -72,14 +72,14 @@ func DecodeNative(v string) (NativeValues, string) {
 // corrupt one; a declared layout other than a native one makes it not a bucket of that.
 func classifyNative(st State, t Target, v string) State {
 	if t.Layout != nil && !t.Layout.Native {
-		st.Problem = notBucket("a native bucket's tagged string, but layout %s is declared for it", t.Layout.Name)
+		st.fail(NotBucket, "a native bucket's tagged string, but layout %s is declared for it", t.Layout.Name)
 		return st
 	}
 	st.Layout, st.Detected = NativeLayout, t.Layout == nil
 	st.Spec, st.SpecSource = t.Spec, t.Source
 	n, problem := DecodeNative(v)
 	if problem != "" {
-		st.Problem = problem
+		st.fail(Corrupt, "%s", strings.TrimPrefix(problem, verdictText[Corrupt]))
 		return st
 	}
 	// The application's spec is the one the bucket stores (as for a native-hash bucket).

@@ -377,8 +377,8 @@ func (s *Store) resetTTL(op ResetOp) time.Duration {
 
 // stateErr is the refusal of a write to a key read with a Problem: corrupt, or not a bucket.
 func stateErr(st State) error {
-	if why, ok := strings.CutPrefix(st.Problem, "corrupt: "); ok {
-		return fmt.Errorf("%q: %w: %s (left untouched)", st.Key, ErrCorrupt, why)
+	if st.Verdict == Corrupt {
+		return fmt.Errorf("%q: %w: %s (left untouched)", st.Key, ErrCorrupt, st.why())
 	}
 	return st.NotBucketError()
 }

@@ -32,11 +32,11 @@ func (l Layout) fieldSet() (required, optional []string) {
 // every required field, no field but the optional ones besides, each of the number
 // grammar's form (number.go; a value that overflows has the shape, and classify calls it
 // corrupt). It says why not.
-func (l Layout) hashFits(fields map[string]string) (bool, string) {
+func (l Layout) hashFits(fields map[string]string) (misfit, string) {
 	req, opt := l.fieldSet()
 	for _, f := range req {
 		if _, ok := fields[f]; !ok {
-			return false, fmt.Sprintf("has no %s field", f)
+			return missingField, fmt.Sprintf("has no %s field", f)
 		}
 	}
 	if len(fields) > len(req) {
@@ -48,16 +48,26 @@ func (l Layout) hashFits(fields map[string]string) (bool, string) {
 		}
 		if len(extra) > 0 {
 			sort.Strings(extra)
-			return false, "also holds " + limitList(extra, 4)
+			return extraFields, "also holds " + limitList(extra, 4)
 		}
 	}
 	for f, v := range fields {
 		if _, ok := parseNumberForm(v); !ok {
-			return false, fmt.Sprintf("field %s is not a number", f)
+			return notNumber, fmt.Sprintf("field %s is not a number", f)
 		}
 	}
-	return true, ""
+	return fits, ""
 }
+
+// misfit is why a hash does not fit a layout's fields.
+type misfit uint8
+
+const (
+	fits misfit = iota
+	missingField
+	extraFields
+	notNumber
+)
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -79,7 +89,7 @@ func limitList(names []string, n int) string {
 // A layout that stores whole seconds does not fit a time with a fraction.
 func detectHash(fields map[string]string) (Layout, bool) {
 	for _, l := range presetsOf(Hash) {
-		if ok, _ := l.hashFits(fields); !ok {
+		if m, _ := l.hashFits(fields); m != fits {
 			continue
 		}
 		if !l.FloatTime && l.TimeUnit == unitS && strings.ContainsAny(fields[l.TimeField], ".eE") {
@@ -95,18 +105,37 @@ func detectHash(fields map[string]string) (Layout, bool) {
 func corruptValue(name string, v float64, allowNegative bool) string {
 	switch {
 	case math.IsInf(v, 0):
-		return fmt.Sprintf("corrupt: %s %+v (overflows a float)", name, v)
+		return fmt.Sprintf("%s %+v (overflows a float)", name, v)
 	case v < 0 && !allowNegative:
-		return fmt.Sprintf("corrupt: %s %v is negative", name, v)
+		return fmt.Sprintf("%s %v is negative", name, v)
 	}
 	return ""
 }
 
-// notBucket formats the Problem of a key that is not a bucket.
-func notBucket(format string, args ...any) string {
-	return "not a bucket: " + fmt.Sprintf(format, args...)
+// Verdict is what a read found a key to be when it is not a readable bucket.
+type Verdict uint8
+
+const (
+	Readable    Verdict = iota
+	NotBucket           // not a bucket at all
+	ExtraFields         // a hash holding a bucket layout's fields and others
+	Corrupt             // a bucket's shape holding values no bucket holds
+	dropped             // a scanned key to leave out (vanished, or a time key)
+)
+
+var verdictText = [...]string{"", "not a bucket: ", "not a bucket: ", "corrupt: ", "drop"}
+
+// fail sets st's Verdict and its Problem, the verdict's text and why.
+func (st *State) fail(v Verdict, format string, args ...any) {
+	st.Verdict, st.Problem = v, verdictText[v]+fmt.Sprintf(format, args...)
 }
 
-// IsNotBucket reports whether a State's Problem says the key is not a bucket at all (as
-// opposed to a bucket whose stored values are corrupt).
-func (s State) IsNotBucket() bool { return strings.HasPrefix(s.Problem, "not a bucket") }
+// why is the Problem without its verdict's text.
+func (s State) why() string { return s.Problem[len(verdictText[s.Verdict]):] }
+
+// IsNotBucket reports whether the key is not a bucket at all (not a corrupt one).
+func (s State) IsNotBucket() bool { return s.Verdict == NotBucket || s.Verdict == ExtraFields }
+
+// HasExtraFields reports whether the key is a hash holding a bucket layout's fields plus
+// others (another application's data under a bucket's key, or an unknown layout).
+func (s State) HasExtraFields() bool { return s.Verdict == ExtraFields }

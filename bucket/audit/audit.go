@@ -193,7 +193,7 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 		switch {
 		case s.Counter != "":
 			return []FindingKind{FindingCounter}
-		case strings.HasPrefix(s.Problem, "corrupt"):
+		case s.Verdict == bucket.Corrupt:
 			return []FindingKind{FindingCorrupt}
 		case s.HasExtraFields():
 			return []FindingKind{FindingExtraFields}
