@@ -79,7 +79,7 @@ type scriptCall struct {
 	key1 [1]string // keys of a one-key call, without an allocation
 	keys []string
 	args []interface{}
-	v    []interface{}
+	v    interface{}
 	err  error
 	done chan struct{}
 }
@@ -89,7 +89,7 @@ var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan st
 // run runs a writing script once (see runOnce) on keys, or on key alone when keys is nil,
 // sharing a round trip with concurrent decisions when the Store coalesces. The error is
 // the raw one, for decisionErr, but for ErrNotSent and *UncertainError, which are final.
-func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) ([]interface{}, error) {
+func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) (interface{}, error) {
 	if c := s.co; c != nil {
 		if call := c.enqueue(ctx, s, sc, key, keys, args); call != nil {
 			return c.wait(ctx, call)
@@ -101,7 +101,7 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []st
 	if ks == nil {
 		ks = one[:]
 	}
-	return runOnce(ctx, s.rdb, sc, ks, args).Slice()
+	return runOnce(ctx, s.rdb, sc, ks, args).Result()
 }
 
 // enqueue takes a free lane for the caller and returns nil, or queues the call when every
@@ -128,7 +128,7 @@ func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key
 }
 
 // wait waits for a queued call's reply, or for the caller's context to end.
-func (c *coalescer) wait(ctx context.Context, call *scriptCall) ([]interface{}, error) {
+func (c *coalescer) wait(ctx context.Context, call *scriptCall) (interface{}, error) {
 	select {
 	case <-call.done:
 		v, err := call.v, call.err
@@ -234,7 +234,7 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 	sendErr := s.sendBatch(ctx, cmds)
 	i := 0
 	for c, n := range runs {
-		v, err := cmds[c].Slice()
+		v, err := cmds[c].Result()
 		if sendErr != nil && !answered(err) {
 			err = sendErr
 		}
@@ -258,20 +258,20 @@ func answered(err error) bool {
 	return err == nil || (errors.As(err, &re) && !redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
-// batchReply is decision j's reply out of a batch of n (token_bucket.lua): four elements of
-// the flat array v, allowed, remaining, retry-after and reset-after, or an error element
-// and three zeros.
-func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
+// batchReply is decision j's reply out of a batch of n (token_bucket.lua): element j of
+// the array v, its record or its error.
+func batchReply(v interface{}, err error, j, n int) (interface{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(v) != 4*n {
-		return nil, fmt.Errorf("unexpected batch reply: %d elements for %d decisions", len(v), n)
+	a, _ := v.([]interface{})
+	if len(a) != n {
+		return nil, fmt.Errorf("unexpected batch reply: %v for %d decisions", v, n)
 	}
-	if e, refused := v[4*j].(error); refused {
+	if e, refused := a[j].(error); refused {
 		return nil, e
 	}
-	return v[4*j : 4*j+4 : 4*j+4], nil
+	return a[j], nil
 }
 
 // mergeable is how many calls from the first on can go as one batch: one-key decisions of
@@ -279,17 +279,28 @@ func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
 // whose shared options (ARGV[4] and on) are the same.
 func mergeable(calls []*scriptCall) int {
 	batchable := func(c *scriptCall) bool {
-		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 3 && c.args[0] != "" && c.args[1] != ""
+		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 2 && c.args[0] != "" && c.args[1] != ""
 	}
 	first := calls[0]
 	if !batchable(first) {
 		return 1
 	}
 	n := 1
-	for n < len(calls) && batchable(calls[n]) && slices.Equal(calls[n].args[3:], first.args[3:]) {
+	for n < len(calls) && batchable(calls[n]) && slices.Equal(options(calls[n].args), options(first.args)) {
 		n++
 	}
 	return n
+}
+
+// options are the shared options of a native decision's ARGV (ARGV[4] on).
+func options(args []interface{}) []interface{} { return args[min(3, len(args)):] }
+
+// costArg is a native decision's cost argument (ARGV[3], absent when 1).
+func costArg(args []interface{}) interface{} {
+	if len(args) < 3 {
+		return "1"
+	}
+	return args[2]
 }
 
 // takes adds one EVALSHA of the native script deciding calls in order: KEYS the calls'
@@ -301,12 +312,14 @@ func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	for _, c := range calls {
 		b.args = append(b.args, c.keys[0])
 	}
-	b.args = append(b.args, calls[0].args...)
-	for range 7 - len(calls[0].args) {
+	first := calls[0].args
+	b.args = append(b.args, first[0], first[1], costArg(first))
+	b.args = append(b.args, options(first)...)
+	for range 4 - len(options(first)) {
 		b.args = append(b.args, "")
 	}
 	for _, c := range calls[1:] {
-		b.args = append(b.args, c.args[:3]...)
+		b.args = append(b.args, c.args[0], c.args[1], costArg(c.args))
 	}
 	b.cmds = append(b.cmds, redis.NewCmd(ctx, b.args[start:len(b.args):len(b.args)]...))
 }

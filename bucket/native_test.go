@@ -59,7 +59,7 @@ func TestNativeIsOneTaggedString(t *testing.T) {
 		t.Fatalf("value %q does not start with the tag", raw)
 	}
 	n := nativeOf(t, c, "k")
-	want := bucket.NativeValues{Tokens: 1, TS: 1_700_000_000_000_000, Capacity: 4, Rate: 2, Allowed: 3}
+	want := bucket.NativeValues{Tokens: 1, TS: 1_700_000_000_000_000, Capacity: 4, Rate: 2, Allowed: 3, Last: true}
 	if n != want {
 		t.Fatalf("stored %+v, want %+v", n, want)
 	}
@@ -162,7 +162,7 @@ func TestNativeHashReadResetAndConverted(t *testing.T) {
 	if typ := c.Type(ctx, "old2").Val(); typ != "string" {
 		t.Fatalf("TYPE after the decision %s", typ)
 	}
-	if n := nativeOf(t, c, "old2"); n != (bucket.NativeValues{Tokens: 3, TS: float64(now + 1e6), Capacity: 10, Rate: 1, Allowed: 2}) {
+	if n := nativeOf(t, c, "old2"); n != (bucket.NativeValues{Tokens: 3, TS: float64(now + 1e6), Capacity: 10, Rate: 1, Allowed: 2, Last: true}) {
 		t.Fatalf("converted %+v", n)
 	}
 
@@ -282,7 +282,7 @@ func TestNativeInProcessPacking(t *testing.T) {
 			t.Fatalf("take %+v: %v", sp, err)
 		}
 		n := nativeOf(t, c, key)
-		want := bucket.NativeValues{Tokens: sp.Capacity - sp.Capacity/3, TS: 1_700_000_000_123_457, Capacity: sp.Capacity, Rate: sp.Rate, Allowed: 1}
+		want := bucket.NativeValues{Tokens: sp.Capacity - sp.Capacity/3, TS: 1_700_000_000_123_457, Capacity: sp.Capacity, Rate: sp.Rate, Allowed: 1, Last: true}
 		if n != want {
 			t.Fatalf("%s: stored %+v, want %+v", key, n, want)
 		}

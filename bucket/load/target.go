@@ -173,7 +173,7 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 // cleanupScript deletes a key a run created, if the prelude's tagged() (native() for a
 // native-hash) still says it is a native bucket.
 var cleanupScript = scripts.Lazy(func() string {
-	return scripts.Prelude + `
+	return scripts.Prelude + scripts.PreludeCall + `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t == 'string' then
