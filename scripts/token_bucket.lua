@@ -206,7 +206,9 @@ for i = 1, n do
       local full, ok = ((capacity - tokens) / rate) * 1000
       if same and server and ts + (full + grace) * 1000 <= s_exp * 1000000 then
         reply = pack(form, f, tokens, ts, allowed, denied, capacity, rate)
-        ok = redis.pcall('SETRANGE', key, '13', reply)
+        -- A refused write (an ACL, OOM) is raised for a lone decision (the error then names
+        -- the script's line), and is the decision's error in a batch.
+        if out then ok = redis.pcall('SETRANGE', key, '13', reply) else ok = redis.call('SETRANGE', key, '13', reply) end
         if ok ~= NATIVE_LEN then err = ok end
       else
         local ttl, e = math.ceil(full) + grace, 0
@@ -217,7 +219,7 @@ for i = 1, n do
         end
         if ttl < 1 then ttl = 1 end
         local w = pack('<c13BddI7I7ddI4', TAG, f, tokens, ts, allowed, denied, capacity, rate, e)
-        ok = redis.pcall('SET', key, w, 'PX', ttl)
+        if out then ok = redis.pcall('SET', key, w, 'PX', ttl) else ok = redis.call('SET', key, w, 'PX', ttl) end
         if ok.err then err = ok end
         if own then reply = string.sub(w, 14, 60) else reply = string.sub(w, 14, 44) end
       end
