@@ -13,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // nativeOf reads the native bucket at key, failing the test when it is not one.
@@ -190,6 +191,7 @@ func TestNativeExtremesRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	clock := newClock(1_700_000_000_000_000)
 	st := bucket.NewStore(c, bucket.WithClientClock(clock.now))
+	server := bucket.NewStore(c)
 	specs := []bucket.Spec{spec(1e-300, 1e-300), spec(1e-3, 1e-9), spec(1e15, 1e15), spec(3, 1e-9), spec(1, 1e300)}
 	costs := []float64{0, 1e-300, 5e-324, 0.1, 1}
 	for i, sp := range specs {
@@ -216,7 +218,20 @@ func TestNativeExtremesRoundTrip(t *testing.T) {
 					t.Fatalf("take after reset %s to %v: %v", key, to, err)
 				}
 			}
-			states, err := st.Inspect(ctx, []string{key, key + "a", key + "r"}, nil)
+			// On the server clock the second decision rewrites its record in place
+			// (SETRANGE): the reply and the stored bucket are the same numbers.
+			for range 2 {
+				r, err := server.Take(ctx, key+"s", sp, cost)
+				n := nativeOf(t, c, key+"s")
+				if err != nil || n.Tokens != r.Remaining || n.Capacity != sp.Capacity || n.Rate != sp.Rate || r.Spec != sp {
+					t.Fatalf("server-clock take %s: %+v %v, stored %+v", key, r, err, n)
+				}
+			}
+			// A cost of 1e-400 is 0 to the script's grammar, as to Go's.
+			if err := c.Eval(ctx, scripts.TokenBucket(), []string{key + "s"}, fmtF(sp.Capacity), fmtF(sp.Rate), "1e-400").Err(); err != nil {
+				t.Fatalf("cost 1e-400 on %s: %v", key, err)
+			}
+			states, err := st.Inspect(ctx, []string{key, key + "a", key + "r", key + "s"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
