@@ -51,7 +51,7 @@ type scriptCall struct {
 	key1 [1]string // keys of a one-key call, without an allocation
 	keys []string
 	args []interface{}
-	v    []interface{}
+	v    interface{}
 	err  error
 	done chan struct{}
 }
@@ -60,7 +60,7 @@ var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan st
 
 // run runs a writing script once on keys (nil: key alone), coalesced when the Store does.
 // The error is raw, for decisionErr, but ErrNotSent and *UncertainError are final.
-func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) ([]interface{}, error) {
+func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) (interface{}, error) {
 	if c := s.co; c != nil {
 		if call := c.enqueue(ctx, s, sc, key, keys, args); call != nil {
 			return c.wait(ctx, call)
@@ -71,7 +71,7 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []st
 	if ks == nil {
 		ks = one[:]
 	}
-	return runOnce(ctx, s.rdb, sc, ks, args).Slice()
+	return runOnce(ctx, s.rdb, sc, ks, args).Result()
 }
 
 // enqueue takes a free lane and returns nil, or queues the call and returns it.
@@ -97,7 +97,7 @@ func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key
 }
 
 // wait waits for a queued call's reply, or for the caller's context to end.
-func (c *coalescer) wait(ctx context.Context, call *scriptCall) ([]interface{}, error) {
+func (c *coalescer) wait(ctx context.Context, call *scriptCall) (interface{}, error) {
 	select {
 	case <-call.done:
 		v, err := call.v, call.err
@@ -192,7 +192,7 @@ func (s *Store) sendQueued(calls []*scriptCall) {
 	sendErr := s.sendBatch(ctx, cmds) // fails only the commands that got no reply
 	i := 0
 	for c, n := range runs {
-		v, err := cmds[c].Slice()
+		v, err := cmds[c].Result()
 		if sendErr != nil && !answered(err) {
 			err = sendErr
 		}
@@ -214,51 +214,65 @@ func answered(err error) bool {
 	return err == nil || (errors.As(err, &re) && !redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
-// batchReply is decision j's four elements out of a merged batch reply of n.
-func batchReply(v []interface{}, err error, j, n int) ([]interface{}, error) {
+// batchReply is decision j's record or error out of a batch reply of n.
+func batchReply(v interface{}, err error, j, n int) (interface{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(v) != 4*n {
-		return nil, fmt.Errorf("unexpected batch reply: %d elements for %d decisions", len(v), n)
+	a, _ := v.([]interface{})
+	if len(a) != n {
+		return nil, fmt.Errorf("unexpected batch reply: %v for %d decisions", v, n)
 	}
-	if e, refused := v[4*j].(error); refused {
+	if e, refused := a[j].(error); refused {
 		return nil, e
 	}
-	return v[4*j : 4*j+4 : 4*j+4], nil
+	return a[j], nil
 }
 
 // mergeable is how many calls from the first on can go as one batch: one-key native
 // decisions with a spec of their own and the same options (ARGV[4] and on).
 func mergeable(calls []*scriptCall) int {
 	batchable := func(c *scriptCall) bool {
-		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 3 && c.args[0] != "" && c.args[1] != ""
+		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 2 && c.args[0] != "" && c.args[1] != ""
 	}
 	first := calls[0]
 	if !batchable(first) {
 		return 1
 	}
 	n := 1
-	for n < len(calls) && batchable(calls[n]) && slices.Equal(calls[n].args[3:], first.args[3:]) {
+	for n < len(calls) && batchable(calls[n]) && slices.Equal(options(calls[n].args), options(first.args)) {
 		n++
 	}
 	return n
 }
 
-// takes adds one native EVALSHA deciding calls in order: ARGV the first call's seven, then
-// capacity, rate and cost of each further call.
+// options are a native decision's shared options (ARGV[4] on).
+func options(args []interface{}) []interface{} { return args[min(3, len(args)):] }
+
+// costArg is a native decision's cost argument (ARGV[3], absent when 1).
+func costArg(args []interface{}) interface{} {
+	if len(args) < 3 {
+		return "1"
+	}
+	return args[2]
+}
+
+// takes adds one native EVALSHA deciding calls in order: ARGV the first call's seven ("" where
+// absent), then capacity, rate and cost of each further call.
 func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))
 	for _, c := range calls {
 		b.args = append(b.args, c.keys[0])
 	}
-	b.args = append(b.args, calls[0].args...)
-	for range 7 - len(calls[0].args) {
+	first := calls[0].args
+	b.args = append(b.args, first[0], first[1], costArg(first))
+	b.args = append(b.args, options(first)...)
+	for range 4 - len(options(first)) {
 		b.args = append(b.args, "")
 	}
 	for _, c := range calls[1:] {
-		b.args = append(b.args, c.args[:3]...)
+		b.args = append(b.args, c.args[0], c.args[1], costArg(c.args))
 	}
 	b.cmds = append(b.cmds, redis.NewCmd(ctx, b.args[start:len(b.args):len(b.args)]...))
 }

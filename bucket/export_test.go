@@ -28,6 +28,7 @@ var (
 	GCRALayouts     = gcraLayouts
 	GCRAState       = gcraState
 	NumberOverflows = numberOverflows
+	NativeReply     = nativeResult
 	TokensUsed      = tokensUsed
 	RedisRateSpec   = redisRateSpec
 	ThrottledSpec   = throttledSpec

@@ -7,7 +7,7 @@ import (
 
 // NativeLayout is what bucketctl's own script writes.
 var NativeLayout = Layout{Name: "native", Type: Tagged, TimeUnit: unitUS, Native: true, model: nativeModel{},
-	About: "bucketctl's script: string \"" + nativeTag + "\" + tokens, ts (µs, Redis TIME), capacity, rate, allowed, denied (packed doubles)"}
+	About: "bucketctl's script: string \"" + nativeTag + "\" + last, tokens, ts (µs, Redis TIME), allowed, denied, capacity, rate, expires (packed)"}
 
 // NativeHashLayout is the native layout written before the tagged string: a hash of tokens,
 // ts, capacity, rate, allowed and denied. Such buckets are read, listed and reset as they

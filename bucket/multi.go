@@ -98,7 +98,8 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	if err != nil {
 		return MultiResult{}, s.decisionErr(strings.Join(keys, ","), err, func(err error) error { return multiErr(tiers, keys, err) })
 	}
-	return parseMulti(v, tiers)
+	a, _ := v.([]interface{})
+	return parseMulti(a, tiers)
 }
 
 func tierLabel(t Tier, i int) string {

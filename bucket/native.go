@@ -8,21 +8,40 @@ import (
 	"strings"
 )
 
-// The native bucket is one string: nativeTag, then six little-endian IEEE doubles (tokens,
-// ts in µs, capacity, rate, allowed, denied), exactly as the scripts' prelude packs them
-// with struct.pack('<dddddd', ...) (scripts/number.lua tagged()). Identity is the tag: no
-// other application writes it, so a string without it is never a native bucket.
+// The native bucket is one string of nativeLen bytes, little-endian, exactly as the scripts'
+// prelude packs it with struct.pack('<c13BddI7I7ddI4', ...) (scripts/number.lua): nativeTag,
+// last (1 byte: 1 when the decision that wrote it allowed its request), tokens and ts (µs)
+// as doubles, allowed and denied as 7-byte unsigned integers, capacity and rate as doubles,
+// expires as a 4-byte unsigned Unix second (0: unknown). Identity is the tag: no other
+// application writes it, so a string without it is never a native bucket.
 
 // nativeTag starts every native bucket's value; `redis-cli GET` shows it.
 const nativeTag = "bucketctl:v1:"
 
 // nativeLen is the length of a native bucket's value (within maxNumberLen, so the page
 // read transfers it as it does a number).
-const nativeLen = len(nativeTag) + 6*8
+const nativeLen = len(nativeTag) + 1 + 8 + 8 + 7 + 7 + 8 + 8 + 4
+
+// The offsets of the fields after the tag.
+const (
+	offLast     = len(nativeTag)
+	offTokens   = offLast + 1
+	offTS       = offTokens + 8
+	offAllowed  = offTS + 8
+	offDenied   = offAllowed + 7
+	offCapacity = offDenied + 7
+	offRate     = offCapacity + 8
+	offExpires  = offRate + 8
+)
 
 // NativeValues are the values a native bucket stores.
 type NativeValues struct {
 	Tokens, TS, Capacity, Rate, Allowed, Denied float64
+	// Last says the decision that last wrote the bucket allowed its request.
+	Last bool
+	// Expires is a Unix second before which the TTL the last decision's SET PX gave the key
+	// does not run out (0: unknown); a decision that needs no longer keeps the TTL.
+	Expires uint32
 }
 
 // EncodeNative is the value the native scripts write for v: for tests and for writers of
@@ -30,40 +49,67 @@ type NativeValues struct {
 func EncodeNative(v NativeValues) string {
 	b := make([]byte, nativeLen)
 	copy(b, nativeTag)
-	for i, f := range []float64{v.Tokens, v.TS, v.Capacity, v.Rate, v.Allowed, v.Denied} {
-		binary.LittleEndian.PutUint64(b[len(nativeTag)+8*i:], math.Float64bits(f))
+	if v.Last {
+		b[offLast] = 1
 	}
+	le := binary.LittleEndian
+	le.PutUint64(b[offTokens:], math.Float64bits(v.Tokens))
+	le.PutUint64(b[offTS:], math.Float64bits(v.TS))
+	putUint56(b[offAllowed:], v.Allowed)
+	putUint56(b[offDenied:], v.Denied)
+	le.PutUint64(b[offCapacity:], math.Float64bits(v.Capacity))
+	le.PutUint64(b[offRate:], math.Float64bits(v.Rate))
+	le.PutUint32(b[offExpires:], v.Expires)
 	return string(b)
+}
+
+func putUint56(b []byte, f float64) {
+	u := uint64(f)
+	for i := range 7 {
+		b[i] = byte(u >> (8 * i))
+	}
+}
+
+func uint56(s string) float64 {
+	var u uint64
+	for i := 6; i >= 0; i-- {
+		u = u<<8 | uint64(s[i])
+	}
+	return float64(u)
+}
+
+// float64At is the little-endian double at s[i:].
+func float64At(s string, i int) float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
 }
 
 // IsNativeValue reports whether a string value carries the native bucket's tag.
 func IsNativeValue(v string) bool { return strings.HasPrefix(v, nativeTag) }
 
-// DecodeNative reads a native bucket's value; problem is set (a "corrupt: ..." text) when
-// the value after the tag is not six doubles within the ranges the scripts check.
+// DecodeNative reads a native bucket's value; problem says why it is corrupt when the value
+// after the tag is not the packed fields within the ranges the scripts check.
 func DecodeNative(v string) (NativeValues, string) {
 	if !IsNativeValue(v) || len(v) != nativeLen {
-		return NativeValues{}, fmt.Sprintf("corrupt: the value after the tag is %d bytes, not %d", len(v)-len(nativeTag), nativeLen-len(nativeTag))
+		return NativeValues{}, fmt.Sprintf("the value after the tag is %d bytes, not %d", len(v)-len(nativeTag), nativeLen-len(nativeTag))
 	}
-	var f [6]float64
-	for i := range f {
-		f[i] = math.Float64frombits(le64(v[len(nativeTag)+8*i:]))
-	}
-	n := NativeValues{f[0], f[1], f[2], f[3], f[4], f[5]}
+	n := NativeValues{Tokens: float64At(v, offTokens), TS: float64At(v, offTS),
+		Allowed: uint56(v[offAllowed:]), Denied: uint56(v[offDenied:]),
+		Capacity: float64At(v, offCapacity), Rate: float64At(v, offRate),
+		Last: v[offLast] == 1, Expires: binary.LittleEndian.Uint32([]byte(v[offExpires:]))}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	switch {
 	case !(n.Tokens >= 0 && n.Tokens <= maxTokens):
-		return n, "corrupt: tokens " + g(n.Tokens) + " is out of range"
+		return n, "tokens " + g(n.Tokens) + " is out of range"
 	case !(n.TS >= 0 && n.TS <= maxTime):
-		return n, "corrupt: ts " + g(n.TS) + " is not a time"
+		return n, "ts " + g(n.TS) + " is not a time"
 	case !(n.Capacity > 0 && n.Capacity <= maxCapacity):
-		return n, "corrupt: capacity " + g(n.Capacity) + " is out of range"
+		return n, "capacity " + g(n.Capacity) + " is out of range"
 	case !(n.Rate > 0 && !math.IsInf(n.Rate, 0) && n.Capacity/n.Rate <= maxRefill.Seconds()):
-		return n, "corrupt: rate " + g(n.Rate) + " is out of range"
-	case !(n.Allowed >= 0 && n.Allowed <= maxCounter):
-		return n, "corrupt: allowed " + g(n.Allowed) + " is out of range"
-	case !(n.Denied >= 0 && n.Denied <= maxCounter):
-		return n, "corrupt: denied " + g(n.Denied) + " is out of range"
+		return n, "rate " + g(n.Rate) + " is out of range"
+	case n.Allowed > maxCounter:
+		return n, "allowed " + g(n.Allowed) + " is out of range"
+	case n.Denied > maxCounter:
+		return n, "denied " + g(n.Denied) + " is out of range"
 	}
 	return n, ""
 }
@@ -79,7 +125,7 @@ func classifyNative(st State, t Target, v string) State {
 	st.Spec, st.SpecSource = t.Spec, t.Source
 	n, problem := DecodeNative(v)
 	if problem != "" {
-		st.fail(Corrupt, "%s", strings.TrimPrefix(problem, verdictText[Corrupt]))
+		st.fail(Corrupt, "%s", problem)
 		return st
 	}
 	// The application's spec is the one the bucket stores (as for a native-hash bucket).

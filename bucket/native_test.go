@@ -13,6 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
 	"github.com/bucketctl/bucketctl/bucket/sandbox"
+	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // nativeOf reads the native bucket at key, failing the test when it is not one.
@@ -59,7 +60,7 @@ func TestNativeIsOneTaggedString(t *testing.T) {
 		t.Fatalf("value %q does not start with the tag", raw)
 	}
 	n := nativeOf(t, c, "k")
-	want := bucket.NativeValues{Tokens: 1, TS: 1_700_000_000_000_000, Capacity: 4, Rate: 2, Allowed: 3}
+	want := bucket.NativeValues{Tokens: 1, TS: 1_700_000_000_000_000, Capacity: 4, Rate: 2, Allowed: 3, Last: true}
 	if n != want {
 		t.Fatalf("stored %+v, want %+v", n, want)
 	}
@@ -162,7 +163,7 @@ func TestNativeHashReadResetAndConverted(t *testing.T) {
 	if typ := c.Type(ctx, "old2").Val(); typ != "string" {
 		t.Fatalf("TYPE after the decision %s", typ)
 	}
-	if n := nativeOf(t, c, "old2"); n != (bucket.NativeValues{Tokens: 3, TS: float64(now + 1e6), Capacity: 10, Rate: 1, Allowed: 2}) {
+	if n := nativeOf(t, c, "old2"); n != (bucket.NativeValues{Tokens: 3, TS: float64(now + 1e6), Capacity: 10, Rate: 1, Allowed: 2, Last: true}) {
 		t.Fatalf("converted %+v", n)
 	}
 
@@ -190,6 +191,7 @@ func TestNativeExtremesRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	clock := newClock(1_700_000_000_000_000)
 	st := bucket.NewStore(c, bucket.WithClientClock(clock.now))
+	server := bucket.NewStore(c)
 	specs := []bucket.Spec{spec(1e-300, 1e-300), spec(1e-3, 1e-9), spec(1e15, 1e15), spec(3, 1e-9), spec(1, 1e300)}
 	costs := []float64{0, 1e-300, 5e-324, 0.1, 1}
 	for i, sp := range specs {
@@ -216,7 +218,20 @@ func TestNativeExtremesRoundTrip(t *testing.T) {
 					t.Fatalf("take after reset %s to %v: %v", key, to, err)
 				}
 			}
-			states, err := st.Inspect(ctx, []string{key, key + "a", key + "r"}, nil)
+			// On the server clock the second decision rewrites its record in place
+			// (SETRANGE): the reply and the stored bucket are the same numbers.
+			for range 2 {
+				r, err := server.Take(ctx, key+"s", sp, cost)
+				n := nativeOf(t, c, key+"s")
+				if err != nil || n.Tokens != r.Remaining || n.Capacity != sp.Capacity || n.Rate != sp.Rate || r.Spec != sp {
+					t.Fatalf("server-clock take %s: %+v %v, stored %+v", key, r, err, n)
+				}
+			}
+			// A cost of 1e-400 is 0 to the script's grammar, as to Go's.
+			if err := c.Eval(ctx, scripts.TokenBucket(), []string{key + "s"}, fmtF(sp.Capacity), fmtF(sp.Rate), "1e-400").Err(); err != nil {
+				t.Fatalf("cost 1e-400 on %s: %v", key, err)
+			}
+			states, err := st.Inspect(ctx, []string{key, key + "a", key + "r", key + "s"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +297,7 @@ func TestNativeInProcessPacking(t *testing.T) {
 			t.Fatalf("take %+v: %v", sp, err)
 		}
 		n := nativeOf(t, c, key)
-		want := bucket.NativeValues{Tokens: sp.Capacity - sp.Capacity/3, TS: 1_700_000_000_123_457, Capacity: sp.Capacity, Rate: sp.Rate, Allowed: 1}
+		want := bucket.NativeValues{Tokens: sp.Capacity - sp.Capacity/3, TS: 1_700_000_000_123_457, Capacity: sp.Capacity, Rate: sp.Rate, Allowed: 1, Last: true}
 		if n != want {
 			t.Fatalf("%s: stored %+v, want %+v", key, n, want)
 		}

@@ -47,7 +47,7 @@ func TestNumberGrammarLuaEqualsGo(t *testing.T) {
 		cases = append(cases, s)
 		args = append(args, s)
 	}
-	src := scripts.Prelude + `
+	src := scripts.Prelude + scripts.PreludeCall + `
 local out = {}
 for i = 1, #ARGV do
   local n, over = num(ARGV[i])

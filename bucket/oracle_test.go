@@ -76,18 +76,22 @@ func arr(v any) []any { a, _ := v.([]any); return a }
 
 func oracles(t testing.TB) map[string]oracle {
 	p := bucket.Presets
+	// The native reply is the decision's record, read with the spec and cost it was asked with.
+	var nativeSpec bucket.Spec
+	var nativeCost float64
 	return map[string]oracle{
 		"native": {layout: p["native"], script: redis.NewScript(scripts.TokenBucket()),
 			args: func(k string, sp bucket.Spec, now int64, cost float64) ([]string, []any) {
 				// Its check: the same decision, not taken, and the level it saw in the reply.
+				nativeSpec, nativeCost = sp, cost
 				return []string{k}, []any{num(sp.Capacity), num(sp.Rate), num(cost), strconv.FormatInt(now, 10), "peek"}
 			},
 			reply: func(v any) (bool, time.Duration, bool) {
-				a := arr(v)
-				if a[2].(int64) < 0 {
-					return false, -1, true // never
+				r, err := bucket.NativeReply(v, nativeSpec, nativeCost)
+				if err != nil {
+					t.Fatal(err)
 				}
-				return a[0].(int64) == 1, time.Duration(a[2].(int64)) * time.Microsecond, true
+				return r.Allowed, r.RetryAfter, true
 			}},
 		"webman": {layout: p["webman"], script: loadOracle(t, "webman"), fixedCost: true,
 			args: func(k string, sp bucket.Spec, now int64, _ float64) ([]string, []any) {
@@ -228,7 +232,11 @@ func (o oracle) run(t testing.TB, c *redis.Client, key string, sp bucket.Spec, n
 	}
 	var after string
 	if o.layout.Native {
-		after = arr(v)[1].(string)
+		n, err := bucket.NativeReply(v, sp, cost)
+		if err != nil {
+			t.Fatalf("native script: %v", err)
+		}
+		after = strconv.FormatFloat(n.Remaining, 'g', -1, 64)
 		cost = 0
 	} else if o.layout.Type == bucket.Strings {
 		after, err = c.Get(ctx, key).Result()

@@ -3,6 +3,7 @@ package bucket
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,6 +45,36 @@ type noResend struct{ *redis.Cmd }
 // NoRetry tells go-redis not to re-send the command.
 func (noResend) NoRetry() bool { return true }
 
+// recordLen is the length of token_bucket.lua's reply, the decision's record: allowed,
+// tokens, ts and the two counters as the bucket stores them from its last byte of tag on
+// (struct '<BddI7I7'); capacity and rate ('dd') follow when the spec came from the bucket.
+const recordLen = offCapacity - offLast
+
+// nativeResult reads token_bucket.lua's reply for a decision of cost with spec (the zero
+// spec: the reply carries the stored one). Retry-after and reset-after are computed as the
+// script computed them before it replied with the record alone: the same IEEE operations.
+func nativeResult(v interface{}, spec Spec, cost float64) (Result, error) {
+	s, _ := v.(string)
+	if len(s) != recordLen && len(s) != recordLen+16 {
+		return Result{}, fmt.Errorf("unexpected script reply %q", v)
+	}
+	if len(s) > recordLen {
+		spec = Spec{Capacity: float64At(s, recordLen), Rate: float64At(s, recordLen+8)}
+	}
+	tokens := float64At(s, 1)
+	r := Result{Allowed: s[0] == 1, Spec: spec, Remaining: tokens}
+	switch {
+	case cost > spec.Capacity:
+		r.RetryAfter = -1
+	case tokens < cost:
+		r.RetryAfter = time.Duration(math.Ceil(((cost-tokens)/spec.Rate)*1e6)) * time.Microsecond
+	}
+	r.ResetAfter = time.Duration(math.Ceil(((spec.Capacity-tokens)/spec.Rate)*1e6)) * time.Microsecond
+	return r, nil
+}
+
+// parseResult reads one tier of multi_bucket.lua's reply: allowed, remaining, retry-after
+// and reset-after, then capacity and rate when they came from the bucket.
 func parseResult(v []interface{}, spec Spec) (Result, error) {
 	if len(v) < 4 {
 		return Result{}, fmt.Errorf("unexpected script reply %v", v)

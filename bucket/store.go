@@ -99,9 +99,14 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 	if !spec.IsZero() {
 		capS, rateS = fmtFloat(spec.Capacity), fmtFloat(spec.Rate)
 	}
-	args := []interface{}{capS, rateS, fmtFloat(cost)}
+	// The cost goes when it is not 1 or options follow (the script reads none as 1).
+	args := []interface{}{capS, rateS}
 	keep := s.keep && !peek
-	if s.now != nil || peek || s.grace != "" || keep {
+	options := s.now != nil || peek || s.grace != "" || keep
+	if cost != 1 || options {
+		args = append(args, fmtFloat(cost))
+	}
+	if options {
 		now := ""
 		if s.now != nil {
 			now = strconv.FormatInt(s.now().UnixMicro(), 10)
@@ -144,7 +149,7 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	if err != nil {
 		return Result{}, s.decisionErr(key, err, func(err error) error { return scriptErr(key, err) })
 	}
-	return parseResult(v, spec)
+	return nativeResult(v, spec, cost)
 }
 
 // Peek computes the decision Take would make without writing anything: it runs the script
@@ -156,15 +161,15 @@ func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (
 	}
 	keys := []string{key}
 	args := s.argv(spec, cost, true)
-	v, err := nativeScript().RunRO(ctx, s.rdb, keys, args...).Slice()
+	v, err := nativeScript().RunRO(ctx, s.rdb, keys, args...).Result()
 	if err != nil && isUnknownCommand(err) {
-		v, err = nativeScript().Run(ctx, s.rdb, keys, args...).Slice()
+		v, err = nativeScript().Run(ctx, s.rdb, keys, args...).Result()
 	}
 	if err != nil {
 		s.networkErr(err)
 		return Result{}, scriptErr(key, err)
 	}
-	return parseResult(v, spec)
+	return nativeResult(v, spec, cost)
 }
 
 // LoadScript loads the native scripts (single and multi-tier) on every master (one for a standalone or Sentinel

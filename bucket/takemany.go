@@ -121,9 +121,9 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	b.errs = grow(b.errs, len(keys))
 	errs := b.errs
 	for i, c := range cmds {
-		v, err := c.Slice()
+		v, err := c.Result()
 		if err == nil {
-			out[i], err = parseResult(v, spec)
+			out[i], err = nativeResult(v, spec, cost)
 		} else {
 			err = scriptErr(keys[i], err)
 		}

@@ -20,10 +20,10 @@ const (
 	// %R~* allows reading every key and writing none.
 	aclReadOnly = "on resetchannels %R~* -@all +ping +type +pttl +hgetall +get +getrange +time +scan +evalsha_ro +eval_ro +hmget +exists +hlen +strlen"
 	// aclRunbook adds what consume, reset and script load send (EVALSHA, EVAL on
-	// NOSCRIPT, SCRIPT LOAD) and what their scripts call (DEL, HSET, SET, PEXPIRE, and
-	// PTTL, already granted above), with write access to the keys.
+	// NOSCRIPT, SCRIPT LOAD) and what their scripts call (DEL, HSET, SET, SETRANGE,
+	// PEXPIRE, and PTTL, already granted above), with write access to the keys.
 	aclRunbook = "on resetchannels ~* -@all +ping +type +pttl +hgetall +get +getrange +time +scan +evalsha_ro +eval_ro +hmget +exists +hlen +strlen " +
-		"+evalsha +eval +script|load +del +hset +set +pexpire"
+		"+evalsha +eval +script|load +del +hset +set +setrange +pexpire"
 )
 
 func TestACLLeastPrivilege(t *testing.T) {

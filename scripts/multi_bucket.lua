@@ -32,6 +32,8 @@
 -- (number.lua); the refill, waits and writes are token_bucket.lua's, and both are tested
 -- against the same Go model.
 
+local num, native, refusal, tagged, ttl_ms, checked, clock, struct =
+  prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
 local n = #KEYS
 if n == 0 or #ARGV ~= 2 + 3 * n then
   return redis.error_reply('ERR bucketctl: want 2 + 3 arguments per key, got ' .. #ARGV .. ' for ' .. n .. ' keys')
@@ -122,8 +124,10 @@ if not impossible then
     elseif not t.ok then
       t.n_denied = t.n_denied + 1
     end
-    redis.call('SET', t.key, TAG .. struct.pack('<dddddd', t.tokens, t.ts, t.capacity, t.rate, t.n_allowed, t.n_denied),
-      'PX', ttl_ms(t.capacity, t.tokens, t.rate, grace))
+    local last = 0
+    if denied == 0 then last = 1 end
+    redis.call('SET', t.key, struct.pack('<c13BddI7I7ddI4', TAG, last, t.tokens, t.ts, t.n_allowed, t.n_denied,
+      t.capacity, t.rate, 0), 'PX', ttl_ms(t.capacity, t.tokens, t.rate, grace))
   end
 end
 

@@ -2,154 +2,172 @@
 -- this text (scripts.go assembles them), so the number grammar and the native bucket's ranges
 -- are written once on the Lua side. Their Go side: bucket/number.go ParseNumber and
 -- bucket/classify.go; a table test runs both on the same strings against a real server.
+--
+-- Cost: a Redis script runs its whole text on every call, and every function it defines is
+-- a closure made anew each time (more for each local it captures). So the constants are
+-- plain locals and the functions are made by prelude(), called by a script where it needs
+-- them (token_bucket.lua on its refusals and rare arguments only), with the constants
+-- passed in: prelude itself captures nothing.
 
--- num(v): the number v holds by the one grammar, or nil. Grammar: optional sign, digits,
--- optional fraction, optional exponent, at most 64 bytes, finite; no spaces, hex, inf, nan.
--- The byte class leaves tonumber nothing but the grammar (Lua's strtod then refuses a
--- malformed rest); a value of that form that overflows gives nil, 'overflow' (corrupt).
--- The class is tested anchored, '^[...]*$': one pass over the bytes, where the unanchored
--- search for a byte outside it restarts at every byte.
--- Cost: a Redis script runs its whole text on every call, so these functions are made anew
--- each time, and every local they capture is an upvalue made and closed per call: num
--- captures nothing, native only num, and the constants are their own locals.
-local function num(v)
-  if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, '^[0-9eE%.%+%-]*$') then return nil end
-  local n = tonumber(v)
-  if n == nil or n ~= n then return nil end
-  if n - n ~= 0 then return nil, 'overflow' end -- +-inf (NaN is refused above)
-  return n
-end
+-- The native bucket: one string of NATIVE_LEN bytes (at most the 64 of a stored number, so
+-- the read path fetches it as one), little-endian, written with struct.pack('<c13BddI7I7ddI4'):
+--   TAG (TAG_LEN bytes), last (1 byte: 1 when the decision that wrote it allowed its
+--   request, else 0; written, never checked), tokens (double), ts (double, µs), allowed and denied (7-byte
+--   unsigned integers), capacity and rate (doubles), expires (4-byte unsigned: a Unix
+--   second before which the TTL the last SET PX gave the key does not run out; 0 unknown).
+-- Identity is the tag; bucket/native.go decodes the same bytes. A decision rewrites bytes
+-- 14 to 44 (last to denied) in place when its spec and TTL stand (token_bucket.lua).
+local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 64
+-- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
+local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
 
--- native(h): the verdict on a native bucket of the hash layout written before the tagged
--- string (native-hash, converted by its first decision), read as HGETALL key (h: field, value, field,
--- value, ...; the reply of a missing key, {}, is no bucket and not asked here). Returns
--- tokens, ts, capacity, rate, allowed, denied (a missing counter is 0) and the stored
--- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
--- bucket: a field missing, others besides, a value not a number), 'none' (a hash with no
--- field of a native bucket at all), 'layout' (a level with no capacity field: a bucket of
--- another layout) or 'corrupt' (a native bucket whose stored value overflows or is out of
--- range); refusal(kind, why) is the error reply's text for such a verdict.
--- native() without a hash returns the ranges of a stored bucket, the one place they are
--- written on the Lua side: MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S below.
--- The common path reads the fields where token_bucket.lua wrote them (tokens, ts, a
--- counter, capacity, rate, the other counter) and allocates one string (the values joined);
--- any other order takes the loop, and messages are built on the refusing paths only.
-local function native(h)
-  -- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
-  local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
-  if h == nil then return MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S end
-  local n, v1, v2, v3, v4, v5, v6 = #h
-  if h[1] == 'tokens' and h[3] == 'ts' and h[7] == 'capacity' and h[9] == 'rate' and (n == 10 or n == 12) then
-    local f5, f11 = h[5], h[11]
-    if f5 == 'allowed' and (f11 == 'denied' or n == 10) then
-      v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[6], h[12]
-    elseif f5 == 'denied' and (f11 == 'allowed' or n == 10) then
-      v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[12], h[6]
+-- prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S):
+-- num, native, refusal, tagged, ttl_ms, checked, clock and struct (below), for the
+-- constants above.
+local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
+  -- num(v): the number v holds by the one grammar, or nil. Grammar: optional sign, digits,
+  -- optional fraction, optional exponent, at most 64 bytes, finite; no spaces, hex, inf, nan.
+  -- The byte class leaves tonumber nothing but the grammar (Lua's strtod then refuses a
+  -- malformed rest); a value of that form that overflows gives nil, 'overflow' (corrupt).
+  -- The class is tested anchored, '^[...]*$': one pass over the bytes, where the unanchored
+  -- search for a byte outside it restarts at every byte.
+  local function num(v)
+    if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, '^[0-9eE%.%+%-]*$') then return nil end
+    local n = tonumber(v)
+    if n == nil or n ~= n then return nil end
+    if n - n ~= 0 then return nil, 'overflow' end -- +-inf (NaN is refused above)
+    return n
+  end
+
+  -- native(h): the verdict on a native bucket of the hash layout written before the tagged
+  -- string (native-hash, converted by its first decision), read as HGETALL key (h: field, value, field,
+  -- value, ...; the reply of a missing key, {}, is no bucket and not asked here). Returns
+  -- tokens, ts, capacity, rate, allowed, denied (a missing counter is 0) and the stored
+  -- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
+  -- bucket: a field missing, others besides, a value not a number), 'none' (a hash with no
+  -- field of a native bucket at all), 'layout' (a level with no capacity field: a bucket of
+  -- another layout) or 'corrupt' (a native bucket whose stored value overflows or is out of
+  -- range); refusal(kind, why) is the error reply's text for such a verdict.
+  -- The common path reads the fields where token_bucket.lua wrote them (tokens, ts, a
+  -- counter, capacity, rate, the other counter) and allocates one string (the values joined);
+  -- any other order takes the loop, and messages are built on the refusing paths only.
+  local function native(h)
+    local n, v1, v2, v3, v4, v5, v6 = #h
+    if h[1] == 'tokens' and h[3] == 'ts' and h[7] == 'capacity' and h[9] == 'rate' and (n == 10 or n == 12) then
+      local f5, f11 = h[5], h[11]
+      if f5 == 'allowed' and (f11 == 'denied' or n == 10) then
+        v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[6], h[12]
+      elseif f5 == 'denied' and (f11 == 'allowed' or n == 10) then
+        v1, v2, v3, v4, v5, v6 = h[2], h[4], h[8], h[10], h[12], h[6]
+      end
     end
-  end
-  if v1 == nil then -- any order: each field once, none besides
-    local others = false
-    for i = 1, n, 2 do
-      local f = h[i]
-      if f == 'tokens' then v1 = h[i + 1] elseif f == 'ts' then v2 = h[i + 1]
-      elseif f == 'capacity' then v3 = h[i + 1] elseif f == 'rate' then v4 = h[i + 1]
-      elseif f == 'allowed' then v5 = h[i + 1] elseif f == 'denied' then v6 = h[i + 1]
-      else others = true end
+    if v1 == nil then -- any order: each field once, none besides
+      local others = false
+      for i = 1, n, 2 do
+        local f = h[i]
+        if f == 'tokens' then v1 = h[i + 1] elseif f == 'ts' then v2 = h[i + 1]
+        elseif f == 'capacity' then v3 = h[i + 1] elseif f == 'rate' then v4 = h[i + 1]
+        elseif f == 'allowed' then v5 = h[i + 1] elseif f == 'denied' then v6 = h[i + 1]
+        else others = true end
+      end
+      if not (v1 or v2 or v3 or v4 or v5 or v6) then return nil, 'none', 'no field of a bucket' end
+      if v1 and not v3 then return nil, 'layout', 'no capacity field' end
+      if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
+      if others then return nil, 'shape', 'the hash holds other fields too' end
     end
-    if not (v1 or v2 or v3 or v4 or v5 or v6) then return nil, 'none', 'no field of a bucket' end
-    if v1 and not v3 then return nil, 'layout', 'no capacity field' end
-    if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
-    if others then return nil, 'shape', 'the hash holds other fields too' end
-  end
-  -- The common path, a bucket as token_bucket.lua writes it: every value a digit, then digits
-  -- and dots, with no two dots in one value (two patterns over the values joined by spaces,
-  -- each matched in linear time: no quantifier can give up characters to the next; the joined
-  -- length bounds each value's). Such a value is a number Lua's arithmetic converts as
-  -- tonumber does, with one strtod (tonumber makes two), never negative, NaN or infinite;
-  -- so only the upper ranges are left to compare.
-  local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
-  if #j <= 64 and string.find(j, '^%d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]*$')
-    and not string.find(j, '%.%d*%.') then
-    local t, ts, c, r, a, d = v1 + 0, v2 + 0, v3 + 0, v4 + 0, 0, 0
-    if v5 then a = v5 + 0 end
-    if v6 then d = v6 + 0 end
-    if t <= MAX_TOKENS and ts <= MAX_TIME_US and c > 0 and c <= MAX_TOKENS and r > 0
-      and c / r <= MAX_REFILL_S and a <= MAX_COUNTER and d <= MAX_COUNTER then
-      return t, ts, c, r, a, d, v3, v4
+    -- The common path, a bucket as token_bucket.lua writes it: every value a digit, then digits
+    -- and dots, with no two dots in one value (two patterns over the values joined by spaces,
+    -- each matched in linear time: no quantifier can give up characters to the next; the joined
+    -- length bounds each value's). Such a value is a number Lua's arithmetic converts as
+    -- tonumber does, with one strtod (tonumber makes two), never negative, NaN or infinite;
+    -- so only the upper ranges are left to compare.
+    local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
+    if #j <= 64 and string.find(j, '^%d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]*$')
+      and not string.find(j, '%.%d*%.') then
+      local t, ts, c, r, a, d = v1 + 0, v2 + 0, v3 + 0, v4 + 0, 0, 0
+      if v5 then a = v5 + 0 end
+      if v6 then d = v6 + 0 end
+      if t <= MAX_TOKENS and ts <= MAX_TIME_US and c > 0 and c <= MAX_TOKENS and r > 0
+        and c / r <= MAX_REFILL_S and a <= MAX_COUNTER and d <= MAX_COUNTER then
+        return t, ts, c, r, a, d, v3, v4
+      end
     end
-  end
-  -- Else (a value in exponent form, say) the grammar's byte class over the values joined,
-  -- then tonumber on each as num() does; NaN fails every range comparison, and r - r == 0
-  -- refuses an infinite rate. Anything else (a value out of the grammar, an overflow, one
-  -- over 64 bytes) takes the per-field path below, which names the first bad one.
-  j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
-  if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
-      and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
-    local t, ts, c, r, a, d = tonumber(v1), tonumber(v2), tonumber(v3), tonumber(v4), 0, 0
-    if v5 then a = tonumber(v5) end
-    if v6 then d = tonumber(v6) end
-    if t and ts and c and r and a and d
-      and t >= 0 and t <= MAX_TOKENS and ts >= 0 and ts <= MAX_TIME_US
-      and c > 0 and c <= MAX_TOKENS and r > 0 and r - r == 0 and c / r <= MAX_REFILL_S
-      and a >= 0 and a <= MAX_COUNTER and d >= 0 and d <= MAX_COUNTER then
-      return t, ts, c, r, a, d, v3, v4
+    -- Else (a value in exponent form, say) the grammar's byte class over the values joined,
+    -- then tonumber on each as num() does; NaN fails every range comparison, and r - r == 0
+    -- refuses an infinite rate. Anything else (a value out of the grammar, an overflow, one
+    -- over 64 bytes) takes the per-field path below, which names the first bad one.
+    j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
+    if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
+        and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
+      local t, ts, c, r, a, d = tonumber(v1), tonumber(v2), tonumber(v3), tonumber(v4), 0, 0
+      if v5 then a = tonumber(v5) end
+      if v6 then d = tonumber(v6) end
+      if t and ts and c and r and a and d
+        and t >= 0 and t <= MAX_TOKENS and ts >= 0 and ts <= MAX_TIME_US
+        and c > 0 and c <= MAX_TOKENS and r > 0 and r - r == 0 and c / r <= MAX_REFILL_S
+        and a >= 0 and a <= MAX_COUNTER and d >= 0 and d <= MAX_COUNTER then
+        return t, ts, c, r, a, d, v3, v4
+      end
     end
+    -- Each present field by the grammar, in the fields' order (the first bad one is named).
+    local t, o1 = num(v1)
+    local ts, o2, c, o3, r, o4, a, o5, d, o6
+    if t then ts, o2 = num(v2) end
+    if ts then c, o3 = num(v3) end
+    if c then r, o4 = num(v4) end
+    if r then
+      a, d = 0, 0
+      if v5 then a, o5 = num(v5) end
+      if a and v6 then d, o6 = num(v6) end
+    end
+    if not (t and ts and c and r and a and d) then
+      local i, over = 6, o6
+      if not t then i, over = 1, o1 elseif not ts then i, over = 2, o2 elseif not c then i, over = 3, o3
+      elseif not r then i, over = 4, o4 elseif not a then i, over = 5, o5 end
+      local name = ({ 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied' })[i]
+      if over then return nil, 'corrupt', name .. ' ' .. ({ v1, v2, v3, v4, v5, v6 })[i] .. ' overflows a float' end
+      return nil, 'shape', 'field ' .. name .. ' is not a number'
+    end
+    if t < 0 or t > MAX_TOKENS then return nil, 'corrupt', 'tokens ' .. v1 .. ' is out of range' end
+    if ts < 0 or ts > MAX_TIME_US then return nil, 'corrupt', 'ts ' .. v2 .. ' is not a time' end
+    if c <= 0 or c > MAX_TOKENS then return nil, 'corrupt', 'capacity ' .. v3 .. ' is out of range' end
+    if r <= 0 or c / r > MAX_REFILL_S then return nil, 'corrupt', 'rate ' .. v4 .. ' is out of range' end
+    if a < 0 or a > MAX_COUNTER then return nil, 'corrupt', 'allowed ' .. v5 .. ' is out of range' end
+    if d < 0 or d > MAX_COUNTER then return nil, 'corrupt', 'denied ' .. v6 .. ' is out of range' end
+    return t, ts, c, r, a, d, v3, v4
   end
-  -- Each present field by the grammar, in the fields' order (the first bad one is named).
-  local t, o1 = num(v1)
-  local ts, o2, c, o3, r, o4, a, o5, d, o6
-  if t then ts, o2 = num(v2) end
-  if ts then c, o3 = num(v3) end
-  if c then r, o4 = num(v4) end
-  if r then
-    a, d = 0, 0
-    if v5 then a, o5 = num(v5) end
-    if a and v6 then d, o6 = num(v6) end
+
+  -- refusal(kind, why): the error text of the writing scripts for a key native() refused
+  -- (kind and why as native() returns them); bucket/errors.go reads it back.
+  local function refusal(kind, why)
+    if kind == 'corrupt' then return 'ERR bucketctl: corrupt bucket: ' .. why .. ': left untouched' end
+    if kind == 'none' then return 'WRONGTYPE bucketctl: the key exists but is not a token bucket' end
+    if kind == 'layout' then
+      return 'ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout'
+    end
+    return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
   end
-  if not (t and ts and c and r and a and d) then
-    local i, over = 6, o6
-    if not t then i, over = 1, o1 elseif not ts then i, over = 2, o2 elseif not c then i, over = 3, o3
-    elseif not r then i, over = 4, o4 elseif not a then i, over = 5, o5 end
-    local name = ({ 'tokens', 'ts', 'capacity', 'rate', 'allowed', 'denied' })[i]
-    if over then return nil, 'corrupt', name .. ' ' .. ({ v1, v2, v3, v4, v5, v6 })[i] .. ' overflows a float' end
-    return nil, 'shape', 'field ' .. name .. ' is not a number'
-  end
-  if t < 0 or t > MAX_TOKENS then return nil, 'corrupt', 'tokens ' .. v1 .. ' is out of range' end
-  if ts < 0 or ts > MAX_TIME_US then return nil, 'corrupt', 'ts ' .. v2 .. ' is not a time' end
-  if c <= 0 or c > MAX_TOKENS then return nil, 'corrupt', 'capacity ' .. v3 .. ' is out of range' end
-  if r <= 0 or c / r > MAX_REFILL_S then return nil, 'corrupt', 'rate ' .. v4 .. ' is out of range' end
-  if a < 0 or a > MAX_COUNTER then return nil, 'corrupt', 'allowed ' .. v5 .. ' is out of range' end
-  if d < 0 or d > MAX_COUNTER then return nil, 'corrupt', 'denied ' .. v6 .. ' is out of range' end
-  return t, ts, c, r, a, d, v3, v4
-end
 
--- refusal(kind, why): the error text of the writing scripts for a key native() refused
--- (kind and why as native() returns them); bucket/errors.go reads it back.
-local function refusal(kind, why)
-  if kind == 'corrupt' then return 'ERR bucketctl: corrupt bucket: ' .. why .. ': left untouched' end
-  if kind == 'none' then return 'WRONGTYPE bucketctl: the key exists but is not a token bucket' end
-  if kind == 'layout' then
-    return 'ERR bucketctl: not a native bucket (no capacity field): another layout, use inspect/reset with --layout'
-  end
-  return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
-end
-
--- The ranges, for the scripts' own checks of their arguments.
-local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = native()
-
--- The native bucket: one string, TAG then six little-endian doubles (struct '<dddddd'):
--- tokens, ts (µs), capacity, rate, allowed, denied; NATIVE_LEN bytes in all (TAG_LEN the
--- tag's). Identity is
--- the tag; bucket/native.go decodes the same bytes. native() above reads the hash layout
--- written before (native-hash), which a decision converts to this form.
-local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 61
-
--- struct is Redis's; an in-process server without it (the demo's miniredis sandbox) gets
--- the same '<dddddd' packing in plain Lua (the table is built only there).
-local struct = rawget(_G, 'struct') or {
-  pack = function(_, ...)
-    local out, floor = {}, math.floor
-    for _, x in ipairs({ ... }) do
+  -- struct is Redis's; an in-process server without it (the demo's miniredis sandbox) gets
+  -- the same little-endian packing of the formats the scripts use ('<', cN, B, x, IN, d) in
+  -- plain Lua (the table is built only there).
+  local struct = rawget(_G, 'struct') or (function()
+    local floor, char, byte = math.floor, string.char, string.byte
+    local function items(f)
+      local out = {}
+      for o, n in string.gmatch(f, '([cBxId])(%d*)') do
+        local size = tonumber(n)
+        if o == 'B' or o == 'x' then size = 1 elseif o == 'd' then size = 8 end
+        out[#out + 1] = { o, size }
+      end
+      return out
+    end
+    local function le(x, size) -- an unsigned integer's bytes
+      local b = {}
+      for i = 1, size do b[i] = char(x % 256); x = floor(x / 256) end
+      return table.concat(b)
+    end
+    local function double(x)
       local sign, mant, expo = 0, 0, 0
       if x < 0 or (x == 0 and 1 / x < 0) then sign, x = 1, -x end
       if x ~= x then mant, expo = 2 ^ 51, 2047
@@ -158,103 +176,130 @@ local struct = rawget(_G, 'struct') or {
         local m, e = math.frexp(x)
         if e + 1022 >= 1 then mant, expo = (m * 2 - 1) * 2 ^ 52, e + 1022 else mant = math.ldexp(m, e + 1074) end
       end
-      local lo, hi = mant % 2 ^ 32, sign * 2 ^ 31 + expo * 2 ^ 20 + floor(mant / 2 ^ 32)
-      for _, w in ipairs({ lo, hi }) do
-        out[#out + 1] = string.char(w % 256, floor(w / 256) % 256, floor(w / 65536) % 256, floor(w / 16777216) % 256)
+      return le(mant % 2 ^ 32, 4) .. le(sign * 2 ^ 31 + expo * 2 ^ 20 + floor(mant / 2 ^ 32), 4)
+    end
+    local function uint(v, at, size)
+      local x = 0
+      for i = at + size - 1, at, -1 do x = x * 256 + byte(v, i) end
+      return x
+    end
+    return {
+      pack = function(f, ...)
+        local args, out, j = { ... }, {}, 0
+        for i, it in ipairs(items(f)) do
+          local o = it[1]
+          if o == 'x' then out[i] = '\0' else
+            j = j + 1
+            local x = args[j]
+            if o == 'c' then out[i] = string.sub(x, 1, it[2])
+            elseif o == 'd' then out[i] = double(x)
+            else out[i] = le(x, it[2]) end
+          end
+        end
+        return table.concat(out)
+      end,
+      unpack = function(f, v, at)
+        local out = {}
+        at = at or 1
+        for _, it in ipairs(items(f)) do
+          local o, size, i = it[1], it[2], #out + 1
+          if o == 'x' then i = nil
+          elseif o == 'c' then out[i] = string.sub(v, at, at + size - 1)
+          elseif o == 'd' then
+            local lo, hi = uint(v, at, 4), uint(v, at + 4, 4)
+            local sign = 1
+            if hi >= 2 ^ 31 then sign, hi = -1, hi - 2 ^ 31 end
+            local expo, mant = floor(hi / 2 ^ 20), (hi % 2 ^ 20) * 2 ^ 32 + lo
+            if expo == 2047 then
+              if mant == 0 then out[i] = sign * math.huge else out[i] = 0 / 0 end
+            elseif expo == 0 then out[i] = sign * math.ldexp(mant, -1074)
+            else out[i] = sign * math.ldexp(mant + 2 ^ 52, expo - 1075) end
+          else out[i] = uint(v, at, size) end
+          at = at + size
+        end
+        out[#out + 1] = at
+        return unpack(out)
+      end,
+    }
+  end)()
+
+  -- tagged(v): the verdict on a string read with GET, as native() gives it for a hash:
+  -- tokens, ts, capacity, rate, allowed, denied, expires, or nil, kind, why ('none': no tag,
+  -- so not a native bucket; 'corrupt': the tag with a payload of another length or out of
+  -- range). token_bucket.lua makes the same checks inline.
+  local function tagged(v)
+    if string.sub(v, 1, TAG_LEN) ~= TAG then return nil, 'none', 'a string without the tag' end
+    if #v ~= NATIVE_LEN then
+      return nil, 'corrupt', 'the value after the tag is ' .. (#v - TAG_LEN) .. ' bytes, not ' .. (NATIVE_LEN - TAG_LEN)
+    end
+    local _, _, t, ts, a, d, c, r, e = struct.unpack('<c13BddI7I7ddI4', v)
+    local g = '%.17g'
+    if not (t >= 0 and t <= MAX_TOKENS) then return nil, 'corrupt', 'tokens ' .. string.format(g, t) .. ' is out of range' end
+    if not (ts >= 0 and ts <= MAX_TIME_US) then return nil, 'corrupt', 'ts ' .. string.format(g, ts) .. ' is not a time' end
+    if not (c > 0 and c <= MAX_TOKENS) then return nil, 'corrupt', 'capacity ' .. string.format(g, c) .. ' is out of range' end
+    if not (r > 0 and r - r == 0 and c / r <= MAX_REFILL_S) then
+      return nil, 'corrupt', 'rate ' .. string.format(g, r) .. ' is out of range'
+    end
+    if a > MAX_COUNTER then return nil, 'corrupt', 'allowed ' .. string.format(g, a) .. ' is out of range' end
+    if d > MAX_COUNTER then return nil, 'corrupt', 'denied ' .. string.format(g, d) .. ' is out of range' end
+    return t, ts, c, r, a, d, e
+  end
+
+  -- ttl_ms(capacity, tokens, rate, grace): the TTL every write of a native bucket sets with
+  -- its value (SET PX): the time until full, rounded up to whole ms, plus the grace that keeps
+  -- the counters readable (expiry of a full bucket is lossless: a missing bucket starts full).
+  local function ttl_ms(capacity, tokens, rate, grace)
+    local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
+    if ttl < 1 then return 1 end
+    return ttl
+  end
+
+  -- The writing scripts' checks of their arguments, each rule once: by the one grammar, num(),
+  -- and within the ranges native() holds a stored bucket to, so that no script writes what
+  -- its own identity check would then refuse as corrupt.
+  -- checked(cap_s, rate_s, cost_s): capacity, rate and cost as numbers, or false and the error
+  -- reply's text. cap_s nil checks the cost alone (the spec is the stored one, which native()
+  -- has checked). A cost of '1', the common one, needs no parsing.
+  local function checked(cap_s, rate_s, cost_s)
+    local capacity, rate, cost = nil, nil, 1
+    if cap_s then
+      capacity, rate = num(cap_s), num(rate_s)
+      if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
+        return false, 'ERR bucketctl: capacity must be a positive finite number of at most 1e15'
+      end
+      if not rate or rate <= 0 then return false, 'ERR bucketctl: rate must be a positive finite number' end
+      -- A bucket must refill within 100 years, so its TTL (SET PX, milliseconds) stays finite.
+      if capacity / rate > MAX_REFILL_S then
+        return false, 'ERR bucketctl: capacity/rate must refill within 100 years'
       end
     end
-    return table.concat(out)
-  end,
-  unpack = function(_, v, at)
-    local out = {}
-    for i = 0, 5 do
-      local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(v, at + 8 * i, at + 8 * i + 7)
-      local lo, hi = b1 + b2 * 256 + b3 * 65536 + b4 * 16777216, b5 + b6 * 256 + b7 * 65536 + b8 * 16777216
-      local sign = 1
-      if hi >= 2 ^ 31 then sign, hi = -1, hi - 2 ^ 31 end
-      local expo, mant = math.floor(hi / 2 ^ 20), (hi % 2 ^ 20) * 2 ^ 32 + lo
-      if expo == 2047 then
-        if mant == 0 then out[i + 1] = sign * math.huge else out[i + 1] = 0 / 0 end
-      elseif expo == 0 then out[i + 1] = sign * math.ldexp(mant, -1074)
-      else out[i + 1] = sign * math.ldexp(mant + 2 ^ 52, expo - 1075) end
+    if cost_s ~= '1' then
+      cost = num(cost_s)
+      if not cost or cost < 0 then return false, 'ERR bucketctl: cost must be a finite number >= 0' end
     end
-    return unpack(out)
-  end,
-}
+    return capacity, rate, cost
+  end
 
--- tagged(v): the verdict on a string read with GET, as native() gives it for a hash:
--- tokens, ts, capacity, rate, allowed, denied, or nil, kind, why ('none': no tag, so
--- not a native bucket; 'corrupt': the tag with a payload of another length or out of range).
-local function tagged(v)
-  if string.sub(v, 1, TAG_LEN) ~= TAG then return nil, 'none', 'a string without the tag' end
-  if #v ~= NATIVE_LEN then
-    return nil, 'corrupt', 'the value after the tag is ' .. (#v - TAG_LEN) .. ' bytes, not ' .. (NATIVE_LEN - TAG_LEN)
+  -- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
+  -- read) and its TTL grace in whole milliseconds (absent or "": 60000; SET PX takes an
+  -- integer), or false and the error reply's text. A time is a stored one's (0 to
+  -- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite SET PX.
+  local function clock(now_s, grace_s)
+    local now, grace = nil, 60000
+    if now_s and now_s ~= '' then
+      now = num(now_s)
+      if not now or now < 0 or now > MAX_TIME_US then
+        return false, 'ERR bucketctl: now must be microseconds since 1970 (0 to 1e17)'
+      end
+    end
+    if grace_s and grace_s ~= '' then
+      grace = num(grace_s)
+      if not grace or grace < 0 or grace > MAX_REFILL_S * 1000 or grace % 1 ~= 0 then
+        return false, 'ERR bucketctl: the TTL grace must be whole milliseconds, 0 to 100 years'
+      end
+    end
+    return now, grace
   end
-  local t, ts, c, r, a, d = struct.unpack('<dddddd', v, TAG_LEN + 1)
-  local g = '%.17g'
-  if not (t >= 0 and t <= MAX_TOKENS) then return nil, 'corrupt', 'tokens ' .. string.format(g, t) .. ' is out of range' end
-  if not (ts >= 0 and ts <= MAX_TIME_US) then return nil, 'corrupt', 'ts ' .. string.format(g, ts) .. ' is not a time' end
-  if not (c > 0 and c <= MAX_TOKENS) then return nil, 'corrupt', 'capacity ' .. string.format(g, c) .. ' is out of range' end
-  if not (r > 0 and r - r == 0 and c / r <= MAX_REFILL_S) then
-    return nil, 'corrupt', 'rate ' .. string.format(g, r) .. ' is out of range'
-  end
-  if not (a >= 0 and a <= MAX_COUNTER) then return nil, 'corrupt', 'allowed ' .. string.format(g, a) .. ' is out of range' end
-  if not (d >= 0 and d <= MAX_COUNTER) then return nil, 'corrupt', 'denied ' .. string.format(g, d) .. ' is out of range' end
-  return t, ts, c, r, a, d
-end
 
--- ttl_ms(capacity, tokens, rate, grace): the TTL every write of a native bucket sets with
--- its value (SET PX): the time until full, rounded up to whole ms, plus the grace that keeps
--- the counters readable (expiry of a full bucket is lossless: a missing bucket starts full).
-local function ttl_ms(capacity, tokens, rate, grace)
-  local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
-  if ttl < 1 then return 1 end
-  return ttl
-end
-
--- The writing scripts' checks of their arguments, each rule once: by the one grammar, num(),
--- and within the ranges native() holds a stored bucket to, so that no script writes what
--- its own identity check would then refuse as corrupt.
--- checked(cap_s, rate_s, cost_s): capacity, rate and cost as numbers, or false and the error
--- reply's text. cap_s nil checks the cost alone (the spec is the stored one, which native()
--- has checked). A cost of '1', the common one, needs no parsing.
-local function checked(cap_s, rate_s, cost_s)
-  local capacity, rate, cost = nil, nil, 1
-  if cap_s then
-    capacity, rate = num(cap_s), num(rate_s)
-    if not capacity or capacity <= 0 or capacity > MAX_TOKENS then
-      return false, 'ERR bucketctl: capacity must be a positive finite number of at most 1e15'
-    end
-    if not rate or rate <= 0 then return false, 'ERR bucketctl: rate must be a positive finite number' end
-    -- A bucket must refill within 100 years, so its TTL (SET PX, milliseconds) stays finite.
-    if capacity / rate > MAX_REFILL_S then
-      return false, 'ERR bucketctl: capacity/rate must refill within 100 years'
-    end
-  end
-  if cost_s ~= '1' then
-    cost = num(cost_s)
-    if not cost or cost < 0 then return false, 'ERR bucketctl: cost must be a finite number >= 0' end
-  end
-  return capacity, rate, cost
-end
-
--- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
--- read) and its TTL grace in whole milliseconds (absent or "": 60000; SET PX takes an
--- integer), or false and the error reply's text. A time is a stored one's (0 to
--- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite SET PX.
-local function clock(now_s, grace_s)
-  local now, grace = nil, 60000
-  if now_s and now_s ~= '' then
-    now = num(now_s)
-    if not now or now < 0 or now > MAX_TIME_US then
-      return false, 'ERR bucketctl: now must be microseconds since 1970 (0 to 1e17)'
-    end
-  end
-  if grace_s and grace_s ~= '' then
-    grace = num(grace_s)
-    if not grace or grace < 0 or grace > MAX_REFILL_S * 1000 or grace % 1 ~= 0 then
-      return false, 'ERR bucketctl: the TTL grace must be whole milliseconds, 0 to 100 years'
-    end
-  end
-  return now, grace
+  return num, native, refusal, tagged, ttl_ms, checked, clock, struct
 end

@@ -52,6 +52,9 @@
 --        declared for it: each left untouched.
 -- The number grammar, ranges and the native identity are the prelude's (number.lua).
 
+local num, native, refusal, tagged, ttl_ms, checked, clock, struct =
+  prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
+
 -- (An absent ARGV[13], a caller of the script's own, declares nothing.)
 local declared = ARGV[13] ~= nil and ARGV[13] ~= ''
 local lone_cap, lone_lo, lone_hi = string.match(ARGV[13] or '', '^([^,]*),?(-?%d*),?(-?%d*)$')
@@ -263,7 +266,7 @@ if ARGV[2] == 'tagged' then
   -- The TTL covers the refill and the grace, and a longer one the key had is kept.
   local ttl = ttl_ms(cap, tokens, rate, grace)
   if t ~= 'none' then ttl = math.max(ttl, redis.call('PTTL', KEYS[1])) end
-  redis.call('SET', KEYS[1], TAG .. struct.pack('<dddddd', tokens, ts, cap, rate, allowed, denied), 'PX', ttl)
+  redis.call('SET', KEYS[1], struct.pack('<c13BddI7I7ddI4', TAG, 0, tokens, ts, allowed, denied, cap, rate, 0), 'PX', ttl)
   if t == 'none' then return 2 end
   return 1
 end

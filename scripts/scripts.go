@@ -14,6 +14,11 @@ import (
 //go:embed number.lua
 var Prelude string
 
+// PreludeCall makes the prelude's functions locals of a script that starts with Prelude
+// (they are made on demand: see number.lua).
+const PreludeCall = "local num, native, refusal, tagged, ttl_ms, checked, clock, struct =\n" +
+	"  prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)\n"
+
 var (
 	//go:embed token_bucket.lua
 	tokenBucket string

@@ -31,7 +31,7 @@ func nativeValue(v string) (s Stored, problem string) {
 	}
 	n, p := bucket.DecodeNative(v)
 	if p != "" {
-		return s, "is " + p
+		return s, "is corrupt: " + p
 	}
 	s.Level = bucket.Level{Tokens: n.Tokens, TS: int64(math.Round(n.TS))}
 	s.Spec = bucket.Spec{Capacity: n.Capacity, Rate: n.Rate}
@@ -155,7 +155,7 @@ func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, e
 }
 
 var cleanupScript = scripts.Lazy(func() string {
-	return scripts.Prelude + `
+	return scripts.Prelude + scripts.PreludeCall + `
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t == 'string' then

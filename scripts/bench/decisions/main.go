@@ -46,7 +46,7 @@ func main() {
 		os.Exit(2)
 	}
 	rate := float64(burst) / per.Seconds()
-	var take func(key string) error
+	var take, warm func(key string) error
 	switch *impl {
 	case "bucketctl":
 		var opts []bucket.Option
@@ -61,16 +61,22 @@ func main() {
 		limit := redis_rate.Limit{Rate: burst, Burst: burst, Period: per}
 		take = func(key string) error { _, err := lim.Allow(ctx, key, limit); return err }
 	case "floor":
+		// The warm-up writes each bucket with the real script: floor.lua reads it as is.
 		sc := redis.NewScript(floorScript)
 		capS, rateS := strconv.Itoa(burst), strconv.FormatFloat(rate, 'g', -1, 64)
-		take = func(key string) error { return sc.Run(ctx, c, []string{key}, capS, rateS, "1").Err() }
+		st, sp := bucket.NewStore(c), bucket.Spec{Capacity: float64(burst), Rate: rate}
+		warm = func(key string) error { _, err := st.Take(ctx, key, sp, 1); return err }
+		take = func(key string) error { return sc.Run(ctx, c, []string{key}, capS, rateS).Err() }
 	default:
 		fmt.Fprintln(os.Stderr, "decisions: -impl must be bucketctl, redis_rate or floor")
 		os.Exit(2)
 	}
 	key := func(i int) string { return fmt.Sprintf("decisions:%s:%d", *impl, i%*keys) }
+	if warm == nil {
+		warm = take
+	}
 	for i := range *keys {
-		if err := take(key(i)); err != nil {
+		if err := warm(key(i)); err != nil {
 			fmt.Fprintln(os.Stderr, "decisions:", err)
 			os.Exit(1)
 		}
