@@ -62,7 +62,7 @@ func nativeResult(v interface{}, spec Spec, cost float64) (Result, error) {
 		spec = Spec{Capacity: float64At(s, recordLen), Rate: float64At(s, recordLen+8)}
 	}
 	tokens := float64At(s, 1)
-	r := Result{Allowed: s[0] == 1, Spec: spec, Remaining: tokens}
+	r := Result{Allowed: s[0] == 1, Spec: spec, Remaining: tokens, At: time.UnixMicro(int64(float64At(s, 9)))}
 	switch {
 	case cost > spec.Capacity:
 		r.RetryAfter = -1

@@ -58,6 +58,8 @@ type Result struct {
 	RetryAfter time.Duration
 	ResetAfter time.Duration
 	Spec       Spec
+	// At is the server's time of a native decision (its stored ts); zero where unknown.
+	At time.Time
 }
 
 // Level is a bucket's stored level: tokens at time TS (microseconds, Unix epoch).
@@ -90,7 +92,7 @@ func (s Spec) Take(l Level, exists bool, now int64, cost float64) (Level, Result
 		l = Level{Tokens: s.Capacity, TS: now}
 	}
 	l = s.At(l, now)
-	r := Result{Spec: s}
+	r := Result{Spec: s, At: time.UnixMicro(l.TS)}
 	if l.Tokens >= cost { // never for a cost above capacity: At clamps
 		l.Tokens -= cost
 		r.Allowed = true
@@ -100,5 +102,4 @@ func (s Spec) Take(l Level, exists bool, now int64, cost float64) (Level, Result
 		r.RetryAfter = -1
 	}
 	return l, r
-
 }

@@ -46,13 +46,20 @@ func TestDecisionJSONNames(t *testing.T) {
 	if _, ok := d["retry_after_ms"]; !ok {
 		t.Errorf("retry_after_ms missing: %s", r.out)
 	}
+	// The times of the decision, on the clock it was made on, as check and inspect print them
+	// (retry_at: 7.3 tokens again, 4.6 more at 3/s).
+	at := func(d time.Duration) string { return now.Add(d).UTC().Format(time.RFC3339Nano) }
+	if d["updated_at"] != at(0) || d["retry_at"] != at(1533334*time.Microsecond) || d["full_at"] != at(2433334*time.Microsecond) {
+		t.Errorf("updated_at %v, retry_at %v, full_at %v: want %s, %s, %s", d["updated_at"], d["retry_at"], d["full_at"],
+			at(0), at(1533334*time.Microsecond), at(2433334*time.Microsecond))
+	}
 	// check prints the same names.
 	r = runAt(t, srv.URL(), &now, "check", "j:k", "-o", "json")
 	var c map[string]any
 	if err := json.Unmarshal([]byte(r.out), &c); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"tokens", "remaining", "time_to_full_ms", "reset_after_ms", "retry_after_ms"} {
+	for _, k := range []string{"tokens", "remaining", "time_to_full_ms", "reset_after_ms", "retry_after_ms", "retry_at", "full_at", "updated_at"} {
 		if _, ok := c[k]; !ok {
 			t.Errorf("check -o json lacks %q: %s", k, r.out)
 		}

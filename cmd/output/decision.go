@@ -42,6 +42,11 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Wait(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
 	}
 	v.AheadMS = format.JSONMS(d.Ahead)
+	if at := res.At; p.State == nil && !at.IsZero() {
+		now := at.UnixMicro()
+		v.RetryAt, v.FullAt = ServerTime(now, res.RetryAfter), ServerTime(now, res.ResetAfter)
+		v.UpdatedAt = at.UTC().Format(time.RFC3339Nano)
+	}
 	if s := p.State; s != nil {
 		v.RetryAt, v.FullAt = ServerTime(s.Now, res.RetryAfter), ServerTime(s.Now, res.ResetAfter)
 		if s.Exists && s.Stored.TS != 0 {

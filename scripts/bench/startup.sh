@@ -4,7 +4,7 @@
 #      package's init clock time (Go runs every linked package's init on every run, so this
 #      is what any command pays before main), median of INIT_RUNS runs, and the packages
 #      that cost the most;
-#   2. `bucketctl inspect KEY` of one native bucket against `redis-cli hgetall KEY`, the
+#   2. `bucketctl inspect KEY` of one native bucket against `redis-cli get KEY`, the
 #      operator's habit for the same question, on the same local redis-server;
 #   3. `bucketctl version` against an empty Go program (the floor for any Go binary);
 #   4. the libraries' floor plus one read: a program that links every third-party package
@@ -72,9 +72,9 @@ floor floor-read '
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	c := redis.NewClient(opt)
 	var t *redis.TimeCmd
-	var h *redis.MapStringStringCmd
+	var h *redis.StringCmd
 	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		t, h = p.Time(ctx), p.HGetAll(ctx, os.Args[2])
+		t, h = p.Time(ctx), p.Get(ctx, os.Args[2])
 		return nil
 	}); err != nil {
 		panic(err)
@@ -111,10 +111,10 @@ done | sort -rn | head -12 | awk '{ printf "    %.3f  %s\n", $1, $2 }'
 
 # 2-4. Whole processes, paired.
 pair() { "$tmp/pairs" -n "$PAIRS" -a "$1" -b "$2"; }
-inspect=$(pair "$tmp/bucketctl --url $url inspect $key" "$REDIS_CLI -p $port hgetall $key")
+inspect=$(pair "$tmp/bucketctl --url $url inspect $key" "$REDIS_CLI -p $port get $key")
 version=$(pair "$tmp/bucketctl version" "$tmp/empty-go")
-floorr=$(pair "$tmp/floor-read-go $url $key" "$REDIS_CLI -p $port hgetall $key")
+floorr=$(pair "$tmp/floor-read-go $url $key" "$REDIS_CLI -p $port get $key")
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "inspect KEY vs redis-cli hgetall KEY:      $inspect"
+echo "inspect KEY vs redis-cli get KEY:          $inspect"
 echo "version vs an empty Go program:            $version"
 echo "libraries' floor + one read vs redis-cli:  $floorr"

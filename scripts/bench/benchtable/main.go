@@ -21,7 +21,7 @@ var (
 	// startup.sh's figures.
 	initLine    = regexp.MustCompile(`^package init \(.*median of (\d+)\): ([\d.]+) ms`)
 	floorLine   = regexp.MustCompile(`^\s*the libraries' floor, in turn with it:\s+([\d.]+) ms`)
-	inspectLine = regexp.MustCompile(`^inspect KEY vs redis-cli hgetall KEY:\s+A ([\d.]+) ms\s+B ([\d.]+) ms\s+A/B ([\d.]+) \(median of (\d+) pairs`)
+	inspectLine = regexp.MustCompile(`^inspect KEY vs redis-cli get KEY:\s+A ([\d.]+) ms\s+B ([\d.]+) ms\s+A/B ([\d.]+) \(median of (\d+) pairs`)
 	// Both scripts print the load average before and after their runs.
 	loadavgLine = regexp.MustCompile(`^load average (?:before|after):\s+([\d.]+)`)
 )
@@ -146,7 +146,7 @@ func table(w io.Writer, fs figures, when time.Time) (missing []string, ok bool) 
 		missing = append(missing, "package init (scripts/bench/startup.sh)")
 	}
 	if fs.inspect != nil {
-		fmt.Fprintf(w, "| `inspect KEY` vs `redis-cli hgetall KEY` (ms, median of %.0f pairs) | %.2f | %.2f | %.2f× (≤ 1.3 wanted) |\n",
+		fmt.Fprintf(w, "| `inspect KEY` vs `redis-cli get KEY` (ms, median of %.0f pairs) | %.2f | %.2f | %.2f× (≤ 1.3 wanted) |\n",
 			fs.inspect[3], fs.inspect[0], fs.inspect[1], fs.inspect[2])
 		ok = ok && fs.inspect[2] <= 1.3
 	} else {
