@@ -84,7 +84,7 @@ func classifyHash(st State, t Target, r *keyRead) State {
 			return st
 		}
 		if m, why := layout.hashFits(fields); m != fits {
-			st.fail(verdictOf(m), "a hash that %s, not a %s bucket (%s)", why, layout.Name, fieldNames(fields))
+			st.fail(verdictOf(m), "a hash that %s, not %s bucket (%s)", why, an(layout.Name), fieldNames(fields))
 			return st
 		}
 	} else {
@@ -250,7 +250,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// A rule names the layout; the value must still be one the library wrote: its
 		// number, with the TTL the library always sets for it (gcraShape).
 		if _, err := t.Layout.parseTAT(v); err != nil {
-			st.fail(NotBucket, "a string that is not a %s TAT: %s", t.Layout.Name, err)
+			st.fail(NotBucket, "a string that is not %s TAT: %s", an(t.Layout.Name), err)
 			return withCounter(st, "string", v, "")
 		}
 		if fit, why := t.Layout.gcraShape(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == notGCRA {
@@ -264,7 +264,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// reads the missing time as its model says (webman: now).
 		if t.Layout.IsTimeKey(st.Key) {
 			// A companion is part of its bucket, never one on its own.
-			st.fail(NotBucket, "a number named like the time key of a %s bucket (its level is missing)", t.Layout.Name)
+			st.fail(NotBucket, "a number named like the time key of %s bucket (its level is missing)", an(t.Layout.Name))
 			return st
 		}
 		timeKey, named := t.Layout.TimeKeyOf(st.Key)
@@ -278,7 +278,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		// the TTL its owner sets, and not be a key of a counter limiter's form.
 		why := ""
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
-			why = fmt.Sprintf("not a level within a known capacity (a lone level is a %s bucket only within the capacity declared for it, with its rate)", t.Layout.Name)
+			why = fmt.Sprintf("not a level within a known capacity (a lone level is %s bucket only within the capacity declared for it, with its rate)", an(t.Layout.Name))
 		} else {
 			why, _, _ = t.Layout.loneLevelTTL(t.Spec, st.TTL)
 		}
@@ -286,7 +286,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			if why != "" {
 				why = ": " + why
 			}
-			return withCounter(st, "string", v, fmt.Sprintf("not a %s level%s", t.Layout.Name, why))
+			return withCounter(st, "string", v, fmt.Sprintf("not %s level%s", an(t.Layout.Name), why))
 		}
 		if why != "" {
 			st.fail(NotBucket, "a number without the time key %s of layout %s, and %s", timeKey, t.Layout.Name, why)
@@ -315,7 +315,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 // guessHint says why a layout read from its shape alone is a guess: declaring the layout (a
 // rule, or the caller's own) makes it a bucket that may be written.
 func guessHint(why, layout string) string {
-	return fmt.Sprintf("a guess: %s; it is a %s bucket only where that layout is declared for it", why, layout)
+	return fmt.Sprintf("a guess: %s; it is %s bucket only where that layout is declared for it", why, an(layout))
 }
 
 func fieldNames(m map[string]string) string {
@@ -367,9 +367,9 @@ func nearestMiss(fields map[string]string) (misfit, string) {
 		name := l.Name
 		switch m, why := l.hashFits(fields); {
 		case m == notNumber:
-			return m, fmt.Sprintf("has the fields of a %s bucket, but %s", name, why)
+			return m, fmt.Sprintf("has the fields of %s bucket, but %s", an(name), why)
 		case m == extraFields && extra == "":
-			extra = fmt.Sprintf("%s besides the fields of a %s bucket", why, name)
+			extra = fmt.Sprintf("%s besides the fields of %s bucket", why, an(name))
 		}
 	}
 	return extraFields, extra

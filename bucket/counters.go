@@ -150,7 +150,7 @@ func (l Layout) loneLevelTTL(spec Spec, pttl time.Duration) (why string, lo, hi 
 	hi = most.Milliseconds()
 	switch {
 	case pttl < 0:
-		return fmt.Sprintf("a %s level always has a TTL; this key has none (a counter?)", l.Name), 1, hi
+		return fmt.Sprintf("%s level always has a TTL; this key has none (a counter?)", an(l.Name)), 1, hi
 	case pttl > most:
 		return fmt.Sprintf("its TTL of %s outlasts any %s sets for this spec (%s)", pttl.Round(time.Second), l.Name, most), 1, hi
 	}

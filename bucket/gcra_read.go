@@ -59,7 +59,7 @@ func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) 
 		return notGCRA, err.Error()
 	}
 	if pttl < 0 {
-		return notGCRA, fmt.Sprintf("a %s bucket always has a TTL; this string has none (a counter?)", l.Name)
+		return notGCRA, fmt.Sprintf("%s bucket always has a TTL; this string has none (a counter?)", an(l.Name))
 	}
 	ahead := time.Duration(t.Unix - nowNanos(now))
 	below, above := l.gcraTTLBounds()

@@ -100,7 +100,7 @@ func (s State) ResetOp(to ResetTo) (ResetOp, error) {
 		return ResetOp{}, stateErr(s)
 	case s.Guess != "":
 		return ResetOp{}, &KeyError{Key: s.Key, Layout: s.Layout.Name,
-			Err: fmt.Errorf("%q: %w (it reads as a %s bucket only by a guess); left untouched", s.Key, ErrUndeclared, s.Layout.Name)}
+			Err: fmt.Errorf("%q: %w (it reads as %s bucket only by a guess); left untouched", s.Key, ErrUndeclared, an(s.Layout.Name))}
 	case to.Delete && s.Layout.Native && s.Exists && s.SpecSource == "bucket" && s.HasSpec():
 		to = ResetTo{Tokens: s.Spec.Capacity}
 	}

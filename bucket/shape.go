@@ -112,6 +112,14 @@ func corruptValue(name string, v float64, allowNegative bool) string {
 	return ""
 }
 
+// an is name with its article: "an express", "a webman".
+func an(name string) string {
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
+}
+
 // Verdict is what a read found a key to be when it is not a readable bucket.
 type Verdict uint8
 

@@ -35,8 +35,8 @@ func TestNotABucketSaysWhatItIs(t *testing.T) {
 		{"consume", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		{"check", "rate:user:str", `"rate:user:str": not a bucket: a string that is not a number (left untouched)`},
 		// A guess is never called a bucket.
-		{"consume", "rate:ip:1", `"rate:ip:1" is read as a express bucket only by a guess (its fields are also what an application's own hash may hold`},
-		{"consume", "lock:order:7", `"lock:order:7" is read as a throttled bucket only by a guess (a bare number is also what deadlines`},
+		{"consume", "rate:ip:1", `"rate:ip:1" is read as layout express only by a guess (its fields are also what an application's own hash may hold`},
+		{"consume", "lock:order:7", `"lock:order:7" is read as layout throttled only by a guess (a bare number is also what deadlines`},
 		// A native bucket's fields with a value out of the grammar: the value is named, not
 		// the fields another layout lacks.
 		{"check", "rate:user:nan", `"rate:user:nan": not a bucket: a hash that has the fields of a native-hash bucket, but field tokens is not a number`},

@@ -58,7 +58,7 @@ func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, pe
 	if !peek && !s.Layout.Native {
 		what := fmt.Sprintf("a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", s.Layout.Name)
 		if s.Guess != "" { // not proven to be a bucket at all: not said to be another one's
-			what = fmt.Sprintf("read as a %s bucket only by a guess (%s): consume works on native buckets only",
+			what = fmt.Sprintf("read as layout %s only by a guess (%s): consume works on native buckets only",
 				s.Layout.Name, strings.TrimPrefix(s.Guess, "a guess: "))
 		}
 		return Outcome{Exists: true}, fmt.Errorf("%w: %q is %s", bucket.ErrForeign, key, what)
