@@ -26,12 +26,6 @@ type jsonState struct {
 	Last, Available, Version int64
 }
 
-// jsonValue is the value as the owner writes it.
-func (s jsonState) jsonValue() string {
-	return jsonStatePrefix + strconv.FormatInt(s.Last, 10) + `,"Available":` + strconv.FormatInt(s.Available, 10) +
-		`},"version":` + strconv.FormatInt(s.Version, 10) + "}"
-}
-
 // parseJSONState reads v when it is exactly what the owner writes: its field order, no
 // spaces, canonical non-negative integers; ok is false for anything else.
 func parseJSONState(v string) (s jsonState, ok bool) {

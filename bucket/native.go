@@ -158,10 +158,3 @@ func (s *Store) nativeResetArgs(op ResetOp) ([]string, []interface{}, error) {
 	}
 	return []string{op.Key}, args, nil
 }
-
-// le64 is the little-endian uint64 at the start of s.
-func le64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}

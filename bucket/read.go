@@ -141,17 +141,9 @@ func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
 	return len(keys)
 }
 
-// ReadScanned reads keys that SCAN returned, as Inspect reads keys by name, through c: the
-// client of the master that scanned them (nil: the Store's client, which follows a Cluster's
-// redirects). A key gone since SCAN is dropped, and so is the time key of a two-key bucket
-// (SCAN returns its bucket too). pairLayouts are the two-key layouts to look for
-// (TwoKeyLayouts). This is package scan's page read.
-//
-// most caps the commands the read sends (0: no cap): it reads the longest prefix of keys
-// whose worst case fits (TIME, one read per key, and in a Cluster one GETRANGE per companion
-// key in another slot), and n says how many keys that was; the rest are the caller's to read
-// later. A server that has lost the script (NOSCRIPT after a failover or SCRIPT FLUSH) has
-// the page sent again, once, past the cap.
+// ReadScanned is package scan's page read: keys SCAN returned, read through c (nil: the
+// Store's client), with a vanished key and a two-key bucket's time key dropped. most caps
+// the commands sent (0: none): n is how many keys fit, the rest are the caller's to read.
 func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, most int64, resolve Resolver, pairLayouts []Layout) (states []State, n int, err error) {
 	var p pipeliner = s.rdb
 	if c != nil {

@@ -183,19 +183,6 @@ func jsonTokens(p *float64) *float64 {
 	return &v
 }
 
-// confirm asks on a terminal, or needs --yes.
-func (r *resetter) confirm(n int, preview func()) error {
-	f := r.f
-	if r.opts.Yes {
-		return nil
-	}
-	if !f.IO.CanPrompt() {
-		return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", n)
-	}
-	preview()
-	return confirm(f.IO, fmt.Sprintf("Reset %s bucket(s) on %s? [y/N] ", fmtCount(n), serverOf(f)))
-}
-
 // serverOf names the Redis a command acts on, for prompts and summaries.
 func serverOf(f *Factory) string {
 	o, err := f.Conn()
