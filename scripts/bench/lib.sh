@@ -86,10 +86,12 @@ out = sys.stdout.buffer
 def cmd(*args):
     args = [x if isinstance(x, bytes) else str(x).encode() for x in args]
     out.write(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in args))
-tag = b"bucketctl:v1:"
+def native(tokens, ts, capacity, rate, allowed, denied):  # bucket.EncodeNative's layout
+    return (b"bucketctl:v1:\x00" + struct.pack("<dd", tokens, ts) + allowed.to_bytes(7, "little") +
+            denied.to_bytes(7, "little") + struct.pack("<ddI", capacity, rate, 0))
 for i in range(n):
-    v = tag + struct.pack("<dddddd", random.randrange(int(cap * 10) + 1) / 10, now - random.randrange(5000000),
-                          cap, rate, random.randrange(100), random.randrange(5))
+    v = native(random.randrange(int(cap * 10) + 1) / 10, now - random.randrange(5000000),
+               cap, rate, random.randrange(100), random.randrange(5))
     cmd("SET", "rate:user:%d" % i, v, "PX", 3600000)
 for i in range(m):
     cmd("HSET", "ex:ip:%d" % i, "tokens", random.randrange(100), "last_refill", "%.3f" % (now / 1e6 - random.random() * 5))

@@ -174,7 +174,7 @@ for i in range(n):
     k = f"rl:{i}"
     slot = crc16(k.encode()) % 16384
     node = 0 if slot <= 5460 else (1 if slot <= 10922 else 2)
-    v = b"bucketctl:v1:" + struct.pack("<dddddd", 5, 1700000000000000, 10, 1, 0, 0)
+    v = b"bucketctl:v1:\x00" + struct.pack("<dd", 5, 1700000000000000) + bytes(14) + struct.pack("<ddI", 10, 1, 0)
     out[node].write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k.encode(), len(v), v))
 for f in out:
     f.close()
