@@ -61,8 +61,8 @@ func nativeResult(v interface{}, spec Spec, cost float64) (Result, error) {
 	if len(s) > recordLen {
 		spec = Spec{Capacity: float64At(s, recordLen), Rate: float64At(s, recordLen+8)}
 	}
-	tokens := float64At(s, 1)
-	r := Result{Allowed: s[0] == 1, Spec: spec, Remaining: tokens, At: time.UnixMicro(int64(float64At(s, 9)))}
+	tokens := float64At(s, offTokens-offLast)
+	r := Result{Allowed: s[0] == 1, Spec: spec, Remaining: tokens, At: time.UnixMicro(int64(float64At(s, offTS-offLast)))}
 	switch {
 	case cost > spec.Capacity:
 		r.RetryAfter = -1

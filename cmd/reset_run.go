@@ -98,18 +98,15 @@ func (r *resetter) run(ctx context.Context, src pages) error {
 	if err != nil {
 		return err
 	}
-	if sum.Total == 0 || opts.DryRun {
+	if sum.Total == 0 {
+		return r.nothing(sum, src)
+	}
+	if opts.DryRun {
 		if err := r.printPlan(sum); err != nil {
 			return err
 		}
-		if sum.Total > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.Total), serverOf(f))
-		}
-		err := src.end()
-		if sum.Total == 0 && !r.match && err == nil {
-			fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
-		}
-		return err
+		fmt.Fprintf(f.IO.ErrOut, "dry run: %s bucket(s) would be reset on %s; nothing changed\n", fmtCount(sum.Total), serverOf(f))
+		return src.end()
 	}
 	if !f.IO.CanPrompt() {
 		return usagef("refusing to reset %d bucket(s) without --yes: no terminal to confirm (preview with --dry-run)", sum.Total)
@@ -127,6 +124,18 @@ func (r *resetter) run(ctx context.Context, src pages) error {
 	}
 	r.guesses, r.seen, r.plan = 0, nil, nil
 	return r.apply(ctx, src)
+}
+
+// nothing ends a reset whose plan writes nothing.
+func (r *resetter) nothing(sum *output.PlanSummary, src pages) error {
+	if err := r.printPlan(sum); err != nil {
+		return err
+	}
+	err := src.end()
+	if !r.match && err == nil {
+		fmt.Fprintln(r.f.IO.ErrOut, "nothing to reset")
+	}
+	return err
 }
 
 // printPlan prints a plan that writes nothing: the keys named row by row, a --match summed
@@ -215,8 +224,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 				if !r.match {
 					outcomes[batch[k].Key] = o
 				} else if stream {
-					v := views[done+k]
-					v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
+					v := withOutcome(views[done+k], o)
 					_ = out.Add(v, output.ResetRow(v)...)
 				}
 			}
@@ -248,18 +256,11 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	someDone := len(r.tally.Errs) == 0 || r.tally.Failed < len(outcomes)
 	if !r.match && (err == nil || batches > 0) && someDone {
 		if planned == 0 && err == nil {
-			if perr := output.PrintResetPlan(f.IO, r.opts.Output, r.plan); perr != nil {
-				return perr
-			}
-			if err := src.end(); err != nil {
-				return err
-			}
-			fmt.Fprintln(f.IO.ErrOut, "nothing to reset")
-			return nil
+			return r.nothing(&output.PlanSummary{}, src)
 		}
 		for i := range r.plan {
 			if o, ok := outcomes[r.plan[i].Key]; ok {
-				r.plan[i].Done, r.plan[i].Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
+				r.plan[i] = withOutcome(r.plan[i], o)
 			}
 		}
 		if perr := output.PrintResetPlan(f.IO, r.opts.Output, r.plan); perr != nil {
@@ -326,6 +327,12 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.Errs[0], len(r.tally.Errs))
 	}
 	return nil
+}
+
+// withOutcome is v as the reset left it.
+func withOutcome(v output.ResetView, o bucket.ResetOutcome) output.ResetView {
+	v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
+	return v
 }
 
 // notBuckets says why a reset of named keys wrote nothing: n of them are not buckets.

@@ -1,22 +1,12 @@
--- bucketctl's shared prelude: every script of bucketctl's that reads stored numbers starts with
--- this text (scripts.go assembles them), so the number grammar and the native bucket's ranges
--- are written once on the Lua side. Their Go side: bucket/number.go ParseNumber and
--- bucket/classify.go; a table test runs both on the same strings against a real server.
---
--- Cost: a Redis script runs its whole text on every call, and every function it defines is
--- a closure made anew each time (more for each local it captures). So the constants are
--- plain locals and the functions are made by prelude(), called by a script where it needs
--- them (token_bucket.lua on its refusals and rare arguments only), with the constants
--- passed in: prelude itself captures nothing.
+-- bucketctl's shared prelude, assembled before each script that reads stored numbers
+-- (scripts.go): the number grammar and the native bucket's ranges, whose Go side is
+-- bucket/number.go and bucket/native.go. Functions are made by prelude() where a script
+-- needs them, since a script's closures are made anew on every call ('help design').
 
--- The native bucket: one string of NATIVE_LEN bytes (at most the 64 of a stored number, so
--- the read path fetches it as one), little-endian, written with struct.pack('<c13BddI7I7ddI4'):
---   TAG (TAG_LEN bytes), last (1 byte: 1 when the decision that wrote it allowed its
---   request, else 0; written, never checked), tokens (double), ts (double, µs), allowed and denied (7-byte
---   unsigned integers), capacity and rate (doubles), expires (4-byte unsigned: a Unix
---   second before which the TTL the last SET PX gave the key does not run out; 0 unknown).
--- Identity is the tag; bucket/native.go decodes the same bytes. A decision rewrites bytes
--- 14 to 44 (last to denied) in place when its spec and TTL stand (token_bucket.lua).
+-- The native bucket, NATIVE_LEN bytes, struct.pack('<c13BddI7I7ddI4'): TAG, last (1: it
+-- allowed), tokens, ts (µs), allowed, denied, capacity, rate, expires (a Unix second before
+-- which the last SET PX's TTL stands; 0 unknown). A decision rewrites bytes 14 to 44 (last
+-- to denied) in place while its spec and TTL stand (token_bucket.lua).
 local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 64
 -- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
