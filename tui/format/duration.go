@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// Duration writes a duration for a person at a glance: 850ms, 3.7s, 1m4s, 2h5m, 3d4h. It is
-// cut toward zero to what is shown, in every unit, never rounded up: 9.96s is 9.9s, 10.9s
-// is 10s, 999.6µs is 999µs. That suits a time that has passed; a wait is a Wait, rounded up.
+// Duration writes a duration at a glance (850ms, 3.7s, 1m4s, 2h5m, 3d4h), cut toward zero
+// to what is shown: 9.96s is 9.9s. A time to wait is a Wait, rounded up.
 func Duration(d time.Duration) string {
 	if d < 0 {
 		return "-" + Duration(-d)
@@ -42,8 +41,7 @@ func compound(d, big time.Duration, bigU string, small time.Duration, smallU str
 	return s
 }
 
-// Seconds writes a measured run time to the millisecond, cut toward zero as Duration is:
-// 2.004s, 10s, 61.5s.
+// Seconds writes a measured run time to the millisecond, cut toward zero: 2.004s, 61.5s.
 func Seconds(s float64) string {
 	if v, ok := special(s); ok {
 		return v + "s"
@@ -51,8 +49,7 @@ func Seconds(s float64) string {
 	return Decimal(floorTo(s, 3), 3) + "s"
 }
 
-// TTL writes a key's TTL as Redis reports it: -1 is no TTL ("none"), -2 no key ("-"),
-// otherwise a Wait.
+// TTL writes a key's TTL: -1 (no TTL) is "none", -2 (no key) "-", otherwise a Wait.
 func TTL(d time.Duration) string {
 	switch {
 	case d == -1:
@@ -68,8 +65,7 @@ func TTL(d time.Duration) string {
 // NeverAllowed is the retry-after of a request whose cost is above the bucket's capacity.
 const NeverAllowed = "never: cost exceeds capacity"
 
-// RetryAfter writes how long until a request can pass (a Wait); negative is never
-// (NeverAllowed).
+// RetryAfter writes how long until a request can pass (a Wait); negative is NeverAllowed.
 func RetryAfter(d time.Duration) string {
 	if d < 0 {
 		return NeverAllowed
@@ -77,9 +73,8 @@ func RetryAfter(d time.Duration) string {
 	return Wait(d)
 }
 
-// Wait writes how long until something happens (a retry-after, a time to full) as
-// Duration does, but rounded up to what is shown, never down: a wait read short sends a
-// retry too early. 9.91s is 10s, 960.2ms is 961ms, 61.2s is 1m2s.
+// Wait writes how long until something happens as Duration does, but rounded up: a wait
+// read short retries too early. 9.91s is 10s, 61.2s is 1m2s.
 func Wait(d time.Duration) string {
 	if d <= time.Microsecond {
 		return Duration(d)
@@ -97,15 +92,14 @@ func Wait(d time.Duration) string {
 	case d < 24*time.Hour:
 		unit = time.Minute
 	}
-	if d > math.MaxInt64-unit { // (no room to round up: it reads as it is)
+	if d > math.MaxInt64-unit {
 		return Duration(d)
 	}
 	return Duration((d + unit - 1) / unit * unit)
 }
 
-// Latency writes a latency in milliseconds with three significant digits at most, cut
-// toward zero: 412µs, 1.23ms, 12.3ms, 123ms, 1.2s (0.9996ms is 999µs); "–" when nothing
-// was measured.
+// Latency writes milliseconds to three significant digits, cut toward zero: 412µs, 1.23ms,
+// 123ms, 1.2s; "–" when nothing was measured.
 func Latency(msec float64) string {
 	switch {
 	case msec <= 0 || math.IsNaN(msec):
@@ -120,8 +114,7 @@ func Latency(msec float64) string {
 	return Decimal(floorTo(msec, 0), 0) + "ms"
 }
 
-// Ago is when something happened, d before now: "4.2s ago". A time ahead of the server's
-// clock reads as Ahead, never a negative age.
+// Ago is when something happened, d before now: "4.2s ago"; a negative d reads as Ahead.
 func Ago(d time.Duration) string {
 	if d < 0 {
 		return Ahead(-d)
@@ -129,7 +122,7 @@ func Ago(d time.Duration) string {
 	return Duration(d) + " ago"
 }
 
-// Age is Ago for a column: "4.2s", and a time ahead of the server's clock AheadShort.
+// Age is Ago for a column: "4.2s", or AheadShort.
 func Age(d time.Duration) string {
 	if d < 0 {
 		return AheadShort(-d)
@@ -137,8 +130,7 @@ func Age(d time.Duration) string {
 	return Duration(d)
 }
 
-// Ahead says a stored time is d ahead of the server's clock: "4.2s ahead of the server's
-// clock (client clock skew?)".
+// Ahead says a stored time is d ahead of the server's clock.
 func Ahead(d time.Duration) string {
 	return AheadShort(d) + " of the server's clock (client clock skew?)"
 }
@@ -146,8 +138,7 @@ func Ahead(d time.Duration) string {
 // AheadShort is Ahead for a column: "4.2s ahead".
 func AheadShort(d time.Duration) string { return Duration(d) + " ahead" }
 
-// Debt says a GCRA bucket's TAT lies d past a full window: "TAT 4.2s past a full window:
-// debt (limit lowered, or the server's clock went back?)".
+// Debt says a GCRA bucket's TAT lies d past a full window.
 func Debt(d time.Duration) string {
 	return "TAT " + Duration(d) + " past a full window: debt (limit lowered, or the server's clock went back?)"
 }

@@ -6,11 +6,10 @@ import (
 	"time"
 )
 
-// JSONTokens cuts a number of tokens to 3 decimals toward zero for JSON: never more than
-// the bucket holds; a negative level is kept as read.
+// JSONTokens cuts a number of tokens to 3 decimals toward zero for JSON.
 func JSONTokens(v float64) float64 {
 	if !finite(v) || math.Abs(v) >= 1e12 {
-		return JSONFinite(v) // no decimals to cut, and v*1000 could overflow
+		return JSONFinite(v)
 	}
 	return floorTo(v, 3)
 }
@@ -18,8 +17,7 @@ func JSONTokens(v float64) float64 {
 // JSONMS writes a duration in milliseconds for JSON, to the microsecond.
 func JSONMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// JSONRetryAfter writes a retry-after for JSON in milliseconds, and -1 for a request
-// that can never pass (a negative wait), which JSONMS would write as 0, "now".
+// JSONRetryAfter is JSONMS, or -1 for a request that can never pass (a negative wait).
 func JSONRetryAfter(d time.Duration) float64 {
 	if d < 0 {
 		return -1
@@ -27,8 +25,7 @@ func JSONRetryAfter(d time.Duration) float64 {
 	return JSONMS(d)
 }
 
-// JSONTTL writes a TTL for JSON as Redis's PTTL does: -1 for no TTL, -2 for no such key,
-// milliseconds otherwise.
+// JSONTTL writes a TTL for JSON as PTTL does: -1 no TTL, -2 no key, else milliseconds.
 func JSONTTL(d time.Duration) float64 {
 	switch {
 	case d == -2:
@@ -45,8 +42,7 @@ func JSONRatio(v float64) float64 { return JSONTokens(v) }
 // JSONRate rounds a measured per-second rate to 3 decimals for JSON.
 func JSONRate(v float64) float64 { return Round3(v) }
 
-// JSONSpec drops float noise from a configured value (capacity, rate, cost): 9
-// significant digits.
+// JSONSpec drops float noise from a configured value: 9 significant digits.
 func JSONSpec(v float64) float64 {
 	if !finite(v) {
 		return JSONFinite(v)
@@ -73,8 +69,7 @@ func Round3(v float64) float64 {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// JSONFinite keeps a value encodable: encoding/json refuses NaN and ±Inf, which become 0
-// and ±MaxFloat64.
+// JSONFinite keeps a value encodable by encoding/json: NaN is 0, ±Inf ±MaxFloat64.
 func JSONFinite(v float64) float64 {
 	switch {
 	case math.IsNaN(v):

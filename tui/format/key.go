@@ -11,13 +11,11 @@ import (
 )
 
 // Unprintable says whether r must never reach a terminal as it is: a control or format
-// character (ESC, U+009B, a bidi override), a line or paragraph separator, or a byte that
-// is not UTF-8 (decoded as utf8.RuneError).
+// character (ESC, a bidi override), a line separator, or a byte that is not UTF-8.
 func Unprintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }
 
-// EscapeUnprintable rewrites each Unprintable rune of JSON or YAML output b at or above
-// U+0080 as \uXXXX (a surrogate pair above U+FFFF), leaving every other byte as it is: a
-// parser reads the same value, and a terminal shows it instead of obeying it.
+// EscapeUnprintable rewrites each Unprintable rune at or above U+0080 of JSON or YAML
+// output as \uXXXX: a parser reads the same value, a terminal shows it.
 func EscapeUnprintable(b []byte) []byte {
 	var out []byte
 	for i := 0; i < len(b); {
@@ -48,8 +46,7 @@ func EscapeUnprintable(b []byte) []byte {
 	return out
 }
 
-// Escapes reports whether EscapeUnprintable would change s: a YAML writer double-quotes
-// such a string, the one style where the \u escapes mean the rune.
+// Escapes reports whether EscapeUnprintable would change s (YAML then double-quotes it).
 func Escapes(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf && Unprintable(r) })
 }
@@ -59,9 +56,8 @@ func appendU(b []byte, r rune) []byte {
 	return append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
 }
 
-// SafeKey makes a Redis key name (binary-safe, so it may hold escape sequences) safe to
-// show on a terminal: printable text is returned as it is; any other key is written as a
-// Go string literal without its quotes (\x1b, \n, \xff, \u200b).
+// SafeKey makes a Redis key safe to show on a terminal: printable text as it is, any other
+// key as a Go string literal without its quotes (\x1b, \n, \xff, \u200b).
 func SafeKey(key string) string {
 	if !strings.ContainsFunc(key, Unprintable) {
 		return key
@@ -70,9 +66,8 @@ func SafeKey(key string) string {
 	return q[1 : len(q)-1]
 }
 
-// SafeText makes free text (an error quoting input or a server's reply) safe to show on a
-// terminal: each unprintable rune or non-UTF-8 byte is written as its Go escape (\x1b, \t,
-// \xff); the rest, quotes included, is left as it is.
+// SafeText makes free text safe to show on a terminal: each unprintable rune or non-UTF-8
+// byte as its Go escape (\x1b, \t, \xff), the rest (quotes too) as it is.
 func SafeText(s string) string {
 	if !strings.ContainsFunc(s, Unprintable) {
 		return s
@@ -95,13 +90,11 @@ func SafeText(s string) string {
 	return string(b)
 }
 
-// QuoteKey writes a key in double quotes, as Go quotes a string, safe for a terminal:
-// "rate:user:42", "a\x1bb".
+// QuoteKey writes a key quoted as Go quotes a string, safe for a terminal: "a\x1bb".
 func QuoteKey(key string) string { return SafeKey(strconv.Quote(key)) }
 
-// TruncMiddle cuts s to at most width cells by replacing its middle with an ellipsis, so a
-// key's start and tail both stay (rl:{tenant-4711}:r…/orders). s is plain text: pass a key
-// through SafeKey first.
+// TruncMiddle cuts plain text s to width cells by replacing its middle with an ellipsis,
+// so a key's start and tail both stay: rl:{tenant-4711}:r…/orders.
 func TruncMiddle(s string, width int) string {
 	w := ansi.StringWidth(s)
 	switch {
@@ -115,4 +108,13 @@ func TruncMiddle(s string, width int) string {
 	head := (width - 1) / 2
 	tail := width - 1 - head
 	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, w-tail, "")
+}
+
+// DeclareHint is the advice that makes a guessed layout writable (layout "": none or
+// several were guessed).
+func DeclareHint(layout string) string {
+	if layout == "" {
+		return "declare its layout with --layout or a rule in the config file"
+	}
+	return "declare --layout " + layout + " or a rule in the config file"
 }

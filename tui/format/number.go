@@ -17,8 +17,36 @@ func floorTo(v float64, dec int) float64 {
 	return math.Floor(v*p+noise) / p
 }
 
-// Tokens writes a number of tokens: cut toward zero to 2 decimals below 10, 1 below 100,
-// whole with thousands separators below 100,000, compact above (as Count).
+// Count writes a count of things (keys, buckets, requests): exact below 100,000 (5,003),
+// compact above (340k, 1.3M).
+func Count(n int64) string {
+	if n < 0 {
+		if n == math.MinInt64 {
+			return "-9.2E18" // -n would overflow
+		}
+		return "-" + Count(-n)
+	}
+	switch {
+	case n >= 1e9:
+		return Decimal(float64(n)/1e9, 1) + "G"
+	case n >= 1e6:
+		return Decimal(float64(n)/1e6, 1) + "M"
+	case n >= 1e5:
+		return strconv.FormatInt((n+500)/1000, 10) + "k"
+	}
+	return GroupDigits(n)
+}
+
+// countOf is Count of a float; one too large for an int64 has an exponent.
+func countOf(v float64) string {
+	if math.Abs(v) >= 1e15 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return Count(int64(v))
+}
+
+// Tokens writes a number of tokens cut toward zero: 2 decimals below 10, 1 below 100, then
+// as Count.
 func Tokens(v float64) string {
 	if s, ok := special(v); ok {
 		return s
@@ -47,8 +75,7 @@ func TokensShown(v float64) float64 {
 	return floorTo(v, 2)
 }
 
-// RateShown is v at the precision PerSecond shows it, so rates that show the same compare
-// equal.
+// RateShown is v at the precision PerSecond shows it.
 func RateShown(v float64) float64 {
 	if math.Abs(v) >= 99.95 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.Round(v)
@@ -60,8 +87,7 @@ func RateShown(v float64) float64 {
 	return r
 }
 
-// Rate writes a per-second rate with its unit: "0.5/s", "12/s", "1,500/s"; a rate
-// below 0.01/s per hour, where it reads better and fits a column: "0.4/h" (0.00011/s).
+// Rate writes a rate with its unit: "0.5/s", "1,500/s"; below 0.01/s per hour: "0.4/h".
 func Rate(v float64) string {
 	if a := math.Abs(v); a > 0 && a < 0.01 {
 		return PerSecond(v*3600) + "/h"
@@ -69,9 +95,8 @@ func Rate(v float64) string {
 	return PerSecond(v) + "/s"
 }
 
-// PerSecond writes the bare number of a per-second rate, for a column that names its unit:
-// rounded, 2 decimals below 10, 1 below 100, then as a count; below 1 two significant
-// digits, so a slow refill (0.0017) never reads as 0.
+// PerSecond writes a rate's bare number: 2 decimals below 10, 1 below 100, then as a count;
+// below 1 two significant digits, so a slow refill (0.0017) never reads as 0.
 func PerSecond(v float64) string {
 	if s, ok := special(v); ok {
 		return s
@@ -90,8 +115,8 @@ func PerSecond(v float64) string {
 	return Decimal(v, 1-int(math.Floor(math.Log10(a))))
 }
 
-// Percent writes a ratio in [0,1] as a whole percentage, floored: a bucket is shown
-// 100% full only when it is; a share above 0 and below 1% is "<1%", never 0%.
+// Percent writes a ratio in [0,1] as a floored whole percentage; above 0 and below 1% is
+// "<1%".
 func Percent(r float64) string {
 	if s, ok := special(r); ok {
 		return s
@@ -102,8 +127,7 @@ func Percent(r float64) string {
 	return strconv.FormatFloat(floorTo(r*100, 0), 'f', 0, 64) + "%"
 }
 
-// Axis writes a chart axis tick compactly, where width is scarce: 0.5, 20, 500, 2.5k,
-// 10k, 1.5M.
+// Axis writes a chart axis tick compactly: 0.5, 20, 500, 2.5k, 1.5M.
 func Axis(v float64) string {
 	if s, ok := special(v); ok {
 		return s
@@ -136,12 +160,10 @@ func special(v float64) (string, bool) {
 	return "", false
 }
 
-// Exact writes a number in its shortest exact form, as it is typed back as a flag's
-// argument or a script's: 2.5, 100, 1e+15.
+// Exact writes v in its shortest exact form, as typed back as an argument: 2.5, 1e+15.
 func Exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// Fixed writes v with exactly prec decimals, for figures that line up in a report: 1.00,
-// 12.50 (not finite: as special does).
+// Fixed writes v with exactly prec decimals: 1.00, 12.50.
 func Fixed(v float64, prec int) string {
 	if s, ok := special(v); ok {
 		return s
