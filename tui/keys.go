@@ -7,7 +7,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // globalKeys are the bindings of every screen: quit and the help toggle.
@@ -36,8 +35,7 @@ func (f *frame) footer(km help.KeyMap, cost string) []string {
 	return shortHelpLines(f.st, km.ShortHelp(), f.w)
 }
 
-// shortHelpLines is the one-line help of bindings, wrapped onto a second line rather than
-// cut when the terminal is narrow.
+// shortHelpLines is the one-line help, wrapped rather than cut on a narrow terminal.
 func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
 	var items []string
 	for _, b := range bindings {
@@ -72,20 +70,8 @@ func fullHelpLines(st Styles, groups [][]key.Binding, w int) []string {
 		rows = append(rows, row)
 	}
 	var lines []string
-	for _, r := range rows {
-		for _, l := range strings.Split(r, "\n") {
-			lines = append(lines, trunc(strings.TrimRight(l, " "), w))
-		}
-	}
-	return lines
-}
-
-// wrapText wraps plain text to w cells at spaces (breaking longer words) and styles
-// each line.
-func wrapText(sty lipgloss.Style, text string, w int) []string {
-	lines := strings.Split(ansi.Wrap(text, max(1, w), " "), "\n")
-	for i, l := range lines {
-		lines[i] = sty.Render(strings.TrimRight(l, " "))
+	for _, l := range splitAll(rows) {
+		lines = append(lines, trunc(strings.TrimRight(l, " "), w))
 	}
 	return lines
 }

@@ -15,18 +15,15 @@ import (
 
 // LiveOptions are what every polling screen takes. Zero values take the defaults.
 type LiveOptions struct {
-	Addr   string // the Redis address, named in the banner when a read fails
-	Server string // names the server (and context) in the header; default Addr
-	// Interval is the time between reads (default 1 s); Timeout bounds one read (default
-	// FetchTimeout).
-	Interval, Timeout time.Duration
-	Window            time.Duration    // how much history a level chart shows (default 5 min)
-	Cost              float64          // the request cost retry-after assumes (default 1)
-	Styles            *Styles          // default: the terminal's colours, NO_COLOR honoured
-	Now               func() time.Time // the clock of the refresh time shown (default time.Now)
-	// ErrText is the text an error is shown as (the command's redactor; default its own);
-	// it is shown terminal-safe, on one line.
-	ErrText func(error) string
+	Addr     string             // the Redis address, named in the banner when a read fails
+	Server   string             // names the server (and context) in the header; default Addr
+	Interval time.Duration      // between reads (default 1 s)
+	Timeout  time.Duration      // of one read (default FetchTimeout)
+	Window   time.Duration      // how much history a level chart shows (default 5 min)
+	Cost     float64            // the request cost retry-after assumes (default 1)
+	Styles   *Styles            // default: the terminal's colours, NO_COLOR honoured
+	Now      func() time.Time   // the clock of the refresh time shown (default time.Now)
+	ErrText  func(error) string // an error's text (the command's redactor; default its own)
 }
 
 func (o *LiveOptions) defaults() {
@@ -53,8 +50,7 @@ func (o *LiveOptions) defaults() {
 
 func (o *LiveOptions) errText(err error) string { return oneLine(format.SafeText(o.ErrText(err))) }
 
-// FetchTimeout is the default bound of one read at a refresh interval: 5 s or three
-// intervals, whichever is longer.
+// FetchTimeout is the default bound of one read: 5 s or three intervals, if longer.
 func FetchTimeout(interval time.Duration) time.Duration { return max(5*time.Second, 3*interval) }
 
 // frame is what every screen has: styles, the help toggle, the terminal's size.
@@ -68,8 +64,7 @@ func newFrame(st Styles) frame { return frame{st: st, w: 80, h: 24} }
 
 func (f *frame) resize(msg tea.WindowSizeMsg) { f.w, f.h = msg.Width, msg.Height }
 
-// live is a polling screen's frame, options and polling state: at most one read in
-// flight, the last error, when the last good read came back.
+// live is a polling screen's frame, options and polling state (at most one read in flight).
 type live struct {
 	frame
 	LiveOptions
@@ -91,7 +86,6 @@ func newLive(o *LiveOptions) live {
 
 type tickMsg struct{}
 
-// readMsg is what a read brings back.
 type readMsg[T any] struct {
 	v   T
 	err error
@@ -108,8 +102,7 @@ func (l *live) ticked() {
 	}
 }
 
-// fetch runs read (bounded by the timeout) unless a read is in flight; the screen calls
-// finish when its readMsg arrives.
+// fetch runs read unless a read is in flight; the screen calls finish with its readMsg.
 func fetch[T any](l *live, read func(context.Context) (T, error)) tea.Cmd {
 	if *l.inflight {
 		return nil
@@ -132,8 +125,8 @@ func (l *live) finish(err error) {
 	l.err, l.lastOK = nil, l.Now()
 }
 
-// headerLines are the first lines: name and subject on the left; the server, extra, the
-// interval and the last good read's time on the right, as many as fit; then the banner.
+// headerLines are name and subject on the left, the server, extra, the interval and the
+// last good read's time on the right (as many as fit), then the banner.
 func (l *live) headerLines(name, label, subject string, extra []string, hasData bool) []string {
 	right := append(extra, "every "+format.Duration(l.Interval))
 	if !l.lastOK.IsZero() {
@@ -213,8 +206,7 @@ func (l *live) banner(hasData bool) string {
 	return strings.Join(lines, "\n")
 }
 
-// header puts left and right on one line of width w, right-aligned; left goes first
-// when the line is too narrow for both.
+// header puts left and right on one line of w cells; left alone if both do not fit.
 func header(left, right string, w int) string {
 	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
 	switch {
@@ -226,17 +218,8 @@ func header(left, right string, w int) string {
 	return trunc(left, w)
 }
 
-// splitAll splits parts, each of one line or more, into lines.
-func splitAll(parts []string) []string {
-	var lines []string
-	for _, p := range parts {
-		lines = append(lines, strings.Split(p, "\n")...)
-	}
-	return lines
-}
-
 // screen stacks top lines, a blank line, the body drawn for the lines left and the bottom
-// lines into exactly h lines of at most w cells: the bottom stays at the bottom.
+// lines into exactly h lines of at most w cells.
 func screen(w, h int, top, bottom []string, body func(h int) string) string {
 	head, tail := append(splitAll(top), ""), splitAll(bottom)
 	room := max(0, h-len(head)-len(tail))

@@ -96,18 +96,7 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 		return m, nil
 	}
 	if m.filtering {
-		switch msg.String() {
-		case "enter":
-			m.filtering = false
-		case "esc":
-			m.filtering = false
-			m.filter.value = nil
-			m.refilter()
-		default:
-			if m.filter.update(msg) {
-				m.refilter()
-			}
-		}
+		m.typeFilter(msg)
 		return m, nil
 	}
 	for i, b := range k.SortBy {
@@ -141,8 +130,8 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 			m.scroll()
 		}
 	case key.Matches(msg, k.Back):
-		if len(m.filter.value) > 0 {
-			m.filter.value = nil
+		if m.filter != "" {
+			m.filter = ""
 			m.refilter()
 		}
 	case key.Matches(msg, k.Detail):
@@ -168,6 +157,31 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 		m.move(len(m.visible))
 	}
 	return m, nil
+}
+
+// typeFilter edits the filter line: printable keys append, backspace deletes, ctrl+u
+// clears, enter keeps the filter and esc clears it.
+func (m *Top) typeFilter(msg tea.KeyMsg) {
+	f := []rune(m.filter)
+	switch {
+	case msg.String() == "enter":
+		m.filtering = false
+		return
+	case msg.String() == "esc":
+		m.filtering, m.filter = false, ""
+		m.refilter()
+		return
+	case msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace:
+		f = append(f, msg.Runes...)
+	case msg.Type == tea.KeyBackspace || msg.Type == tea.KeyCtrlH:
+		f = f[:max(0, len(f)-1)]
+	case msg.Type == tea.KeyCtrlU:
+		f = nil
+	}
+	if string(f) != m.filter {
+		m.filter = string(f)
+		m.refilter()
+	}
 }
 
 // askReset opens the reset dialog for the bucket in the detail pane or under the cursor;

@@ -12,8 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// TopSource reads every matching bucket (one Fetch at a time) and resets one, in its own
-// layout, so that it reads as full.
+// TopSource reads every matching bucket (one Fetch at a time) and resets one to full.
 type TopSource interface {
 	Fetch(ctx context.Context) (TopSnapshot, error)
 	Reset(ctx context.Context, st bucket.State) error
@@ -24,12 +23,12 @@ type TopSnapshot struct {
 	States []bucket.State // the matching buckets, in any order
 	Cost   Cost           // what the refresh cost Redis, as the source measured it
 	Took   time.Duration
-	// Coverage says how much of the keyspace the rows come from when they are a bounded
-	// part of it ("scanned 340k of ~1.3M keys"); Keyspace is about how many keys there are.
+	// Coverage says how much of the keyspace a bounded part came from ("scanned 340k of
+	// ~1.3M keys"); Keyspace about how many keys there are.
 	Coverage string
 	Keyspace int64
-	// Hot are writes seen per second by key: those rows are marked and come first.
-	// HotSource names the source; HotNote why it is unavailable.
+	// Hot are writes per second by key (marked, first); HotSource names the source,
+	// HotNote why it is unavailable.
 	Hot                map[string]float64
 	HotSource, HotNote string
 }
@@ -75,16 +74,15 @@ type Top struct {
 	opts TopOptions
 	keys topKeys
 
-	rows    []topRow
-	visible []int // indices into rows, filtered and sorted
-	sortBy  SortBy
-	reverse bool
-	// sel is the key under the cursor; until the user moves it (pinned), the first row.
-	sel                string
+	rows               []topRow
+	visible            []int // indices into rows, filtered and sorted
+	sortBy             SortBy
+	reverse            bool
+	sel                string // the key under the cursor; the first row until pinned
 	pinned             bool
 	cursor, offset     int
 	keyWant            int // the widest visible key, in cells
-	filter             lineInput
+	filter             string
 	filtering          bool
 	detail, detailGone bool
 	detailView         bucketView
@@ -108,7 +106,6 @@ func NewTop(src TopSource, opts TopOptions) Top {
 	return Top{
 		live: l, src: src, opts: opts, sortBy: opts.Sort,
 		keys:       newTopKeys(),
-		filter:     lineInput{prompt: "/", placeholder: "part of the key"},
 		detailView: newBucketView(l.st, opts.Cost, opts.Window),
 	}
 }
@@ -195,8 +192,7 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// setPaused freezes or resumes the rows; resuming shows the read that waited and reads
-// again.
+// setPaused freezes or resumes the rows; resuming shows the read that waited, reads again.
 func (m *Top) setPaused(p bool) tea.Cmd {
 	m.paused = p
 	if p {
@@ -234,7 +230,7 @@ func (m *Top) apply(s TopSnapshot) {
 		}
 		selHere = selHere || st.Key == m.sel
 	}
-	// The selected bucket stays, marked gone, so the cursor does not land on a neighbour.
+	// The selected bucket stays, marked gone, so the cursor does not jump to a neighbour.
 	if p, ok := prev[m.sel]; ok && m.pinned && !selHere {
 		rows = append(rows, topRow{state: p.state, gone: true})
 	}
@@ -245,7 +241,7 @@ func (m *Top) apply(s TopSnapshot) {
 // refilter recomputes the visible rows (filter, then sort) and puts the cursor back on
 // its bucket, or on the first row while the user has not moved it.
 func (m *Top) refilter() {
-	f := strings.ToLower(m.filter.Value())
+	f := strings.ToLower(m.filter)
 	m.visible = m.visible[:0]
 	m.keyWant = 0
 	for i := range m.rows {
@@ -303,8 +299,8 @@ func (m *Top) scroll() {
 	m.offset = max(0, min(m.offset, len(m.visible)-n))
 }
 
-// tableRows is how many bucket rows fit between the header lines, the table's header and
-// "more" line, and the help.
+// tableRows is how many bucket rows fit between the chrome, the table's header and its
+// "more" line.
 func (m *Top) tableRows() int {
 	return max(1, m.h-len(splitAll(m.topLines()))-1-len(splitAll(m.bottomLines()))-2)
 }

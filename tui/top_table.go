@@ -132,9 +132,8 @@ func (m *Top) partial() bool { return m.haveSnap && m.snap.Coverage != "" }
 
 func (m *Top) emptyText() string {
 	switch {
-	case m.filter.Value() != "" && m.partial():
-		// The filter searched the rows kept: the key may well exist. The longest that fits.
-		head := "none of the " + format.Plural(len(m.snap.States), "bucket") + " kept contains " + strconv.Quote(m.filter.Value())
+	case m.filter != "" && m.partial(): // the key may well exist beyond the rows kept
+		head := "none of the " + format.Plural(len(m.snap.States), "bucket") + " kept contains " + strconv.Quote(m.filter)
 		for _, s := range []string{
 			" (top keeps the emptiest, most denied and first by name; look a key up with 'bucketctl inspect KEY' or narrow --match)",
 			"; look it up with 'bucketctl inspect KEY' or narrow --match",
@@ -145,8 +144,8 @@ func (m *Top) emptyText() string {
 			}
 		}
 		return trunc(head, m.w)
-	case m.filter.Value() != "":
-		return "no bucket key contains " + strconv.Quote(m.filter.Value()) + " (esc clears the filter)"
+	case m.filter != "":
+		return "no bucket key contains " + strconv.Quote(m.filter) + " (esc clears the filter)"
 	case m.opts.Match != "":
 		return "no key matches " + strconv.Quote(m.opts.Match)
 	}
@@ -158,7 +157,7 @@ func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {
 		of := format.GroupDigits(len(m.visible))
-		if m.partial() && m.filter.Value() == "" {
+		if m.partial() && m.filter == "" {
 			of += " kept" // not every bucket there is
 		}
 		parts = append(parts, fmt.Sprintf("%s–%s of %s", format.GroupDigits(m.offset+1), format.GroupDigits(end), of))
@@ -166,7 +165,7 @@ func (m *Top) moreText(end int) string {
 	if rest := len(m.visible) - end; rest > 0 {
 		parts = append(parts, "+"+format.GroupDigits(rest)+" more below")
 	}
-	if f := m.filter.Value(); f != "" {
+	if f := m.filter; f != "" {
 		hidden := " (" + format.GroupDigits(len(m.rows)-len(m.visible)) + " hidden)"
 		if m.partial() {
 			hidden = " of the " + format.GroupDigits(len(m.snap.States)) + " kept" + hidden

@@ -122,11 +122,15 @@ func (m *Top) keyMap() help.KeyMap {
 func (m *Top) bottomLines() []string {
 	var lines []string
 	if m.filtering {
-		in := m.filter
-		if m.partial() {
-			in.placeholder = "part of the key (filters the " + format.Plural(len(m.snap.States), "bucket") + " kept)"
+		text := m.st.Value.Render(format.SafeKey(m.filter)) + m.st.Selected.Render(" ")
+		if m.filter == "" {
+			hint := "part of the key"
+			if m.partial() {
+				hint += " (filters the " + format.Plural(len(m.snap.States), "bucket") + " kept)"
+			}
+			text = m.st.Selected.Render(" ") + m.st.Subtle.Render(hint)
 		}
-		lines = append(lines, in.view(m.st, m.w))
+		lines = append(lines, trunc(m.st.Title.Render("/")+text, m.w))
 	}
 	if !m.showHelp || m.confirm != nil || m.filtering {
 		return append(lines, shortHelpLines(m.st, m.keyMap().ShortHelp(), m.w)...)
