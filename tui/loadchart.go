@@ -74,7 +74,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 	return lc.View()
 }
 
-// timeStep is the smallest round step in seconds (1, 2, 5, 10, 15, 30, 60…) between the
+// timeStep is the smallest round step in seconds (labelSteps, then doubling) between the
 // labels of an axis of span seconds over cols columns that leaves each label room.
 func timeStep(span float64, cols int) float64 {
 	fits := func(s float64) bool {
@@ -86,9 +86,9 @@ func timeStep(span float64, cols int) float64 {
 		}
 		return true
 	}
-	for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600} {
-		if fits(s) {
-			return s
+	for _, s := range labelSteps {
+		if fits(s.Seconds()) {
+			return s.Seconds()
 		}
 	}
 	s := 7200.0

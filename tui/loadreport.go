@@ -54,19 +54,12 @@ func RenderLoadReport(st Styles, r load.Report, w int) string {
 	}
 	add("")
 
-	kv, errs := st.kv, st.Value
-	if r.Errors > 0 {
-		errs = st.Bad
-	}
+	kv := st.kv
 	fields := func(f ...string) { add(wrapJoin(f, "   ", "  ", w)...) }
 	fields(kv("requests", st.Value.Render(format.GroupDigits(r.Requests))),
 		kv("throughput", st.Value.Render(format.Rate(r.OpsPerSec))),
 		kv("redis calls/request", st.Value.Render(format.Fixed(r.RedisCallsPerRequest, 2))))
-	counts := []string{kv("allowed", st.Good.Render(format.GroupDigits(r.Allowed))),
-		kv("denied", st.Value.Render(format.GroupDigits(r.Denied))), kv("errors", errs.Render(format.GroupDigits(r.Errors)))}
-	if r.Retries > 0 {
-		counts = append(counts, kv("retries", st.Warn.Render(format.GroupDigits(r.Retries))))
-	}
+	counts := countItems(st, r.Allowed, r.Denied, r.Errors, r.Retries)
 	if r.Unsent > 0 {
 		counts = append(counts, kv("unsent", st.Warn.Render(format.GroupDigits(r.Unsent))))
 	}

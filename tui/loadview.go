@@ -24,17 +24,15 @@ type LoadOptions struct {
 	Runs     []load.Strategy // a comparison's strategies in order, for "run 2 of 3"
 	Interval time.Duration   // between snapshots (default 250 ms)
 	Styles   *Styles         // default: the terminal's colours, NO_COLOR honoured
-	// Stop asks the run to stop early (q); its end then arrives as a LoadDoneMsg, and a
-	// second q quits at once.
-	Stop func()
+	Stop     func()          // asks the run to stop early (q); a second q quits at once
 }
 
 // LoadDoneMsg ends the live view: it clears itself and quits, and the caller prints the
-// report (RenderLoadReport), which is never a frame: bubbletea would cut a tall one.
+// report (RenderLoadReport): bubbletea would cut a tall frame.
 type LoadDoneMsg struct{}
 
-// Load is the live view of a load run: progress, decisions per second (chart), the
-// bucket's token level, latency so far; at the end, the report.
+// Load is the live view of a load run: progress, decisions per second, the bucket's level
+// and the latency so far.
 type Load struct {
 	frame
 	src  LoadSource
@@ -116,7 +114,7 @@ func (m Load) key(msg tea.KeyMsg) (Load, tea.Cmd) {
 }
 
 // View renders the live screen; nothing once the run is done or the view quits, so the
-// live screen leaves the terminal and the report printed next stands alone.
+// report printed next stands alone.
 func (m Load) View() string {
 	if m.done || m.quitting {
 		return ""
@@ -184,17 +182,23 @@ func (m Load) body(w, h int) string {
 	return strings.Join(lines, "\n") + "\n" + chart
 }
 
+// countItems are a run's allowed, denied and errors, and its retries if any.
+func countItems(st Styles, allowed, denied, errs, retries int64) []string {
+	errSty := st.Value
+	if errs > 0 {
+		errSty = st.Bad
+	}
+	items := []string{st.kv("allowed", st.Good.Render(format.GroupDigits(allowed))),
+		st.kv("denied", st.Value.Render(format.GroupDigits(denied))), st.kv("errors", errSty.Render(format.GroupDigits(errs)))}
+	if retries > 0 {
+		items = append(items, st.kv("retries", st.Warn.Render(format.GroupDigits(retries))))
+	}
+	return items
+}
+
 func (m Load) countsLine() string {
 	s, st := m.snap, m.st
-	errs := st.Value
-	if s.Errors > 0 {
-		errs = st.Bad
-	}
-	parts := []string{st.kv("allowed", st.Good.Render(format.GroupDigits(s.Allowed))),
-		st.kv("denied", st.Value.Render(format.GroupDigits(s.Denied))), st.kv("errors", errs.Render(format.GroupDigits(s.Errors)))}
-	if s.Retries > 0 {
-		parts = append(parts, st.kv("retries", st.Warn.Render(format.GroupDigits(s.Retries))))
-	}
+	parts := countItems(st, s.Allowed, s.Denied, s.Errors, s.Retries)
 	if s.Elapsed > 0 {
 		ops := float64(s.Allowed+s.Denied) / s.Elapsed.Seconds()
 		parts = append(parts, st.Value.Render(format.PerSecond(ops))+st.Label.Render(" ops/s"))

@@ -8,11 +8,11 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// SortBy is the dashboard's row order.
+// SortBy is the dashboard's row order: the emptiest buckets first, the most denying, by
+// key, or the busiest (decisions per second, else tokens consumed).
 type SortBy int
 
-// The orders: the emptiest buckets first (closest to denying), the most denying per
-// second, by key, the busiest (decisions per second, else tokens consumed).
+// The orders, as the keys 1-4 choose them.
 const (
 	SortFill SortBy = iota
 	SortDeny
@@ -37,35 +37,13 @@ func (s SortBy) names() [3]string {
 	return sortNames[s]
 }
 
-func (s SortBy) String() string { return s.names()[0] }
-
 func (s SortBy) column() string { return s.names()[2] }
 
-// label names the order as the footer shows it.
 func (s SortBy) label(reverse bool) string {
 	if reverse {
 		return s.names()[1]
 	}
 	return s.names()[0]
-}
-
-func (r *topRow) denyRate() float64 {
-	if !r.hasAct || !r.act.Counted {
-		return -1
-	}
-	return r.act.Denied
-}
-
-// busyRate is decisions per second from the native counters, else tokens consumed per
-// second; -1 when neither is known.
-func (r *topRow) busyRate() float64 {
-	switch {
-	case r.hasAct && r.act.Counted:
-		return r.act.Allowed + r.act.Denied
-	case r.hasAct && r.act.ConsumedKnown:
-		return r.act.Consumed
-	}
-	return -1
 }
 
 func (r *topRow) unknownFill() bool { return r.state.Problem != "" || !r.state.HasSpec() }
@@ -89,9 +67,9 @@ func (m *Top) sortRows() {
 	})
 }
 
-// less orders two rows: hot ones first, by the sort's measure as shown and steadied
-// (reversed when asked), rows without a fill after the others either way, then by the fill
-// as shown (when sorted by fill), then by key.
+// less orders two rows (but by name): hot ones first, then by the sort's measure as shown
+// and steadied, rows without a fill after the others, then by fill (when sorted by fill),
+// then by key. Fills move every refresh: by rate, rows alike stay in key order.
 func (m *Top) less(a, b *topRow) bool {
 	if m.sortBy == SortName {
 		if m.reverse {
@@ -99,7 +77,6 @@ func (m *Top) less(a, b *topRow) bool {
 		}
 		return a.state.Key < b.state.Key
 	}
-	// Hot buckets first, busiest first, in every order but by name.
 	if c := cmp.Compare(b.order.hot, a.order.hot); c != 0 {
 		return c < 0
 	}
@@ -110,20 +87,13 @@ func (m *Top) less(a, b *topRow) bool {
 	case SortBusy:
 		c = cmp.Compare(format.RateShown(b.order.busy), format.RateShown(a.order.busy))
 	}
-	if m.reverse {
-		c = -c
-	}
-	if c != 0 {
-		return c < 0
-	}
-	if ua, ub := a.unknownFill(), b.unknownFill(); ua != ub {
+	if ua, ub := a.unknownFill(), b.unknownFill(); c == 0 && ua != ub {
 		return ub
 	}
-	if m.sortBy != SortFill {
-		// By key, not fill: fills move every refresh and would swap rows alike in rate.
-		return a.state.Key < b.state.Key
+	if c == 0 && m.sortBy == SortFill {
+		c = cmp.Compare(a.fillShown(), b.fillShown())
 	}
-	if c = cmp.Compare(a.fillShown(), b.fillShown()); m.reverse {
+	if m.reverse {
 		c = -c
 	}
 	if c != 0 {
@@ -135,10 +105,17 @@ func (m *Top) less(a, b *topRow) bool {
 // steadyOrder are the rates the order uses: hot writes, decisions, denials (-1: unknown).
 type steadyOrder struct{ hot, busy, deny float64 }
 
-// steadied is this refresh's measures, except that one within its noise of was (nil for a
-// new row) keeps was's value, so rows of jittery traffic do not swap every refresh.
+// steadied is this refresh's measures (decisions from the native counters, else tokens
+// consumed), except that one within its noise of was (nil: a new row) keeps was's value,
+// so rows of jittery traffic do not swap every refresh.
 func (r *topRow) steadied(was *steadyOrder) steadyOrder {
-	now := steadyOrder{hot: r.hot, busy: r.busyRate(), deny: r.denyRate()}
+	now := steadyOrder{hot: r.hot, busy: -1, deny: -1}
+	switch {
+	case r.hasAct && r.act.Counted:
+		now.busy, now.deny = r.act.Allowed+r.act.Denied, r.act.Denied
+	case r.hasAct && r.act.ConsumedKnown:
+		now.busy = r.act.Consumed
+	}
 	if was == nil {
 		return now
 	}
