@@ -91,8 +91,8 @@ type readMsg[T any] struct {
 	err error
 }
 
-func (l *live) tick() tea.Cmd {
-	return tea.Tick(l.Interval, func(time.Time) tea.Msg { return tickMsg{} })
+func tick(every time.Duration) tea.Cmd {
+	return tea.Tick(every, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // ticked notes a tick: while a read hangs after a failure, the data shown gets older.

@@ -61,15 +61,10 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 	return m
 }
 
-type loadTickMsg struct{}
 type loadSnapMsg load.Snapshot
 
 // Init takes the first snapshot and starts the ticker.
-func (m Load) Init() tea.Cmd { return tea.Batch(m.read(), m.tick()) }
-
-func (m Load) tick() tea.Cmd {
-	return tea.Tick(m.opts.Interval, func(time.Time) tea.Msg { return loadTickMsg{} })
-}
+func (m Load) Init() tea.Cmd { return tea.Batch(m.read(), tick(m.opts.Interval)) }
 
 func (m Load) read() tea.Cmd { return func() tea.Msg { return loadSnapMsg(m.src()) } }
 
@@ -81,9 +76,9 @@ func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sized = true
 	case tea.KeyMsg:
 		return eachKey(m, msg, nil, nil, Load.key)
-	case loadTickMsg:
+	case tickMsg:
 		if !m.done {
-			return m, tea.Batch(m.tick(), m.read())
+			return m, tea.Batch(tick(m.opts.Interval), m.read())
 		}
 	case loadSnapMsg:
 		if !m.done {

@@ -33,12 +33,13 @@ type Styles struct {
 	Help                               help.Styles
 }
 
-// NewStyles builds the styles for colour profile p: termenv.Ascii draws none (tests and
-// NO_COLOR); lipgloss.ColorProfile() is the terminal's.
+// NewStyles builds the styles for colour profile p (termenv.Ascii draws none;
+// lipgloss.ColorProfile() is the terminal's).
 func NewStyles(p termenv.Profile) Styles {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(p)
 	n := r.NewStyle
+	helpKey, helpDesc, helpSep := n().Foreground(colAccent), n().Foreground(colSubtle), n().Foreground(colEmpty)
 	return Styles{
 		r:        r,
 		Title:    n().Bold(true).Foreground(colAccent),
@@ -55,15 +56,8 @@ func NewStyles(p termenv.Profile) Styles {
 		Notice:   n().Foreground(colWarn),
 		Dialog:   n().Border(lipgloss.DoubleBorder()).BorderForeground(colBad).Padding(0, 2),
 		BarEmpty: n().Foreground(colEmpty),
-		Help: help.Styles{
-			Ellipsis:       n().Foreground(colSubtle),
-			ShortKey:       n().Foreground(colAccent),
-			ShortDesc:      n().Foreground(colSubtle),
-			ShortSeparator: n().Foreground(colEmpty),
-			FullKey:        n().Foreground(colAccent),
-			FullDesc:       n().Foreground(colSubtle),
-			FullSeparator:  n().Foreground(colEmpty),
-		},
+		Help: help.Styles{Ellipsis: helpDesc, ShortKey: helpKey, ShortDesc: helpDesc, ShortSeparator: helpSep,
+			FullKey: helpKey, FullDesc: helpDesc, FullSeparator: helpSep},
 	}
 }
 

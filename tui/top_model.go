@@ -118,7 +118,7 @@ type topResetMsg struct {
 type noticeExpiredMsg struct{ id int }
 
 // Init starts the first refresh and the ticker.
-func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), m.tick()) }
+func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), tick(m.Interval)) }
 
 // TopKeeper is a TopSource over part of a large keyspace: it keeps the bucket Keep names
 // (the one under the cursor, "" none) in its snapshots while it exists.
@@ -155,9 +155,9 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.ticked()
 		if m.paused {
-			return m, m.tick()
+			return m, tick(m.Interval)
 		}
-		return m, tea.Batch(m.tick(), m.fetch())
+		return m, tea.Batch(tick(m.Interval), m.fetch())
 	case readMsg[TopSnapshot]:
 		m.finish(msg.err)
 		switch {

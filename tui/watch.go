@@ -48,7 +48,7 @@ func NewWatch(src WatchSource, opts WatchOptions) Watch {
 }
 
 // Init starts the first read and the refresh ticker.
-func (m Watch) Init() tea.Cmd { return tea.Batch(fetch(&m.live, m.src), m.tick()) }
+func (m Watch) Init() tea.Cmd { return tea.Batch(fetch(&m.live, m.src), tick(m.Interval)) }
 
 // Update handles keys, resizes, ticks and reads.
 func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -59,7 +59,7 @@ func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return eachKey(m, msg, nil, nil, Watch.onKey)
 	case tickMsg:
 		m.ticked()
-		return m, tea.Batch(m.tick(), fetch(&m.live, m.src))
+		return m, tea.Batch(tick(m.Interval), fetch(&m.live, m.src))
 	case readMsg[bucket.State]:
 		m.finish(msg.err)
 		if msg.err == nil {
