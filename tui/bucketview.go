@@ -82,11 +82,7 @@ func (v bucketView) view(w, h int, stale bool) string {
 		return v.st.Bad.Render(trunc("✖ "+format.SafeKey(s.Key)+" "+s.Problem, w)) + "\n" +
 			v.st.Subtle.Render(trunc("type "+s.Type+" · TTL "+format.TTL(s.TTL), w))
 	}
-	stats := v.stats()
-	for i, it := range stats {
-		stats[i] = trunc(it, w)
-	}
-	lines := append([]string{v.gauge(w)}, wrapJoin(stats, "   ", "", w)...)
+	lines := append([]string{v.gauge(w)}, wrapJoin(v.stats(w), "   ", "", w)...)
 	if !s.HasSpec() && s.Exists {
 		lines = append(lines, wrapText(v.st.Notice, "capacity and rate unknown: add a rule for this key or pass --capacity and --rate", w)...)
 	}
@@ -131,11 +127,11 @@ func (v bucketView) gauge(w int) string {
 	return label + v.st.Bar(bar, s.Fill()) + v.st.FillStyle(s.Fill()).Bold(true).Render(nums)
 }
 
-// stats are the "label value" items under the gauge, in reading order.
-func (v bucketView) stats() []string {
+// stats are the "label value" items under the gauge, in reading order, each cut to w.
+func (v bucketView) stats(w int) []string {
 	s := v.cur
 	item := func(label, value string) string {
-		return v.st.Label.Render(label+" ") + v.st.Value.Render(value)
+		return trunc(v.st.Label.Render(label+" ")+v.st.Value.Render(value), w)
 	}
 	pending := "…"
 	var items []string

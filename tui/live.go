@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -40,9 +41,7 @@ func (o *LiveOptions) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Server == "" {
-		o.Server = o.Addr
-	}
+	o.Server = cmp.Or(o.Server, o.Addr)
 	if o.ErrText == nil {
 		o.ErrText = error.Error
 	}

@@ -40,15 +40,13 @@ func LoadProgressLine(s load.Snapshot) string {
 // the theoretical maximum and over-grant, latency percentiles and a histogram.
 func RenderLoadReport(st Styles, r load.Report, w int) string {
 	w = max(w, 40)
-	var lines []string
-	add := func(s ...string) { lines = append(lines, s...) }
-	add(wrapLine(st.Title.Render("bucketctl load")+" "+st.Value.Render(format.SafeKey(r.Key)), "  ", w)...)
 	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + format.Plural(r.Concurrency, "worker")
 	if r.Pipeline > 1 {
 		how += " · pipeline " + strconv.Itoa(r.Pipeline)
 	}
 	how += " · measured " + format.Seconds(r.DurationS)
-	add(subtleWrapped(st, how+"\n"+specText(r)+onServer(r.Server), w)...)
+	lines := reportHead(st, "bucketctl load", r.Key, how+"\n"+specText(r)+onServer(r.Server), w)
+	add := func(s ...string) { lines = append(lines, s...) }
 	if r.Interrupted {
 		add(st.Warn.Render("interrupted: the report so far"))
 	}
@@ -99,10 +97,11 @@ func specText(r load.Report) string {
 	return fmt.Sprintf("capacity %s · rate %s · cost %s", format.Tokens(r.Capacity), format.Rate(r.Rate), format.Tokens(r.Cost))
 }
 
-func subtleWrapped(st Styles, text string, w int) []string {
-	lines := strings.Split(ansi.Wordwrap(text, w, ""), "\n")
-	for i, l := range lines {
-		lines[i] = st.Subtle.Render(l)
+// reportHead is a report's title and key, then the lines about the run.
+func reportHead(st Styles, title, key, about string, w int) []string {
+	lines := wrapLine(st.Title.Render(title)+" "+st.Value.Render(format.SafeKey(key)), "  ", w)
+	for _, l := range strings.Split(ansi.Wordwrap(about, w, ""), "\n") {
+		lines = append(lines, st.Subtle.Render(l))
 	}
 	return lines
 }
@@ -177,12 +176,9 @@ func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 		return ""
 	}
 	r0 := rs[0]
-	var lines []string
-	lines = append(lines, wrapLine(st.Title.Render("bucketctl load --compare")+" "+
-		st.Value.Render(format.SafeKey(strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)))), "  ", w)...)
 	about := fmt.Sprintf("%s · %s · each run %s on a fresh key%s\n", arrivalText(r0), format.Plural(r0.Concurrency, "worker"),
 		format.Seconds(r0.DurationS), onServer(r0.Server)) + specText(r0)
-	lines = append(append(lines, subtleWrapped(st, about, w)...), "")
+	lines := append(reportHead(st, "bucketctl load --compare", strings.TrimSuffix(r0.Key, ":"+string(r0.Strategy)), about, w), "")
 	cols := []string{"strategy", "ops/s", "calls/req", "allowed", "max", "over-grant", "errors", "retries", "p99"}
 	rows := [][]string{cols}
 	for _, r := range rs {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,8 +70,7 @@ func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	avail := w - gutter
 	kmin := min(keyMin, max(8, avail/2))
 	keyCap := max(kmin, avail*2/5)
-	byPrio := make([]column, len(topColumns))
-	copy(byPrio, topColumns)
+	byPrio := slices.Clone(topColumns)
 	for i := range byPrio {
 		if byPrio[i].title == sorted {
 			byPrio[i].prio = 0
