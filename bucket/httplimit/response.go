@@ -35,9 +35,8 @@ func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Tim
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(full.Add(time.Second-1).Unix(), 10))
 }
 
-// Headers returns the fields the middleware sends for a decision r of the one-bucket
-// policy name taken at now: RateLimit-Policy, RateLimit, the X-RateLimit-* fields, and
-// Retry-After (seconds, rounded up) when r was denied and can ever succeed.
+// Headers returns the fields the middleware sends for a decision r of the one-bucket policy
+// name taken at now, with Retry-After when r was denied and can ever succeed.
 func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	h := http.Header{}
 	m := bucket.MultiResult{Allowed: r.Allowed, Denied: -1, Tiers: []bucket.TierResult{{Name: name, Result: r}}}
@@ -51,8 +50,7 @@ func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	return h
 }
 
-// closest is the tier the legacy headers describe (see the package documentation); the
-// longer reset breaks a tie.
+// closest is the tier the legacy headers describe; the longer reset breaks a tie.
 func closest(m bucket.MultiResult) bucket.TierResult {
 	b := m.Tiers[0]
 	for _, t := range m.Tiers[1:] {
