@@ -53,7 +53,7 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return rep, err
 	}
 	defer t.Close()
-	rep.Masters = t.Masters()
+	rep.Masters = len(t.nodes)
 	candidates := min(3*q.Limit, 300)
 	notBucket := map[string]bool{}
 	skip := func(k string) bool { return notBucket[k] }
@@ -99,7 +99,8 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return rep, err
 	}
 	top := t.Top(candidates, skip)
-	rep.Observed, rep.Keys, rep.Messages = t.Since(), t.Keys(), t.Messages()
+	rep.Observed, rep.Keys = t.observed()
+	rep.Messages = t.messages.Load()
 	if err := t.Err(); err != nil {
 		return rep, err
 	}

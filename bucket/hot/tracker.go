@@ -87,7 +87,6 @@ type Tracker struct {
 	floor    int64 // counts at or under it were dropped to bound memory
 	err      error
 	messages atomic.Int64
-	keys     atomic.Int64
 	wg       sync.WaitGroup
 	closed   atomic.Bool
 }
@@ -244,7 +243,6 @@ func (t *Tracker) receive(n *hotNode) {
 		if len(t.counts) > t.maxKeys {
 			t.shrink()
 		}
-		t.keys.Store(int64(len(t.counts)))
 		t.mu.Unlock()
 	}
 }
@@ -296,15 +294,14 @@ func (t *Tracker) Reset() time.Duration {
 	defer t.mu.Unlock()
 	d := time.Since(t.start)
 	t.counts, t.floor, t.start = map[string]int64{}, 0, time.Now()
-	t.keys.Store(0)
 	return d
 }
 
-// Since is how long the current counts cover.
-func (t *Tracker) Since() time.Duration {
+// observed is how long the current counts cover, and the keys counted.
+func (t *Tracker) observed() (time.Duration, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return time.Since(t.start)
+	return time.Since(t.start), int64(len(t.counts))
 }
 
 // Err is the error that stopped following a master, if any: its counts are incomplete.
@@ -313,12 +310,6 @@ func (t *Tracker) Err() error {
 	defer t.mu.Unlock()
 	return t.err
 }
-
-// Masters is how many masters are followed, Messages the invalidations received, Keys the
-// distinct keys counted.
-func (t *Tracker) Masters() int    { return len(t.nodes) }
-func (t *Tracker) Messages() int64 { return t.messages.Load() }
-func (t *Tracker) Keys() int64     { return t.keys.Load() }
 
 // Close ends the tracking (with the connections) and waits for the receivers.
 func (t *Tracker) Close() {
