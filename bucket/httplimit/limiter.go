@@ -192,7 +192,7 @@ func (l *Limiter) decide(r *http.Request) Decision {
 	return l.fallback(d, err)
 }
 
-// isCallerError reports errors that say nothing about Redis's health.
+// isCallerError reports errors that say nothing about Redis's health (500, breaker untouched).
 func isCallerError(err error) bool {
 	return errors.Is(err, bucket.ErrInvalid) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec) ||

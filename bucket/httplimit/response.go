@@ -16,7 +16,8 @@ func policyItem(name string, spec bucket.Spec) string {
 	return fmt.Sprintf("%q;q=%d;w=%d", name, int64(spec.Capacity), max(1, ceilSeconds(spec.Wait(0, spec.Capacity))))
 }
 
-// setHeaders sets the rate-limit fields described in the package documentation.
+// setHeaders sets the rate-limit fields: per tier q (capacity), w (seconds to refill from
+// empty), r (whole tokens left) and t (seconds until full), and X-RateLimit-* of the closest.
 func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Time) {
 	h.Set("RateLimit-Policy", policy)
 	tiers := m.Tiers
@@ -50,7 +51,8 @@ func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	return h
 }
 
-// closest is the tier the legacy headers describe; the longer reset breaks a tie.
+// closest is the tier nearest to denying: on a deny the longest wait, else the fewest whole
+// tokens left; the longer reset breaks a tie.
 func closest(m bucket.MultiResult) bucket.TierResult {
 	b := m.Tiers[0]
 	for _, t := range m.Tiers[1:] {
