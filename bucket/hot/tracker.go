@@ -40,8 +40,9 @@ func (e *UnsupportedError) Error() string {
 		return fmt.Sprintf("the user may not follow writes on %s (%s): grant it +client|id +client|tracking +subscribe and &%s, or use 'bucketctl top' (it scans)",
 			e.Addr, what, invalidateChannel)
 	}
+	line, _, _ := strings.Cut(e.Err.Error(), "\n")
 	return fmt.Sprintf("%s has no client tracking (Redis 6 or later is needed: %s): use 'bucketctl top' (it scans) instead",
-		e.Addr, firstLine(e.Err))
+		e.Addr, line)
 }
 
 // Reason is the short why, for a view that goes on without hot buckets (top).
@@ -53,14 +54,6 @@ func (e *UnsupportedError) Reason() string {
 }
 
 func (e *UnsupportedError) Unwrap() error { return e.Err }
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
 
 // Options say what a Tracker follows.
 type Options struct {
