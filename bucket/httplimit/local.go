@@ -65,9 +65,3 @@ func (lb *localBuckets) put(key string, l bucket.Level) {
 		delete(lb.byKey, last.Value.(*localEntry).key)
 	}
 }
-
-func (lb *localBuckets) len() int {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return lb.order.Len()
-}
