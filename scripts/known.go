@@ -22,8 +22,7 @@ var BySHA = sync.OnceValue(func() map[string]Named {
 	return m
 })
 
-// Lazy makes a script (and hashes it) on first use, not at start-up: every package's init
-// runs on every bucketctl command, and hashing copies the source.
+// Lazy makes a script (and hashes it) on first use, not at every command's start-up.
 func Lazy(src func() string) func() *redis.Script {
 	return sync.OnceValue(func() *redis.Script { return redis.NewScript(src()) })
 }

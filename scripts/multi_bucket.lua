@@ -1,37 +1,6 @@
--- bucketctl multi-tier token bucket: one all-or-nothing decision over several buckets
--- (say a user's bucket, an endpoint bucket and an overall bucket), in one atomic call.
---
--- KEYS[1..n]  the tiers' bucket keys: native buckets, exactly as token_bucket.lua writes them
---             (a tagged string; a native-hash bucket is read and converted by the write).
---             In a Redis Cluster every key of one call must hash to the same slot: give them
---             one hash tag, e.g. rl:{user42}:user, rl:{user42}:endpoint:/search, rl:{user42}:global.
--- ARGV[1]     now in microseconds (client clock); "" = Redis TIME
--- ARGV[2]     extra TTL in milliseconds kept after a bucket is full; "" = 60000
--- ARGV[3i], ARGV[3i+1], ARGV[3i+2]  for tier i = 1..n: capacity ("" = stored), rate ("" = stored),
---             cost (>= 0)
---
--- The decision, per tier with the refill math of token_bucket.lua:
---   1. every bucket is refilled to now (ts = max(now, ts); a lowered capacity clamps);
---   2. the request is allowed only when every tier holds its cost;
---   3. allowed: the cost is taken from every tier and `allowed` is counted on every tier;
---      denied: nothing is taken from any tier, `denied` is counted only on the tiers that lacked
---      their cost, and every tier is still written back at its refilled level with the new ts
---      (as token_bucket.lua does on deny, so ts never goes stale).
--- A tier whose cost exceeds its capacity can never succeed: the decision is denied and nothing
--- is written anywhere, as token_bucket.lua leaves such a bucket untouched.
---
--- Reply: { denied: 0 when allowed, else the index (1-based) of the first tier that lacked its
---          cost, then six values per tier: had_cost (0|1), remaining tokens (string),
---          retry_after_us (integer, -1 = never), reset_after_us (integer), capacity (string),
---          rate (string) }
--- Remaining is after the decision: cost taken when allowed, the refilled level when denied.
--- Non-integers travel as strings: Redis truncates Lua numbers to integers.
--- Invalid arguments give an error reply naming the tier, and write nothing.
---
--- The identity check, the number grammar and the TTL rule are the shared prelude's
--- (number.lua); the refill, waits and writes are token_bucket.lua's, and both are tested
--- against the same Go model.
-
+-- bucketctl's multi-tier token bucket: one all-or-nothing decision over several native
+-- buckets in one atomic call (KEYS, ARGV and the reply: scripts/doc.go). The identity check,
+-- the grammar and the TTL are the prelude's; the refill is token_bucket.lua's.
 local num, native, refusal, tagged, ttl_ms, checked, clock, struct =
   prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
 local n = #KEYS
@@ -45,15 +14,13 @@ if not now then
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- Read and validate every tier before writing anything.
+-- Every tier is read and checked before anything is written.
 local tiers, seen = {}, {}
 for i = 1, n do
   local key = KEYS[i]
   local sfx = ' (tier ' .. i .. ')'
   if seen[key] then return redis.error_reply('ERR bucketctl: duplicate key' .. sfx) end
   seen[key] = true
-  -- Identity (the prelude's tagged(), or native() for a native-hash bucket): only a native
-  -- bucket, each value in range, is ever written.
   local v = redis.pcall('GET', key)
   local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied, st_cap, st_rate
   if v then
@@ -83,7 +50,6 @@ for i = 1, n do
   if tokens == nil then
     tokens, ts = capacity, now
   end
-  -- Time never runs backwards: a late caller with an older clock refills nothing.
   if now > ts then
     tokens = math.min(capacity, tokens + ((now - ts) / 1000000) * rate)
     ts = now
@@ -112,10 +78,6 @@ for i = 1, n do
   if not t.ok and denied == 0 then denied = i end
 end
 
--- Every tier is written back, at its refilled level and new ts, on deny too (as
--- token_bucket.lua does, so ts never goes stale), with its spec in use and counters (a
--- counter moves when the tier is allowed, or lacked its cost on a deny), value and TTL in
--- one SET PX (the prelude's ttl_ms); a native-hash tier is converted so.
 if not impossible then
   for i = 1, n do
     local t = tiers[i]

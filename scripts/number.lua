@@ -1,26 +1,13 @@
--- bucketctl's shared prelude, assembled before each script that reads stored numbers
--- (scripts.go): the number grammar and the native bucket's ranges, whose Go side is
--- bucket/number.go and bucket/native.go. Functions are made by prelude() where a script
--- needs them, since a script's closures are made anew on every call ('help design').
-
--- The native bucket, NATIVE_LEN bytes, struct.pack('<c13BddI7I7ddI4'): TAG, last (1: it
--- allowed), tokens, ts (µs), allowed, denied, capacity, rate, expires (a Unix second before
--- which the last SET PX's TTL stands; 0 unknown). A decision rewrites bytes 14 to 44 (last
--- to denied) in place while its spec and TTL stand (token_bucket.lua).
+-- bucketctl's prelude, assembled before each script that reads stored numbers: the number
+-- grammar (Go: bucket/number.go) and the native bucket (bucket/native.go, scripts/doc.go).
+-- prelude() makes the functions where a script needs them: closures cost every call.
 local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 64
--- The ranges of a stored bucket (bucket: maxTokens, maxTime, maxCounter, maxRefill).
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
 
--- prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S):
--- num, native, refusal, tagged, ttl_ms, checked, clock and struct (below), for the
--- constants above.
 local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
-  -- num(v): the number v holds by the one grammar, or nil. Grammar: optional sign, digits,
-  -- optional fraction, optional exponent, at most 64 bytes, finite; no spaces, hex, inf, nan.
-  -- The byte class leaves tonumber nothing but the grammar (Lua's strtod then refuses a
-  -- malformed rest); a value of that form that overflows gives nil, 'overflow' (corrupt).
-  -- The class is tested anchored, '^[...]*$': one pass over the bytes, where the unanchored
-  -- search for a byte outside it restarts at every byte.
+  -- num(v): the number v holds by the grammar (sign, digits, fraction, exponent, at most 64
+  -- bytes, finite), or nil; nil, 'overflow' for one too large. The byte class, anchored (one
+  -- pass), leaves tonumber nothing but the grammar.
   local function num(v)
     if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, '^[0-9eE%.%+%-]*$') then return nil end
     local n = tonumber(v)
@@ -29,18 +16,10 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return n
   end
 
-  -- native(h): the verdict on a native bucket of the hash layout written before the tagged
-  -- string (native-hash, converted by its first decision), read as HGETALL key (h: field, value, field,
-  -- value, ...; the reply of a missing key, {}, is no bucket and not asked here). Returns
-  -- tokens, ts, capacity, rate, allowed, denied (a missing counter is 0) and the stored
-  -- capacity and rate as written; or nil, kind, why, where kind is 'shape' (not a native
-  -- bucket: a field missing, others besides, a value not a number), 'none' (a hash with no
-  -- field of a native bucket at all), 'layout' (a level with no capacity field: a bucket of
-  -- another layout) or 'corrupt' (a native bucket whose stored value overflows or is out of
-  -- range); refusal(kind, why) is the error reply's text for such a verdict.
-  -- The common path reads the fields where token_bucket.lua wrote them (tokens, ts, a
-  -- counter, capacity, rate, the other counter) and allocates one string (the values joined);
-  -- any other order takes the loop, and messages are built on the refusing paths only.
+  -- native(h): the verdict on a native-hash bucket read by HGETALL: tokens, ts, capacity,
+  -- rate, allowed, denied (0 when missing) and capacity and rate as stored; or nil, kind, why,
+  -- kind 'shape' (not a native bucket), 'none' (no field of one), 'layout' (no capacity:
+  -- another layout) or 'corrupt' (a value overflows or is out of range).
   local function native(h)
     local n, v1, v2, v3, v4, v5, v6 = #h
     if h[1] == 'tokens' and h[3] == 'ts' and h[7] == 'capacity' and h[9] == 'rate' and (n == 10 or n == 12) then
@@ -65,12 +44,8 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
       if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
       if others then return nil, 'shape', 'the hash holds other fields too' end
     end
-    -- The common path, a bucket as token_bucket.lua writes it: every value a digit, then digits
-    -- and dots, with no two dots in one value (two patterns over the values joined by spaces,
-    -- each matched in linear time: no quantifier can give up characters to the next; the joined
-    -- length bounds each value's). Such a value is a number Lua's arithmetic converts as
-    -- tonumber does, with one strtod (tonumber makes two), never negative, NaN or infinite;
-    -- so only the upper ranges are left to compare.
+    -- The common path: plain decimals (linear patterns over the values joined), which
+    -- arithmetic converts with one strtod, never negative, NaN or infinite.
     local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
     if #j <= 64 and string.find(j, '^%d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]*$')
       and not string.find(j, '%.%d*%.') then
@@ -82,10 +57,8 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
         return t, ts, c, r, a, d, v3, v4
       end
     end
-    -- Else (a value in exponent form, say) the grammar's byte class over the values joined,
-    -- then tonumber on each as num() does; NaN fails every range comparison, and r - r == 0
-    -- refuses an infinite rate. Anything else (a value out of the grammar, an overflow, one
-    -- over 64 bytes) takes the per-field path below, which names the first bad one.
+    -- Else the byte class over the values joined, then tonumber on each; anything that
+    -- fails takes the per-field path, which names the first bad value.
     j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
     if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
         and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
@@ -99,7 +72,6 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
         return t, ts, c, r, a, d, v3, v4
       end
     end
-    -- Each present field by the grammar, in the fields' order (the first bad one is named).
     local t, o1 = num(v1)
     local ts, o2, c, o3, r, o4, a, o5, d, o6
     if t then ts, o2 = num(v2) end
@@ -127,8 +99,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return t, ts, c, r, a, d, v3, v4
   end
 
-  -- refusal(kind, why): the error text of the writing scripts for a key native() refused
-  -- (kind and why as native() returns them); bucket/errors.go reads it back.
+  -- refusal(kind, why): the error reply's text for a verdict; bucket/errors.go reads it.
   local function refusal(kind, why)
     if kind == 'corrupt' then return 'ERR bucketctl: corrupt bucket: ' .. why .. ': left untouched' end
     if kind == 'none' then return 'WRONGTYPE bucketctl: the key exists but is not a token bucket' end
@@ -138,9 +109,8 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
   end
 
-  -- struct is Redis's; an in-process server without it (the demo's miniredis sandbox) gets
-  -- the same little-endian packing of the formats the scripts use ('<', cN, B, x, IN, d) in
-  -- plain Lua (the table is built only there).
+  -- struct is Redis's; a server without it (the demo's miniredis) gets the formats the
+  -- scripts use ('<', cN, B, x, IN, d) in plain Lua.
   local struct = rawget(_G, 'struct') or (function()
     local floor, char, byte = math.floor, string.char, string.byte
     local function items(f)
@@ -213,10 +183,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     }
   end)()
 
-  -- tagged(v): the verdict on a string read with GET, as native() gives it for a hash:
-  -- tokens, ts, capacity, rate, allowed, denied, expires, or nil, kind, why ('none': no tag,
-  -- so not a native bucket; 'corrupt': the tag with a payload of another length or out of
-  -- range). token_bucket.lua makes the same checks inline.
+  -- tagged(v): native()'s verdict for a string read by GET, with expires after denied.
   local function tagged(v)
     if string.sub(v, 1, TAG_LEN) ~= TAG then return nil, 'none', 'a string without the tag' end
     if #v ~= NATIVE_LEN then
@@ -235,21 +202,15 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return t, ts, c, r, a, d, e
   end
 
-  -- ttl_ms(capacity, tokens, rate, grace): the TTL every write of a native bucket sets with
-  -- its value (SET PX): the time until full, rounded up to whole ms, plus the grace that keeps
-  -- the counters readable (expiry of a full bucket is lossless: a missing bucket starts full).
+  -- ttl_ms: a write's SET PX, the time to full in whole ms plus the grace.
   local function ttl_ms(capacity, tokens, rate, grace)
     local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
     if ttl < 1 then return 1 end
     return ttl
   end
 
-  -- The writing scripts' checks of their arguments, each rule once: by the one grammar, num(),
-  -- and within the ranges native() holds a stored bucket to, so that no script writes what
-  -- its own identity check would then refuse as corrupt.
-  -- checked(cap_s, rate_s, cost_s): capacity, rate and cost as numbers, or false and the error
-  -- reply's text. cap_s nil checks the cost alone (the spec is the stored one, which native()
-  -- has checked). A cost of '1', the common one, needs no parsing.
+  -- checked(cap_s, rate_s, cost_s): the arguments as numbers within a stored bucket's ranges,
+  -- or false and the error reply's text; cap_s nil checks the cost alone.
   local function checked(cap_s, rate_s, cost_s)
     local capacity, rate, cost = nil, nil, 1
     if cap_s then
@@ -258,7 +219,6 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
         return false, 'ERR bucketctl: capacity must be a positive finite number of at most 1e15'
       end
       if not rate or rate <= 0 then return false, 'ERR bucketctl: rate must be a positive finite number' end
-      -- A bucket must refill within 100 years, so its TTL (SET PX, milliseconds) stays finite.
       if capacity / rate > MAX_REFILL_S then
         return false, 'ERR bucketctl: capacity/rate must refill within 100 years'
       end
@@ -270,10 +230,8 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return capacity, rate, cost
   end
 
-  -- clock(now_s, grace_s): the call's time in microseconds (nil: absent or "", Redis TIME is
-  -- read) and its TTL grace in whole milliseconds (absent or "": 60000; SET PX takes an
-  -- integer), or false and the error reply's text. A time is a stored one's (0 to
-  -- MAX_TIME_US); a grace at most 100 years, so that every TTL set stays a finite SET PX.
+  -- clock(now_s, grace_s): the time in µs (nil: Redis TIME) and the grace in whole ms
+  -- (default 60000), or false and the error reply's text.
   local function clock(now_s, grace_s)
     local now, grace = nil, 60000
     if now_s and now_s ~= '' then

@@ -17,12 +17,9 @@ import (
 type Severity string
 
 const (
-	// Info is worth knowing and not a fault (an application that sets no TTL by design).
-	Info Severity = "info"
-	// Warning costs memory or hides a fault to come.
-	Warning Severity = "warning"
-	// Error means buckets hand out wrong decisions, or cannot be read or reset.
-	Error Severity = "error"
+	Info    Severity = "info"    // worth knowing, not a fault
+	Warning Severity = "warning" // costs memory or hides a fault to come
+	Error   Severity = "error"   // buckets hand out wrong decisions, or cannot be read or reset
 )
 
 // Rank orders severities, least severe first: info 0, warning 1, error 2 (-1 unknown).
@@ -90,10 +87,8 @@ type Finding struct {
 	Examples []string // the first few keys found (family prefixes for hot-slot)
 	Memory   int64    // the keys' estimated bytes (0 when none was sampled)
 	Sampled  int
-	// MaxAhead is the largest lead of a stored time (clock-ahead) or of a TAT past a full
-	// window (gcra-debt).
-	MaxAhead time.Duration
-	Detail   string // more about the examples (hot-slot: the slot and its share)
+	MaxAhead time.Duration // the largest lead of a stored time or TAT (clock-ahead, gcra-debt)
+	Detail   string        // more about the examples (hot-slot: the slot and its share)
 
 	memSum int64
 }
@@ -115,16 +110,12 @@ type Family struct {
 type Options struct {
 	Depth    int // ':'-separated segments that name a family (0: all but the last)
 	Examples int // keys a finding keeps (default 5)
-	// Samples is how many keys of each family and each finding are measured with MEMORY
-	// USAGE (default 5; below 0: none, memory is not estimated), MaxSamples the most in
-	// all (default 1000).
+	// Samples is the keys of each family and finding measured with MEMORY USAGE (default 5;
+	// below 0: none), MaxSamples the most in all (default 1000).
 	Samples, MaxSamples int
-	// MaxFamilies bounds the families kept (default 1000); further keys count under "(other)".
-	MaxFamilies int
-	// HotSlotMin is the fewest buckets of a family for a hot-slot finding (default 16), half
-	// of them in one slot.
-	HotSlotMin int64
-	Cluster    bool // slots matter (cross-slot and hot-slot findings)
+	MaxFamilies         int   // families kept (default 1000); further keys count under "(other)"
+	HotSlotMin          int64 // the fewest buckets of a family, half in one slot, for hot-slot (default 16)
+	Cluster             bool  // slots matter (cross-slot and hot-slot findings)
 }
 
 func (o *Options) defaults() {
@@ -174,8 +165,7 @@ func New(o Options) *Auditor {
 	return &Auditor{o: o, findings: map[FindingKind]*Finding{}, families: map[string]*Family{}}
 }
 
-// ttlSlack is how much shorter than the time to full a TTL may be without a finding: PTTL's
-// rounding, the read's time, the application's time step and throttled's whole seconds.
+// ttlSlack is how much shorter than the time to full a TTL may be without a finding.
 func ttlSlack(l bucket.Layout) time.Duration {
 	return 100*time.Millisecond + l.Step() + l.TTLShortfall()
 }
@@ -347,7 +337,7 @@ func (a *Auditor) Report() Report {
 				h.Count++
 				if len(h.Examples) < a.o.Examples {
 					h.Examples = append(h.Examples, f.Prefix)
-					h.Detail = strings.TrimSpace(h.Detail + " " + slotShare(f.Prefix, slot, n, f.Buckets))
+					h.Detail = strings.TrimSpace(fmt.Sprintf("%s %s: %d of %d buckets in slot %d;", h.Detail, f.Prefix, n, f.Buckets, slot))
 				}
 				h.Memory += f.Memory
 			}
@@ -369,8 +359,7 @@ func (a *Auditor) Report() Report {
 	return r
 }
 
-// SuggestRule is the config-file rule that would declare the layout guessed for s: its
-// family's keys (a two-key layout's tokens_key pattern) and the capacity and rate to fill in.
+// SuggestRule is the config-file rule that would declare the layout guessed for s.
 func SuggestRule(s bucket.State) string {
 	match := "*"
 	if pre, suf, ok := strings.Cut(s.Layout.TokensKey, "*"); ok && s.Layout.Type == bucket.Strings && pre+suf != "" {

@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -58,8 +57,4 @@ func (a *Auditor) AddPage(ctx context.Context, st *bucket.Store, states []bucket
 	}
 	a.AddMemory(probes)
 	return nil
-}
-
-func slotShare(prefix string, slot int, n, total int64) string {
-	return fmt.Sprintf("%s: %d of %d buckets in slot %d;", prefix, n, total, slot)
 }

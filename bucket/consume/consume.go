@@ -26,8 +26,7 @@ func (e *WriteFailed) Unwrap() error { return e.Err }
 
 // Decide decides for key with target t: a check when peek, else a consume.
 func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
-	// A cost above a known capacity is denied unwritten, as by the script: a read decides.
-	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity
+	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity // denied unwritten: a read decides
 	if peek || never {
 		return Read(ctx, st, key, t, peek)
 	}
@@ -36,7 +35,7 @@ func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, 
 		return Outcome{Decision: bucket.Decision{Result: res}, Layout: bucket.NativeLayout.Name, Exists: true}, nil
 	}
 	if errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign) {
-		// A read says what the key the script refused is, instead of its bare refusal.
+		// A read names what the script refused.
 		if _, rerr := Read(ctx, st, key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
 			return Outcome{}, rerr
 		}
@@ -44,8 +43,8 @@ func Decide(ctx context.Context, st *bucket.Store, key string, t bucket.Target, 
 	return Outcome{}, &WriteFailed{Err: &bucket.KeyError{Key: key, Err: err}}
 }
 
-// Read reads the bucket as inspect does and decides the way its application does. A
-// consume (peek false) refuses what the native script would: another layout, another spec.
+// Read decides the way the bucket's application does; a consume (peek false) refuses what
+// the native script would: another layout, another spec.
 func Read(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (Outcome, error) {
 	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
 	if err != nil {

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Counter counts the commands and round trips sent with a context carrying it (see With
-// and Install), as they went on the wire. It is safe for concurrent use.
+// Counter counts the commands and round trips sent with a context carrying it (With). It is
+// safe for concurrent use.
 type Counter struct {
 	commands, roundTrips atomic.Int64
 }
@@ -27,12 +28,9 @@ func (c *Counter) Add(commands, roundTrips int64) {
 
 type costKey struct{}
 
-// With returns ctx carrying c: the requests made with it are counted in c, and in the
-// counters ctx carried already (a scan's counter within a refresh's).
+// With returns ctx carrying c besides the counters ctx carried already.
 func With(ctx context.Context, c *Counter) context.Context {
-	outer := costFrom(ctx)
-	all := make([]*Counter, 0, len(outer)+1)
-	return context.WithValue(ctx, costKey{}, append(append(all, outer...), c))
+	return context.WithValue(ctx, costKey{}, append(slices.Clip(costFrom(ctx)), c))
 }
 
 func costFrom(ctx context.Context) []*Counter {
@@ -40,7 +38,6 @@ func costFrom(ctx context.Context) []*Counter {
 	return c
 }
 
-// add counts commands in one round trip in every counter of ctx.
 func add(ctx context.Context, commands int64) {
 	if commands == 0 {
 		return
@@ -54,7 +51,7 @@ type costHook struct{} // feeds the counters of the context
 
 func (costHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// handshake reports a command go-redis sends to set up a connection: the pool's cost.
+// handshake reports a command go-redis sends to set up a connection.
 func handshake(cmd redis.Cmder) bool {
 	switch strings.ToLower(cmd.Name()) {
 	case "hello", "auth", "client", "select", "readonly":
@@ -85,12 +82,10 @@ func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	}
 }
 
-// hooked remembers the clients that carry the hook, or whose nodes will.
-var hooked sync.Map
+var hooked sync.Map // the clients that carry the hook, or whose nodes will
 
-// Install puts the counting hook on the clients that talk to the servers: the client
-// itself, or each node's for a Cluster or a Ring (a pipeline per node is a round trip
-// each). Installing it again changes nothing.
+// Install puts the counting hook on the client, or on each node's of a Cluster or a Ring;
+// installing it again changes nothing.
 func Install(rdb redis.UniversalClient) {
 	if _, dup := hooked.LoadOrStore(rdb, struct{}{}); dup {
 		return

@@ -15,8 +15,8 @@ const (
 	maxNotBuckets = 10000 // keys remembered as not buckets (never read again)
 )
 
-// A Follower hands a live view, refresh by refresh, the keys matching its pattern that were
-// written most since the last refresh. Close may come during a refresh: nothing starts after it.
+// A Follower hands a live view, refresh by refresh, the keys matching its pattern written
+// most since the last refresh. Nothing starts after Close.
 type Follower struct {
 	mu        sync.Mutex
 	closed    bool
@@ -28,8 +28,8 @@ type Follower struct {
 	match     string
 }
 
-// NewFollower follows the writes to the keys matching the Redis glob match, with the
-// Tracker options o (its Prefixes are match's). Nothing is started until the first Next.
+// NewFollower follows the writes to the keys matching the glob match from the first Next,
+// with the Tracker options o (Prefixes: match's).
 func NewFollower(match string, o Options) *Follower {
 	o.Prefixes = nil
 	h := &Follower{notBucket: map[string]bool{}, match: match, opts: o}
@@ -39,8 +39,7 @@ func NewFollower(match string, o Options) *Follower {
 	return h
 }
 
-// Next follows writes (starting the tracker on the first call) and returns the hot
-// candidates since the last call; Done gives their writes per second.
+// Next returns the hot candidates since the last call; Done gives their writes per second.
 func (h *Follower) Next(ctx context.Context, st *bucket.Store) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -78,8 +77,8 @@ func (h *Follower) Next(ctx context.Context, st *bucket.Store) []string {
 	return keys
 }
 
-// Done takes what the watchlist found: keys that are not buckets are not read again; the
-// hot ones that are come back as writes/s by key.
+// Done takes what the watchlist read: keys that are not buckets are not read again; the hot
+// buckets come back as writes/s by key.
 func (h *Follower) Done(states []bucket.State, notBuckets []string) map[string]float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()

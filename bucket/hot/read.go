@@ -12,8 +12,8 @@ import (
 type Bucket struct {
 	State  bucket.State
 	Writes int64 // writes seen (a lower bound of the writes made)
-	// PerSecond is decisions per second: from the native counters when the bucket was read
-	// twice (Counted), else writes seen per second; DeniedPerSecond is Counted's only.
+	// PerSecond is decisions per second from the native counters read twice (Counted), else
+	// writes seen per second; DeniedPerSecond is Counted's only.
 	PerSecond, DeniedPerSecond float64
 	Counted                    bool
 }
@@ -24,8 +24,8 @@ type Report struct {
 	Source   string        // what ranked the keys (SourceTracking)
 	Observed time.Duration // how long writes were followed
 	Masters  int
-	// Keys is the distinct keys written; NotBuckets how many of the busiest read were not
-	// buckets; Messages the invalidations received; Reads the read commands sent.
+	// Keys is the distinct keys written, NotBuckets the busiest read that were not buckets,
+	// Messages the invalidations received, Reads the read commands sent.
 	Keys, NotBuckets, Messages, Reads int64
 }
 
@@ -37,10 +37,9 @@ type Query struct {
 	Resolve bucket.Resolver // each key's layout and spec (nil: detect)
 }
 
-// Buckets follows writes for q.For and returns the buckets written most, busiest first.
-// A quarter into the observation (at most 1 s in) the busiest keys so far are read once, so
-// that native buckets' decisions and denials per second come from their counters; at the end
-// the busiest keys are read again, and keys that are not buckets are left out.
+// Buckets follows writes for q.For and returns the buckets written most, busiest first. The
+// busiest keys are read a quarter in (at most 1 s) and at the end, so that native buckets'
+// rates come from their counters.
 func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 	if q.For <= 0 {
 		q.For = 1500 * time.Millisecond
@@ -54,7 +53,7 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return rep, err
 	}
 	defer t.Close()
-	rep.Masters = t.Masters()
+	rep.Masters = len(t.nodes)
 	candidates := min(3*q.Limit, 300)
 	notBucket := map[string]bool{}
 	skip := func(k string) bool { return notBucket[k] }
@@ -100,7 +99,8 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return rep, err
 	}
 	top := t.Top(candidates, skip)
-	rep.Observed, rep.Keys, rep.Messages = t.Since(), t.Keys(), t.Messages()
+	rep.Observed, rep.Keys = t.observed()
+	rep.Messages = t.messages.Load()
 	if err := t.Err(); err != nil {
 		return rep, err
 	}

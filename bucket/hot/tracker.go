@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"strings"
@@ -20,10 +21,10 @@ import (
 // SourceTracking names the ranking's source: client tracking's invalidations.
 const SourceTracking = "client-tracking"
 
-const invalidateChannel = "__redis__:invalidate" // a RESP2 redirect target's
+const invalidateChannel = "__redis__:invalidate"
 
-// UnsupportedError says the server cannot report written keys: a Redis older than 6
-// (no client tracking) or a user whose ACL refuses CLIENT or SUBSCRIBE.
+// UnsupportedError says the server cannot report written keys: a Redis older than 6, or an
+// ACL refusing CLIENT or SUBSCRIBE.
 type UnsupportedError struct {
 	Addr   string
 	NoPerm bool // the ACL refused a command (else the server has no client tracking)
@@ -39,8 +40,9 @@ func (e *UnsupportedError) Error() string {
 		return fmt.Sprintf("the user may not follow writes on %s (%s): grant it +client|id +client|tracking +subscribe and &%s, or use 'bucketctl top' (it scans)",
 			e.Addr, what, invalidateChannel)
 	}
+	line, _, _ := strings.Cut(e.Err.Error(), "\n")
 	return fmt.Sprintf("%s has no client tracking (Redis 6 or later is needed: %s): use 'bucketctl top' (it scans) instead",
-		e.Addr, firstLine(e.Err))
+		e.Addr, line)
 }
 
 // Reason is the short why, for a view that goes on without hot buckets (top).
@@ -53,32 +55,20 @@ func (e *UnsupportedError) Reason() string {
 
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
 // Options say what a Tracker follows.
 type Options struct {
-	// Prefixes limit tracking to keys starting with one of them (BCAST PREFIX); none: every
-	// key. The server's cost grows with the keys written under them, not with the keyspace.
-	Prefixes []string
-	Custom   []bucket.Layout // the config file's layouts: their time keys count for their buckets
-	// MaxKeys bounds the distinct keys counted (default 100,000): past it, the keys seen
-	// least are dropped.
-	MaxKeys    int
-	NodeClient NodeClient // nil: redis.NewClient
+	Prefixes   []string        // track keys starting with one of them (BCAST PREFIX); none: every key
+	Custom     []bucket.Layout // the config file's layouts: their time keys count for their buckets
+	MaxKeys    int             // distinct keys counted (default 100,000); past it the least seen go
+	NodeClient NodeClient      // nil: redis.NewClient
 }
 
-// NodeClient builds the client of a dedicated connection from its master's client options
-// (see dedicated): the connection package's constructor, so these carry its hooks.
+// NodeClient builds the client of a dedicated connection from its master's options (the
+// connection package's constructor, so these carry its hooks).
 type NodeClient func(*redis.Options) *redis.Client
 
-// Tracker counts the writes each key receives, on every master, from its start until
-// Close. It is safe for concurrent use.
+// Tracker counts the writes each key receives on every master until Close. It is safe for
+// concurrent use.
 type Tracker struct {
 	nodes   []*hotNode
 	pairs   []bucket.Layout // the two-key layouts, whose time keys fold into their buckets
@@ -90,17 +80,15 @@ type Tracker struct {
 	floor    int64 // counts at or under it were dropped to bound memory
 	err      error
 	messages atomic.Int64
-	keys     atomic.Int64
 	wg       sync.WaitGroup
 	closed   atomic.Bool
 }
 
 type hotNode struct {
-	addr string
-	sub  *redis.Client
-	ps   *redis.PubSub
-	trk  *redis.Client
-	conn *redis.Conn
+	addr    string
+	ps      *redis.PubSub
+	conn    *redis.Conn
+	closers []io.Closer // in the order opened
 }
 
 // Count is a key and the writes seen to it.
@@ -138,7 +126,6 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 	return t, nil
 }
 
-// startHotNode opens the pair of connections on master m, with clients newClient builds.
 func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Options) *redis.Client, prefixes []string) (*hotNode, error) {
 	n := &hotNode{addr: m.Options().Addr}
 	var id atomic.Int64
@@ -154,14 +141,16 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 		id.Store(v)
 		return err
 	}
-	n.sub = newClient(subOpt)
-	n.ps = n.sub.Subscribe(ctx, invalidateChannel)
+	sub := newClient(subOpt)
+	n.ps = sub.Subscribe(ctx, invalidateChannel)
+	n.closers = append(n.closers, sub, n.ps)
 	if _, err := n.ps.Receive(ctx); err != nil {
 		n.close()
 		return nil, hotErr(n.addr, err)
 	}
-	n.trk = newClient(dedicated(m))
-	n.conn = n.trk.Conn()
+	trk := newClient(dedicated(m))
+	n.conn = trk.Conn()
+	n.closers = append(n.closers, trk, n.conn)
 	args := []interface{}{"CLIENT", "TRACKING", "on", "REDIRECT", id.Load(), "BCAST"}
 	for _, p := range prefixes {
 		args = append(args, "PREFIX", p)
@@ -173,27 +162,23 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 	return n, nil
 }
 
-// dedicated are master m's client options (dialer, TLS, credentials, timeouts) for one
-// connection, never re-sent, in RESP2: a RESP3 redirect target would get pushes, not messages.
+// dedicated are master m's client options for one connection, never re-sent, in RESP2 (a
+// RESP3 redirect target would get pushes, not messages).
 func dedicated(m *redis.Client) *redis.Options {
 	o := *m.Options()
 	o.Protocol, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns, o.MaxRetries = 2, 1, 0, 0, 0, -1
 	return &o
 }
 
-// hotErr names what the server refused.
 func hotErr(addr string, err error) error {
 	if _, denied := rediserr.Denied(err); denied {
 		return &UnsupportedError{Addr: addr, NoPerm: true, Err: err}
 	}
 	var re redis.Error
-	if errors.As(err, &re) {
-		msg := err.Error()
-		switch {
-		case strings.Contains(strings.ToLower(msg), "unknown subcommand") || strings.Contains(strings.ToLower(msg), "unknown command") ||
-			strings.HasPrefix(msg, "ERR Syntax error, try CLIENT"): // Redis 4 has no CLIENT ID
-			return &UnsupportedError{Addr: addr, Err: err}
-		}
+	msg := strings.ToLower(err.Error())
+	if errors.As(err, &re) && (strings.Contains(msg, "unknown subcommand") || strings.Contains(msg, "unknown command") ||
+		strings.HasPrefix(msg, "err syntax error, try client")) { // Redis 4 has no CLIENT ID
+		return &UnsupportedError{Addr: addr, Err: err}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
@@ -203,21 +188,11 @@ func hotErr(addr string, err error) error {
 }
 
 func (n *hotNode) close() {
-	if n.conn != nil {
-		_ = n.conn.Close()
-	}
-	if n.trk != nil {
-		_ = n.trk.Close()
-	}
-	if n.ps != nil {
-		_ = n.ps.Close()
-	}
-	if n.sub != nil {
-		_ = n.sub.Close()
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		_ = n.closers[i].Close()
 	}
 }
 
-// receive counts n's invalidations until Close.
 func (t *Tracker) receive(n *hotNode) {
 	defer t.wg.Done()
 	ctx := context.Background()
@@ -261,12 +236,10 @@ func (t *Tracker) receive(n *hotNode) {
 		if len(t.counts) > t.maxKeys {
 			t.shrink()
 		}
-		t.keys.Store(int64(len(t.counts)))
 		t.mu.Unlock()
 	}
 }
 
-// fold maps a two-key bucket's time key to its bucket.
 func (t *Tracker) fold(k string) string {
 	for _, l := range t.pairs {
 		if main, ok := l.TokensKeyOf(k); ok {
@@ -314,15 +287,14 @@ func (t *Tracker) Reset() time.Duration {
 	defer t.mu.Unlock()
 	d := time.Since(t.start)
 	t.counts, t.floor, t.start = map[string]int64{}, 0, time.Now()
-	t.keys.Store(0)
 	return d
 }
 
-// Since is how long the current counts cover.
-func (t *Tracker) Since() time.Duration {
+// observed is how long the current counts cover, and the keys counted.
+func (t *Tracker) observed() (time.Duration, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return time.Since(t.start)
+	return time.Since(t.start), int64(len(t.counts))
 }
 
 // Err is the error that stopped following a master, if any: its counts are incomplete.
@@ -331,12 +303,6 @@ func (t *Tracker) Err() error {
 	defer t.mu.Unlock()
 	return t.err
 }
-
-// Masters is how many masters are followed; Messages the invalidation messages received;
-// Keys the distinct keys counted.
-func (t *Tracker) Masters() int    { return len(t.nodes) }
-func (t *Tracker) Messages() int64 { return t.messages.Load() }
-func (t *Tracker) Keys() int64     { return t.keys.Load() }
 
 // Close ends the tracking (with the connections) and waits for the receivers.
 func (t *Tracker) Close() {

@@ -10,25 +10,13 @@ import (
 type BreakerState int
 
 const (
-	Closed BreakerState = iota // every decision calls Redis
-	// Open: Redis failed Threshold times in a row; until the cool-down is over the failure
-	// policy decides instead.
-	Open
-	// HalfOpen: one request at a time probes Redis; a success closes the breaker, a failure
-	// opens it for another cool-down.
-	HalfOpen
+	Closed   BreakerState = iota // every decision calls Redis
+	Open                         // Redis failed Threshold times in a row: the policy decides until the cool-down ends
+	HalfOpen                     // one request at a time probes Redis: success closes, failure opens again
 )
 
 func (s BreakerState) String() string {
-	switch s {
-	case Closed:
-		return "closed"
-	case Open:
-		return "open"
-	case HalfOpen:
-		return "half-open"
-	}
-	return "unknown"
+	return nameOf(int(s), "unknown", "closed", "open", "half-open")
 }
 
 // Breaker configures the circuit breaker.
@@ -42,9 +30,7 @@ type breaker struct {
 	now    func() time.Time
 	notify func(from, to BreakerState) // may be nil
 
-	// healthy is state == Closed with no failure counted: while it holds, neither acquire
-	// nor a successful done takes the lock.
-	healthy atomic.Bool
+	healthy atomic.Bool // Closed with no failure counted: acquire and a success take no lock
 
 	mu      sync.Mutex
 	state   BreakerState
@@ -54,8 +40,8 @@ type breaker struct {
 	pending []func()  // notifications to run once mu is released
 }
 
-// acquire says whether this decision may call Redis; probe marks the half-open probe.
-// done settles every call acquire allowed.
+// acquire says whether this decision may call Redis (probe: the half-open probe); done
+// settles every call it allowed.
 func (b *breaker) acquire() (call, probe bool) {
 	if b.healthy.Load() {
 		return true, false
@@ -121,8 +107,7 @@ func (b *breaker) done(probe bool, o outcome) {
 	b.unlock()
 }
 
-// set changes state under b.mu and queues the notification, which unlock runs once b.mu is
-// released, so a callback may call back into the Limiter.
+// set changes state under b.mu; unlock notifies once b.mu is released.
 func (b *breaker) set(to BreakerState) {
 	from := b.state
 	b.state = to

@@ -12,69 +12,54 @@ import (
 type FailurePolicy int
 
 const (
-	failUnset FailurePolicy = iota
-	// FailOpen lets requests through, unlimited, while Redis is unreachable. An outage
-	// then lifts every limit: choose it when availability matters more than protection.
-	FailOpen
-	// FailClosed refuses requests while Redis is unreachable, with Config.ClosedStatus
-	// (503 by default, or 429). Retry-After says when Redis is next tried.
-	FailClosed
-	// FailLocal decides requests with in-process token buckets (see Local) while Redis is
-	// unreachable: limits keep holding per instance, though not across instances.
-	FailLocal
+	failUnset  FailurePolicy = iota
+	FailOpen                 // let requests through, unlimited
+	FailClosed               // refuse them with Config.ClosedStatus; Retry-After says when Redis is next tried
+	FailLocal                // decide them with in-process buckets (see Local): limits hold per instance
 )
 
 func (p FailurePolicy) String() string {
-	switch p {
-	case FailOpen:
-		return "fail-open"
-	case FailClosed:
-		return "fail-closed"
-	case FailLocal:
-		return "fail-local"
+	return nameOf(int(p), "unset", "unset", "fail-open", "fail-closed", "fail-local")
+}
+
+// nameOf is names[i], or def when i is out of their range.
+func nameOf(i int, def string, names ...string) string {
+	if i < 0 || i >= len(names) {
+		return def
 	}
-	return "unset"
+	return names[i]
 }
 
 // Tier is one bucket every request is charged to, per partition.
 type Tier struct {
 	Name string // in keys and headers: letters, digits, '_', '-' and '.'
 	Spec bucket.Spec
-	// Scope, when set, splits the tier into a bucket per scope value within the partition,
-	// e.g. Routes.Pattern for a bucket per route. Keep its values few: each is a key.
+	// Scope, when set, splits the tier into a bucket per value (Routes.Pattern: per route).
 	Scope func(*http.Request) string
-	// Cost, when set, is the tokens a request takes from this tier; else Config.Cost.
-	Cost func(*http.Request) float64
+	Cost  func(*http.Request) float64 // the tokens a request takes from this tier; nil: Config.Cost
 }
 
 // Config configures a Limiter.
 type Config struct {
-	// Partition names who a request is charged to. Required. A request it finds no
-	// identity for is charged to the shared partition "anonymous": end a FirstOf chain
-	// with ClientIP to avoid that.
+	// Partition names who a request is charged to (required); a request without an
+	// identity is charged to "anonymous": end a FirstOf chain with ClientIP.
 	Partition KeyFunc
-	Tiers     []Tier // charged all or nothing; at least one
-	// Cost is the tokens a request takes from each tier without its own Cost (default 1),
-	// e.g. a Routes table's Cost.
-	Cost   func(*http.Request) float64
-	Prefix string // starts every key (default "rl:")
+	Tiers     []Tier                      // charged all or nothing; at least one
+	Cost      func(*http.Request) float64 // tokens per tier without its own Cost (default 1)
+	Prefix    string                      // starts every key (default "rl:")
 
-	OnFailure FailurePolicy // what happens when Redis is unreachable; required
-	// ClosedStatus is FailClosed's status: http.StatusServiceUnavailable (the default) or
-	// http.StatusTooManyRequests.
-	ClosedStatus int
+	OnFailure    FailurePolicy // what happens when Redis is unreachable; required
+	ClosedStatus int           // FailClosed's status: 503 (the default) or 429
 	Breaker      Breaker
 	Local        Local
-	// Timeout bounds each Redis call through its context (0: the request's context alone);
-	// build the client with ContextTimeoutEnabled: true, or go-redis ignores it, and with
-	// MaxRetries: -1, so a dropped connection is not retried into a second take.
+	// Timeout bounds each Redis call (0: none but the request's); build the client with
+	// ContextTimeoutEnabled and MaxRetries: -1, so a dropped connection is not taken twice.
 	Timeout time.Duration
 
 	Now        func() time.Time              // the clock (default time.Now)
 	OnDecision func(*http.Request, Decision) // every decision, for logs and metrics
-	// OnError is called with every error of a Redis call, before the failure policy answers.
-	OnError   func(*http.Request, error)
-	OnBreaker func(from, to BreakerState) // every change of the breaker's state
+	OnError    func(*http.Request, error)    // every Redis error, before the policy answers
+	OnBreaker  func(from, to BreakerState)   // every change of the breaker's state
 }
 
 // Source says what made a Decision.
@@ -85,25 +70,11 @@ const (
 	SourceLocal                        // FailLocal's in-process buckets
 	SourceFailOpen                     // FailOpen, no bucket consulted
 	SourceFailClosed                   // FailClosed, no bucket consulted
-	// SourceRefused: no bucket consulted, the request can never be decided: a cost above a
-	// tier's capacity (429) or a configuration error (500).
-	SourceRefused
+	SourceRefused                      // never decidable: a cost above capacity (429) or a configuration error (500)
 )
 
 func (s Source) String() string {
-	switch s {
-	case SourceRedis:
-		return "redis"
-	case SourceLocal:
-		return "local"
-	case SourceFailOpen:
-		return "fail-open"
-	case SourceFailClosed:
-		return "fail-closed"
-	case SourceRefused:
-		return "refused"
-	}
-	return "unknown"
+	return nameOf(int(s), "unknown", "unknown", "redis", "local", "fail-open", "fail-closed", "refused")
 }
 
 // Decision is the Limiter's verdict on one request.
@@ -114,8 +85,7 @@ type Decision struct {
 	Partition string
 	Tiers     []bucket.Tier      // the buckets decided: names, keys, specs and costs
 	Result    bucket.MultiResult // when a bucket decided (SourceRedis, SourceLocal)
-	// Err is why Redis did not decide: its error, ErrCircuitOpen, or a configuration error.
-	Err error
+	Err       error              // why Redis did not decide: its error, ErrCircuitOpen, a configuration error
 }
 
 // ErrCircuitOpen is a Decision's Err when the open breaker kept the request from Redis.

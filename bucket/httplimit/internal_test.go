@@ -22,7 +22,7 @@ func TestLocalBucketsBounded(t *testing.T) {
 	}
 	take("b", 0)
 	take("c", 0) // evicts a, the least recently used
-	if n := lb.len(); n != 2 {
+	if n := lb.order.Len(); n != 2 {
 		t.Fatalf("%d buckets kept, want at most 2", n)
 	}
 	if r := take("a", 0); !r.Allowed || r.Tiers[0].Remaining != 1 {

@@ -11,9 +11,8 @@ import (
 	"strings"
 )
 
-// KeyFunc names the partition a request is charged to: "user:42", "key:1f3a…",
-// "ip:203.0.113.7". ok is false when the request carries no such identity. The id becomes
-// the hash tag of every bucket key of the request, so all its tiers share a Cluster slot.
+// KeyFunc names the partition a request is charged to ("user:42", "key:1f3a…",
+// "ip:203.0.113.7"); ok is false when the request carries no such identity.
 type KeyFunc func(r *http.Request) (id string, ok bool)
 
 // UserHeader charges requests to the user named by header name: "user:" + its value. The
@@ -51,8 +50,7 @@ func APIKeyHeader(name string) KeyFunc {
 }
 
 // ClientIP charges requests to the client's IP address ("ip:" + it, IPv6 by /64): the TCP
-// peer, unless it is a trusted proxy; then X-Forwarded-For is read from the right and the
-// first address not in trusted is the client. With no trusted prefixes it is never read.
+// peer, or behind trusted proxies the first untrusted X-Forwarded-For hop from the right.
 func ClientIP(trusted ...netip.Prefix) KeyFunc {
 	isTrusted := func(a netip.Addr) bool {
 		return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
@@ -81,8 +79,8 @@ func peerAddr(remote string) (netip.Addr, bool) {
 	return a.Unmap(), true
 }
 
-// forwardedClient walks X-Forwarded-For from the right while the hops are trusted. An entry
-// that does not parse stops the walk at the last address known good.
+// forwardedClient walks X-Forwarded-For from the right while the hops are trusted; an entry
+// that does not parse stops at the last address known good.
 func forwardedClient(headers []string, peer netip.Addr, trusted func(netip.Addr) bool) netip.Addr {
 	hops := strings.Split(strings.Join(headers, ","), ",")
 	client := peer
@@ -107,8 +105,7 @@ func ipID(a netip.Addr) string {
 	return p.String()
 }
 
-// FirstOf tries fns in order and uses the first identity found: e.g. the user when signed
-// in, else the API key, else the client IP.
+// FirstOf uses the first identity fns find: the user, say, else the API key, else the IP.
 func FirstOf(fns ...KeyFunc) KeyFunc {
 	return func(r *http.Request) (string, bool) {
 		for _, f := range fns {
@@ -120,14 +117,10 @@ func FirstOf(fns ...KeyFunc) KeyFunc {
 	}
 }
 
-// maxIDLen bounds the id written into keys: a longer id (a huge header, say) is replaced by
-// a digest so clients cannot make keys of any size.
-const maxIDLen = 64
-
-// partitionID makes id safe for a key's hash tag: no braces (which would end the tag early),
-// and no more than maxIDLen bytes.
+// partitionID makes id safe for a key's hash tag: a digest for an id with braces or over
+// 64 bytes, so that clients cannot make keys of any size.
 func partitionID(id string) string {
-	if len(id) > maxIDLen || strings.ContainsAny(id, "{}") {
+	if len(id) > 64 || strings.ContainsAny(id, "{}") {
 		return "h:" + digest(id)
 	}
 	return id

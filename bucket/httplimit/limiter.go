@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +27,7 @@ type Limiter struct {
 
 var tierName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
-// New returns a Limiter deciding with store. It checks the configuration and fills in the
-// defaults.
+// New returns a Limiter deciding with store, once the configuration checks out.
 func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("httplimit: no Store")
@@ -102,8 +102,7 @@ func New(store *bucket.Store, cfg Config) (*Limiter, error) {
 // BreakerState returns the circuit breaker's state.
 func (l *Limiter) BreakerState() BreakerState { return l.breaker.current() }
 
-// Handler wraps next: an allowed request goes on to next, a refused one gets its status,
-// headers and body here. Every response carries the rate-limit headers.
+// Handler wraps next: an allowed request goes on to next, a refused one is answered here.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := l.Decide(r)
@@ -116,8 +115,7 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// Decide makes the decision for r, calling OnDecision (and OnError), without writing a
-// response: for servers that answer refusals themselves.
+// Decide makes the decision for r without writing a response, calling OnDecision.
 func (l *Limiter) Decide(r *http.Request) Decision {
 	d := l.decide(r)
 	if l.cfg.OnDecision != nil {
@@ -185,8 +183,7 @@ func (l *Limiter) decide(r *http.Request) Decision {
 		l.breaker.done(probe, neutral)
 		l.reportError(r, err)
 		return refused(d, http.StatusInternalServerError, err)
-	case r.Context().Err() != nil:
-		// The client went away: that says nothing about Redis.
+	case r.Context().Err() != nil: // the client went away: nothing said about Redis
 		l.breaker.done(probe, neutral)
 	default:
 		l.breaker.done(probe, failed)
@@ -195,7 +192,7 @@ func (l *Limiter) decide(r *http.Request) Decision {
 	return l.fallback(d, err)
 }
 
-// isCallerError reports errors that say nothing about Redis's health.
+// isCallerError reports errors that say nothing about Redis's health (500, breaker untouched).
 func isCallerError(err error) bool {
 	return errors.Is(err, bucket.ErrInvalid) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec) ||
@@ -222,8 +219,7 @@ func (l *Limiter) fallback(d Decision, err error) Decision {
 	case FailClosed:
 		d.Source, d.Status = SourceFailClosed, l.cfg.ClosedStatus
 	case FailLocal:
-		tiers := make([]bucket.Tier, len(d.Tiers))
-		copy(tiers, d.Tiers)
+		tiers := slices.Clone(d.Tiers)
 		for i := range tiers {
 			tiers[i].Spec.Capacity = max(tiers[i].Spec.Capacity*l.cfg.Local.Scale, tiers[i].Cost)
 			tiers[i].Spec.Rate *= l.cfg.Local.Scale

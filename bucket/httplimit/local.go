@@ -9,11 +9,9 @@ import (
 
 // Local configures FailLocal's in-process buckets.
 type Local struct {
-	// MaxKeys bounds the buckets kept (default 10000); the least recently used is dropped
-	// first, and comes back full.
-	MaxKeys int
-	// Scale multiplies every tier's capacity (never below the request's cost) and rate
-	// (default 1): with N instances, 1/N keeps the total near the configured limits.
+	MaxKeys int // the buckets kept (default 10000); the least recently used goes first
+	// Scale multiplies every tier's capacity (never below the cost) and rate (default 1):
+	// with N instances, 1/N keeps the total near the configured limits.
 	Scale float64
 }
 
@@ -66,10 +64,4 @@ func (lb *localBuckets) put(key string, l bucket.Level) {
 		lb.order.Remove(last)
 		delete(lb.byKey, last.Value.(*localEntry).key)
 	}
-}
-
-func (lb *localBuckets) len() int {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return lb.order.Len()
 }

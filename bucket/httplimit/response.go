@@ -16,7 +16,8 @@ func policyItem(name string, spec bucket.Spec) string {
 	return fmt.Sprintf("%q;q=%d;w=%d", name, int64(spec.Capacity), max(1, ceilSeconds(spec.Wait(0, spec.Capacity))))
 }
 
-// setHeaders sets the rate-limit fields described in the package documentation.
+// setHeaders sets the rate-limit fields: per tier q (capacity), w (seconds to refill from
+// empty), r (whole tokens left) and t (seconds until full), and X-RateLimit-* of the closest.
 func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Time) {
 	h.Set("RateLimit-Policy", policy)
 	tiers := m.Tiers
@@ -35,9 +36,8 @@ func setHeaders(h http.Header, policy string, m bucket.MultiResult, now time.Tim
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(full.Add(time.Second-1).Unix(), 10))
 }
 
-// Headers returns the fields the middleware sends for a decision r of the one-bucket
-// policy name taken at now: RateLimit-Policy, RateLimit, the X-RateLimit-* fields, and
-// Retry-After (seconds, rounded up) when r was denied and can ever succeed.
+// Headers returns the fields the middleware sends for a decision r of the one-bucket policy
+// name taken at now, with Retry-After when r was denied and can ever succeed.
 func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	h := http.Header{}
 	m := bucket.MultiResult{Allowed: r.Allowed, Denied: -1, Tiers: []bucket.TierResult{{Name: name, Result: r}}}
@@ -51,8 +51,8 @@ func Headers(name string, r bucket.Result, now time.Time) http.Header {
 	return h
 }
 
-// closest is the tier the legacy headers describe (see the package documentation); the
-// longer reset breaks a tie.
+// closest is the tier nearest to denying: on a deny the longest wait, else the fewest whole
+// tokens left; the longer reset breaks a tie.
 func closest(m bucket.MultiResult) bucket.TierResult {
 	b := m.Tiers[0]
 	for _, t := range m.Tiers[1:] {

@@ -7,24 +7,21 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Routes maps ServeMux patterns ("GET /me", "/items/{id}") to the tokens a request takes,
-// with net/http's precedence. Cost fits Config.Cost or Tier.Cost; Pattern fits Tier.Scope
-// (a bucket per route that a client cannot multiply by inventing paths).
+// Routes maps ServeMux patterns ("GET /me", "/items/{id}") to the tokens a request takes.
+// Cost fits Config.Cost or Tier.Cost; Pattern fits Tier.Scope (a bucket per route).
 type Routes struct {
 	mux   *http.ServeMux
 	costs map[string]float64
 	def   float64
 }
 
-// NewRoutes returns a route table; requests that match no pattern cost def. It fails on an
-// invalid or conflicting pattern and on a cost that is negative or not finite.
+// NewRoutes returns a route table; requests that match no pattern cost def.
 func NewRoutes(def float64, costs map[string]float64) (rt *Routes, err error) {
 	if !validCost(def) {
 		return nil, fmt.Errorf("httplimit: default cost %v: want a finite number >= 0", def)
 	}
 	rt = &Routes{mux: http.NewServeMux(), costs: make(map[string]float64, len(costs)), def: def}
-	defer func() {
-		// ServeMux reports bad patterns by panicking.
+	defer func() { // ServeMux panics on a bad pattern
 		if p := recover(); p != nil {
 			rt, err = nil, fmt.Errorf("httplimit: route table: %v", p)
 		}

@@ -18,8 +18,7 @@ import (
 )
 
 // IsUnreachable reports whether err means Redis could not be reached or would not let the
-// client in (network, timeout, closed client, TLS, WRONGPASS, NOAUTH), as opposed to an
-// error reply to a command: exit 3, "Redis unreachable" in the live views.
+// client in (network, timeout, TLS, WRONGPASS, NOAUTH), not an error reply to a command.
 func IsUnreachable(err error) bool {
 	if err == nil {
 		return false
@@ -37,15 +36,14 @@ func IsUnreachable(err error) bool {
 	return false
 }
 
-// IsNetwork reports whether err is a network error (a connection lost, refused or timed
-// out) rather than a reply from the server.
+// IsNetwork reports whether err is a network error rather than a reply from the server.
 func IsNetwork(err error) bool {
 	var ne net.Error
 	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
 }
 
-// ReloadSlots asks a Cluster client to refresh its slot map after a network error, since a
-// dead node sends no MOVED and go-redis's periodic reload comes every 60 s.
+// ReloadSlots refreshes a Cluster client's slot map after a network error: a dead node
+// sends no MOVED.
 func ReloadSlots(rdb redis.UniversalClient, err error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok && IsNetwork(err) {
 		c.ReloadState(context.Background())
@@ -53,8 +51,7 @@ func ReloadSlots(rdb redis.UniversalClient, err error) {
 }
 
 // NotSent reports whether an error came before the command was written, so the server
-// cannot have run it: a failed dial, no connection from the pool, or the context ending
-// while waiting for one (once written, a deadline is a connection timeout: uncertain).
+// cannot have run it: a failed dial, no connection from the pool, the context ending.
 func NotSent(err error) bool {
 	var oe *net.OpError
 	if errors.As(err, &oe) {
@@ -65,8 +62,8 @@ func NotSent(err error) bool {
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// IsTimeout reports whether err is a server reached that did not answer in time (a live
-// view's "slow"), as opposed to one not reached at all (refused, a dial timeout, TLS, auth).
+// IsTimeout reports whether err is a server reached that did not answer in time, as opposed
+// to one not reached at all.
 func IsTimeout(err error) bool {
 	if err == nil {
 		return false
@@ -83,7 +80,7 @@ func IsTimeout(err error) bool {
 		strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "connection pool timeout")
 }
 
-// lazyRegexp compiles expr on first use, not at start-up of every command.
+// lazyRegexp compiles expr on first use, not at every command's start-up.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
@@ -94,18 +91,15 @@ var (
 	luaCall       = lazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
 )
 
-// ACLDenial is what a server's ACL refused: a command sent directly (a NOPERM reply), or a
-// command one of bucketctl's scripts calls, since ACLs apply inside scripts too.
+// ACLDenial is what a server's ACL refused: a command sent directly, or one a script calls.
 type ACLDenial struct {
-	// Command is the refused command in lower case ("evalsha", "script|load"), or "" when
-	// the command was allowed but not on its keys.
-	Command  string
+	Command  string // lower case ("evalsha", "script|load"); "": allowed, but not on its keys
 	InScript bool   // a script called Command
 	Script   string // the script, when one of bucketctl's ("token_bucket", "reset")
 }
 
 // Denied reports whether err is a refusal by the server's ACL, and what was refused (a
-// script's command read from its source at the line Redis 7.0 names).
+// script's command is read from its source at the line Redis 7 names).
 func Denied(err error) (ACLDenial, bool) {
 	if err == nil {
 		return ACLDenial{}, false
@@ -157,8 +151,7 @@ func ReplyText(err error) string {
 }
 
 // Refusal names why a server refuses every write alike, whatever the key: NOREPLICAS,
-// READONLY (a replica), OOM, MISCONF (a failed RDB save) or NOPERM (the ACL); "" for any
-// other error. Other keys cannot succeed until the server's state changes.
+// READONLY, OOM, MISCONF or NOPERM; "" for any other error.
 func Refusal(err error) string {
 	if err == nil {
 		return ""

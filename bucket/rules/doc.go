@@ -1,4 +1,3 @@
 // Package rules is the config file's table of rules (a Redis glob pattern to a layout, a
-// spec and a cost; the first match wins) and the Redis glob itself: GlobMatch matches a key
-// exactly as SCAN MATCH does, QuoteGlob escapes a literal prefix.
+// spec and a cost) and the Redis glob itself, matched exactly as SCAN MATCH does.
 package rules

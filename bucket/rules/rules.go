@@ -8,9 +8,8 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Rule maps the keys matching a Redis glob pattern to a layout and a spec, like a line of
-// a rate-limit rules table. A zero field leaves its value to the caller's flags, the bucket
-// itself or detection.
+// Rule maps the keys matching a Redis glob pattern to a layout, a spec and a cost; a zero
+// field leaves its value to the flags, the bucket itself or detection.
 type Rule struct {
 	Name   string         // reported in a bucket.Target's Source ("rule <Name>")
 	Match  string         // a Redis glob pattern (see GlobMatch)
@@ -19,14 +18,12 @@ type Rule struct {
 	Cost   float64        // the cost a check assumes; 0 (or less): not set by the rule
 }
 
-// Table is an ordered table of rules: the first rule whose pattern matches a key wins. The
-// nil *Table matches no key.
+// Table is an ordered table of rules: the first match wins. The nil *Table matches no key.
 type Table struct {
 	rules []Rule
 }
 
-// New compiles the patterns of rules, in order. A rule needs a pattern, and its spec
-// is zero or valid.
+// New checks rules: each needs a pattern, and its spec is zero or valid.
 func New(rules []Rule) (*Table, error) {
 	for i, r := range rules {
 		if r.Match == "" {
@@ -41,8 +38,7 @@ func New(rules []Rule) (*Table, error) {
 	return &Table{rules: slices.Clone(rules)}, nil
 }
 
-// For returns the first rule whose pattern matches key. The rule's Layout is shared: do
-// not change it.
+// For returns the first rule whose pattern matches key (its Layout is shared: do not change it).
 func (rs *Table) For(key string) (Rule, bool) {
 	if rs == nil {
 		return Rule{}, false
@@ -55,9 +51,8 @@ func (rs *Table) For(key string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Resolver returns the bucket.Resolver that starts every key's Target from base (the flags)
-// and fills in what base leaves open from the first rule matching the key: layout, spec
-// (Source "rule <name>"), and the cost unless costFixed.
+// Resolver starts every key's Target from base (the flags) and fills in what base leaves
+// open from the key's rule: layout, spec (Source "rule <name>"), and the cost unless costFixed.
 func (rs *Table) Resolver(base bucket.Target, costFixed bool) bucket.Resolver {
 	return func(key string) bucket.Target {
 		t := base

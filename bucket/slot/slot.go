@@ -2,12 +2,11 @@ package slot
 
 import "strings"
 
-// Of is the Redis Cluster hash slot of key (0..16383): CRC16 (XMODEM) of the key's hash
-// tag, or of the whole key when it has none, modulo 16384, as CLUSTER KEYSLOT computes it.
+// Of is the Redis Cluster hash slot of key (0..16383), as CLUSTER KEYSLOT computes it.
 func Of(key string) int { return int(crc16(HashTag(key)) % 16384) }
 
 // HashTag is the part of key that Redis Cluster hashes: the text between the first "{" and
-// the first "}" after it when that is not empty, else the whole key.
+// the next "}" when not empty, else the whole key.
 func HashTag(key string) string {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
@@ -17,8 +16,7 @@ func HashTag(key string) string {
 	return key
 }
 
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the checksum Redis Cluster
-// uses for key slots.
+// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0).
 func crc16(s string) uint16 {
 	var crc uint16
 	for i := 0; i < len(s); i++ {

@@ -17,12 +17,10 @@ const (
 	DurationExample = "3s, 500ms or 1m30s"
 	AmountExample   = "10, 2.5, 1,000, 10k or 1e6"
 	WholeExample    = "10, 1,000 or 10k"
-	// MaxDuration is the longest duration a user may type: more is a typo, and would overflow.
-	MaxDuration = 365 * 24 * time.Hour
+	MaxDuration     = 365 * 24 * time.Hour // the longest duration a user may type
 )
 
-// ParseAmount reads a number of tokens or requests: 10, 2.5, 1,000, 1e6, and the counts
-// the views print with a suffix (340k, 1.2M).
+// ParseAmount reads a number of tokens or requests: 10, 2.5, 1,000, 1e6, 340k, 1.2M.
 func ParseAmount(s string) (float64, error) {
 	v, why := parseNumber(s)
 	if why != "" {
@@ -31,8 +29,7 @@ func ParseAmount(s string) (float64, error) {
 	return v, nil
 }
 
-// ParseWhole reads a whole number as ParseAmount reads a number (10, 1,000, 10k): a
-// fraction, or a magnitude beyond 2^53, is refused.
+// ParseWhole reads a whole number as ParseAmount does, up to 2^53.
 func ParseWhole(s string) (int64, error) {
 	v, why := parseNumber(s)
 	switch {
@@ -44,7 +41,7 @@ func ParseWhole(s string) (int64, error) {
 	return int64(v), nil
 }
 
-// rateUnit is the length in seconds of a unit a rate may name after its slash (0: none).
+// rateUnit is the seconds of a rate's unit (0: not one).
 func rateUnit(u string) float64 {
 	switch strings.ToLower(u) {
 	case "s", "sec", "second":
@@ -59,8 +56,7 @@ func rateUnit(u string) float64 {
 	return 0
 }
 
-// ParseRate reads a rate in tokens per second: a bare number is per second (5), or a
-// number per unit (5/s, 300/m, 300/min, 0.5/h, 0.5/hour, 1,500/s, 10k/d).
+// ParseRate reads a rate in tokens per second: 5, 5/s, 300/m, 300/min, 0.5/hour, 10k/d.
 func ParseRate(s string) (float64, error) {
 	num, unit, per := strings.Cut(s, "/")
 	v, why := parseNumber(num)
@@ -82,8 +78,8 @@ func ParseRate(s string) (float64, error) {
 
 var errOverYear = errors.New("over a year (8760h); write it as " + DurationExample)
 
-// ParseDuration reads a duration with its unit (3s, 500ms, 1m30s), up to MaxDuration. A bare
-// number other than 0 is refused, unless unitIfBare > 0 (a field in _ms) gives its unit.
+// ParseDuration reads a duration with its unit (3s, 500ms, 1m30s), up to MaxDuration; a bare
+// number other than 0 needs unitIfBare > 0 (a field in _ms).
 func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 	if v, why := parseNumber(s); why == "" {
 		switch {
@@ -116,8 +112,7 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 const notNumber = "not a number" // parseNumber's reason for what is no number at all
 
 // parseNumber reads bucket.ParseNumber's grammar with thousands separators (1,500) and a
-// k/M/G suffix (340k), and returns why s is refused ("" when it is not): spaces, a leading
-// zero (0100, octal elsewhere), over 64 characters, an overflow or an underflow to 0.
+// k/M/G suffix (340k), or says why s is refused.
 func parseNumber(s string) (float64, string) {
 	switch {
 	case s == "":
@@ -166,13 +161,11 @@ func parseNumber(s string) (float64, string) {
 
 const maxLen = 64 // the longest number a user may type: the stored numbers' limit
 
-// mantissa is a number's digits before its exponent.
 func mantissa(s string) string {
 	m, _, _ := strings.Cut(strings.ReplaceAll(s, "E", "e"), "e")
 	return m
 }
 
-// overflows says s is a decimal number too large for a float (1e999).
 func overflows(s string) bool {
 	f, err := strconv.ParseFloat(s, 64)
 	return errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) && strings.Trim(s, "0123456789.eE+-") == ""
