@@ -137,12 +137,15 @@ func Snapshot(ctx context.Context, c redis.Cmdable, keys []string) (map[string]K
 }
 
 // Changes lists the keys whose DUMP differs between before and after, or whose TTL was
-// set, removed or re-set: a TTL may only have counted down (by at most elapsed).
+// set, removed or re-set: a TTL may only have counted down (by at most elapsed), and a key
+// is gone only if its own TTL ran out within elapsed.
 func Changes(before, after map[string]KeyState, elapsed time.Duration) []string {
 	var changed []string
 	for k, b := range before {
 		a := after[k]
 		switch {
+		case a.Dump == "" && b.PTTL >= 0 && b.PTTL <= elapsed:
+			// expired on its own
 		case a.Dump != b.Dump:
 			changed = append(changed, k+" (value)")
 		case (b.PTTL < 0) != (a.PTTL < 0) || b.PTTL < 0 && a.PTTL != b.PTTL:
