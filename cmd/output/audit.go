@@ -2,7 +2,8 @@ package output
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,11 +130,7 @@ func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 }
 
 func layoutList(m map[string]int64) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	for i, n := range names {
 		names[i] = fmt.Sprintf("%s %d", n, m[n])
 	}

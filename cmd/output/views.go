@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -25,24 +24,6 @@ var StateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, For
 
 // IsData says format prints data (JSON or YAML) rather than a table.
 func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }
-
-// Table is a table printed at once, laid out as a Stream's.
-type Table struct {
-	io *iostreams.IOStreams
-	t  *streamTable
-}
-
-func NewTable(io *iostreams.IOStreams, header ...string) *Table {
-	return &Table{io: io, t: newStreamTable(io, header)}
-}
-
-func (t *Table) Add(cells ...string) { t.t.add(cells) }
-
-func (t *Table) Render() error {
-	w := bufio.NewWriter(t.io.Out)
-	t.t.writePage(w)
-	return w.Flush()
-}
 
 // ColorStyle is a style for io's stdout: ANSI colours on a colour terminal, none otherwise.
 func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
