@@ -116,8 +116,10 @@ func RemoveKey(m *yaml.Node, key string) {
 	}
 }
 
-// serverForms are a context's ways to name its server, each with its fields.
+// serverForms are the ways to name a server, each with its fields (the first two name it).
 var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
+
+const oneServer = "give one of --url, --cluster, or --sentinel-master with --sentinel-addrs"
 
 // SetContext creates or changes the context name in doc, keeping other keys and every
 // comment: values are set (a server form replaces the others), then unset removed.
@@ -155,8 +157,7 @@ func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 		for _, k := range form[:min(2, len(form))] {
 			if _, ok := values[k]; ok {
 				if named >= 0 && named != i {
-					return Usagef("--%s and --%s both name the server: a context names one (give one of --url, --cluster, or --sentinel-master with --sentinel-addrs)",
-						serverForms[named][0], k)
+					return Usagef("--%s and --%s both name the server: a context names one (%s)", serverForms[named][0], k, oneServer)
 				}
 				named = i
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -131,29 +132,23 @@ func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string)
 				return err
 			}
 		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
+	case reflect.Map, reflect.Slice: // an entry is named by its key, an item by its number
+		want, step := yaml.MappingNode, 2
+		if t.Kind() == reflect.Slice {
+			want, step = yaml.SequenceNode, 1
+		}
+		if n.Kind != want {
 			return nil
 		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+step <= len(n.Content); i += step {
 			inner := where
-			if where == "" {
-				inner = fmt.Sprintf("%s %q", strings.TrimSuffix(field, "s"), n.Content[i].Value)
+			if name := strconv.Quote(n.Content[i].Value); where == "" {
+				if step == 1 {
+					name = strconv.Itoa(i + 1)
+				}
+				inner = strings.TrimSuffix(field, "s") + " " + name
 			}
-			if err := checkFields(path, n.Content[i+1], t.Elem(), inner, ""); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return nil
-		}
-		for i, c := range n.Content {
-			inner := where
-			if where == "" {
-				inner = fmt.Sprintf("%s %d", strings.TrimSuffix(field, "s"), i+1)
-			}
-			if err := checkFields(path, c, t.Elem(), inner, ""); err != nil {
+			if err := checkFields(path, n.Content[i+step-1], t.Elem(), inner, ""); err != nil {
 				return err
 			}
 		}

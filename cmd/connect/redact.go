@@ -138,7 +138,7 @@ func itemSecret(item string) (span, bool) {
 	if at < 0 {
 		return span{}, false
 	}
-	if t := strings.TrimLeft(item, " \t"); urlForm(t) {
+	if t := strings.TrimLeft(item, " \t"); urlForm().MatchString(t) {
 		u, err := url.Parse(t)
 		if err != nil || !serverScheme(t) || u.Port() != "" && checkHostPort(u.Host) != nil {
 			return span{}, false
@@ -173,7 +173,7 @@ func unixPath(item string) bool { return strings.HasPrefix(strings.TrimLeft(item
 func restSecret(s string, off int) []span {
 	rest := s[off:]
 	at := strings.LastIndexByte(s, '@')
-	if t := strings.TrimLeft(rest, " \t"); urlForm(t) && serverScheme(t) {
+	if t := strings.TrimLeft(rest, " \t"); urlForm().MatchString(t) && serverScheme(t) {
 		if unixPath(t) && !strings.Contains(t[len("unix:///"):], ":") {
 			return nil
 		}
@@ -207,16 +207,8 @@ func serverScheme(s string) bool {
 	return false
 }
 
-func urlForm(s string) bool {
-	i := 0
-	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
-		i++
-	}
-	if i > 0 && strings.HasPrefix(s[i:], "://") {
-		return true
-	}
-	return strings.HasPrefix(s, "//")
-}
+// urlForm matches a text that starts as a URL: "scheme://" or "//".
+var urlForm = lazyRegexp(`^(?:[A-Za-z][A-Za-z0-9+.-]*:)?//`)
 
 // redactList hides the secrets of a list read joined, as the parser reads it.
 func redactList(items []string) []string {

@@ -61,12 +61,11 @@ func Resolve(flags *pflag.FlagSet, lookupEnv func(string) (string, bool), cfg *C
 
 // server sets the one server s talks to, from the first level that names one.
 func (r *resolver) server(s *Server) error {
-	forms := [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs"}}
 	chosen := -1
 	for _, level := range []func(key string) (string, error){r.flagLevel, r.envLevel} {
 		var given []string
-		for i, keys := range forms {
-			for _, k := range keys {
+		for i, form := range serverForms {
+			for _, k := range form[:min(2, len(form))] {
 				g, err := level(k)
 				if err != nil {
 					return err
@@ -78,7 +77,7 @@ func (r *resolver) server(s *Server) error {
 			}
 		}
 		if len(given) > 1 {
-			return Usagef("%s and %s both name the server: give one of --url, --cluster, or --sentinel-master with --sentinel-addrs", given[0], given[1])
+			return Usagef("%s and %s both name the server: %s", given[0], given[1], oneServer)
 		}
 		if chosen >= 0 {
 			break
@@ -252,32 +251,28 @@ func (r *resolver) passwords(s *Server) error {
 
 // check refuses what cannot work, before anything is dialled.
 func (r *resolver) check(s *Server) error {
+	// go-redis sends no AUTH without a password: a user alone would silently be the default.
+	user, hasPassword := s.User, s.password != ""
 	if s.URL != "" {
 		if r.typed("url") {
 			if err := TypedPassword("url", s.URL, PasswordHome); err != nil {
 				return err
 			}
 		}
-		if _, err := parseURL(s.URL); err != nil {
+		u, err := parseURL(s.URL)
+		if err != nil {
 			return Usagef("%s %s: %s (%s)", r.source("url"), RedactValue(s.URL), err, urlHelp)
 		}
+		if user == "" {
+			user = u.user
+		}
+		hasPassword = hasPassword || u.hasPassword && u.password != ""
 	}
 	if s.SentinelMaster != "" && len(s.SentinelAddrs) == 0 {
 		return Usagef("--sentinel-master %q needs --sentinel-addrs host:port[,host:port]", s.SentinelMaster)
 	}
 	if s.SentinelMaster == "" && len(s.SentinelAddrs) > 0 {
 		return Usagef("--sentinel-addrs needs --sentinel-master NAME (the name the sentinels monitor, as in SENTINEL MASTERS)")
-	}
-	// go-redis sends no AUTH without a password: a user alone would silently be the default.
-	user, hasPassword := s.User, s.password != ""
-	if s.URL != "" {
-		u, _ := parseURL(s.URL)
-		if user == "" && u.user != "" {
-			user = u.user
-		}
-		if u.hasPassword && u.password != "" {
-			hasPassword = true
-		}
 	}
 	if user != "" && !hasPassword {
 		if s.User == "" {

@@ -32,6 +32,16 @@ func WriteData(w io.Writer, format string, v any) error {
 	return err
 }
 
+// WriteJSONLine writes v as one line of JSON (unprintable runes escaped, as WriteData).
+func WriteJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(tformat.EscapeUnprintable(b), '\n'))
+	return err
+}
+
 // WriteNode writes a YAML document for a terminal: a scalar holding a rune a terminal would
 // obey is double-quoted and escaped.
 func WriteNode(w io.Writer, n *yaml.Node) error {

@@ -58,12 +58,7 @@ func (s *Stream) Add(v any, cells ...string) error {
 		}
 		s.out.Write(format.EscapeUnprintable(s.ind))
 	case FormatJSONL:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		s.out.Write(format.EscapeUnprintable(b))
-		s.out.WriteByte('\n')
+		return WriteJSONLine(s.out, v)
 	case FormatYAML:
 		n, err := yamlNode(v)
 		if err != nil {
