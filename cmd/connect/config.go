@@ -19,8 +19,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
-// Config is the config file: named contexts, custom layouts and rules ('bucketctl help
-// config-file').
+// Config is the config file: contexts, custom layouts and rules ('bucketctl help config-file').
 type Config struct {
 	CurrentContext string                   `yaml:"current-context" json:"current-context,omitempty"`
 	Contexts       map[string]ContextConfig `yaml:"contexts" json:"contexts,omitempty"`
@@ -62,8 +61,7 @@ type Rule struct {
 	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultPath is the config file's default location in the directory os.UserConfigDir
-// names, computed from getenv; "" when there is none.
+// DefaultPath is the config file under os.UserConfigDir's directory, read from getenv.
 func DefaultPath(getenv func(string) string) string {
 	dir := userConfigDir(runtime.GOOS, getenv)
 	if dir == "" {
@@ -217,7 +215,6 @@ func (c *Config) Layout(name string) (bucket.Layout, error) {
 	return bucket.Layout{}, Usagef("unknown layout %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// CustomLayouts lists the config's own layouts.
 func (c *Config) CustomLayouts() []bucket.Layout { return slices.Collect(maps.Values(c.Layouts)) }
 
 // ContextFor returns the context name (else current-context) and its name, if any.
@@ -271,10 +268,8 @@ func (c *Config) noteEmptyServers(doc *yaml.Node) {
 
 func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
 
-// RuleTable is the rules, checked and compiled.
 func (c *Config) RuleTable() *rules.Table { return c.ruleTable }
 
-// ContextNames lists the config's contexts, sorted.
 func (c *Config) ContextNames() []string { return slices.Sorted(maps.Keys(c.Contexts)) }
 
 // RateValue is a rate as the rate flags read it: 5, 5/s, 300/m.

@@ -16,12 +16,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxConfigSize is the largest config file read.
 const MaxConfigSize = 1 << 20
 
-// readNode reads the config file, a regular file of at most MaxConfigSize bytes (anything
-// else is a usage error found before a byte is read; a missing one os.Stat's
-// fs.ErrNotExist), and parses its one YAML document, a mapping (nil for an empty file).
+// readNode parses the config file's one YAML document, a mapping (nil when empty); a file
+// that is not regular or over MaxConfigSize is refused before a byte is read.
 func readNode(path string) (*yaml.Node, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -156,7 +154,6 @@ func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string)
 	return nil
 }
 
-// yamlFields maps a struct's YAML field names to their types.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {

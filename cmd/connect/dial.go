@@ -16,8 +16,7 @@ import (
 // Check says how Dial makes sure the server answers before a command relies on it.
 type Check int
 
-// A PING of its own, one sent by a pipeline (watch of given keys), or one sent in the
-// command's first pipeline (inspect of given keys).
+// A PING of its own, by a pipeline (watch), or in the command's first pipeline (inspect).
 const (
 	PingFirst Check = iota
 	PingByPipeline

@@ -14,14 +14,12 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// UsageError is a problem with flags, arguments, the environment or the config file
-// (exit 2; nothing touched Redis).
+// UsageError is bad flags, arguments, environment or config file (exit 2; Redis untouched).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Usagef returns a UsageError.
 func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
 
 // UnreachableError is a failure to connect or authenticate to Redis at Addr, as User

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// urlHelp is the forms --url accepts, for messages.
 const urlHelp = "use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket"
 
 // NormalizeURL reads a bare host:port (or host) as redis://host:port.
@@ -22,8 +21,7 @@ func NormalizeURL(s string) string {
 	return "redis://" + s
 }
 
-// serverURL is a Redis URL taken apart: go-redis's options (nil when it does not parse)
-// and its user info, found by position either way.
+// serverURL is go-redis's options of a URL (nil when it does not parse) and its user info.
 type serverURL struct {
 	opt         *redis.Options
 	user        string
@@ -147,8 +145,7 @@ func urlErrText(err error) string {
 	return err.Error()
 }
 
-// addrList is a list of addresses (Cluster seeds, sentinels) and the credentials their
-// user info gives.
+// addrList is a list of addresses (seeds, sentinels) and their user info's credentials.
 type addrList struct {
 	addrs       []string
 	user        string
@@ -156,8 +153,7 @@ type addrList struct {
 	hasPassword bool
 }
 
-// parseAddrs is the one parse of a list of addresses: comma-separated host:port, each
-// with the same user info or none.
+// parseAddrs parses comma-separated host:port, each with the same user info or none.
 func parseAddrs(values []string) (addrList, error) {
 	var l addrList
 	seenInfo := false
@@ -252,7 +248,6 @@ func TypedPassword(flag, value, fix string) error {
 		flag, RedactValue(value), fix)
 }
 
-// TypedListPassword is TypedPassword for a list of addresses, read joined.
 func TypedListPassword(flag string, values []string, fix string) error {
 	return TypedPassword(flag, strings.Join(values, ","), fix)
 }

@@ -46,8 +46,8 @@ func Redact(s string) string {
 	return redactForms(s)
 }
 
-// RedactValue hides the secrets of one value (a URL, an address or a list of them) where
-// the parsers find them, then any other in the forms Redact finds.
+// RedactValue hides the secrets of a URL or address list where the parsers find them, then
+// those Redact finds.
 func RedactValue(v string) string {
 	spans := valueSecrets(v)
 	for k := len(spans) - 1; k >= 0; k-- {
@@ -91,8 +91,7 @@ func redactAddrPasswords(s string) string {
 	return s
 }
 
-// seedAddr says whether hostPort, followed by rest, is a seed's host:port: a colon-less or
-// bracketed host and a port that ends there.
+// seedAddr says hostPort, followed by rest, is a seed's: a plain or bracketed host, a port.
 func seedAddr(hostPort, rest string) bool {
 	c := strings.LastIndexByte(hostPort, ':')
 	if host := hostPort[:c]; strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
@@ -131,8 +130,7 @@ func valueSecrets(s string) []span {
 	return out
 }
 
-// itemSecret reads one address of a list (a server URL, or [user[:password]@]host:port)
-// and its secret's place; ok when it is one.
+// itemSecret is the secret's place in a URL or [user[:password]@]host:port; ok when it is one.
 func itemSecret(item string) (span, bool) {
 	at := strings.LastIndexByte(item, '@')
 	if at < 0 {
@@ -269,8 +267,7 @@ func secretsIn(s string, users bool) []string {
 	return out
 }
 
-// splitUserinfo cuts s (parsed or not) into prefix, user info (from "//" to the last '@')
-// and the rest from the '@'.
+// splitUserinfo cuts s into prefix, user info ("//" to the last '@') and the rest from '@'.
 func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 	start := strings.Index(s, "//")
 	if start < 0 {
@@ -288,8 +285,7 @@ func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 // garble messages; in an address a secret is hidden by position).
 const minSecretLen = 4
 
-// Redactor hides, in a message, every secret it knows by value and every secret Redact
-// finds by its form.
+// Redactor hides the secrets it knows by value and those Redact finds by form.
 type Redactor struct{ secrets []string }
 
 // Add records a secret and the forms a message may quote it in.
@@ -326,7 +322,7 @@ func redisRepr(s string) string {
 	return b.String()
 }
 
-// AddFrom records the secrets an address or a list of addresses holds.
+// AddFrom records the secrets of addresses.
 func (r *Redactor) AddFrom(values ...string) {
 	for _, v := range values {
 		for _, s := range secretsIn(v, true) {
@@ -335,8 +331,7 @@ func (r *Redactor) AddFrom(values ...string) {
 	}
 }
 
-// Apply returns msg with every secret hidden: those known by value, wherever they stand,
-// then those Redact finds by form.
+// Apply hides in msg the secrets known by value, wherever they stand, then Redact's.
 func (r *Redactor) Apply(msg string) string {
 	if r != nil {
 		secrets := append([]string(nil), r.secrets...)

@@ -162,8 +162,7 @@ func (r *resolver) flagLevel(key string) (string, error) {
 	return "", nil
 }
 
-// envLevel names key's variable when it is set (and no typed --context overrides it); set
-// to nothing, it is an error, not a silent default.
+// envLevel names key's variable when set and no typed --context overrides it (empty: an error).
 func (r *resolver) envLevel(key string) (string, error) {
 	v, set := r.lookupEnv(EnvName(key))
 	if r.ctxTyped || !set {
@@ -211,8 +210,7 @@ func (r *resolver) source(key string) string {
 	return "--" + key
 }
 
-// passwords sets the data nodes' and the sentinels' passwords, never from argv: the
-// variables, else the context's password-env or password (a typed --context first).
+// passwords are never from argv: the variables, else the context's (a typed --context first).
 func (r *resolver) passwords(s *Server) error {
 	cc := r.ctx
 	fromEnv := func(field, name string) (string, error) {

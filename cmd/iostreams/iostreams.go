@@ -18,7 +18,6 @@ type IOStreams struct {
 	Prompt                         func(question string) (string, error) // nil: none can be asked
 }
 
-// System returns the process's streams.
 func System() *IOStreams {
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),

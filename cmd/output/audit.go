@@ -17,7 +17,6 @@ import (
 type AuditView struct {
 	Findings []FindingView `json:"findings"`
 	Families []FamilyView  `json:"families"`
-	// Worst is the highest severity found ("" when nothing was found).
 	Worst         string `json:"worst"`
 	KeysScanned   int64  `json:"keys_scanned"`
 	Buckets       int64  `json:"buckets"`
@@ -30,7 +29,6 @@ type AuditView struct {
 	Truncated  bool   `json:"truncated"`
 }
 
-// FindingView is one kind of finding.
 type FindingView struct {
 	Kind        string   `json:"kind"`
 	Severity    string   `json:"severity"`
@@ -43,7 +41,6 @@ type FindingView struct {
 	Fix         string   `json:"fix"`
 }
 
-// FamilyView is one key family.
 type FamilyView struct {
 	Prefix      string           `json:"prefix"`
 	Keys        int64            `json:"keys"`
@@ -76,7 +73,6 @@ func AuditOf(r audit.Report, s scan.Stats, truncated bool) AuditView {
 // auditFamilyRows is how many families the table shows (the largest by memory).
 const auditFamilyRows = 20
 
-// PrintAudit prints audit's tables and notes.
 func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 	w := io.Out
 	fmt.Fprintf(w, "scanned %s: %s, %s; memory from %s\n\n", format.Plural(int(v.KeysScanned), "key"),

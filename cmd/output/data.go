@@ -80,8 +80,7 @@ func yamlNode(v any) (*yaml.Node, error) {
 	return nextNode(dec)
 }
 
-// nextNode reads dec's next JSON value as a YAML node: strings styled as yaml.Marshal
-// styles them, numbers without an exponent.
+// nextNode reads dec's next JSON value as a YAML node, numbers without an exponent.
 func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	t, err := dec.Token()
 	if err != nil {
@@ -122,8 +121,7 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	}
 }
 
-// stringNode is s as yaml.Marshal writes it, which also quotes YAML 1.1's booleans and
-// sexagesimal numbers.
+// stringNode is s as yaml.Marshal writes it (YAML 1.1's booleans and sexagesimals quoted).
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 	switch strings.ToLower(s) {

@@ -10,10 +10,8 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// InspectHeader is the inspect table's header.
 var InspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
 
-// InspectRow is one row of the inspect table.
 func InspectRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-")
@@ -98,8 +96,7 @@ func StateWriterCost(out *Stream, node func(string) string, row func(bucket.Stat
 	}
 }
 
-// StateNodeCost is s's view with the node serving it (node nil: none) and the
-// retry-after for cost(key) (nil: 1).
+// StateNodeCost is s's view with its node (if node is set) and retry-after for cost(key).
 func StateNodeCost(s bucket.State, node func(string) string, cost func(string) float64) StateView {
 	c := 1.0
 	if cost != nil {
@@ -112,7 +109,6 @@ func StateNodeCost(s bucket.State, node func(string) string, cost func(string) f
 	return v
 }
 
-// ListRow is one row of the list table.
 func ListRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem))
@@ -150,7 +146,6 @@ type HotView struct {
 	ObservedMS      float64  `json:"observed_ms"`
 }
 
-// HotRow is one row of the list --hot table.
 func HotRow(b hot.Bucket, node func(string) string) []string {
 	s := b.State
 	rate, denied := format.PerSecond(b.PerSecond), "-"
@@ -216,7 +211,6 @@ type InspectNotes struct {
 	ambiguous       []string
 }
 
-// See notes what s needs said.
 func (n *InspectNotes) See(s bucket.State) {
 	if s.Problem != "" {
 		return

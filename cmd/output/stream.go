@@ -76,7 +76,6 @@ func (s *Stream) Add(v any, cells ...string) error {
 	return nil
 }
 
-// Flush ends a page.
 func (s *Stream) Flush() error {
 	if s.table != nil {
 		s.table.writePage(s.out)
@@ -84,7 +83,6 @@ func (s *Stream) Flush() error {
 	return s.out.Flush()
 }
 
-// Close ends the stream.
 func (s *Stream) Close() error {
 	switch {
 	case s.format == FormatJSON && s.n == 0:
@@ -221,7 +219,6 @@ func (p *Progress) Show(format string, args ...any) {
 	p.shown = true
 }
 
-// Clear removes the line.
 func (p *Progress) Clear() {
 	if p.shown {
 		fmt.Fprint(p.io.ErrOut, "\r\x1b[K")
@@ -229,9 +226,8 @@ func (p *Progress) Clear() {
 	}
 }
 
-// indentJSON appends to dst the compact JSON src (as json.Marshal writes it: no
-// whitespace outside strings) indented as json.Indent would, byte for byte, in one pass
-// without json.Indent's validating scanner (which cost more than the Marshal itself).
+// indentJSON appends json.Marshal's src to dst indented as json.Indent would, byte for byte,
+// without its validating scanner (which cost more than the Marshal).
 func indentJSON(dst, src []byte, prefix, indent string) []byte {
 	depth := 0
 	newline := func() {

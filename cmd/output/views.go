@@ -11,7 +11,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// Output formats.
 const (
 	FormatTable = "table"
 	FormatWide  = "wide"
@@ -79,8 +78,7 @@ type ClockView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms"`
 }
 
-// StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help'
-// documents its fields).
+// StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help').
 type StateView struct {
 	Key            string     `json:"key"`
 	Type           string     `json:"type"`

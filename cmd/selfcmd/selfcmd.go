@@ -11,7 +11,6 @@ import (
 	"strings"
 )
 
-// Current is Command for this process.
 func Current() string {
 	exe, _ := os.Executable()
 	bi, _ := debug.ReadBuildInfo()
