@@ -15,13 +15,13 @@ import (
 
 // AuditView is the JSON/YAML document of audit. Field names are stable; memory in bytes.
 type AuditView struct {
-	Findings []FindingView `json:"findings"`
-	Families []FamilyView  `json:"families"`
-	Worst         string `json:"worst"`
-	KeysScanned   int64  `json:"keys_scanned"`
-	Buckets       int64  `json:"buckets"`
-	OtherKeys     int64  `json:"other_keys"`
-	MemorySamples int    `json:"memory_samples"`
+	Findings      []FindingView `json:"findings"`
+	Families      []FamilyView  `json:"families"`
+	Worst         string        `json:"worst"`
+	KeysScanned   int64         `json:"keys_scanned"`
+	Buckets       int64         `json:"buckets"`
+	OtherKeys     int64         `json:"other_keys"`
+	MemorySamples int           `json:"memory_samples"`
 	// MemoryNote says why memory was not estimated (an ACL without MEMORY).
 	MemoryNote string `json:"memory_note,omitempty"`
 	Commands   int64  `json:"commands"`
