@@ -100,18 +100,13 @@ func checkDB(raw string, tcp bool) error {
 	return nil
 }
 
-// isDecimal says s is plain decimal digits (no sign, no leading zero) that fit an int.
+// decimal is plain digits: no sign, no leading zero.
+var decimal = lazyRegexp(`^(?:0|[1-9][0-9]*)$`)
+
+// isDecimal says s is plain decimal digits that fit an int.
 func isDecimal(s string) bool {
-	if s == "" || len(s) > 1 && s[0] == '0' {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
 	_, err := strconv.Atoi(s)
-	return err == nil
+	return err == nil && decimal().MatchString(s)
 }
 
 // hostPart is the host[:port] of a URL as written.
