@@ -7,8 +7,11 @@ import (
 )
 
 // AddFlags defines the connection flags Resolve reads; duration defines a duration flag
-// with the caller's parser.
+// with the caller's parser (nil: pflag's).
 func AddFlags(pf *pflag.FlagSet, configPath string, duration func(fs *pflag.FlagSet, name string, def time.Duration, usage string)) {
+	if duration == nil {
+		duration = func(fs *pflag.FlagSet, name string, def time.Duration, usage string) { fs.Duration(name, def, usage) }
+	}
 	pf.String("url", DefaultURL, "Redis URL: host:port, redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock (no password: see REDISCLI_AUTH)")
 	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
 	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")

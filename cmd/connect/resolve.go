@@ -140,8 +140,9 @@ func (r *resolver) server(s *Server) error {
 	case 1:
 		return addrs("cluster", cc.Cluster, &s.Cluster)
 	case 2:
-		s.SentinelMaster = str("sentinel-master", cc.SentinelMaster)
-		s.SentinelUser = r.str("sentinel-user", cc.SentinelUser)
+		if s.SentinelMaster = str("sentinel-master", cc.SentinelMaster); s.SentinelMaster != "" {
+			s.SentinelUser = r.str("sentinel-user", cc.SentinelUser)
+		}
 		return addrs("sentinel-addrs", cc.SentinelAddrs, &s.SentinelAddrs)
 	default:
 		s.URL = DefaultURL
