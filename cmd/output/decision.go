@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
@@ -90,7 +92,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	}
 	verdict := verdictWord(res.Allowed)
 	if io.Color() {
-		verdict = ColorVerdict(io, res.Allowed, verdict)
+		verdict = ColorStyle(io).Foreground(map[bool]lipgloss.Color{true: "2", false: "1"}[res.Allowed]).Bold(true).Render(verdict)
 	}
 	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
 	if !exists {

@@ -85,12 +85,10 @@ func (s *Stream) Flush() error {
 
 func (s *Stream) Close() error {
 	switch {
-	case s.format == FormatJSON && s.n == 0:
+	case s.n == 0 && IsData(s.format):
 		s.out.WriteString("[]\n")
 	case s.format == FormatJSON:
 		s.out.WriteString("\n]\n")
-	case s.format == FormatYAML && s.n == 0:
-		s.out.WriteString("[]\n")
 	}
 	return s.Flush()
 }

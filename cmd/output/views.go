@@ -165,14 +165,6 @@ func ServerTime(now int64, d time.Duration) string {
 	return time.UnixMicro(now).Add(d).UTC().Format(time.RFC3339Nano)
 }
 
-func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {
-	c := lipgloss.Color("1")
-	if ok {
-		c = lipgloss.Color("2")
-	}
-	return ColorStyle(io).Foreground(c).Bold(true).Render(s)
-}
-
 func ClockOf(d bucket.Decision) *ClockView {
 	return &ClockView{Allowed: d.Allowed, Tokens: format.JSONTokens(d.Remaining), RetryAfterMS: format.JSONRetryAfter(d.RetryAfter), TimeToFullMS: format.JSONMS(d.ResetAfter)}
 }
