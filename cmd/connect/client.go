@@ -233,11 +233,10 @@ type dialedAddr struct {
 }
 
 func (d *dialedAddr) get() string {
-	if d == nil {
-		return "?"
-	}
-	if p := d.addr.Load(); p != nil {
-		return *p
+	if d != nil {
+		if p := d.addr.Load(); p != nil {
+			return *p
+		}
 	}
 	return "?"
 }
