@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,8 +19,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/units"
 )
 
-// Config is the config file: named contexts, custom layouts and rules ('bucketctl help
-// config-file').
+// Config is the config file: contexts, custom layouts and rules ('bucketctl help config-file').
 type Config struct {
 	CurrentContext string                   `yaml:"current-context" json:"current-context,omitempty"`
 	Contexts       map[string]ContextConfig `yaml:"contexts" json:"contexts,omitempty"`
@@ -60,8 +61,7 @@ type Rule struct {
 	Plan     string      `yaml:"plan,omitempty" json:"plan,omitempty"`
 }
 
-// DefaultPath is the config file's default location in the directory os.UserConfigDir
-// names, computed from getenv; "" when there is none.
+// DefaultPath is the config file under os.UserConfigDir's directory, read from getenv.
 func DefaultPath(getenv func(string) string) string {
 	dir := userConfigDir(runtime.GOOS, getenv)
 	if dir == "" {
@@ -72,26 +72,23 @@ func DefaultPath(getenv func(string) string) string {
 
 // userConfigDir mirrors os.UserConfigDir for goos over getenv ("" where it would fail).
 func userConfigDir(goos string, getenv func(string) string) string {
+	under := func(env, sub string) string {
+		if home := getenv(env); home != "" {
+			return home + sub
+		}
+		return ""
+	}
 	switch goos {
 	case "windows":
 		return getenv("AppData")
 	case "darwin", "ios":
-		if home := getenv("HOME"); home != "" {
-			return home + "/Library/Application Support"
-		}
-		return ""
+		return under("HOME", "/Library/Application Support")
 	case "plan9":
-		if home := getenv("home"); home != "" {
-			return home + "/lib"
-		}
-		return ""
+		return under("home", "/lib")
 	}
 	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
-		if home := getenv("HOME"); home != "" {
-			return home + "/.config"
-		}
-		return ""
+		return under("HOME", "/.config")
 	}
 	if !filepath.IsAbs(dir) {
 		return ""
@@ -213,22 +210,12 @@ func (c *Config) Layout(name string) (bucket.Layout, error) {
 	if l, err := bucket.LookupLayout(name); err == nil {
 		return l, nil
 	}
-	names := bucket.PresetNames()
-	for n := range c.Layouts {
-		names = append(names, n)
-	}
+	names := append(bucket.PresetNames(), slices.Collect(maps.Keys(c.Layouts))...)
 	sort.Strings(names)
 	return bucket.Layout{}, Usagef("unknown layout %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// CustomLayouts lists the config's own layouts.
-func (c *Config) CustomLayouts() []bucket.Layout {
-	out := make([]bucket.Layout, 0, len(c.Layouts))
-	for _, l := range c.Layouts {
-		out = append(out, l)
-	}
-	return out
-}
+func (c *Config) CustomLayouts() []bucket.Layout { return slices.Collect(maps.Values(c.Layouts)) }
 
 // ContextFor returns the context name (else current-context) and its name, if any.
 func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
@@ -281,18 +268,9 @@ func (c *Config) noteEmptyServers(doc *yaml.Node) {
 
 func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
 
-// RuleTable is the rules, checked and compiled.
 func (c *Config) RuleTable() *rules.Table { return c.ruleTable }
 
-// ContextNames lists the config's contexts, sorted.
-func (c *Config) ContextNames() []string {
-	names := make([]string, 0, len(c.Contexts))
-	for n := range c.Contexts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (c *Config) ContextNames() []string { return slices.Sorted(maps.Keys(c.Contexts)) }
 
 // RateValue is a rate as the rate flags read it: 5, 5/s, 300/m.
 type RateValue float64

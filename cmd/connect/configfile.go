@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -103,7 +104,7 @@ func SetNode(m *yaml.Node, key string, v *yaml.Node) {
 			return
 		}
 	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	m.Content = append(m.Content, ScalarNode(key), v)
 }
 
 // RemoveKey deletes key from mapping m.
@@ -116,8 +117,10 @@ func RemoveKey(m *yaml.Node, key string) {
 	}
 }
 
-// serverForms are a context's ways to name its server, each with its fields.
+// serverForms are the ways to name a server, each with its fields (the first two name it).
 var serverForms = [][]string{{"url"}, {"cluster"}, {"sentinel-master", "sentinel-addrs", "sentinel-user", "sentinel-password-env"}}
+
+const oneServer = "give one of --url, --cluster, or --sentinel-master with --sentinel-addrs"
 
 // SetContext creates or changes the context name in doc, keeping other keys and every
 // comment: values are set (a server form replaces the others), then unset removed.
@@ -155,8 +158,7 @@ func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 		for _, k := range form[:min(2, len(form))] {
 			if _, ok := values[k]; ok {
 				if named >= 0 && named != i {
-					return Usagef("--%s and --%s both name the server: a context names one (give one of --url, --cluster, or --sentinel-master with --sentinel-addrs)",
-						serverForms[named][0], k)
+					return Usagef("--%s and --%s both name the server: a context names one (%s)", serverForms[named][0], k, oneServer)
 				}
 				named = i
 			}
@@ -186,10 +188,7 @@ func ScalarNode(s string) *yaml.Node {
 
 // ContextServer names where a context connects, without credentials.
 func ContextServer(c ContextConfig) string {
-	if c.URL != "" {
-		c.URL = NormalizeURL(c.URL)
-	}
-	return describeServer(c.Cluster, c.SentinelMaster, c.SentinelAddrs, c.URL)
+	return describeServer(c.Cluster, c.SentinelMaster, c.SentinelAddrs, NormalizeURL(c.URL))
 }
 
 // RedactConfig returns a copy of cfg without secrets.
@@ -224,7 +223,7 @@ func RedactNode(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		n.Value = RedactValue(n.Value)
 	}
-	if n.Kind == yaml.SequenceNode && scalarsOnly(n.Content) {
+	if n.Kind == yaml.SequenceNode && !slices.ContainsFunc(n.Content, func(c *yaml.Node) bool { return c.Kind != yaml.ScalarNode }) {
 		items := make([]string, len(n.Content))
 		for i, c := range n.Content {
 			items[i] = c.Value
@@ -237,15 +236,6 @@ func RedactNode(n *yaml.Node) {
 	for _, c := range n.Content {
 		RedactNode(c)
 	}
-}
-
-func scalarsOnly(nodes []*yaml.Node) bool {
-	for _, c := range nodes {
-		if c.Kind != yaml.ScalarNode {
-			return false
-		}
-	}
-	return true
 }
 
 // redactURLField hides a url field's secrets as the parser reads it (normalised first).

@@ -3,28 +3,24 @@ package connect
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxConfigSize is the largest config file read.
 const MaxConfigSize = 1 << 20
 
-// readNode reads and parses the config file (parseNode); see readConfigFile for its errors.
+// readNode parses the config file's one YAML document, a mapping (nil when empty); a file
+// that is not regular or over MaxConfigSize is refused before a byte is read.
 func readNode(path string) (*yaml.Node, error) {
-	data, err := readConfigFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parseNode(path, data)
-}
-
-// readConfigFile reads a regular file of at most MaxConfigSize bytes; anything else is a
-// usage error found before a byte is read. A missing file gives os.Stat's fs.ErrNotExist.
-func readConfigFile(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -50,7 +46,7 @@ func readConfigFile(path string) ([]byte, error) {
 	if len(data) > MaxConfigSize {
 		return nil, tooBig(path)
 	}
-	return data, nil
+	return parseNode(path, data)
 }
 
 func checkConfigStat(path string, st fs.FileInfo) error {
@@ -81,14 +77,10 @@ func fileKind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// parseNode parses the file's one YAML document, a mapping (nil for an empty file).
 func parseNode(path string, data []byte) (*yaml.Node, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, Usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
-	}
-	for {
+	for i := 0; ; i++ {
 		var next yaml.Node
 		err := dec.Decode(&next)
 		if errors.Is(err, io.EOF) {
@@ -97,7 +89,9 @@ func parseNode(path string, data []byte) (*yaml.Node, error) {
 		if err != nil {
 			return nil, Usagef("config file %s: %s (fix the YAML or point --config elsewhere)", path, yamlErrText(err))
 		}
-		if len(next.Content) > 0 && next.Content[0].Tag != "!!null" {
+		if i == 0 {
+			root = next
+		} else if len(next.Content) > 0 && next.Content[0].Tag != "!!null" {
 			return nil, Usagef("config file %s, line %d: a second YAML document: the file holds one (remove the '---' and what follows, or merge them)", path, next.Content[0].Line)
 		}
 	}
@@ -110,3 +104,127 @@ func parseNode(path string, data []byte) (*yaml.Node, error) {
 	}
 	return doc, nil
 }
+
+// checkFields reports the first key of n that names no field of t, with its line and the
+// closest known name: a typo is an error, never an ignored setting.
+func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // the decoder reports a type mismatch
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				return unknownField(path, k, where, fields)
+			}
+			if err := checkFields(path, v, ft, where, k.Value); err != nil {
+				return err
+			}
+		}
+	case reflect.Map, reflect.Slice: // an entry is named by its key, an item by its number
+		want, step := yaml.MappingNode, 2
+		if t.Kind() == reflect.Slice {
+			want, step = yaml.SequenceNode, 1
+		}
+		if n.Kind != want {
+			return nil
+		}
+		for i := 0; i+step <= len(n.Content); i += step {
+			inner := where
+			if name := strconv.Quote(n.Content[i].Value); where == "" {
+				if step == 1 {
+					name = strconv.Itoa(i + 1)
+				}
+				inner = strings.TrimSuffix(field, "s") + " " + name
+			}
+			if err := checkFields(path, n.Content[i+step-1], t.Elem(), inner, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func unknownField(path string, k *yaml.Node, where string, fields map[string]reflect.Type) error {
+	names := slices.Sorted(maps.Keys(fields))
+	in := ""
+	if where != "" {
+		in = " in " + where
+	}
+	hint := fmt.Sprintf(" (known: %s)", strings.Join(names, ", "))
+	if s := Closest(k.Value, names); s != "" {
+		hint = fmt.Sprintf(": did you mean %q?", s)
+	}
+	if !fieldName().MatchString(k.Value) { // "password hunter2" is never quoted
+		return Usagef("config file %s, line %d: a key that names no field%s%s", path, k.Line, in, hint)
+	}
+	return Usagef("config file %s, line %d: unknown field %q%s%s", path, k.Line, k.Value, in, hint)
+}
+
+// Closest returns the candidate nearest to word (edit distance at most 2 and half its
+// length, or a prefix either way), or "".
+func Closest(word string, candidates []string) string {
+	best, bestD := "", min(2, len(word)/2)+1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(word), c)
+		if len(word) >= 3 && (strings.HasPrefix(c, word) || strings.HasPrefix(word, c)) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// fieldName matches a key that reads as a field's name, safe to quote.
+var fieldName = lazyRegexp(`^[A-Za-z0-9_-]{1,40}$`)

@@ -16,12 +16,10 @@ import (
 // Check says how Dial makes sure the server answers before a command relies on it.
 type Check int
 
+// A PING of its own, by a pipeline (watch), or in the command's first pipeline (inspect).
 const (
-	// PingFirst sends a PING of its own.
 	PingFirst Check = iota
-	// PingByPipeline sends it by a pipeline (watch of given keys).
 	PingByPipeline
-	// PingInFirstRead sends it in the command's first pipeline (inspect of given keys).
 	PingInFirstRead
 )
 
@@ -59,7 +57,6 @@ func (s *Server) Dial(ctx context.Context, check Check) (bucket.Client, error) {
 	return c, nil
 }
 
-// dialError is what a failed reachability PING says.
 func (s *Server) dialError(ctx context.Context, err error) error {
 	var pe *PermissionError
 	switch {
@@ -80,12 +77,10 @@ func (s *Server) dialError(ctx context.Context, err error) error {
 // firstPipeline puts the reachability PING ahead of the first pipeline's reads (a round
 // trip saved); when it fails, every command fails with what Dial would have said.
 type firstPipeline struct {
+	passHook
 	s    *Server
 	done atomic.Bool
 }
-
-func (*firstPipeline) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (*firstPipeline) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
 func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {

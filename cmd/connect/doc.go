@@ -4,12 +4,13 @@
 //     and Resolve, the one place flags, environment and the config file's context become
 //     one Server;
 //   - parse.go: one parser per form of server (a URL, a list of addresses, a host:port);
-//   - redact.go, redactor.go: secrets found by form and by value, for every printed text;
-//   - client.go, dial.go, hooks.go, replyguard.go: the one go-redis client (TLS, ACL user,
-//     Sentinel, Cluster, time limits), dialled, instrumented and guarded against huge replies;
-//   - config.go, config_strict.go, configread.go, configfile.go: the config file, read
-//     strictly, and edited keeping its comments;
-//   - errors.go: the errors of connecting (usage, unreachable, permission).
+//   - redact.go: secrets found by form and by value (Redactor), for every printed text;
+//   - client.go, dial.go, replyguard.go: the Server and its one go-redis client (TLS, ACL
+//     user, Sentinel, Cluster, time limits), dialled, instrumented and guarded against huge
+//     replies;
+//   - config.go, configread.go, configfile.go: the config file, read strictly, and edited
+//     keeping its comments;
+//   - errors.go: the errors of connecting (usage, unreachable, permission) and the ACL hook.
 //
 // Nothing here prints: cmd does, through the redactor and tui's escaper.
 package connect

@@ -14,14 +14,12 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// UsageError is a problem with flags, arguments, the environment or the config file
-// (exit 2; nothing touched Redis).
+// UsageError is bad flags, arguments, environment or config file (exit 2; Redis untouched).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Usagef returns a UsageError.
 func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
 
 // UnreachableError is a failure to connect or authenticate to Redis at Addr, as User
@@ -31,6 +29,8 @@ type UnreachableError struct {
 	User string
 	Err  error
 }
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 func (e *UnreachableError) Error() string {
 	if IsAuth(e.Err) {
@@ -48,7 +48,6 @@ func IsAuth(err error) bool {
 	return strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
 }
 
-// authRefusal names a refused authentication and where password and user come from.
 func authRefusal(addr, user string, err error) string {
 	const fix = "set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD (or the context's password-env), the user with --user"
 	if strings.HasPrefix(addr, "sentinel ") && strings.Contains(err.Error(), "all sentinels") {
@@ -62,36 +61,6 @@ func authRefusal(addr, user string, err error) string {
 		return fmt.Sprintf("Redis at %s requires a password and none was sent (NOAUTH): %s", addr, fix)
 	}
 	return fmt.Sprintf("Redis at %s refused the password for user %s (WRONGPASS: a wrong password, or no such user, or a disabled one): %s", addr, user, fix)
-}
-func (e *UnreachableError) Unwrap() error { return e.Err }
-
-// PermissionError is a command the server's ACL refuses the user (NOPERM): exit 1, not 3.
-type PermissionError struct {
-	User   string
-	Denial rediserr.ACLDenial
-	Err    error
-}
-
-func (e *PermissionError) Error() string {
-	what := "run " + e.Denial.Command
-	if e.Denial.Command == "" {
-		what = "use these keys"
-	}
-	if e.Denial.InScript {
-		script := "a script"
-		if e.Denial.Script != "" {
-			script = "bucketctl's " + e.Denial.Script + " script"
-		}
-		what += ", called by " + script + " (ACLs apply inside scripts),"
-	}
-	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')", e.User, what)
-}
-func (e *PermissionError) Unwrap() error { return e.Err }
-
-// IsPermission reports a refusal by the server's ACL (NOPERM), wrapped or not.
-func IsPermission(err error) bool {
-	var pe *PermissionError
-	return errors.As(err, &pe) || redis.IsPermissionError(err)
 }
 
 func describeConnErr(addr string, err error) string {
@@ -118,4 +87,83 @@ func describeConnErr(addr string, err error) string {
 func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// PermissionError is a command the server's ACL refuses the user (NOPERM): exit 1, not 3.
+type PermissionError struct {
+	User   string
+	Denial rediserr.ACLDenial
+	Err    error
+}
+
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+func (e *PermissionError) Error() string {
+	what := "run " + e.Denial.Command
+	if e.Denial.Command == "" {
+		what = "use these keys"
+	}
+	if e.Denial.InScript {
+		script := "a script"
+		if e.Denial.Script != "" {
+			script = "bucketctl's " + e.Denial.Script + " script"
+		}
+		what += ", called by " + script + " (ACLs apply inside scripts),"
+	}
+	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')", e.User, what)
+}
+
+// IsPermission reports a refusal by the server's ACL (NOPERM), wrapped or not.
+func IsPermission(err error) bool {
+	var pe *PermissionError
+	return errors.As(err, &pe) || redis.IsPermissionError(err)
+}
+
+// passHook passes every call on: a hook embeds it and overrides what it changes.
+type passHook struct{}
+
+func (passHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (passHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (passHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// aclHook turns a refusal by ACL (NOPERM) into a PermissionError naming user and command.
+type aclHook struct {
+	passHook
+	user string
+}
+
+func (h aclHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.wrap(next(ctx, cmd)) }
+}
+
+func (h aclHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if e := c.Err(); e != nil {
+				if w := h.wrap(e); w != e {
+					c.SetErr(w)
+				}
+			}
+		}
+		return h.wrap(err)
+	}
+}
+
+func (h aclHook) wrap(err error) error {
+	var pe *PermissionError
+	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	d, ok := rediserr.Denied(err)
+	if !ok {
+		return err
+	}
+	user := h.user
+	if user == "" {
+		user = "default"
+	}
+	return &PermissionError{User: user, Denial: d, Err: err}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// urlHelp is the forms --url accepts, for messages.
 const urlHelp = "use host:port, redis://host:port/db, rediss://host:port or unix:///path/to/socket"
 
 // NormalizeURL reads a bare host:port (or host) as redis://host:port.
@@ -22,8 +21,7 @@ func NormalizeURL(s string) string {
 	return "redis://" + s
 }
 
-// serverURL is a Redis URL taken apart: go-redis's options (nil when it does not parse)
-// and its user info, found by position either way.
+// serverURL is go-redis's options of a URL (nil when it does not parse) and its user info.
 type serverURL struct {
 	opt         *redis.Options
 	user        string
@@ -102,18 +100,13 @@ func checkDB(raw string, tcp bool) error {
 	return nil
 }
 
-// isDecimal says s is plain decimal digits (no sign, no leading zero) that fit an int.
+// decimal is plain digits: no sign, no leading zero.
+var decimal = lazyRegexp(`^(?:0|[1-9][0-9]*)$`)
+
+// isDecimal says s is plain decimal digits that fit an int.
 func isDecimal(s string) bool {
-	if s == "" || len(s) > 1 && s[0] == '0' {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
 	_, err := strconv.Atoi(s)
-	return err == nil
+	return err == nil && decimal().MatchString(s)
 }
 
 // hostPart is the host[:port] of a URL as written.
@@ -147,8 +140,7 @@ func urlErrText(err error) string {
 	return err.Error()
 }
 
-// addrList is a list of addresses (Cluster seeds, sentinels) and the credentials their
-// user info gives.
+// addrList is a list of addresses (seeds, sentinels) and their user info's credentials.
 type addrList struct {
 	addrs       []string
 	user        string
@@ -156,8 +148,7 @@ type addrList struct {
 	hasPassword bool
 }
 
-// parseAddrs is the one parse of a list of addresses: comma-separated host:port, each
-// with the same user info or none.
+// parseAddrs parses comma-separated host:port, each with the same user info or none.
 func parseAddrs(values []string) (addrList, error) {
 	var l addrList
 	seenInfo := false
@@ -252,7 +243,6 @@ func TypedPassword(flag, value, fix string) error {
 		flag, RedactValue(value), fix)
 }
 
-// TypedListPassword is TypedPassword for a list of addresses, read joined.
 func TypedListPassword(flag string, values []string, fix string) error {
 	return TypedPassword(flag, strings.Join(values, ","), fix)
 }

@@ -1,8 +1,10 @@
 package connect
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,8 +46,8 @@ func Redact(s string) string {
 	return redactForms(s)
 }
 
-// RedactValue hides the secrets of one value (a URL, an address or a list of them) where
-// the parsers find them, then any other in the forms Redact finds.
+// RedactValue hides the secrets of a URL or address list where the parsers find them, then
+// those Redact finds.
 func RedactValue(v string) string {
 	spans := valueSecrets(v)
 	for k := len(spans) - 1; k >= 0; k-- {
@@ -89,8 +91,7 @@ func redactAddrPasswords(s string) string {
 	return s
 }
 
-// seedAddr says whether hostPort, followed by rest, is a seed's host:port: a colon-less or
-// bracketed host and a port that ends there.
+// seedAddr says hostPort, followed by rest, is a seed's: a plain or bracketed host, a port.
 func seedAddr(hostPort, rest string) bool {
 	c := strings.LastIndexByte(hostPort, ':')
 	if host := hostPort[:c]; strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
@@ -129,14 +130,13 @@ func valueSecrets(s string) []span {
 	return out
 }
 
-// itemSecret reads one address of a list (a server URL, or [user[:password]@]host:port)
-// and its secret's place; ok when it is one.
+// itemSecret is the secret's place in a URL or [user[:password]@]host:port; ok when it is one.
 func itemSecret(item string) (span, bool) {
 	at := strings.LastIndexByte(item, '@')
 	if at < 0 {
 		return span{}, false
 	}
-	if t := strings.TrimLeft(item, " \t"); urlForm(t) {
+	if t := strings.TrimLeft(item, " \t"); urlForm().MatchString(t) {
 		u, err := url.Parse(t)
 		if err != nil || !serverScheme(t) || u.Port() != "" && checkHostPort(u.Host) != nil {
 			return span{}, false
@@ -164,17 +164,14 @@ func itemSecret(item string) (span, bool) {
 }
 
 // unixPath says a URL is a socket path, whose '@' is no user info (unix:///run/a@b.sock).
-func unixPath(item string) bool {
-	t := strings.TrimLeft(item, " \t")
-	return strings.HasPrefix(t, "unix:///")
-}
+func unixPath(item string) bool { return strings.HasPrefix(strings.TrimLeft(item, " \t"), "unix:///") }
 
 // restSecret is the user info s holds from off on, from "//" or the first colon to the
 // last '@': more than the secret, never less.
 func restSecret(s string, off int) []span {
 	rest := s[off:]
 	at := strings.LastIndexByte(s, '@')
-	if t := strings.TrimLeft(rest, " \t"); urlForm(t) && serverScheme(t) {
+	if t := strings.TrimLeft(rest, " \t"); urlForm().MatchString(t) && serverScheme(t) {
 		if unixPath(t) && !strings.Contains(t[len("unix:///"):], ":") {
 			return nil
 		}
@@ -208,16 +205,8 @@ func serverScheme(s string) bool {
 	return false
 }
 
-func urlForm(s string) bool {
-	i := 0
-	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && strings.IndexByte("0123456789+.-", s[i]) >= 0) {
-		i++
-	}
-	if i > 0 && strings.HasPrefix(s[i:], "://") {
-		return true
-	}
-	return strings.HasPrefix(s, "//")
-}
+// urlForm matches a text that starts as a URL: "scheme://" or "//".
+var urlForm = lazyRegexp(`^(?:[A-Za-z][A-Za-z0-9+.-]*:)?//`)
 
 // redactList hides the secrets of a list read joined, as the parser reads it.
 func redactList(items []string) []string {
@@ -278,8 +267,7 @@ func secretsIn(s string, users bool) []string {
 	return out
 }
 
-// splitUserinfo cuts s (parsed or not) into prefix, user info (from "//" to the last '@')
-// and the rest from the '@'.
+// splitUserinfo cuts s into prefix, user info ("//" to the last '@') and the rest from '@'.
 func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 	start := strings.Index(s, "//")
 	if start < 0 {
@@ -291,4 +279,103 @@ func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 		return "", "", "", false
 	}
 	return s[:start], s[start : start+at], s[start+at:], true
+}
+
+// minSecretLen is the shortest secret replaced by value in free text (shorter ones would
+// garble messages; in an address a secret is hidden by position).
+const minSecretLen = 4
+
+// Redactor hides the secrets it knows by value and those Redact finds by form.
+type Redactor struct{ secrets []string }
+
+// Add records a secret and the forms a message may quote it in.
+func (r *Redactor) Add(s string) {
+	if len(s) < minSecretLen {
+		return
+	}
+	r.secrets = append(r.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+	if u, err := url.PathUnescape(s); err == nil {
+		r.secrets = append(r.secrets, u)
+	}
+	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), `"` + redisRepr(s) + `"`} {
+		if q != `"`+s+`"` {
+			r.secrets = append(r.secrets, q[1:len(q)-1])
+		}
+	}
+}
+
+var reprEscapes = map[byte]string{'\\': `\\`, '"': `\"`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\a': `\a`, '\b': `\b`}
+
+// redisRepr is s as Redis quotes a value in its replies (sdscatrepr).
+func redisRepr(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if e, ok := reprEscapes[c]; ok {
+			b.WriteString(e)
+		} else if c < 0x20 || c > 0x7e {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// AddFrom records the secrets of addresses.
+func (r *Redactor) AddFrom(values ...string) {
+	for _, v := range values {
+		for _, s := range secretsIn(v, true) {
+			r.Add(s)
+		}
+	}
+}
+
+// Apply hides in msg the secrets known by value, wherever they stand, then Redact's.
+func (r *Redactor) Apply(msg string) string {
+	if r != nil {
+		secrets := append([]string(nil), r.secrets...)
+		// Longest first: a secret inside another is not half-replaced.
+		sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+		for _, s := range secrets {
+			if len(s) >= minSecretLen {
+				msg = strings.ReplaceAll(msg, s, Redacted)
+			}
+		}
+	}
+	return Redact(msg)
+}
+
+// Secrets returns a Redactor that knows every secret this invocation may hold: password
+// variables, given addresses, the config file's and the resolved server's. cfg and srv may be nil.
+func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
+	r := &Redactor{}
+	for _, k := range []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"} {
+		r.Add(getenv(k))
+	}
+	for _, k := range []string{"BUCKETCTL_URL", "BUCKETCTL_CLUSTER", "BUCKETCTL_SENTINEL_ADDRS"} {
+		r.AddFrom(getenv(k))
+	}
+	r.AddFrom(given...)
+	if srv != nil {
+		r.Add(srv.password)
+		r.Add(srv.sentinelPassword)
+		r.AddFrom(srv.URL)
+		r.AddFrom(srv.Cluster...)
+		r.AddFrom(srv.SentinelAddrs...)
+	}
+	if cfg != nil {
+		for _, c := range cfg.Contexts {
+			r.Add(c.Password)
+			for _, env := range []string{c.PasswordEnv, c.SentinelPasswordEnv} {
+				if env != "" {
+					r.Add(getenv(env))
+				}
+			}
+			r.AddFrom(c.URL)
+			r.AddFrom(c.Cluster...)
+			r.AddFrom(c.SentinelAddrs...)
+		}
+	}
+	return r
 }

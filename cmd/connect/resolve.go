@@ -11,7 +11,6 @@ import (
 // DefaultURL is the server when neither a flag, a variable nor a context names one.
 const DefaultURL = "redis://127.0.0.1:6379"
 
-// resolver holds one resolution's inputs.
 type resolver struct {
 	flags     *pflag.FlagSet
 	lookupEnv func(string) (string, bool)
@@ -52,80 +51,58 @@ func Resolve(flags *pflag.FlagSet, lookupEnv func(string) (string, bool), cfg *C
 	case cc.InsecureSkipVerify:
 		s.InsecureSource = fmt.Sprintf("context %q's insecure-skip-verify", name)
 	}
-	if err := r.server(s); err != nil {
-		return nil, err
-	}
-	if s.SentinelMaster != "" {
-		s.SentinelUser = r.str("sentinel-user", cc.SentinelUser)
-	}
-	if err := r.passwords(s); err != nil {
-		return nil, err
-	}
-	if err := r.check(s); err != nil {
-		return nil, err
+	for _, step := range []func(*Server) error{r.server, r.passwords, r.check} {
+		if err := step(s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
 // server sets the one server s talks to, from the first level that names one.
 func (r *resolver) server(s *Server) error {
-	const fix = "give one of --url, --cluster, or --sentinel-master with --sentinel-addrs"
-	forms := []struct {
-		name string
-		keys []string
-	}{
-		{"url", []string{"url"}}, {"cluster", []string{"cluster"}}, {"sentinel", []string{"sentinel-master", "sentinel-addrs"}},
-	}
-	chosen := ""
+	chosen := -1
 	for _, level := range []func(key string) (string, error){r.flagLevel, r.envLevel} {
 		var given []string
-		for _, f := range forms {
-			for _, k := range f.keys {
+		for i, form := range serverForms {
+			for _, k := range form[:min(2, len(form))] {
 				g, err := level(k)
 				if err != nil {
 					return err
 				}
 				if g != "" {
-					given, chosen = append(given, g), f.name
+					given, chosen = append(given, g), i
 					break
 				}
 			}
 		}
 		if len(given) > 1 {
-			return Usagef("%s and %s both name the server: %s", given[0], given[1], fix)
+			return Usagef("%s and %s both name the server: %s", given[0], given[1], oneServer)
 		}
-		if chosen != "" {
+		if chosen >= 0 {
 			break
 		}
 	}
 	cc := r.ctx
-	if chosen == "" {
-		var named []string
-		for form, set := range map[string]bool{"url": cc.URL != "", "cluster": len(cc.Cluster) > 0, "sentinel": cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
+	if chosen < 0 {
+		named := 0
+		for i, set := range []bool{cc.URL != "", len(cc.Cluster) > 0, cc.SentinelMaster != "" || len(cc.SentinelAddrs) > 0} {
 			if set {
-				named = append(named, form)
+				named, chosen = named+1, i
 			}
 		}
 		switch {
-		case len(named) > 1:
+		case named > 1:
 			return Usagef("context %q names more than one server (url, cluster, sentinel-master): keep one in the config file", r.ctxName)
-		case len(named) == 0 && r.ctxName != "":
+		case named == 0 && r.ctxName != "":
 			what := "names no server"
 			if len(cc.empty) > 0 {
 				what = "has an empty " + strings.Join(cc.empty, " and ")
 			}
 			return Usagef("context %q %s: set one with 'bucketctl config set-context %s --url host:port' (or --cluster, --sentinel-master), or pass --url",
 				r.ctxName, what, r.ctxName)
-		case len(named) == 1:
-			chosen = named[0]
 		}
 		s.Context = r.ctxName
-	}
-	slice := func(key string, fromCtx []string) []string {
-		if s.Context != "" {
-			return fromCtx
-		}
-		return r.slice(key)
 	}
 	str := func(key, fromCtx string) string {
 		if s.Context != "" {
@@ -133,43 +110,42 @@ func (r *resolver) server(s *Server) error {
 		}
 		return r.flags.Lookup(key).Value.String()
 	}
+	// A list's user info is the data nodes' user and password, unless --user or a password
+	// variable gives them; a typed password is refused.
+	addrs := func(key string, fromCtx []string, dst *[]string) error {
+		if s.Context == "" {
+			fromCtx = r.slice(key)
+		}
+		l, err := parseAddrs(fromCtx)
+		if err != nil {
+			return Usagef("%s %s", r.source(key), err)
+		}
+		*dst = l.addrs
+		if r.typed(key) {
+			if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
+				return err
+			}
+		}
+		if s.User == "" {
+			s.User = l.user
+		}
+		if l.hasPassword {
+			s.password = l.password
+		}
+		return nil
+	}
 	switch chosen {
-	case "url":
+	case 0:
 		s.URL = NormalizeURL(str("url", cc.URL))
-	case "cluster":
-		l, err := parseAddrs(slice("cluster", cc.Cluster))
-		if err != nil {
-			return Usagef("%s %s", r.source("cluster"), err)
+	case 1:
+		return addrs("cluster", cc.Cluster, &s.Cluster)
+	case 2:
+		if s.SentinelMaster = str("sentinel-master", cc.SentinelMaster); s.SentinelMaster != "" {
+			s.SentinelUser = r.str("sentinel-user", cc.SentinelUser)
 		}
-		s.Cluster = l.addrs
-		return r.addrCredentials(s, "cluster", l)
-	case "sentinel":
-		s.SentinelMaster = str("sentinel-master", cc.SentinelMaster)
-		l, err := parseAddrs(slice("sentinel-addrs", cc.SentinelAddrs))
-		if err != nil {
-			return Usagef("%s %s", r.source("sentinel-addrs"), err)
-		}
-		s.SentinelAddrs = l.addrs
-		return r.addrCredentials(s, "sentinel-addrs", l)
+		return addrs("sentinel-addrs", cc.SentinelAddrs, &s.SentinelAddrs)
 	default:
 		s.URL = DefaultURL
-	}
-	return nil
-}
-
-// addrCredentials takes a list's user info as the data nodes' user and password, unless
-// --user or a password variable gives them; a typed password is refused.
-func (r *resolver) addrCredentials(s *Server, key string, l addrList) error {
-	if r.typed(key) {
-		if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
-			return err
-		}
-	}
-	if s.User == "" {
-		s.User = l.user
-	}
-	if l.hasPassword {
-		s.password = l.password
 	}
 	return nil
 }
@@ -187,13 +163,13 @@ func (r *resolver) flagLevel(key string) (string, error) {
 	return "", nil
 }
 
-// envLevel names key's variable when it is set (and no typed --context overrides it); set
-// to nothing, it is an error, not a silent default.
+// envLevel names key's variable when set and no typed --context overrides it (empty: an error).
 func (r *resolver) envLevel(key string) (string, error) {
-	if r.ctxTyped || !r.envSet(key) {
+	v, set := r.lookupEnv(EnvName(key))
+	if r.ctxTyped || !set {
 		return "", nil
 	}
-	if strings.TrimSpace(r.env(key)) == "" {
+	if strings.TrimSpace(v) == "" {
 		return "", Usagef("%s is set but empty: name a server in it, or unset it", EnvName(key))
 	}
 	return EnvName(key), nil
@@ -202,11 +178,6 @@ func (r *resolver) envLevel(key string) (string, error) {
 func (r *resolver) typed(key string) bool {
 	fl := r.flags.Lookup(key)
 	return fl != nil && fl.Changed
-}
-
-func (r *resolver) envSet(key string) bool {
-	_, ok := r.lookupEnv(EnvName(key))
-	return ok
 }
 
 func (r *resolver) env(key string) string {
@@ -240,8 +211,7 @@ func (r *resolver) source(key string) string {
 	return "--" + key
 }
 
-// passwords sets the data nodes' and the sentinels' passwords, never from argv: the
-// variables, else the context's password-env or password (a typed --context first).
+// passwords are never from argv: the variables, else the context's (a typed --context first).
 func (r *resolver) passwords(s *Server) error {
 	cc := r.ctx
 	fromEnv := func(field, name string) (string, error) {
@@ -280,32 +250,28 @@ func (r *resolver) passwords(s *Server) error {
 
 // check refuses what cannot work, before anything is dialled.
 func (r *resolver) check(s *Server) error {
+	// go-redis sends no AUTH without a password: a user alone would silently be the default.
+	user, hasPassword := s.User, s.password != ""
 	if s.URL != "" {
 		if r.typed("url") {
 			if err := TypedPassword("url", s.URL, PasswordHome); err != nil {
 				return err
 			}
 		}
-		if _, err := parseURL(s.URL); err != nil {
+		u, err := parseURL(s.URL)
+		if err != nil {
 			return Usagef("%s %s: %s (%s)", r.source("url"), RedactValue(s.URL), err, urlHelp)
 		}
+		if user == "" {
+			user = u.user
+		}
+		hasPassword = hasPassword || u.hasPassword && u.password != ""
 	}
 	if s.SentinelMaster != "" && len(s.SentinelAddrs) == 0 {
 		return Usagef("--sentinel-master %q needs --sentinel-addrs host:port[,host:port]", s.SentinelMaster)
 	}
 	if s.SentinelMaster == "" && len(s.SentinelAddrs) > 0 {
 		return Usagef("--sentinel-addrs needs --sentinel-master NAME (the name the sentinels monitor, as in SENTINEL MASTERS)")
-	}
-	// go-redis sends no AUTH without a password: a user alone would silently be the default.
-	user, hasPassword := s.User, s.password != ""
-	if s.URL != "" {
-		u, _ := parseURL(s.URL)
-		if user == "" && u.user != "" {
-			user = u.user
-		}
-		if u.hasPassword && u.password != "" {
-			hasPassword = true
-		}
 	}
 	if user != "" && !hasPassword {
 		if s.User == "" {

@@ -18,7 +18,6 @@ type IOStreams struct {
 	Prompt                         func(question string) (string, error) // nil: none can be asked
 }
 
-// System returns the process's streams.
 func System() *IOStreams {
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
@@ -46,16 +45,14 @@ func (s *IOStreams) readLine(question string) (string, error) {
 	buf := make([]byte, 1)
 	for {
 		n, err := s.In.Read(buf)
-		if n > 0 {
-			if buf[0] == '\n' {
-				break
-			}
-			line = append(line, buf[0])
+		if n > 0 && buf[0] == '\n' {
+			break
+		}
+		line = append(line, buf[:n]...)
+		if err == io.EOF {
+			break
 		}
 		if err != nil {
-			if err == io.EOF {
-				break
-			}
 			return "", err
 		}
 	}

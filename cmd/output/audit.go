@@ -2,7 +2,8 @@ package output
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,14 +15,13 @@ import (
 
 // AuditView is the JSON/YAML document of audit. Field names are stable; memory in bytes.
 type AuditView struct {
-	Findings []FindingView `json:"findings"`
-	Families []FamilyView  `json:"families"`
-	// Worst is the highest severity found ("" when nothing was found).
-	Worst         string `json:"worst"`
-	KeysScanned   int64  `json:"keys_scanned"`
-	Buckets       int64  `json:"buckets"`
-	OtherKeys     int64  `json:"other_keys"`
-	MemorySamples int    `json:"memory_samples"`
+	Findings      []FindingView `json:"findings"`
+	Families      []FamilyView  `json:"families"`
+	Worst         string        `json:"worst"`
+	KeysScanned   int64         `json:"keys_scanned"`
+	Buckets       int64         `json:"buckets"`
+	OtherKeys     int64         `json:"other_keys"`
+	MemorySamples int           `json:"memory_samples"`
 	// MemoryNote says why memory was not estimated (an ACL without MEMORY).
 	MemoryNote string `json:"memory_note,omitempty"`
 	Commands   int64  `json:"commands"`
@@ -29,7 +29,6 @@ type AuditView struct {
 	Truncated  bool   `json:"truncated"`
 }
 
-// FindingView is one kind of finding.
 type FindingView struct {
 	Kind        string   `json:"kind"`
 	Severity    string   `json:"severity"`
@@ -42,7 +41,6 @@ type FindingView struct {
 	Fix         string   `json:"fix"`
 }
 
-// FamilyView is one key family.
 type FamilyView struct {
 	Prefix      string           `json:"prefix"`
 	Keys        int64            `json:"keys"`
@@ -75,7 +73,6 @@ func AuditOf(r audit.Report, s scan.Stats, truncated bool) AuditView {
 // auditFamilyRows is how many families the table shows (the largest by memory).
 const auditFamilyRows = 20
 
-// PrintAudit prints audit's tables and notes.
 func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 	w := io.Out
 	fmt.Fprintf(w, "scanned %s: %s, %s; memory from %s\n\n", format.Plural(int(v.KeysScanned), "key"),
@@ -129,11 +126,7 @@ func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 }
 
 func layoutList(m map[string]int64) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	for i, n := range names {
 		names[i] = fmt.Sprintf("%s %d", n, m[n])
 	}

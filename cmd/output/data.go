@@ -32,6 +32,16 @@ func WriteData(w io.Writer, format string, v any) error {
 	return err
 }
 
+// WriteJSONLine writes v as one line of JSON (unprintable runes escaped, as WriteData).
+func WriteJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(tformat.EscapeUnprintable(b), '\n'))
+	return err
+}
+
 // WriteNode writes a YAML document for a terminal: a scalar holding a rune a terminal would
 // obey is double-quoted and escaped.
 func WriteNode(w io.Writer, n *yaml.Node) error {
@@ -70,8 +80,7 @@ func yamlNode(v any) (*yaml.Node, error) {
 	return nextNode(dec)
 }
 
-// nextNode reads dec's next JSON value as a YAML node: strings styled as yaml.Marshal
-// styles them, numbers without an exponent.
+// nextNode reads dec's next JSON value as a YAML node, numbers without an exponent.
 func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	t, err := dec.Token()
 	if err != nil {
@@ -112,8 +121,7 @@ func nextNode(dec *json.Decoder) (*yaml.Node, error) {
 	}
 }
 
-// stringNode is s as yaml.Marshal writes it, which also quotes YAML 1.1's booleans and
-// sexagesimal numbers.
+// stringNode is s as yaml.Marshal writes it (YAML 1.1's booleans and sexagesimals quoted).
 func stringNode(s string) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 	switch strings.ToLower(s) {

@@ -2,7 +2,10 @@ package output
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/httplimit"
@@ -23,11 +26,11 @@ type DecisionOf struct {
 // PrintDecision prints a decision of check or consume: a line (with notes on stderr) or a
 // ResultView, and the HTTP headers when asked.
 func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) error {
-	cost, layout, exists := p.Cost, p.Layout, p.Exists
+	layout, exists, preset := p.Layout, p.Exists, bucket.Presets[p.Layout]
 	res := d.Result
 	jt, full := format.JSONTokens(res.Remaining), format.JSONMS(res.ResetAfter)
 	v := ResultView{Key: p.Key, Allowed: res.Allowed, Tokens: jt, Remaining: jt, Capacity: format.JSONSpec(res.Spec.Capacity),
-		Rate: format.JSONSpec(res.Spec.Rate), Cost: format.JSONSpec(cost), RetryAfterMS: format.JSONRetryAfter(res.RetryAfter),
+		Rate: format.JSONSpec(res.Spec.Rate), Cost: format.JSONSpec(p.Cost), RetryAfterMS: format.JSONRetryAfter(res.RetryAfter),
 		TimeToFullMS: full, ResetAfterMS: full, Layout: layout}
 	if p.Peek {
 		v.Exists = &exists
@@ -36,7 +39,7 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	if res.RetryAfter < 0 {
 		v.Note = format.NeverAllowed
 	}
-	if d.AppDiffers(bucket.Presets[layout].Step()) {
+	if d.AppDiffers(preset.Step()) {
 		app := format.JSONMS(d.AppRetryAfter)
 		v.AppRetryAfterMS = &app
 		notes = append(notes, fmt.Sprintf("%s will report retry-after %s; the true wait is %s", layout, format.Wait(d.AppRetryAfter), format.RetryAfter(res.RetryAfter)))
@@ -61,11 +64,11 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 		notes = append(notes, fmt.Sprintf("the key expires in %s, before enough tokens refill: %s then starts a full bucket", format.Wait(res.RetryAfter), layout))
 	}
 	if d.Ahead > 0 {
-		notes = append(notes, AheadNoteFor(bucket.Presets[layout], d.Ahead))
+		notes = append(notes, AheadNoteFor(preset, d.Ahead))
 	}
 	if d.Writer != nil {
 		v.WriterClock = ClockOf(*d.Writer)
-		if d.ClockSplit(bucket.Presets[layout].Step()) {
+		if d.ClockSplit(preset.Step()) {
 			w := d.Writer
 			v.Ambiguous = fmt.Sprintf("%s decides on its caller's clock: a caller on the server's clock gets the answer above; the writer's clock (%s) gets %s, tokens %s, retry-after %s",
 				layout, format.AheadShort(d.Ahead), verdictWord(w.Allowed), format.Tokens(w.Remaining), format.RetryAfter(w.RetryAfter))
@@ -89,32 +92,25 @@ func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) err
 	}
 	verdict := verdictWord(res.Allowed)
 	if io.Color() {
-		verdict = ColorVerdict(io, res.Allowed, verdict)
+		verdict = ColorStyle(io).Foreground(map[bool]lipgloss.Color{true: "2", false: "1"}[res.Allowed]).Bold(true).Render(verdict)
 	}
 	tokens := "tokens " + format.Tokens(res.Remaining) + "/" + format.Tokens(res.Spec.Capacity)
 	if !exists {
 		tokens = "no such key (new and full: " + tokens + ")"
 	}
-	_, err := fmt.Fprintf(io.Out, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  %s  retry-after %s  full-in %s\n", verdict, format.SafeKey(p.Key),
 		tokens, format.RetryAfter(res.RetryAfter), format.Wait(res.ResetAfter))
-	if err != nil || v.Headers == nil {
-		return err
-	}
-	status := "HTTP/1.1 200 OK"
-	if !res.Allowed {
-		status = "HTTP/1.1 429 Too Many Requests"
-	}
-	if _, err := fmt.Fprintln(io.Out, status); err != nil {
-		return err
-	}
-	for _, k := range headerOrder {
-		if val, ok := v.Headers[k]; ok {
-			if _, err := fmt.Fprintf(io.Out, "%s: %s\n", k, val); err != nil {
-				return err
+	if v.Headers != nil {
+		b.WriteString(map[bool]string{true: "HTTP/1.1 200 OK\n", false: "HTTP/1.1 429 Too Many Requests\n"}[res.Allowed])
+		for _, k := range headerOrder {
+			if val, ok := v.Headers[k]; ok {
+				fmt.Fprintf(&b, "%s: %s\n", k, val)
 			}
 		}
 	}
-	return nil
+	_, err := fmt.Fprint(io.Out, b.String())
+	return err
 }
 
 // AheadNoteFor says what a stored time ahead of the server's means: GCRA debt, else a

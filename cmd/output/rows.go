@@ -1,33 +1,37 @@
 package output
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// InspectHeader is the inspect table's header.
 var InspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
 
-// InspectRow is one row of the inspect table.
 func InspectRow(s bucket.State, node func(string) string) []string {
-	var cells []string
 	if s.Problem != "" {
-		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-"}
-	} else {
-		tokens, capacity, rate, fill, full := levelCells(s)
-		if !s.Exists {
-			tokens, fill, full = "no such key", "-", "-"
-		}
-		updated := "-"
-		if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
-			updated = format.Ago(s.Age())
-		}
-		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
-			format.Count(s.Allowed), format.Count(s.Denied)}
+		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-")
 	}
+	tokens, capacity, rate, fill, full := levelCells(s)
+	if !s.Exists {
+		tokens, fill, full = "no such key", "-", "-"
+	}
+	updated := "-"
+	if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
+		updated = format.Ago(s.Age())
+	}
+	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
+		format.Count(s.Allowed), format.Count(s.Denied))
+}
+
+// nodeRow is a row's cells and, with node set (-o wide), the node serving key.
+func nodeRow(node func(string) string, key string, cells ...string) []string {
 	if node != nil {
-		cells = append(cells, node(s.Key))
+		return append(cells, node(key))
 	}
 	return cells
 }
@@ -92,8 +96,7 @@ func StateWriterCost(out *Stream, node func(string) string, row func(bucket.Stat
 	}
 }
 
-// StateNodeCost is s's view with the node serving it (node nil: none) and the
-// retry-after for cost(key) (nil: 1).
+// StateNodeCost is s's view with its node (if node is set) and retry-after for cost(key).
 func StateNodeCost(s bucket.State, node func(string) string, cost func(string) float64) StateView {
 	c := 1.0
 	if cost != nil {
@@ -106,28 +109,21 @@ func StateNodeCost(s bucket.State, node func(string) string, cost func(string) f
 	return v
 }
 
-// ListRow is one row of the list table.
 func ListRow(s bucket.State, node func(string) string) []string {
-	var cells []string
 	if s.Problem != "" {
-		cells = []string{format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem)}
-	} else {
-		tokens, capacity, rate, fill, full := levelCells(s)
-		note := ""
-		switch {
-		case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
-			note = format.Debt(s.Ahead)
-		case s.Ahead > 0:
-			note = format.Ahead(s.Ahead)
-		case s.Guess != "":
-			note = "guess: " + format.DeclareHint(s.Layout.Name) + " to act on it"
-		}
-		cells = []string{format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, listTTL(s), note}
+		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem))
 	}
-	if node != nil {
-		cells = append(cells, node(s.Key))
+	tokens, capacity, rate, fill, full := levelCells(s)
+	note := ""
+	switch {
+	case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
+		note = format.Debt(s.Ahead)
+	case s.Ahead > 0:
+		note = format.Ahead(s.Ahead)
+	case s.Guess != "":
+		note = "guess: " + format.DeclareHint(s.Layout.Name) + " to act on it"
 	}
-	return cells
+	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, listTTL(s), note)
 }
 
 // listTTL is the TTL cell of list's tables: a bucket with no TTL is flagged.
@@ -150,7 +146,6 @@ type HotView struct {
 	ObservedMS      float64  `json:"observed_ms"`
 }
 
-// HotRow is one row of the list --hot table.
 func HotRow(b hot.Bucket, node func(string) string) []string {
 	s := b.State
 	rate, denied := format.PerSecond(b.PerSecond), "-"
@@ -160,11 +155,7 @@ func HotRow(b hot.Bucket, node func(string) string) []string {
 		rate += " (writes)"
 	}
 	tokens, capacity, _, fill, _ := levelCells(s)
-	cells := []string{format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s)}
-	if node != nil {
-		cells = append(cells, node(s.Key))
-	}
-	return cells
+	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s))
 }
 
 func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
@@ -177,20 +168,18 @@ func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
 	return v
 }
 
-// ResetView is one line of reset's JSON/YAML.
+// ResetView is one line of reset's JSON/YAML; Outcome (OutcomeName) is empty in a plan.
 type ResetView struct {
-	Key          string   `json:"key"`
-	Layout       string   `json:"layout"`
-	Action       string   `json:"action"`
-	TokensBefore *float64 `json:"tokens_before"`
-	TokensAfter  *float64 `json:"tokens_after"`
-	// TokensAfterWriterClock is tokens_after on the clock of the writer ahead, if it differs.
+	Key                    string   `json:"key"`
+	Layout                 string   `json:"layout"`
+	Action                 string   `json:"action"`
+	TokensBefore           *float64 `json:"tokens_before"`
+	TokensAfter            *float64 `json:"tokens_after"`
 	AheadMS                float64  `json:"ahead_ms"`
-	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty"`
+	TokensAfterWriterClock *float64 `json:"tokens_after_writer_clock,omitempty"` // if the writer ahead's clock differs
 	Note                   string   `json:"note,omitempty"`
 	Done                   bool     `json:"done"`
-	// Outcome is what the reset did (OutcomeName); empty in a plan.
-	Outcome string `json:"outcome,omitempty"`
+	Outcome                string   `json:"outcome,omitempty"`
 }
 
 func ResetRow(v ResetView) []string {
@@ -212,4 +201,53 @@ func ResetRow(v ResetView) []string {
 		after += " (" + num(v.TokensAfterWriterClock) + " on the writer's clock)"
 	}
 	return []string{format.SafeKey(v.Key), v.Layout, num(v.TokensBefore), action, after}
+}
+
+// InspectNotes collects, across pages, what the table's notes explain.
+type InspectNotes struct {
+	guessed, noSpec bool
+	ahead           []string // the first five buckets written ahead, and ambiguous ones
+	moreAhead       int
+	ambiguous       []string
+}
+
+func (n *InspectNotes) See(s bucket.State) {
+	if s.Problem != "" {
+		return
+	}
+	n.guessed = n.guessed || s.Guess != ""
+	n.noSpec = n.noSpec || (s.Exists && !s.HasSpec()) // a missing key has its own note
+	ambiguous := s.Ambiguous()
+	if ambiguous && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AmbiguityNote(s)))
+	}
+	if s.Ahead > 0 && !ambiguous {
+		if len(n.ahead) < 5 {
+			n.ahead = append(n.ahead, fmt.Sprintf("%s: %s", format.SafeKey(s.Key), AheadNoteFor(s.Layout, s.Ahead)))
+		} else {
+			n.moreAhead++
+		}
+	}
+	if s.HasSpec() && s.Exists && s.Decide(0).FullByExpiry && len(n.ambiguous) < 5 {
+		n.ambiguous = append(n.ambiguous, fmt.Sprintf("%s: full when the key expires in %s, before the refill would fill it", format.SafeKey(s.Key), format.Duration(s.TTL)))
+	}
+}
+
+// Print says the notes on stderr under a table.
+func (n *InspectNotes) Print(io *iostreams.IOStreams, outFormat string) {
+	if outFormat != FormatTable && outFormat != FormatWide {
+		return
+	}
+	if n.guessed {
+		fmt.Fprintln(io.ErrOut, "note: LAYOUT with ? was detected from the key's shape (set --layout or a rule to be sure)")
+	}
+	if n.noSpec {
+		fmt.Fprintln(io.ErrOut, "note: capacity/rate unknown for some buckets: tokens shown as stored, not refilled (pass --capacity/--rate or add a rule)")
+	}
+	for _, a := range slices.Concat(n.ahead, n.ambiguous) {
+		fmt.Fprintln(io.ErrOut, "note: "+a)
+	}
+	if n.moreAhead > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s more bucket(s) stored ahead of the server's clock\n", format.Count(int64(n.moreAhead)))
+	}
 }

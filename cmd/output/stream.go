@@ -51,20 +51,14 @@ func (s *Stream) Add(v any, cells ...string) error {
 			return err
 		}
 		s.ind = indentJSON(s.ind[:0], c, "  ", "  ")
-		b := s.ind
 		if s.n == 1 {
 			s.out.WriteString("[\n  ")
 		} else {
 			s.out.WriteString(",\n  ")
 		}
-		s.out.Write(format.EscapeUnprintable(b))
+		s.out.Write(format.EscapeUnprintable(s.ind))
 	case FormatJSONL:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		s.out.Write(format.EscapeUnprintable(b))
-		s.out.WriteByte('\n')
+		return WriteJSONLine(s.out, v)
 	case FormatYAML:
 		n, err := yamlNode(v)
 		if err != nil {
@@ -82,7 +76,6 @@ func (s *Stream) Add(v any, cells ...string) error {
 	return nil
 }
 
-// Flush ends a page.
 func (s *Stream) Flush() error {
 	if s.table != nil {
 		s.table.writePage(s.out)
@@ -90,18 +83,26 @@ func (s *Stream) Flush() error {
 	return s.out.Flush()
 }
 
-// Close ends the stream.
 func (s *Stream) Close() error {
 	switch {
-	case s.format == FormatJSON && s.n == 0:
+	case s.n == 0 && IsData(s.format):
 		s.out.WriteString("[]\n")
 	case s.format == FormatJSON:
 		s.out.WriteString("\n]\n")
-	case s.format == FormatYAML && s.n == 0:
-		s.out.WriteString("[]\n")
 	}
 	return s.Flush()
 }
+
+// Table is a table printed at once, laid out as a Stream's.
+type Table struct{ s *Stream }
+
+func NewTable(io *iostreams.IOStreams, header ...string) *Table {
+	return &Table{NewStream(io, FormatTable, header...)}
+}
+
+func (t *Table) Add(cells ...string) { _ = t.s.Add(nil, cells...) }
+
+func (t *Table) Render() error { return t.s.Flush() }
 
 // streamTable lays out columns by display width, set by the first page and widened when
 // needed; on a terminal the key column takes what is left, cut in the middle.
@@ -216,10 +217,57 @@ func (p *Progress) Show(format string, args ...any) {
 	p.shown = true
 }
 
-// Clear removes the line.
 func (p *Progress) Clear() {
 	if p.shown {
 		fmt.Fprint(p.io.ErrOut, "\r\x1b[K")
 		p.shown = false
 	}
+}
+
+// indentJSON appends json.Marshal's src to dst indented as json.Indent would, byte for byte,
+// without its validating scanner (which cost more than the Marshal).
+func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for i := 0; i < depth; i++ {
+			dst = append(dst, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for ; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }

@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -12,7 +11,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// Output formats.
 const (
 	FormatTable = "table"
 	FormatWide  = "wide"
@@ -25,24 +23,6 @@ var StateFormats = []string{FormatTable, FormatWide, FormatJSON, FormatYAML, For
 
 // IsData says format prints data (JSON or YAML) rather than a table.
 func IsData(format string) bool { return format == FormatJSON || format == FormatYAML }
-
-// Table is a table printed at once, laid out as a Stream's.
-type Table struct {
-	io *iostreams.IOStreams
-	t  *streamTable
-}
-
-func NewTable(io *iostreams.IOStreams, header ...string) *Table {
-	return &Table{io: io, t: newStreamTable(io, header)}
-}
-
-func (t *Table) Add(cells ...string) { t.t.add(cells) }
-
-func (t *Table) Render() error {
-	w := bufio.NewWriter(t.io.Out)
-	t.t.writePage(w)
-	return w.Flush()
-}
 
 // ColorStyle is a style for io's stdout: ANSI colours on a colour terminal, none otherwise.
 func ColorStyle(io *iostreams.IOStreams) lipgloss.Style {
@@ -98,8 +78,7 @@ type ClockView struct {
 	TimeToFullMS float64 `json:"time_to_full_ms"`
 }
 
-// StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help'
-// documents its fields).
+// StateView is the JSON/YAML shape of an inspected bucket ('bucketctl inspect --help').
 type StateView struct {
 	Key            string     `json:"key"`
 	Type           string     `json:"type"`
@@ -184,14 +163,6 @@ func ServerTime(now int64, d time.Duration) string {
 		return ""
 	}
 	return time.UnixMicro(now).Add(d).UTC().Format(time.RFC3339Nano)
-}
-
-func ColorVerdict(io *iostreams.IOStreams, ok bool, s string) string {
-	c := lipgloss.Color("1")
-	if ok {
-		c = lipgloss.Color("2")
-	}
-	return ColorStyle(io).Foreground(c).Bold(true).Render(s)
 }
 
 func ClockOf(d bucket.Decision) *ClockView {

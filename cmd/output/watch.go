@@ -1,9 +1,7 @@
 package output
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -21,16 +19,6 @@ type WatchView struct {
 	DeniedPerS   *float64 `json:"denied_per_s"`
 	ConsumedPerS *float64 `json:"consumed_per_s"`
 	RetryAfterMS *float64 `json:"retry_after_ms"`
-}
-
-// WriteJSONLine writes v as one line of JSON (unprintable runes escaped, as WriteData).
-func WriteJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(format.EscapeUnprintable(b), '\n'))
-	return err
 }
 
 func WatchOf(s bucket.State, act *bucket.Activity, cost float64) WatchView {

@@ -11,7 +11,6 @@ import (
 	"strings"
 )
 
-// Current is Command for this process.
 func Current() string {
 	exe, _ := os.Executable()
 	bi, _ := debug.ReadBuildInfo()
@@ -35,24 +34,15 @@ func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildI
 	return shellWord(exe)
 }
 
-// cacheDir reports whether dir is a build cache's GOCACHE/ab/ab…-d, and its "ab".
-func cacheDir(dir string) (string, bool) {
-	h, ok := strings.CutSuffix(filepath.Base(dir), "-d")
-	if !ok || len(h) < 32 || strings.Trim(h, "0123456789abcdef") != "" {
-		return "", false
-	}
-	return h[:2], true
-}
-
-// GoRun reports whether 'go run' built exe, into go-buildNNN/bNNN/exe/ or the build cache:
-// a path that goes away.
+// GoRun reports whether 'go run' built exe, into go-buildNNN/bNNN/exe/ or the build cache
+// (GOCACHE/ab/ab…-d): a path that goes away.
 func GoRun(exe string) bool {
 	dir := filepath.Dir(exe)
 	if filepath.Base(dir) == "exe" && strings.Contains(exe, "go-build") {
 		return true
 	}
-	prefix, ok := cacheDir(dir)
-	return ok && filepath.Base(filepath.Dir(dir)) == prefix
+	h, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	return ok && len(h) >= 32 && strings.Trim(h, "0123456789abcdef") == "" && filepath.Base(filepath.Dir(dir)) == h[:2]
 }
 
 // goRunCommand is 'go run' of the module from any directory: module@version, else -C its
