@@ -48,6 +48,16 @@ const (
 
 // Helpers only the tests use.
 
+func (f gcraFit) String() string {
+	switch f {
+	case sureGCRA:
+		return "sure"
+	case maybeGCRA:
+		return "maybe"
+	}
+	return "no"
+}
+
 // gcraLayouts are the gcra presets, in the order detection tries them.
 func gcraLayouts() []Layout { return presetsOf(GCRA) }
 

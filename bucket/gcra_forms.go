@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// tatForm is how a GCRA library stores a TAT (form, unit, range) and its level arithmetic.
-// scripts/reset.lua checks the same form.
+// tatForm is how a GCRA library stores a TAT (form, unit, range), as scripts/reset.lua
+// checks it, and its level arithmetic.
 type tatForm interface {
 	validate(l Layout) error
 	parse(l Layout, v string) (TAT, error)
@@ -48,12 +48,10 @@ func (secondsTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: l.unixOf(f), seconds: f}, nil
 }
 
-// luaNow is now as the scripts compute it from TIME.
 func luaNow(now time.Time, epoch int64) float64 {
 	return float64(now.Unix()-epoch) + float64(now.Nanosecond()/1000)/1e6
 }
 
-// unixOf converts seconds since the layout's epoch to Unix nanoseconds.
 func (l Layout) unixOf(s float64) int64 {
 	sec := math.Floor(s)
 	return (l.Epoch+int64(sec))*1e9 + int64(math.Round((s-sec)*1e9))
@@ -171,7 +169,6 @@ func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (st
 func (nanosTAT) overdraw() float64 { return 0 }
 
 func (nanosTAT) scriptRange() (string, string) {
-
 	return strconv.FormatInt(nanosMin, 10), "9223372036854775808"
 }
 

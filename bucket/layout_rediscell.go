@@ -8,7 +8,7 @@ import (
 // redis-cell: brandur/redis-cell's CL.THROTTLE (scripts/third_party/redis-cell/mod.rs).
 // Capacity is max_burst+1, rate count/period.
 func init() {
-	registerGCRA(redisCellLib{}, Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, model: ownModel{},
+	register(Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, gcra: redisCellLib{},
 		About: "brandur/redis-cell CL.THROTTLE: string KEY = TAT, Unix ns (integer), PX time to full (ms, truncated); capacity = max_burst+1; " +
 			"its form is throttled's too: an undeclared one reads as a throttled guess"})
 }

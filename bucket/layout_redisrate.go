@@ -8,8 +8,8 @@ import (
 // redis-rate: go-redis/redis_rate v10, string rate:KEY = TAT in float seconds since
 // 2017-01-01 UTC. Capacity is the Limit's Burst, rate Rate/Period.
 func init() {
-	registerGCRA(redisRateLib{}, Layout{Name: "redis-rate", Type: GCRA, Library: "redis_rate", KeyPrefix: "rate:",
-		Epoch: redisRateEpoch, TimeUnit: unitS, FloatTime: true, model: ownModel{},
+	register(Layout{Name: "redis-rate", Type: GCRA, Library: "redis_rate", KeyPrefix: "rate:",
+		Epoch: redisRateEpoch, TimeUnit: unitS, FloatTime: true, gcra: redisRateLib{},
 		About: "go-redis/redis_rate v10: string rate:KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = Burst"})
 }
 

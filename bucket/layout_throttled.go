@@ -4,7 +4,7 @@ import "time"
 
 // throttled: throttled/throttled v2 with store/goredisstore.v9. Capacity is MaxBurst+1.
 func init() {
-	registerGCRA(throttledLib{}, Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, model: ownModel{},
+	register(Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, gcra: throttledLib{},
 		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"})
 }
 
