@@ -48,6 +48,9 @@ const (
 
 // Helpers only the tests use.
 
+// CounterForms lists the counter forms, in the order they are tried.
+func CounterForms() []CounterForm { return append([]CounterForm(nil), counterForms...) }
+
 func (f gcraFit) String() string {
 	switch f {
 	case sureGCRA:

@@ -2,8 +2,7 @@ package bucket
 
 import "time"
 
-// redis-gcra: rwz/redis-gcra, redis_rate's form and TTL without the rate: prefix.
-// Capacity is burst, rate rate/period; it allows a request half a token short.
+// redis-gcra: rwz/redis-gcra. Capacity is burst, rate rate/period.
 func init() {
 	register(Layout{Name: "redis-gcra", Type: GCRA, Library: "redis-gcra", Epoch: redisRateEpoch,
 		TimeUnit: unitS, FloatTime: true, gcra: redisGCRALib{},

@@ -17,13 +17,11 @@ func (throttledLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 	return throttledTTL(t.Unix - nowNanos(now))
 }
 
-// throttledTTL is the TTL goredisstore sets.
 func throttledTTL(ns int64) time.Duration {
 	return max(time.Second, time.Duration(ns)/time.Second*time.Second)
 }
 
-// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go. Cost 0 is its peek: never
-// denied, it re-sets every bucket and creates a missing one.
+// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go.
 func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	q := int64(cost)

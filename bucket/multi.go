@@ -16,9 +16,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// Tier is one bucket of a multi-tier decision, with its own spec (zero: the stored one) and
-// cost. In a Cluster the keys of one decision need one hash tag: rl:{user42}:user and
-// rl:{user42}:global share a slot.
+// Tier is one bucket of a multi-tier decision, with its own spec (zero: the stored one).
 type Tier struct {
 	Name string // labels the tier in results and headers ("user", "global")
 	Key  string
@@ -26,8 +24,7 @@ type Tier struct {
 	Cost float64
 }
 
-// TierResult is one tier's part of a multi-tier decision: Allowed says the tier held its
-// cost; Remaining is the level after the decision.
+// TierResult is one tier's part of a multi-tier decision.
 type TierResult struct {
 	Name string
 	Key  string
@@ -64,9 +61,8 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 
 var multiScript = scripts.Lazy(scripts.MultiBucket)
 
-// TakeAll decides several tiers all or nothing in one atomic script call: the cost is taken
-// from each tier only when every tier holds it. Keys must be distinct and, on a Cluster or
-// Ring, share one hash tag (else ErrCrossSlot).
+// TakeAll decides several tiers all or nothing in one atomic script call. Keys must be
+// distinct and, on a Cluster or Ring, share one hash tag (else ErrCrossSlot).
 func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) {
 	if len(tiers) == 0 {
 		return MultiResult{}, fmt.Errorf("%w: no tiers", ErrInvalid)
@@ -112,7 +108,7 @@ func tierLabel(t Tier, i int) string {
 // checkSlots refuses keys the client would route to different nodes.
 func (s *Store) checkSlots(keys []string) error {
 	var same func(a, b string) bool
-	var name func(string) string // only for the error
+	var name func(string) string
 	switch s.rdb.(type) {
 	case *redis.ClusterClient:
 		same = func(a, b string) bool { return slot.Of(a) == slot.Of(b) }
@@ -134,7 +130,6 @@ func (s *Store) checkSlots(keys []string) error {
 
 var tierInMsg = lazyRegexp(`\(tier (\d+)\)$`)
 
-// multiErr maps a script error to the package's errors, naming the tier it is about.
 func multiErr(tiers []Tier, keys []string, err error) error {
 	m := tierInMsg().FindStringSubmatch(strings.TrimSpace(err.Error()))
 	if m == nil {
@@ -164,8 +159,8 @@ func parseMulti(v []interface{}, tiers []Tier) (MultiResult, error) {
 	return m, nil
 }
 
-// TakeAllModel is the reference model of TakeAll, as Spec.Take is of Take (every tier needs
-// a Spec). written is false only when a cost exceeds its capacity: nothing is touched.
+// TakeAllModel is the reference model of TakeAll; written is false when a cost exceeds its
+// capacity.
 func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out []Level, written bool, r MultiResult) {
 	out = make([]Level, len(tiers))
 	r = MultiResult{Allowed: true, Denied: -1, Tiers: make([]TierResult, len(tiers))}
@@ -199,7 +194,7 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 	return out, true, r
 }
 
-// lazyRegexp compiles expr on first use: init runs on every command.
+// lazyRegexp compiles expr on first use.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
