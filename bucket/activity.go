@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// Activity is what happened to a bucket between two reads, per second: Allowed and Denied
-// from the native counters, Consumed from the two levels in the application's model.
+// Activity is what happened to a bucket between two reads, per second.
 type Activity struct {
 	Interval        time.Duration // the server time between the reads
 	Counted         bool
@@ -23,8 +22,7 @@ func (a Activity) DenyRatio() float64 {
 	return 0
 }
 
-// ActivitySince derives the activity from two reads of one bucket, prev before cur (ok
-// false: not comparable).
+// ActivitySince derives the activity from two reads of one bucket (ok false: not comparable).
 func (cur State) ActivitySince(prev State) (a Activity, ok bool) {
 	if prev.Key != cur.Key || cur.Now <= prev.Now || prev.Problem != "" || cur.Problem != "" {
 		return Activity{}, false
@@ -47,8 +45,7 @@ func (cur State) ActivitySince(prev State) (a Activity, ok bool) {
 	return a, true
 }
 
-// tokensUsed is the tokens taken between two reads; exact says the refill never reached
-// capacity (what a full bucket throws away is unknown).
+// tokensUsed is the tokens taken between two reads; exact says the refill never reached capacity.
 func tokensUsed(prev, cur State) (used float64, exact bool) {
 	lo, fluid, exact := usedBounds(prev, cur)
 	if prev.Exists && cur.Stored.Tokens > prev.Stored.Tokens {
@@ -76,7 +73,6 @@ func usedBounds(prev, cur State) (lo, fluid float64, exact bool) {
 	return math.Max(0, capped-actual), math.Max(0, uncapped-actual), capped < spec.Capacity
 }
 
-// counterDelta is a counter's growth; one that went down has counted from zero since.
 func counterDelta(prev, cur int64) float64 {
 	if cur < prev {
 		return float64(cur)

@@ -23,15 +23,13 @@ func (l Layout) Level(spec Spec, stored Level, now int64) Level {
 
 // Decision is a decision the application would make now, without making it.
 type Decision struct {
-	Result                      // Remaining is the level seen; RetryAfter the true wait (-1: never)
-	Ahead         time.Duration // how far the stored time is ahead of now
-	AppReports    bool          // the application replies a retry-after: AppRetryAfter
-	AppRetryAfter time.Duration
-	// RetryByExpiry and FullByExpiry say the key's TTL ends the wait; Refill is the time
-	// to full by refill alone.
-	RetryByExpiry, FullByExpiry bool
-	Refill                      time.Duration
-	Writer                      *Decision // a caller's whose clock reads the stored time now
+	Result                                    // Remaining is the level seen; RetryAfter the true wait (-1: never)
+	Ahead                       time.Duration // how far the stored time is ahead of now
+	AppReports                  bool          // the application replies a retry-after: AppRetryAfter
+	AppRetryAfter               time.Duration
+	RetryByExpiry, FullByExpiry bool          // the key's TTL ends the wait
+	Refill                      time.Duration // the time to full by refill alone
+	Writer                      *Decision     // a caller's whose clock reads the stored time now
 }
 
 // AppDiffers says the application's retry-after is wrong by more than one time step.
@@ -76,11 +74,9 @@ func (l Layout) TimeToFull(spec Spec, stored Level, now int64) time.Duration {
 	return l.waitUntil(spec, stored, now, spec.Capacity, func(lv float64) bool { return lv >= spec.Capacity })
 }
 
-// maxWaitUS bounds the waits computed step by step (about 30 years).
 const maxWaitUS = 1e15
 
-// waitUntil is the time from now to the first of the application's time steps at which
-// reached(level) holds (0 now, -1 never), found by bisection.
+// waitUntil is the time to the first of the application's steps where reached(level) holds.
 func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, reached func(float64) bool) time.Duration {
 	level := func(t int64) float64 { return l.Level(spec, stored, t).Tokens }
 	if reached(level(now)) {
@@ -124,8 +120,7 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// ResetWrite is what a reset to tokens writes at server time now (µs): tokens and time in
-// the application's format, and its TTL (0 when the spec is unknown: keep the key's).
+// ResetWrite is what a reset to tokens writes at now (µs), in the application's format.
 func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, tokens float64) (tokensStr, timeStr string, ttl time.Duration) {
 	if l.Type == GCRA {
 		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))
@@ -156,8 +151,7 @@ func (l Layout) KeepsLaterTime() bool { return !l.Model().RefillsBackwards() }
 // NoTTLByDesign says the application sets no TTL on purpose (webman): not a leak.
 func (l Layout) NoTTLByDesign() bool { return l.Model().NoTTLByDesign() }
 
-// Decide is the decision the bucket's application makes now for a request of cost, the one
-// answer every verb shows; Writer is a fast client's for a client-clock bucket stored ahead.
+// Decide is the decision the bucket's application makes now for a request of cost.
 func (s State) Decide(cost float64) Decision {
 	if s.Layout.Type == GCRA {
 		return s.withExpiry(s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost), cost)
@@ -196,8 +190,7 @@ func (l Layout) ClientClock() bool {
 	return l.Type != GCRA && (l.Clock == "client" || l.Clock == "" && l.Model().ClientClock())
 }
 
-// ClockSplit says the decisions on the server's clock and the writer's differ by more than
-// step: the answer depends on which caller comes next.
+// ClockSplit says the decisions on the server's clock and the writer's differ by more than step.
 func (d Decision) ClockSplit(step time.Duration) bool {
 	if d.Writer == nil {
 		return false
@@ -224,8 +217,7 @@ func (s State) Ambiguous() bool {
 	return s.Decide(1).ClockSplit(s.Layout.Step())
 }
 
-// ResetReads is the level the application reads right after a reset wrote tokens at now
-// (µs), on the server's clock and on a fast writer's.
+// ResetReads is the level the application reads after a reset, on the server's and the writer's clock.
 func (l Layout) ResetReads(spec Spec, stored Level, exists bool, now int64, tokens float64) (server, writer float64, writerDiffers bool) {
 	if l.Type == GCRA {
 		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))

@@ -97,44 +97,9 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	}
 	tokens, _ := parseNumberForm(fields[layout.TokensField])
 	if layout.Native {
-		c, _ := parseNumberForm(fields["capacity"])
-		rt, _ := parseNumberForm(fields["rate"])
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"capacity", c}, {"rate", rt}} {
-			if p := corruptValue(f.name, f.v, false); p != "" || f.v == 0 {
-				if p == "" {
-					p = f.name + " is 0"
-				}
-				st.fail(Corrupt, "%s", p)
-				return st
-			}
-		}
-		stored := Spec{Capacity: c, Rate: rt}
-		if err := stored.Validate(); err != nil {
-			st.fail(Corrupt, "stored spec: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		if st = withNativeHash(st, fields); st.Problem != "" {
 			return st
 		}
-		st.Spec, st.SpecSource = stored, "bucket"
-		for _, f := range []string{"allowed", "denied"} {
-			v, present := fields[f]
-			if !present {
-				continue
-			}
-			n, _ := parseNumberForm(v)
-			if p := corruptValue(f, n, false); p != "" {
-				st.fail(Corrupt, "%s", p)
-				return st
-			}
-			if n > maxCounter {
-				st.fail(Corrupt, "%s %v is beyond any count of decisions", f, n)
-				return st
-			}
-		}
-		a, _ := ParseNumber(fields["allowed"])
-		d, _ := ParseNumber(fields["denied"])
-		st.Allowed, st.Denied = counter(a), counter(d)
 	}
 	if h, ok := layout.Model().(hashModel); ok {
 		var ts string
@@ -144,6 +109,42 @@ func classifyHash(st State, t Target, r *keyRead) State {
 		return withLevel(st, tokens, ts)
 	}
 	return withLevel(st, tokens, fields[layout.TimeField])
+}
+
+// withNativeHash reads a native-hash bucket's stored spec and counters into st.
+func withNativeHash(st State, fields map[string]string) State {
+	num := func(f string) float64 {
+		v, _ := parseNumberForm(fields[f])
+		return v
+	}
+	for _, f := range []string{"capacity", "rate"} {
+		p := corruptValue(f, num(f), false)
+		if p == "" && num(f) == 0 {
+			p = f + " is 0"
+		}
+		if p != "" {
+			st.fail(Corrupt, "%s", p)
+			return st
+		}
+	}
+	stored := Spec{Capacity: num("capacity"), Rate: num("rate")}
+	if err := stored.Validate(); err != nil {
+		st.fail(Corrupt, "stored spec: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		return st
+	}
+	st.Spec, st.SpecSource = stored, "bucket"
+	for _, f := range []string{"allowed", "denied"} {
+		if p := corruptValue(f, num(f), false); p != "" {
+			st.fail(Corrupt, "%s", p)
+			return st
+		}
+		if num(f) > maxCounter {
+			st.fail(Corrupt, "%s %v is beyond any count of decisions", f, num(f))
+			return st
+		}
+	}
+	st.Allowed, st.Denied = counter(num("allowed")), counter(num("denied"))
+	return st
 }
 
 func counter(v float64) int64 {
@@ -255,8 +256,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 				t.Layout.TokensKey, t.Layout.Name, t.Layout.Name)
 			return st
 		}
-		// A lone level lies within the declared capacity, with its owner's TTL, and is
-		// not of a counter limiter's form.
+		// A lone level lies within the capacity, with its owner's TTL, and is no counter.
 		why := ""
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
 			why = fmt.Sprintf("not a level within a known capacity (a lone level is %s bucket only within the capacity declared for it, with its rate)", an(t.Layout.Name))
@@ -331,8 +331,7 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 	return classify(key, t, &r, now, false)
 }
 
-// nearestMiss says why a hash no layout fits is not a bucket, by the layout it comes
-// nearest to; "" when it is near none.
+// nearestMiss says why a hash no layout fits is not a bucket, by the nearest layout.
 func nearestMiss(fields map[string]string) (misfit, string) {
 	extra := ""
 	for _, l := range presetsOf(Hash) {

@@ -11,15 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A decision that finds a lane free goes out alone; else it queues, and the next free lane
-// sends the queue (up to maxCoalesced) as one pipeline (help design).
+// A decision that finds no free lane queues; the next free lane sends the queue as one pipeline.
 const (
 	maxCoalesced = 128
 	defaultLanes = 1
 )
 
-// WithCoalescing sets how many round trips concurrent decisions may have in flight; the
-// rest queue and share the next. 0 turns coalescing off.
+// WithCoalescing sets how many round trips decisions may have in flight (0: no coalescing).
 func WithCoalescing(lanes int) Option {
 	return func(s *Store) {
 		if lanes <= 0 {
@@ -93,7 +91,6 @@ func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key
 	return call
 }
 
-// wait waits for a queued call's reply, or for the caller's context to end.
 func (c *coalescer) wait(ctx context.Context, call *scriptCall) (interface{}, error) {
 	select {
 	case <-call.done:
@@ -133,7 +130,6 @@ func (c *coalescer) release(s *Store) {
 	c.mu.Unlock()
 }
 
-// lane sends the queue, up to maxCoalesced decisions per round trip, until it is empty.
 func (c *coalescer) lane(s *Store) {
 	var batch []*scriptCall
 	for {
@@ -158,8 +154,7 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
-// sendQueued sends the queued calls in one pipeline and sets each one's reply; on one
-// server, consecutive mergeable Takes go as one EVALSHA over all their keys.
+// sendQueued sends the queued calls in one pipeline, mergeable Takes as one EVALSHA.
 func (s *Store) sendQueued(calls []*scriptCall) {
 	ctx := context.WithoutCancel(calls[0].ctx)
 	size := 0
@@ -224,8 +219,7 @@ func batchReply(v interface{}, err error, j, n int) (interface{}, error) {
 	return a[j], nil
 }
 
-// mergeable is how many calls from the first on can go as one batch: one-key native
-// decisions with a spec of their own and the same options.
+// mergeable is how many calls from the first on are native decisions with the same options.
 func mergeable(calls []*scriptCall) int {
 	batchable := func(c *scriptCall) bool {
 		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 2 && c.args[0] != "" && c.args[1] != ""
@@ -252,8 +246,7 @@ func costArg(args []interface{}) interface{} {
 	return args[2]
 }
 
-// takes adds one native EVALSHA deciding calls in order: the first call's seven ARGV, then
-// capacity, rate and cost of each further call.
+// takes adds one native EVALSHA deciding calls in order.
 func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))

@@ -53,7 +53,6 @@ func counterInt(v string) bool {
 
 const decDigits, hexDigits = "0123456789", "0123456789abcdef"
 
-// tailIn is how many bytes of set s ends with.
 func tailIn(s, set string) int {
 	n := 0
 	for n < len(s) && strings.IndexByte(set, s[len(s)-1-n]) >= 0 {
@@ -108,7 +107,6 @@ func ttlWithin(pttl, most time.Duration) bool { return pttl > 0 && pttl <= most+
 
 func ttlSet(_ []string, _ int64, pttl time.Duration, _ time.Time) bool { return pttl > 0 }
 
-// periodOf is a window name's length.
 func periodOf(name string, yearDays int) time.Duration {
 	switch name {
 	case "second":
@@ -127,8 +125,7 @@ func periodOf(name string, yearDays int) time.Duration {
 	return 0
 }
 
-// loneLevelTTL says why a two-key level without its time key is not a bucket of l ("": it
-// may be); lo and hi (ms) bound the PTTL the reset script accepts.
+// loneLevelTTL says why a lone two-key level is not a bucket of l, and the PTTL bounds (ms).
 func (l Layout) loneLevelTTL(spec Spec, pttl time.Duration) (why string, lo, hi int64) {
 	m := l.Model()
 	if m.NoTTLByDesign() {
@@ -222,7 +219,6 @@ func notAfter(digits string, unit time.Duration, now time.Time) bool {
 	return err == nil && time.Duration(n)*unit <= time.Duration(now.UnixNano())+time.Second
 }
 
-// limitsWindow checks a limits key's TTL against n windows.
 func limitsWindow(n int) func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 	return func(m []string, _ int64, pttl time.Duration, _ time.Time) bool {
 		mult, err := strconv.ParseInt(m[2], 10, 32)

@@ -23,8 +23,7 @@ var (
 	ErrNotSent     = errors.New("decision not sent") // nothing was applied
 )
 
-// UncertainError is a write sent without a reply: the server may have applied it. Resets
-// counts the reset buckets from Key (0: a decision, never re-sent).
+// UncertainError is a write sent without a reply; Resets counts reset buckets (0: a decision).
 type UncertainError struct {
 	Key    string
 	Err    error
@@ -55,7 +54,6 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 	return &UncertainError{Key: key, Err: err}
 }
 
-// networkErr asks a Cluster client to refresh its slot map after a network error.
 func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
 // NotBucketError is ErrWrongType for s with its Problem (and ErrUndeclared for a bare number).

@@ -69,11 +69,9 @@ func (l Layout) parseTAT(v string) (TAT, error) {
 	return lib.parse(l, v)
 }
 
-// nowNanos is the server's now as TIME gives it (microseconds), as nanoseconds.
 func nowNanos(now time.Time) int64 { return now.UnixMicro() * 1000 }
 
-// gcraTokens is the level of TAT t at now, clamped to [0, capacity], and how far t lies
-// beyond a full window (which no decision with this spec writes), 0 if it does not.
+// gcraTokens is the level of t at now, and how far t lies beyond a full window.
 func (l Layout) gcraTokens(spec Spec, t TAT, now time.Time) (tokens float64, ahead time.Duration) {
 	lib, err := l.lib()
 	if err != nil {
@@ -86,8 +84,7 @@ func (l Layout) gcraTokens(spec Spec, t TAT, now time.Time) (tokens float64, ahe
 	return tokens, max(0, past)
 }
 
-// gcraAnswer is the library's answer to one request, as its API returns it (RetryAfter -1:
-// none). For a denial, AppRetryAfter is the wait it replies, Wait the true one.
+// gcraAnswer is the library's answer to one request; Wait is the true wait of a denial.
 type gcraAnswer struct {
 	Allowed             bool
 	Remaining           int
@@ -131,8 +128,7 @@ type gcraWrite struct {
 	TAT    TAT
 }
 
-// gcraReset is the write that leaves tokens at now, in the library's format and with its
-// TTL; the TAT is rounded to the form's resolution towards more tokens.
+// gcraReset is the write that leaves tokens at now, in the library's format and TTL.
 func (l Layout) gcraReset(spec Spec, tokens float64, now time.Time) (gcraWrite, error) {
 	if err := spec.Validate(); err != nil {
 		return gcraWrite{}, err
@@ -154,7 +150,6 @@ func (l Layout) gcraReset(spec Spec, tokens float64, now time.Time) (gcraWrite, 
 	return gcraWrite{Value: v, TAT: t, TTL: lib.writeTTL(l, t, now)}, nil
 }
 
-// gcraFit says how well a stored string fits a gcra layout.
 type gcraFit int
 
 const (
@@ -163,15 +158,12 @@ const (
 	sureGCRA                 // detected without a rule
 )
 
-// gcraTTLSlack absorbs PTTL's ms rounding and the time between TIME and PTTL replies;
-// gcraRuleSlack is how much longer a TTL may be under a rule (throttled's slow CAS).
 const (
-	gcraTTLSlack  = 100 * time.Millisecond
-	gcraRuleSlack = time.Second
+	gcraTTLSlack  = 100 * time.Millisecond // PTTL's rounding and the time between replies
+	gcraRuleSlack = time.Second            // a longer TTL under a rule (throttled's slow CAS)
 )
 
-// gcraTTLBounds: a bucket's TAT − now lies in (PTTL − below, PTTL + above], as a rule and
-// scripts/reset.lua accept it.
+// gcraTTLBounds: a bucket's TAT − now lies in (PTTL − below, PTTL + above].
 func gcraTTLBounds(lib gcraLib) (below, above time.Duration) {
 	under, over := lib.ttlRule()
 	return under + gcraTTLSlack + gcraRuleSlack, gcraTTLSlack + over
@@ -186,8 +178,7 @@ func (l Layout) TTLShortfall() time.Duration {
 	return 0
 }
 
-// gcraShape says how well value at key, with its PTTL (-1: none), fits the layout at now,
-// and why not. The libraries always set a TTL tied to the TAT.
+// gcraShape says how well value at key, with its PTTL, fits the layout at now, and why not.
 func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) (gcraFit, string) {
 	lib, err := l.lib()
 	if err != nil {
@@ -228,8 +219,7 @@ func tatFromNow(t TAT, ahead time.Duration) string {
 	return "the TAT is " + t.Time().UTC().Format(time.RFC3339)
 }
 
-// detectGCRA finds the gcra preset value fits best: sure before maybe, own key prefix
-// first, then the wider TTL rule, then registry order. Libraries share forms: a guess.
+// detectGCRA finds the gcra preset value fits best: sure, own prefix, then the wider TTL rule.
 func detectGCRA(key, value string, pttl time.Duration, now time.Time) (Layout, gcraFit, string) {
 	var reasons []string
 	var best Layout
@@ -266,8 +256,7 @@ type gcraReading struct {
 	TTL    time.Duration // PTTL: -1 none, -2 missing
 }
 
-// gcraState reads one gcra bucket from its GET reply and PTTL at now. A value that is not
-// a bucket comes back with Fit notGCRA; the error is for an invalid layout or spec.
+// gcraState reads one gcra bucket from its GET reply and PTTL at now.
 func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (gcraReading, error) {
 	if _, err := l.lib(); err != nil {
 		return gcraReading{}, err
@@ -312,8 +301,7 @@ func classifyGCRA(st State, l Layout, t Target, value string, detected bool) Sta
 	return st
 }
 
-// gcraStored is the TAT a decision starts from: the stored one, or for a state changed by
-// hand the TAT that leaves Tokens at Now; nil for a missing key.
+// gcraStored is the TAT a decision starts from (one for Tokens where changed by hand).
 func (s State) gcraStored() *TAT {
 	if !s.Exists {
 		return nil
@@ -334,8 +322,7 @@ func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
 	return &t
 }
 
-// gcraDecision is the library's answer to a request of cost (rounded up to whole tokens)
-// at now (µs), as a Decision; Remaining is the exact level.
+// gcraDecision is the library's answer to a request of cost at now (µs), as a Decision.
 func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) Decision {
 	at := time.UnixMicro(now)
 	n := int(math.Ceil(math.Max(0, cost)))
@@ -378,8 +365,7 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 	return t, nil
 }
 
-// gcraResetArgs are the reset script's arguments for a GCRA bucket: the form and TTL bounds
-// it re-checks, and the write. clientNow is "" for the server's TIME.
+// gcraResetArgs are the reset script's arguments for a GCRA bucket.
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {

@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// tatForm is how a GCRA library stores a TAT (form, unit, range), as scripts/reset.lua
-// checks it, and its level arithmetic.
+// tatForm is how a GCRA library stores a TAT, and its level arithmetic.
 type tatForm interface {
 	validate(l Layout) error
 	parse(l Layout, v string) (TAT, error)
@@ -21,8 +20,7 @@ type tatForm interface {
 	scriptRange() (lo, hi string) // the stored number's range [lo, hi)
 }
 
-// secondsTAT: a decimal of seconds since the layout's epoch from a Lua double (redis_rate,
-// redis-gcra), below 2^32.
+// secondsTAT: a decimal of seconds since the layout's epoch, below 2^32 (redis_rate).
 type secondsTAT struct{}
 
 const secondsMax = 1 << 32
@@ -129,8 +127,7 @@ func (nanosTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: n}, nil
 }
 
-// nsInterval is the emission interval in whole ns: 1e9/rate truncated, snapped to the nearest
-// integer within float error (so count/period gives back period/count truncated).
+// nsInterval is the emission interval in whole ns, snapped to an integer within float error.
 func nsInterval(rate float64) int64 {
 	x := 1e9 / rate
 	if r := math.Round(x); math.Abs(x-r) <= 1e-15*x {

@@ -75,7 +75,6 @@ func (s State) TimeToFull() time.Duration {
 	return s.Decide(0).ResetAfter
 }
 
-// UpdatedAt is the time of the last update.
 func (s State) UpdatedAt() time.Time { return time.UnixMicro(s.Stored.TS) }
 
 // Peek is the decision a request of cost would get now, computed from the state.
@@ -92,8 +91,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	return s.Decide(cost).Result, nil
 }
 
-// Inspect reads buckets by name in one round trip, detecting the layouts resolve leaves
-// unknown.
+// Inspect reads buckets by name in one round trip, detecting unresolved layouts.
 func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([]State, error) {
 	return s.InspectWith(ctx, keys, resolve, nil)
 }

@@ -124,7 +124,6 @@ func (l Layout) Validate() error {
 	return nil
 }
 
-// validateLike checks the preset a custom layout names with Like.
 func (l Layout) validateLike() error {
 	if l.Like == "" {
 		return nil
@@ -229,22 +228,18 @@ func (l Layout) FormatTime(us int64) string {
 // FormatTokens writes a token count as a bucket stores it.
 func (Layout) FormatTokens(t float64) string { return formatNumber(t) }
 
-func splitPattern(p string) (pre, suf string, ok bool) {
-	pre, suf, ok = strings.Cut(p, "*")
-	return pre, suf, ok && !strings.Contains(suf, "*")
-}
-
-// matchPattern is the part of key that the '*' of pattern p stands for (never empty).
-func matchPattern(p, key string) (string, bool) {
-	pre, suf, ok := splitPattern(p)
-	if !ok || len(key) <= len(pre)+len(suf) || !strings.HasPrefix(key, pre) || !strings.HasSuffix(key, suf) {
+// swapPattern renames key, matched by pattern from, by pattern to (the '*' part never empty).
+func swapPattern(from, to, key string) (string, bool) {
+	pre, suf, ok := strings.Cut(from, "*")
+	if !ok || strings.Contains(suf, "*") || len(key) <= len(pre)+len(suf) ||
+		!strings.HasPrefix(key, pre) || !strings.HasSuffix(key, suf) {
 		return "", false
 	}
-	return key[len(pre) : len(key)-len(suf)], true
+	return fillPattern(to, key[len(pre):len(key)-len(suf)]), true
 }
 
 func fillPattern(p, part string) string {
-	pre, suf, _ := splitPattern(p)
+	pre, suf, _ := strings.Cut(p, "*")
 	return pre + part + suf
 }
 
@@ -261,21 +256,11 @@ func checkPattern(layout, field, p string) error {
 }
 
 // TimeKeyOf is the time key of the two-key bucket whose tokens key is key.
-func (l Layout) TimeKeyOf(key string) (string, bool) {
-	part, ok := matchPattern(l.TokensKey, key)
-	if !ok {
-		return "", false
-	}
-	return fillPattern(l.TimeKey, part), true
-}
+func (l Layout) TimeKeyOf(key string) (string, bool) { return swapPattern(l.TokensKey, l.TimeKey, key) }
 
 // TokensKeyOf is the tokens key (the bucket's name) of the two-key bucket with time key key.
 func (l Layout) TokensKeyOf(key string) (string, bool) {
-	part, ok := matchPattern(l.TimeKey, key)
-	if !ok {
-		return "", false
-	}
-	return fillPattern(l.TokensKey, part), true
+	return swapPattern(l.TimeKey, l.TokensKey, key)
 }
 
 // IsTimeKey says key is named as a time key of the (two-key) layout.

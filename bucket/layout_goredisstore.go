@@ -13,8 +13,7 @@ func init() {
 			"refills at each whole interval since s (capacity = Tokens, rate = Tokens/Interval), EXPIRE 3 × whole seconds of the interval"})
 }
 
-// hashModel is a hash owner that keeps more than a level and a time: its other fields,
-// how they read as a level, a time and a spec, and what a reset writes to them.
+// hashModel is a hash owner that keeps more than a level and a time.
 type hashModel interface {
 	extraFields() []string
 	fromHash(st State, fields map[string]string) (State, float64, string)
@@ -33,8 +32,7 @@ func (goRedisStoreModel) resetPairs(op ResetOp) []any {
 	return []any{"t", "0"}
 }
 
-// fromHash: m (max) and i (interval ns) are the spec; until the first refill writes i, the
-// interval is the rule's.
+// fromHash: m (max) and i (interval ns, else the rule's) are the spec.
 func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, float64, string) {
 	sf := fields[st.Layout.TimeField]
 	tokens, _ := parseNumberForm(fields[st.Layout.TokensField])
@@ -63,8 +61,7 @@ func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, fl
 
 func goRedisStoreInterval(spec Spec) float64 { return math.Round(spec.Capacity / spec.Rate * 1e9) }
 
-// Level: currtick = floor((now − s)/i), refilled when lasttick < currtick to
-// min(m, (currtick − lasttick) × (i / k)) (a k of 0 gives m), now and s in ns.
+// Level: refilled when lasttick < floor((now − s)/i) to min(m, ticks × (i / k)).
 func (goRedisStoreModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	iv := goRedisStoreInterval(spec)
 	ticks := math.Floor(float64(now-stored.TS) * 1e3 / iv)

@@ -31,8 +31,7 @@ type TierResult struct {
 	Result
 }
 
-// MultiResult is an all-or-nothing decision over several tiers. Denied is the index of the
-// first tier that lacked its cost, -1 when allowed.
+// MultiResult is an all-or-nothing decision; Denied is the first tier short (-1: allowed).
 type MultiResult struct {
 	Allowed bool
 	Denied  int
@@ -105,7 +104,6 @@ func tierLabel(t Tier, i int) string {
 	return strconv.Itoa(i + 1)
 }
 
-// checkSlots refuses keys the client would route to different nodes.
 func (s *Store) checkSlots(keys []string) error {
 	var same func(a, b string) bool
 	var name func(string) string
@@ -159,8 +157,7 @@ func parseMulti(v []interface{}, tiers []Tier) (MultiResult, error) {
 	return m, nil
 }
 
-// TakeAllModel is the reference model of TakeAll; written is false when a cost exceeds its
-// capacity.
+// TakeAllModel is the reference model of TakeAll (written false: a cost above capacity).
 func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out []Level, written bool, r MultiResult) {
 	out = make([]Level, len(tiers))
 	r = MultiResult{Allowed: true, Denied: -1, Tiers: make([]TierResult, len(tiers))}

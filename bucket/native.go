@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// A native bucket is nativeTag then struct.pack('<BddI7I7ddI4') of last, tokens, ts (µs),
-// allowed, denied, capacity, rate and expires (scripts/number.lua).
+// A native bucket is nativeTag, then its fields packed as scripts/number.lua packs them.
 const (
 	nativeTag = "bucketctl:v1:"
 	nativeLen = len(nativeTag) + 1 + 8 + 8 + 7 + 7 + 8 + 8 + 4

@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// Model is a layout owner's arithmetic, in its own file (layout_NAME.go); each embeds
-// ownModel, the native rules at the layout's own time unit.
+// Model is a layout owner's arithmetic (layout_NAME.go); each embeds ownModel's defaults.
 type Model interface {
 	// Level is the bucket as the owner's next decision at now (µs) sees it, before taking.
 	Level(l Layout, spec Spec, stored Level, now int64) Level
@@ -58,8 +57,7 @@ func (ownModel) RefillsBackwards() bool      { return false }
 func (ownModel) NoTTLByDesign() bool         { return false }
 func (ownModel) MissingTime(now int64) int64 { return now }
 
-// resetGrace is how long a reset bucket is kept after it would be full, where its owner
-// sets no TTL of its own: the native script's default grace.
+// resetGrace is how long a reset bucket outlives its refill where its owner sets no TTL.
 const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
@@ -123,8 +121,7 @@ var byType = sync.OnceValue(func() map[KeyType][]Layout {
 	return m
 })
 
-// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
-// layouts, one per pair of key patterns.
+// TwoKeyLayouts lists the two-key layouts among presets and custom, one per key pattern pair.
 func TwoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
 	seen := map[[2]string]bool{}
@@ -138,8 +135,7 @@ func TwoKeyLayouts(custom []Layout) []Layout {
 	return out
 }
 
-// Model is the layout's arithmetic: the preset's own, the one a custom layout names with
-// Like, or the native rules at the layout's unit.
+// Model is the layout's arithmetic: its own, its Like preset's, or the native rules.
 func (l Layout) Model() Model {
 	if l.model != nil {
 		return l.model

@@ -11,7 +11,6 @@ import (
 // maxBucketFields is the most fields any bucket hash holds: a read fetches no larger hash.
 const maxBucketFields = 6
 
-// fieldSet is the field names of a hash layout: required, and optional.
 func (l Layout) fieldSet() (required, optional []string) {
 	if l.Type != Hash {
 		return nil, nil
@@ -94,7 +93,6 @@ func corruptValue(name string, v float64, allowNegative bool) string {
 	return ""
 }
 
-// an is name with its article: "an express", "a webman".
 func an(name string) string {
 	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
 		return "an " + name
@@ -119,7 +117,6 @@ func (st *State) fail(v Verdict, format string, args ...any) {
 	st.Verdict, st.Problem = v, verdictText[v]+fmt.Sprintf(format, args...)
 }
 
-// why is the Problem without its verdict's text.
 func (s State) why() string { return s.Problem[len(verdictText[s.Verdict]):] }
 
 // IsNotBucket reports whether the key is not a bucket at all (not a corrupt one).

@@ -50,8 +50,7 @@ func (s Spec) ValidateCost(cost float64) error {
 	return nil
 }
 
-// Result is one decision. RetryAfter is the wait until the cost is there (-1: never);
-// ResetAfter the wait until full.
+// Result is one decision: RetryAfter until the cost is there (-1: never), ResetAfter until full.
 type Result struct {
 	Allowed    bool
 	Remaining  float64
