@@ -75,6 +75,7 @@ func (s State) TimeToFull() time.Duration {
 	return s.Decide(0).ResetAfter
 }
 
+// UpdatedAt is the time of the last update.
 func (s State) UpdatedAt() time.Time { return time.UnixMicro(s.Stored.TS) }
 
 // Peek is the decision a request of cost would get now, computed from the state.
