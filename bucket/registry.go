@@ -2,8 +2,8 @@ package bucket
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -93,14 +93,7 @@ func presets() []Layout { return registry.all[:registry.n] }
 func Registry() []Layout { return slices.Clone(presets()) }
 
 // PresetNames lists the preset names, sorted.
-func PresetNames() []string {
-	names := make([]string, 0, registry.n)
-	for _, l := range presets() {
-		names = append(names, l.Name)
-	}
-	sort.Strings(names)
-	return names
-}
+func PresetNames() []string { return slices.Sorted(maps.Keys(Presets)) }
 
 // LookupLayout finds a preset by name.
 func LookupLayout(name string) (Layout, error) {
