@@ -245,7 +245,6 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return classifyGCRA(st, *t.Layout, t, v, false)
 	}
 	if t.Layout != nil {
-		// A declared two-key level whose time key is missing.
 		if t.Layout.IsTimeKey(st.Key) {
 			st.fail(NotBucket, "a number named like the time key of %s bucket (its level is missing)", an(t.Layout.Name))
 			return st

@@ -23,21 +23,20 @@ type Resolver func(key string) Target
 
 // State is a bucket as read from Redis, refilled to the server's now when its spec is known.
 type State struct {
-	Key      string
-	Type     string // the key's Redis type
-	Exists   bool
-	Layout   Layout
-	Detected bool   // the layout was recognised, not configured
-	Guess    string // why a detected layout is a guess; such a key is never written
-	Bare     bool   // a lone bare number with no layout declared
-	Verdict  Verdict
-	Problem  string // the Verdict's text and why
-	Counter  string // the counter limiter whose key this most likely is
-	Stored   Level  // tokens at the last update
-	Now      int64  // the server's time of the read (µs)
-	// SpecSource is "bucket", a rule name, "flags" or "" (unknown).
+	Key             string
+	Type            string // the key's Redis type
+	Exists          bool
+	Layout          Layout
+	Detected        bool   // the layout was recognised, not configured
+	Guess           string // why a detected layout is a guess; such a key is never written
+	Bare            bool   // a lone bare number with no layout declared
+	Verdict         Verdict
+	Problem         string // the Verdict's text and why
+	Counter         string // the counter limiter whose key this most likely is
+	Stored          Level  // tokens at the last update
+	Now             int64  // the server's time of the read (µs)
 	Spec            Spec
-	SpecSource      string
+	SpecSource      string        // "bucket", a rule name, "flags" or "" (unknown)
 	Tokens          float64       // the level refilled to Now (with a spec)
 	TTL             time.Duration // -1 no TTL, -2 no key
 	Allowed, Denied int64         // the native decision counters

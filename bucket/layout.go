@@ -60,15 +60,12 @@ type Layout struct {
 	Library   string `json:"library,omitempty" yaml:"library,omitempty"`
 	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty"`
 	Epoch     int64  `json:"epoch,omitempty" yaml:"epoch,omitempty"`
-	// Clock is "server" or "client"; empty: the model's.
-	Clock string `json:"clock,omitempty" yaml:"clock,omitempty"`
+	Clock     string `json:"clock,omitempty" yaml:"clock,omitempty"` // "server", "client" or the model's
 	// TimeFirst says the owner reads the hash by position, time first (a reset keeps it so).
-	TimeFirst bool `json:"time_first,omitempty" yaml:"time_first,omitempty"`
-	// Interval is the owner's refill step (upstash); 0: the preset's own.
-	Interval time.Duration `json:"interval,omitempty" yaml:"interval,omitempty"`
-	// Like names the preset whose arithmetic a custom layout follows.
-	Like  string `json:"like,omitempty" yaml:"like,omitempty"`
-	About string `json:"about,omitempty" yaml:"about,omitempty"`
+	TimeFirst bool          `json:"time_first,omitempty" yaml:"time_first,omitempty"`
+	Interval  time.Duration `json:"interval,omitempty" yaml:"interval,omitempty"` // the owner's refill step
+	Like      string        `json:"like,omitempty" yaml:"like,omitempty"`         // the preset whose arithmetic it follows
+	About     string        `json:"about,omitempty" yaml:"about,omitempty"`
 
 	model Model
 	gcra  gcraLib

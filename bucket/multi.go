@@ -191,7 +191,6 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 	return out, true, r
 }
 
-// lazyRegexp compiles expr on first use.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

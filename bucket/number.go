@@ -5,7 +5,6 @@ import (
 	"strconv"
 )
 
-// maxNumberLen is the longest stored number.
 const maxNumberLen = 64
 
 // ParseNumber parses a stored number by scripts/number.lua's grammar.

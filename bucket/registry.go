@@ -62,10 +62,9 @@ const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
-// registry holds the presets in the order detection tries them: native first, then by name.
 const maxPresets = 24
 
-var registry struct {
+var registry struct { // the presets in the order detection tries them
 	all [maxPresets]Layout
 	n   int
 }
