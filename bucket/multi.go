@@ -80,10 +80,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 			return MultiResult{}, fmt.Errorf("%w: tiers %s and %s share key %q", ErrInvalid, tierLabel(tiers[j], j), tierLabel(t, i), t.Key)
 		}
 		keys[i] = t.Key
-		var capS, rateS string
-		if !t.Spec.IsZero() {
-			capS, rateS = fmtFloat(t.Spec.Capacity), fmtFloat(t.Spec.Rate)
-		}
+		capS, rateS := t.Spec.args()
 		args = append(args, capS, rateS, fmtFloat(t.Cost))
 	}
 	if err := s.checkSlots(keys); err != nil {

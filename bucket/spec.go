@@ -39,6 +39,14 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// args are the spec as the native scripts take it: "", "" for the zero spec.
+func (s Spec) args() (capacity, rate string) {
+	if s.IsZero() {
+		return "", ""
+	}
+	return fmtFloat(s.Capacity), fmtFloat(s.Rate)
+}
+
 // ValidateCost checks a cost against the spec: a cost above capacity can never be allowed.
 func (s Spec) ValidateCost(cost float64) error {
 	if !finite(cost) || cost < 0 {
