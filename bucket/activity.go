@@ -5,9 +5,7 @@ import (
 	"time"
 )
 
-// Activity is what happened to a bucket between two reads, per second. Allowed and Denied
-// come from the native counters (Counted); Consumed (ConsumedKnown: with a spec) from the
-// two stored levels in the application's model.
+// Activity is what happened to a bucket between two reads, per second.
 type Activity struct {
 	Interval        time.Duration // the server time between the reads
 	Counted         bool
@@ -24,8 +22,7 @@ func (a Activity) DenyRatio() float64 {
 	return 0
 }
 
-// ActivitySince derives the activity from two reads of one bucket, prev before cur (ok
-// false: not comparable).
+// ActivitySince derives the activity from two reads of one bucket (ok false: not comparable).
 func (cur State) ActivitySince(prev State) (a Activity, ok bool) {
 	if prev.Key != cur.Key || cur.Now <= prev.Now || prev.Problem != "" || cur.Problem != "" {
 		return Activity{}, false
@@ -48,10 +45,7 @@ func (cur State) ActivitySince(prev State) (a Activity, ok bool) {
 	return a, true
 }
 
-// tokensUsed is the tokens taken between two reads, in the application's model at its time
-// of the last write. The refill a full bucket throws away is unknown: a level that did not
-// rise is taken as steady use, one that rose as capped refill (a lower bound); exact says
-// the refill never reached capacity.
+// tokensUsed is the tokens taken between two reads; exact says the refill never reached capacity.
 func tokensUsed(prev, cur State) (used float64, exact bool) {
 	lo, fluid, exact := usedBounds(prev, cur)
 	if prev.Exists && cur.Stored.Tokens > prev.Stored.Tokens {
@@ -68,7 +62,6 @@ func usedBounds(prev, cur State) (lo, fluid float64, exact bool) {
 	spec, l := cur.Spec, cur.Layout
 	from := prev.Stored
 	if !prev.Exists {
-		// Created full in between, by a client at least cur.Ahead fast.
 		from = Level{Tokens: spec.Capacity, TS: prev.Now + cur.Ahead.Microseconds()}
 	}
 	at := max(prev.Now, cur.Stored.TS)
@@ -80,7 +73,6 @@ func usedBounds(prev, cur State) (lo, fluid float64, exact bool) {
 	return math.Max(0, capped-actual), math.Max(0, uncapped-actual), capped < spec.Capacity
 }
 
-// counterDelta is a counter's growth; one that went down has counted from zero since.
 func counterDelta(prev, cur int64) float64 {
 	if cur < prev {
 		return float64(cur)

@@ -5,42 +5,31 @@ import (
 	"time"
 )
 
-// Step is the owner's time resolution: a retry-after is a whole number of steps from a
-// step boundary.
+// Step is the owner's time resolution: a retry-after is a whole number of steps.
 func (l Layout) Step() time.Duration {
 	if l.Type == GCRA {
-		return time.Microsecond // both libraries read the server's TIME in microseconds
+		return time.Microsecond
 	}
 	return l.Model().Step(l)
 }
 
-// Level is the bucket as the application's next decision at now (µs) sees it, before
-// taking anything. Tokens may be negative (webman) or above capacity (spring).
+// Level is the bucket as the application's next decision at now (µs) sees it.
 func (l Layout) Level(spec Spec, stored Level, now int64) Level {
 	if l.Type == GCRA {
-		return spec.At(stored, now) // a TAT refills linearly and clamps at capacity
+		return spec.At(stored, now)
 	}
 	return l.Model().Level(l, spec, stored, now)
 }
 
 // Decision is a decision the application would make now, without making it.
 type Decision struct {
-	// Result: Remaining is the level seen (nothing is taken); RetryAfter the true wait
-	// (-1: never), to the application's next time step.
-	Result
-	// Ahead is how far the stored time is ahead of now (a fast client clock).
-	Ahead time.Duration
-	// AppRetryAfter is the retry-after the application replies, when AppReports; it may be
-	// shorter than the true wait (Express truncates to seconds, some leave out Ahead).
-	AppReports    bool
-	AppRetryAfter time.Duration
-	// RetryByExpiry and FullByExpiry say the key's TTL ends the wait; Refill is the time
-	// to full by refill alone.
-	RetryByExpiry, FullByExpiry bool
-	Refill                      time.Duration
-	// Writer is the decision of a caller whose clock reads the stored time now (see
-	// State.Decide).
-	Writer *Decision
+	Result                                    // Remaining is the level seen; RetryAfter the true wait (-1: never)
+	Ahead                       time.Duration // how far the stored time is ahead of now
+	AppReports                  bool          // the application replies a retry-after: AppRetryAfter
+	AppRetryAfter               time.Duration
+	RetryByExpiry, FullByExpiry bool          // the key's TTL ends the wait
+	Refill                      time.Duration // the time to full by refill alone
+	Writer                      *Decision     // a caller's whose clock reads the stored time now
 }
 
 // AppDiffers says the application's retry-after is wrong by more than one time step.
@@ -54,8 +43,7 @@ func (d Decision) AppDiffers(step time.Duration) bool {
 	return d.AppRetryAfter < d.RetryAfter-step || d.AppRetryAfter > d.RetryAfter+step
 }
 
-// Decide is the decision the layout's application makes at now (µs) for a request of cost,
-// from the stored level (exists=false: a missing bucket, full). It writes nothing.
+// Decide is the decision the layout's application makes at now (µs) for a request of cost.
 func (l Layout) Decide(spec Spec, stored Level, exists bool, now int64, cost float64) Decision {
 	if l.Type == GCRA {
 		var tat *TAT
@@ -81,17 +69,14 @@ func (l Layout) Decide(spec Spec, stored Level, exists bool, now int64, cost flo
 	return d
 }
 
-// TimeToFull is how long until the application sees a full bucket (0 if it does now).
+// TimeToFull is how long until the application sees a full bucket.
 func (l Layout) TimeToFull(spec Spec, stored Level, now int64) time.Duration {
 	return l.waitUntil(spec, stored, now, spec.Capacity, func(lv float64) bool { return lv >= spec.Capacity })
 }
 
-// maxWaitUS bounds the waits computed step by step (about 30 years).
 const maxWaitUS = 1e15
 
-// waitUntil is the time from now to the first of the application's time steps at which
-// reached(level) holds (0 now, -1 never), a test no stricter than level >= target. The level
-// never decreases with time, so the step is found by bisection.
+// waitUntil is the time to the first of the application's steps where reached(level) holds.
 func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, reached func(float64) bool) time.Duration {
 	level := func(t int64) float64 { return l.Level(spec, stored, t).Tokens }
 	if reached(level(now)) {
@@ -102,7 +87,6 @@ func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, re
 	}
 	step := int64(l.Step() / time.Microsecond)
 	first := (floorDiv(now, step) + 1) * step
-	// An estimate past the answer: from when refill starts, the deficit at the rate.
 	est := float64(max(first, stored.TS)) + math.Max(0, target-math.Min(stored.Tokens, spec.Capacity))/spec.Rate*1e6
 	if !(est-float64(now) < maxWaitUS) {
 		return spec.Wait(level(now), target)
@@ -126,10 +110,8 @@ func (l Layout) waitUntil(spec Spec, stored Level, now int64, target float64, re
 	return time.Duration(first+lo*step-now) * time.Microsecond
 }
 
-// secondsOf is a time in µs as float seconds: the nearest double to us/1e6.
 func secondsOf(us int64) float64 { return float64(us) / 1e6 }
 
-// floorDiv divides rounding toward minus infinity.
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {
@@ -138,10 +120,7 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// ResetWrite is what a reset to tokens writes at server time now (µs), given the bucket as
-// stored: tokens and time in the application's format, and the TTL (0 when the spec is
-// unknown: keep the key's). The time is max(now, stored) unless the application refills
-// backwards (KeepsLaterTime); the TTL is the application's own (Model.ResetTTL).
+// ResetWrite is what a reset to tokens writes at now (µs), in the application's format.
 func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, tokens float64) (tokensStr, timeStr string, ttl time.Duration) {
 	if l.Type == GCRA {
 		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))
@@ -171,3 +150,93 @@ func (l Layout) KeepsLaterTime() bool { return !l.Model().RefillsBackwards() }
 
 // NoTTLByDesign says the application sets no TTL on purpose (webman): not a leak.
 func (l Layout) NoTTLByDesign() bool { return l.Model().NoTTLByDesign() }
+
+// Decide is the decision the bucket's application makes now for a request of cost.
+func (s State) Decide(cost float64) Decision {
+	if s.Layout.Type == GCRA {
+		return s.withExpiry(s.Layout.gcraDecision(s.Spec, s.gcraStored(), s.Now, cost), cost)
+	}
+	stored := s.Stored
+	if s.Exists {
+		if lv := s.Layout.Level(s.Spec, stored, s.Now); lv.Tokens != s.Tokens {
+			stored = Level{Tokens: s.Tokens, TS: max(s.Now, lv.TS)}
+		}
+	}
+	d := s.withExpiry(s.Layout.Decide(s.Spec, stored, s.Exists, s.Now, cost), cost)
+	if s.Exists && stored.TS > s.Now && s.Layout.ClientClock() {
+		w := s.withExpiry(s.Layout.Decide(s.Spec, stored, true, stored.TS, cost), cost)
+		d.Writer = &w
+	}
+	return d
+}
+
+func (s State) withExpiry(d Decision, cost float64) Decision {
+	d.Refill = d.ResetAfter
+	if !s.Exists || s.TTL < 0 {
+		return d
+	}
+	ttl := s.TTL
+	if d.RetryAfter > ttl && !(cost > s.Spec.Capacity) {
+		d.RetryAfter, d.RetryByExpiry = max(ttl, time.Millisecond), true
+	}
+	if d.ResetAfter > ttl {
+		d.ResetAfter, d.FullByExpiry = ttl, true
+	}
+	return d
+}
+
+// ClientClock says the layout's application passes its callers' clock, not TIME.
+func (l Layout) ClientClock() bool {
+	return l.Type != GCRA && (l.Clock == "client" || l.Clock == "" && l.Model().ClientClock())
+}
+
+// ClockSplit says the decisions on the server's clock and the writer's differ by more than step.
+func (d Decision) ClockSplit(step time.Duration) bool {
+	if d.Writer == nil {
+		return false
+	}
+	w := d.Writer
+	diff := func(a, b time.Duration) bool { return a-b > step || b-a > step }
+	return w.Allowed != d.Allowed || math.Abs(w.Remaining-d.Remaining) > 1e-9 ||
+		diff(w.RetryAfter, d.RetryAfter) || diff(w.ResetAfter, d.ResetAfter)
+}
+
+// RefillTime is how long the bucket takes to refill to full by its rate, whatever its TTL.
+func (s State) RefillTime() time.Duration {
+	if !s.HasSpec() {
+		return 0
+	}
+	return s.Decide(0).Refill
+}
+
+// Ambiguous says the bucket's next decision depends on the next caller's clock (ClockSplit).
+func (s State) Ambiguous() bool {
+	if s.Problem != "" || !s.HasSpec() || !s.Exists {
+		return false
+	}
+	return s.Decide(1).ClockSplit(s.Layout.Step())
+}
+
+// ResetReads is the level the application reads after a reset, on the server's and the writer's clock.
+func (l Layout) ResetReads(spec Spec, stored Level, exists bool, now int64, tokens float64) (server, writer float64, writerDiffers bool) {
+	if l.Type == GCRA {
+		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))
+		if err != nil || w.Delete {
+			return spec.Capacity, spec.Capacity, false
+		}
+		lv, _ := l.gcraTokens(spec, w.TAT, time.UnixMicro(now))
+		return lv, lv, false
+	}
+	_, ts, _ := l.ResetWrite(spec, stored, exists, now, tokens)
+	written, err := l.ParseTime(ts)
+	if err != nil {
+		return tokens, tokens, false
+	}
+	lv := Level{Tokens: tokens, TS: written}
+	server = l.Level(spec, lv, now).Tokens
+	writer = server
+	if exists && stored.TS > now && l.ClientClock() {
+		writer = l.Level(spec, lv, stored.TS).Tokens
+	}
+	return server, writer, math.Abs(writer-server) > 1e-9
+}

@@ -8,27 +8,19 @@ import (
 	"time"
 )
 
-// maxTime is the latest stored time taken as one (year 5138 in microseconds): a larger one
-// would overflow the arithmetic and is shown as corrupt.
-const maxTime = 1e17
+// The ranges of stored values, shared with scripts/number.lua (a test checks).
+const (
+	maxTime    = 1e17 // µs, year 5138
+	maxTokens  = maxCapacity
+	maxCounter = 1 << 53
+)
 
-// maxTokens is the most tokens a stored level may hold (a valid capacity's most).
-const maxTokens = maxCapacity
-
-// maxCounter is the largest decision counter a native bucket may hold (2^53: a float
-// counts single decisions up to it). A negative or larger one makes the bucket corrupt.
-const maxCounter = 1 << 53
-
-// These ranges are shared with the scripts' prelude (scripts/number.lua), which a test
-// checks.
-
-// classify turns the raw read of key into its State, applying the safety rule (shape.go).
-// drop is what classify returns for a key to leave out: a scanned key that vanished since
-// SCAN returned it, or a scanned time key, which belongs to its bucket.
+// drop is classify's State of a scanned key to leave out: gone since SCAN, or a time key.
 var drop = State{Verdict: dropped, Problem: verdictText[dropped]}
 
 func isDrop(s State) bool { return s.Verdict == dropped }
 
+// classify turns the raw read of key into its State, applying the shape rule (doc.go).
 func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 	st := State{Key: key, Now: now, Type: r.typ, Exists: r.typ != "none", TTL: pttl(r.pttl)}
 	switch r.typ {
@@ -41,7 +33,6 @@ func classify(key string, t Target, r *keyRead, now int64, scanned bool) State {
 			l = *t.Layout
 		}
 		st.Layout, st.Spec, st.SpecSource = l, t.Spec, t.Source
-		// A missing bucket starts full in every layout.
 		st.Stored = Level{Tokens: t.Spec.Capacity, TS: now}
 		st.Tokens = t.Spec.Capacity
 		return st
@@ -106,46 +97,9 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	}
 	tokens, _ := parseNumberForm(fields[layout.TokensField])
 	if layout.Native {
-		c, _ := parseNumberForm(fields["capacity"])
-		rt, _ := parseNumberForm(fields["rate"])
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"capacity", c}, {"rate", rt}} {
-			if p := corruptValue(f.name, f.v, false); p != "" || f.v == 0 {
-				if p == "" {
-					p = f.name + " is 0"
-				}
-				st.fail(Corrupt, "%s", p)
-				return st
-			}
-		}
-		stored := Spec{Capacity: c, Rate: rt}
-		if err := stored.Validate(); err != nil {
-			st.fail(Corrupt, "stored spec: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		if st = withNativeHash(st, fields); st.Problem != "" {
 			return st
 		}
-		// The application's spec is the one the bucket stores: flags and rules never
-		// override it (a reset changes it on purpose with --capacity and --rate).
-		st.Spec, st.SpecSource = stored, "bucket"
-		for _, f := range []string{"allowed", "denied"} {
-			v, present := fields[f]
-			if !present {
-				continue
-			}
-			n, _ := parseNumberForm(v)
-			if p := corruptValue(f, n, false); p != "" {
-				st.fail(Corrupt, "%s", p)
-				return st
-			}
-			if n > maxCounter {
-				st.fail(Corrupt, "%s %v is beyond any count of decisions", f, n)
-				return st
-			}
-		}
-		a, _ := ParseNumber(fields["allowed"])
-		d, _ := ParseNumber(fields["denied"])
-		st.Allowed, st.Denied = counter(a), counter(d)
 	}
 	if h, ok := layout.Model().(hashModel); ok {
 		var ts string
@@ -157,6 +111,42 @@ func classifyHash(st State, t Target, r *keyRead) State {
 	return withLevel(st, tokens, fields[layout.TimeField])
 }
 
+// withNativeHash reads a native-hash bucket's stored spec and counters into st.
+func withNativeHash(st State, fields map[string]string) State {
+	num := func(f string) float64 {
+		v, _ := parseNumberForm(fields[f])
+		return v
+	}
+	for _, f := range []string{"capacity", "rate"} {
+		p := corruptValue(f, num(f), false)
+		if p == "" && num(f) == 0 {
+			p = f + " is 0"
+		}
+		if p != "" {
+			st.fail(Corrupt, "%s", p)
+			return st
+		}
+	}
+	stored := Spec{Capacity: num("capacity"), Rate: num("rate")}
+	if err := stored.Validate(); err != nil {
+		st.fail(Corrupt, "stored spec: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		return st
+	}
+	st.Spec, st.SpecSource = stored, "bucket"
+	for _, f := range []string{"allowed", "denied"} {
+		if p := corruptValue(f, num(f), false); p != "" {
+			st.fail(Corrupt, "%s", p)
+			return st
+		}
+		if num(f) > maxCounter {
+			st.fail(Corrupt, "%s %v is beyond any count of decisions", f, num(f))
+			return st
+		}
+	}
+	st.Allowed, st.Denied = counter(num("allowed")), counter(num("denied"))
+	return st
+}
+
 func counter(v float64) int64 {
 	if v < 0 || v > math.MaxInt64/2 || math.IsNaN(v) {
 		return 0
@@ -164,8 +154,7 @@ func counter(v float64) int64 {
 	return int64(v)
 }
 
-// withLevel fills the stored level and the level refilled to now, or a Problem when a
-// stored value is corrupt.
+// withLevel fills the stored level and the level at Now, or a corrupt Problem.
 func withLevel(st State, tokens float64, timeStr string) State {
 	if p := corruptValue("tokens", tokens, false); p != "" {
 		st.fail(Corrupt, "%s", p)
@@ -183,7 +172,6 @@ func withLevel(st State, tokens float64, timeStr string) State {
 	return withLevelAt(st, tokens, ts)
 }
 
-// withLevelAt is withLevel for a level whose tokens and time (µs) are known good.
 func withLevelAt(st State, tokens float64, ts int64) State {
 	st.Stored = Level{Tokens: tokens, TS: ts}
 	if st.Exists && ts > st.Now {
@@ -231,7 +219,6 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 			continue
 		}
 		if p.isMain {
-			// The time key of a two-key bucket: part of that bucket, never one on its own.
 			if scanned {
 				return drop
 			}
@@ -247,8 +234,6 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return withLevel(st, tokens, *pv)
 	}
 	if t.Layout != nil && t.Layout.Type == GCRA {
-		// A rule names the layout; the value must still be one the library wrote: its
-		// number, with the TTL the library always sets for it (gcraShape).
 		if _, err := t.Layout.parseTAT(v); err != nil {
 			st.fail(NotBucket, "a string that is not %s TAT: %s", an(t.Layout.Name), err)
 			return withCounter(st, "string", v, "")
@@ -260,10 +245,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		return classifyGCRA(st, *t.Layout, t, v, false)
 	}
 	if t.Layout != nil {
-		// A two-key layout is declared for a level whose time key is missing: its application
-		// reads the missing time as its model says (webman: now).
 		if t.Layout.IsTimeKey(st.Key) {
-			// A companion is part of its bucket, never one on its own.
 			st.fail(NotBucket, "a number named like the time key of %s bucket (its level is missing)", an(t.Layout.Name))
 			return st
 		}
@@ -273,9 +255,7 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 				t.Layout.TokensKey, t.Layout.Name, t.Layout.Name)
 			return st
 		}
-		// The declaration alone does not make any number a level: it must lie within the
-		// declared spec's capacity (a deadline, a lease or a large counter never does), with
-		// the TTL its owner sets, and not be a key of a counter limiter's form.
+		// A lone level lies within the capacity, with its owner's TTL, and is no counter.
 		why := ""
 		if t.Spec.IsZero() || tokens < 0 || tokens > t.Spec.Capacity {
 			why = fmt.Sprintf("not a level within a known capacity (a lone level is %s bucket only within the capacity declared for it, with its rate)", an(t.Layout.Name))
@@ -296,9 +276,6 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 		st.Spec, st.SpecSource = t.Spec, t.Source
 		return withLevel(st, tokens, st.Layout.FormatTime(st.Layout.Model().MissingTime(st.Now)))
 	}
-	// A lone bare number is never proof: it may be read as a GCRA bucket when the library's
-	// key prefix and a TTL tied to the value the way the library sets it fit, but only as a
-	// guess; writes need a declared layout.
 	if l, fit, _ := detectGCRA(st.Key, v, st.TTL, time.UnixMicro(st.Now)); fit == sureGCRA {
 		st = classifyGCRA(st, l, t, v, true)
 		if st.Problem == "" {
@@ -312,8 +289,6 @@ func classifyString(st State, t Target, r *keyRead, scanned bool) State {
 	return withCounter(st, "string", v, "")
 }
 
-// guessHint says why a layout read from its shape alone is a guess: declaring the layout (a
-// rule, or the caller's own) makes it a bucket that may be written.
 func guessHint(why, layout string) string {
 	return fmt.Sprintf("a guess: %s; it is %s bucket only where that layout is declared for it", why, an(layout))
 }
@@ -330,8 +305,7 @@ func fieldNames(m map[string]string) string {
 	return "fields " + strings.Join(names, ", ")
 }
 
-// ClassifyHash is the read path's verdict on a hash holding fields (as the read script
-// returns it), without Redis: for tests and fuzzing of stored values.
+// ClassifyHash is the read path's verdict on a hash holding fields, without Redis (tests).
 func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Target) State {
 	flat := make([]interface{}, 0, 2*len(fields))
 	for k, v := range fields {
@@ -344,8 +318,7 @@ func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Tar
 	return classify(key, t, &r, now, false)
 }
 
-// ClassifyTwoKey is the read path's verdict on a string key holding value whose time key (of
-// the webman layout) holds timeValue, without Redis: for tests and fuzzing.
+// ClassifyTwoKey is the verdict on a webman level and its time value, without Redis (tests).
 func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) State {
 	l := Presets["webman"]
 	tk, _ := l.TimeKeyOf(key)
@@ -357,10 +330,7 @@ func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) S
 	return classify(key, t, &r, now, false)
 }
 
-// nearestMiss says why a hash no layout fits is not a bucket, by the layout it comes
-// nearest to: one whose fields it holds exactly but for a value that is not a number
-// ("has the fields of a native bucket, but field tokens is not a number"), else one whose
-// fields it holds with others besides; "" when it is near none.
+// nearestMiss says why a hash no layout fits is not a bucket, by the nearest layout.
 func nearestMiss(fields map[string]string) (misfit, string) {
 	extra := ""
 	for _, l := range presetsOf(Hash) {
@@ -375,7 +345,6 @@ func nearestMiss(fields map[string]string) (misfit, string) {
 	return extraFields, extra
 }
 
-// verdictOf is the verdict on a hash that misfits a layout so.
 func verdictOf(m misfit) Verdict {
 	if m == extraFields {
 		return ExtraFields

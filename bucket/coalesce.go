@@ -11,17 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Coalescing: a Take or TakeAll that finds one of the Store's lanes free goes out alone at
-// once; when every lane is busy it queues, and the next lane to come free sends the queue
-// (up to maxCoalesced) as one pipeline, each decision still its own atomic script call.
-// Lanes are goroutines that live only while there is a queue (see help design).
+// A decision that finds no free lane queues; the next free lane sends the queue as one pipeline.
 const (
 	maxCoalesced = 128
 	defaultLanes = 1
 )
 
-// WithCoalescing sets how many round trips concurrent decisions may have in flight at once;
-// the rest queue and share the next. 0 turns coalescing off (a load generator wants that).
+// WithCoalescing sets how many round trips decisions may have in flight (0: no coalescing).
 func WithCoalescing(lanes int) Option {
 	return func(s *Store) {
 		if lanes <= 0 {
@@ -40,11 +36,11 @@ func (s *Store) Direct() *Store {
 type coalescer struct {
 	mu     sync.Mutex
 	queue  []*scriptCall
-	active int // lanes in flight: direct calls and lane goroutines
+	active int // direct calls and lane goroutines in flight
 	lanes  int
 }
 
-// scriptCall is one queued decision; done receives once, when v and err are set.
+// scriptCall is one queued decision; done receives once v and err are set.
 type scriptCall struct {
 	ctx  context.Context
 	sc   *redis.Script
@@ -59,7 +55,6 @@ type scriptCall struct {
 var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan struct{}, 1)} }}
 
 // run runs a writing script once on keys (nil: key alone), coalesced when the Store does.
-// The error is raw, for decisionErr, but ErrNotSent and *UncertainError are final.
 func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []string, args []interface{}) (interface{}, error) {
 	if c := s.co; c != nil {
 		if call := c.enqueue(ctx, s, sc, key, keys, args); call != nil {
@@ -67,7 +62,7 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []st
 		}
 		defer c.release(s) // a lane was free: this call holds it and goes out alone
 	}
-	one, ks := [1]string{key}, keys // not keys: it escapes through enqueue, one must not
+	one, ks := [1]string{key}, keys // one must not escape through enqueue
 	if ks == nil {
 		ks = one[:]
 	}
@@ -96,7 +91,6 @@ func (c *coalescer) enqueue(ctx context.Context, s *Store, sc *redis.Script, key
 	return call
 }
 
-// wait waits for a queued call's reply, or for the caller's context to end.
 func (c *coalescer) wait(ctx context.Context, call *scriptCall) (interface{}, error) {
 	select {
 	case <-call.done:
@@ -136,7 +130,6 @@ func (c *coalescer) release(s *Store) {
 	c.mu.Unlock()
 }
 
-// lane sends the queue, up to maxCoalesced decisions per round trip, until it is empty.
 func (c *coalescer) lane(s *Store) {
 	var batch []*scriptCall
 	for {
@@ -161,11 +154,8 @@ func (c *coalescer) lane(s *Store) {
 	}
 }
 
-// sendQueued sends the queued calls in one pipeline and sets each one's reply. On one
-// server (not a Cluster), consecutive mergeable Takes go as one EVALSHA of the native script
-// over all their keys, each decision still made on its own, in order.
+// sendQueued sends the queued calls in one pipeline, mergeable Takes as one EVALSHA.
 func (s *Store) sendQueued(calls []*scriptCall) {
-	// Once sent, every reply is read whatever a caller's context: the client's timeouts bound it.
 	ctx := context.WithoutCancel(calls[0].ctx)
 	size := 0
 	for _, call := range calls {
@@ -229,8 +219,7 @@ func batchReply(v interface{}, err error, j, n int) (interface{}, error) {
 	return a[j], nil
 }
 
-// mergeable is how many calls from the first on can go as one batch: one-key native
-// decisions with a spec of their own and the same options (ARGV[4] and on).
+// mergeable is how many calls from the first on are native decisions with the same options.
 func mergeable(calls []*scriptCall) int {
 	batchable := func(c *scriptCall) bool {
 		return c.sc == nativeScript() && len(c.keys) == 1 && len(c.args) >= 2 && c.args[0] != "" && c.args[1] != ""
@@ -257,8 +246,7 @@ func costArg(args []interface{}) interface{} {
 	return args[2]
 }
 
-// takes adds one native EVALSHA deciding calls in order: ARGV the first call's seven ("" where
-// absent), then capacity, rate and cost of each further call.
+// takes adds one native EVALSHA deciding calls in order.
 func (b *batch) takes(ctx context.Context, calls []*scriptCall) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[nativeScript()], len(calls))

@@ -10,29 +10,20 @@ import (
 
 // The errors of the package, matched with errors.Is.
 var (
-	ErrInvalid = errors.New("invalid argument") // arguments that can never be valid
-	ErrNoSpec  = errors.New("no capacity/rate known for this bucket")
-	// ErrNoKey is wrapped beside ErrNoSpec when the key does not exist (a misspelt key?).
-	ErrNoKey     = errors.New("no such key")
-	ErrWrongType = errors.New("not a bucket")
-	// ErrForeign: the native script met a bucket of another layout.
-	ErrForeign = errors.New("not a native bucket")
-	// ErrUndeclared: a write of another application's bucket whose layout nothing declares.
-	ErrUndeclared = errors.New("another application's bucket is written only where its layout is declared")
-	// ErrCorrupt: stored values out of range; such a bucket is never written or deleted.
-	ErrCorrupt = errors.New("corrupt bucket")
-	// ErrChanged: Reset found the key no longer a bucket of its layout.
-	ErrChanged = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
-	// ErrSpecDiffers: a WithStoredSpec decision's spec differs from the stored one.
+	ErrInvalid     = errors.New("invalid argument") // arguments that can never be valid
+	ErrNoSpec      = errors.New("no capacity/rate known for this bucket")
+	ErrNoKey       = errors.New("no such key") // wrapped beside ErrNoSpec
+	ErrWrongType   = errors.New("not a bucket")
+	ErrForeign     = errors.New("not a native bucket") // the native script met another layout
+	ErrUndeclared  = errors.New("another application's bucket is written only where its layout is declared")
+	ErrCorrupt     = errors.New("corrupt bucket")
+	ErrChanged     = errors.New("changed since it was read: no longer a bucket of that layout; left untouched")
 	ErrSpecDiffers = errors.New("the given spec differs from the bucket's stored spec")
-	// ErrCrossSlot: TakeAll's keys would be on different Cluster (or Ring) nodes.
-	ErrCrossSlot = errors.New("keys hash to different slots")
-	// ErrNotSent: a decision's context ended before it was sent; nothing was applied.
-	ErrNotSent = errors.New("decision not sent")
+	ErrCrossSlot   = errors.New("keys hash to different slots")
+	ErrNotSent     = errors.New("decision not sent") // nothing was applied
 )
 
-// UncertainError is a write sent without a reply: the server may have applied it. A
-// decision is never re-sent; a reset (Resets buckets from Key; 0: a decision) may be.
+// UncertainError is a write sent without a reply; Resets counts reset buckets (0: a decision).
 type UncertainError struct {
 	Key    string
 	Err    error
@@ -51,11 +42,10 @@ func (e *UncertainError) Error() string {
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 
-// decisionErr makes a network error after the command was sent an UncertainError; other
-// errors go through replyErr.
+// decisionErr makes a network error after the command was sent an UncertainError.
 func (s *Store) decisionErr(key string, err error, replyErr func(error) error) error {
 	if errors.Is(err, ErrNotSent) || errors.As(err, new(*UncertainError)) {
-		return err // from the coalescer, final
+		return err
 	}
 	s.networkErr(err)
 	if !rediserr.IsNetwork(err) || rediserr.NotSent(err) {
@@ -64,11 +54,9 @@ func (s *Store) decisionErr(key string, err error, replyErr func(error) error) e
 	return &UncertainError{Key: key, Err: err}
 }
 
-// networkErr asks a Cluster client to refresh its slot map after a network error.
 func (s *Store) networkErr(err error) { rediserr.ReloadSlots(s.rdb, err) }
 
-// NotBucketError is ErrWrongType for s with its Problem; for a lone bare number
-// ErrUndeclared too.
+// NotBucketError is ErrWrongType for s with its Problem (and ErrUndeclared for a bare number).
 func (s State) NotBucketError() error {
 	err := notBucketError(s.Key, s.Problem)
 	if s.Bare {
@@ -81,7 +69,6 @@ type bareError struct{ error }
 
 func (e bareError) Unwrap() []error { return []error{e.error, ErrUndeclared} }
 
-// notBucketError is ErrWrongType for key, with why (with or without "not a bucket: ").
 func notBucketError(key, why string) error {
 	why = strings.TrimPrefix(strings.TrimPrefix(why, ErrWrongType.Error()), ": ")
 	if why == "" {
@@ -102,7 +89,7 @@ func (e *SpecDiffersError) Error() string {
 
 func (e *SpecDiffersError) Unwrap() error { return ErrSpecDiffers }
 
-// specDiffers parses the script's "capacity C rate R" (Redis may append the script's line).
+// specDiffers parses the script's "capacity C rate R".
 func specDiffers(key, rest string) error {
 	var c, r float64
 	fields := strings.Fields(rediserr.ReplyText(errors.New(rest)))
@@ -121,10 +108,11 @@ func scriptErr(key string, err error) error {
 	case strings.Contains(msg, "bucketctl: not a native bucket"):
 		return fmt.Errorf("%w: %q is another application's bucket, not a native one", ErrForeign, key)
 	case strings.Contains(msg, "bucketctl: corrupt bucket: "):
-		why := msg[strings.Index(msg, "corrupt bucket: ")+len("corrupt bucket: "):]
+		_, why, _ := strings.Cut(msg, "corrupt bucket: ")
 		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(rediserr.ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
 	case strings.Contains(msg, "bucketctl: stored spec differs: "):
-		return specDiffers(key, msg[strings.Index(msg, "stored spec differs: ")+len("stored spec differs: "):])
+		_, rest, _ := strings.Cut(msg, "stored spec differs: ")
+		return specDiffers(key, rest)
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
 		return fmt.Errorf("%w: %q does not exist (%w)", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):

@@ -48,6 +48,19 @@ const (
 
 // Helpers only the tests use.
 
+// CounterForms lists the counter forms, in the order they are tried.
+func CounterForms() []CounterForm { return append([]CounterForm(nil), counterForms...) }
+
+func (f gcraFit) String() string {
+	switch f {
+	case sureGCRA:
+		return "sure"
+	case maybeGCRA:
+		return "maybe"
+	}
+	return "no"
+}
+
 // gcraLayouts are the gcra presets, in the order detection tries them.
 func gcraLayouts() []Layout { return presetsOf(GCRA) }
 

@@ -26,7 +26,7 @@ func (l Layout) GCRAShape(key, value string, pttl time.Duration, now time.Time) 
 }
 
 // GCRAOverdraw is the library's overdraw (tokens below empty its rounding allows).
-func (l Layout) GCRAOverdraw() float64 { return l.lib().overdraw() }
+func (l Layout) GCRAOverdraw() float64 { lib, _ := l.lib(); return lib.overdraw() }
 
 // GCRATTLRule is the library's TTL rule: at its write, TAT − now in (TTL − under, TTL + over].
-func (l Layout) GCRATTLRule() (under, over time.Duration) { return l.lib().ttlRule() }
+func (l Layout) GCRATTLRule() (under, over time.Duration) { lib, _ := l.lib(); return lib.ttlRule() }

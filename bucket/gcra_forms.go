@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// tatForm is how a GCRA library stores a TAT (form, unit, range) and its level arithmetic.
-// scripts/reset.lua checks the same form.
+// tatForm is how a GCRA library stores a TAT, and its level arithmetic.
 type tatForm interface {
 	validate(l Layout) error
 	parse(l Layout, v string) (TAT, error)
@@ -21,8 +20,7 @@ type tatForm interface {
 	scriptRange() (lo, hi string) // the stored number's range [lo, hi)
 }
 
-// secondsTAT: a decimal of seconds since the layout's epoch from a Lua double (redis_rate,
-// redis-gcra), below 2^32.
+// secondsTAT: a decimal of seconds since the layout's epoch, below 2^32 (redis_rate).
 type secondsTAT struct{}
 
 const secondsMax = 1 << 32
@@ -48,12 +46,10 @@ func (secondsTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: l.unixOf(f), seconds: f}, nil
 }
 
-// luaNow is now as the scripts compute it from TIME.
 func luaNow(now time.Time, epoch int64) float64 {
 	return float64(now.Unix()-epoch) + float64(now.Nanosecond()/1000)/1e6
 }
 
-// unixOf converts seconds since the layout's epoch to Unix nanoseconds.
 func (l Layout) unixOf(s float64) int64 {
 	sec := math.Floor(s)
 	return (l.Epoch+int64(sec))*1e9 + int64(math.Round((s-sec)*1e9))
@@ -131,8 +127,7 @@ func (nanosTAT) parse(l Layout, v string) (TAT, error) {
 	return TAT{Unix: n}, nil
 }
 
-// nsInterval is the emission interval in whole ns: 1e9/rate truncated, snapped to the nearest
-// integer within float error (so count/period gives back period/count truncated).
+// nsInterval is the emission interval in whole ns, snapped to an integer within float error.
 func nsInterval(rate float64) int64 {
 	x := 1e9 / rate
 	if r := math.Round(x); math.Abs(x-r) <= 1e-15*x {
@@ -171,7 +166,6 @@ func (nanosTAT) resetTAT(_ Layout, spec Spec, tokens float64, now time.Time) (st
 func (nanosTAT) overdraw() float64 { return 0 }
 
 func (nanosTAT) scriptRange() (string, string) {
-
 	return strconv.FormatInt(nanosMin, 10), "9223372036854775808"
 }
 

@@ -2,7 +2,9 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,26 +23,20 @@ type Resolver func(key string) Target
 
 // State is a bucket as read from Redis, refilled to the server's now when its spec is known.
 type State struct {
-	Key    string
-	Type   string // the key's Redis type: hash, string, none, list, ...
-	Exists bool
-	// Layout is the layout used to read it; Detected says it was recognised, not configured.
-	Layout   Layout
-	Detected bool
-	// Guess says why the layout was guessed from a lone bare number no rule declares, and
-	// how to declare it; such a key is never written or deleted.
-	Guess string
-	// Bare marks a lone bare number with no layout declared: writing it needs a declaration.
-	Bare    bool
-	Verdict Verdict
-	Problem string // the Verdict's text and why
-	// Counter names the counter limiter whose key this most likely is (LookupCounter).
-	Counter string
-	Stored  Level // tokens at the last update
-	Now     int64 // the server's time of the read (µs)
-	// SpecSource is "bucket", a rule name, "flags" or "" (unknown).
+	Key             string
+	Type            string // the key's Redis type
+	Exists          bool
+	Layout          Layout
+	Detected        bool   // the layout was recognised, not configured
+	Guess           string // why a detected layout is a guess; such a key is never written
+	Bare            bool   // a lone bare number with no layout declared
+	Verdict         Verdict
+	Problem         string // the Verdict's text and why
+	Counter         string // the counter limiter whose key this most likely is
+	Stored          Level  // tokens at the last update
+	Now             int64  // the server's time of the read (µs)
 	Spec            Spec
-	SpecSource      string
+	SpecSource      string        // "bucket", a rule name, "flags" or "" (unknown)
 	Tokens          float64       // the level refilled to Now (with a spec)
 	TTL             time.Duration // -1 no TTL, -2 no key
 	Allowed, Denied int64         // the native decision counters
@@ -95,8 +91,7 @@ func (s State) Peek(cost float64) (Result, error) {
 	return s.Decide(cost).Result, nil
 }
 
-// Inspect reads buckets by name in one round trip, in the order of keys, detecting layouts
-// that resolve leaves unknown. Nothing is written.
+// Inspect reads buckets by name in one round trip, detecting unresolved layouts.
 func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([]State, error) {
 	return s.InspectWith(ctx, keys, resolve, nil)
 }
@@ -111,3 +106,32 @@ func (s *Store) isCluster() bool {
 	_, ok := s.rdb.(*redis.ClusterClient)
 	return ok
 }
+
+// MemoryUsage is MEMORY USAGE of every key in one round trip, in bytes (0: gone).
+func (s *Store) MemoryUsage(ctx context.Context, keys []string) ([]int64, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.MemoryUsage(ctx, k)
+	}
+	_, err := pipe.Exec(ctx)
+	if err != nil && !isPerCommand(err) {
+		s.networkErr(err)
+		return nil, fmt.Errorf("memory usage: %w", err)
+	}
+	out := make([]int64, len(keys))
+	for i, c := range cmds {
+		v, err := c.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("memory usage %s: %w", strconv.Quote(keys[i]), err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// IsCluster reports whether the Store talks to a Cluster (slots matter).
+func (s *Store) IsCluster() bool { return s.isCluster() }

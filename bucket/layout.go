@@ -12,25 +12,16 @@ import (
 type KeyType string
 
 const (
-	// Hash is one hash per bucket with a tokens field and a time field.
-	Hash KeyType = "hash"
-	// Strings is two string keys per bucket, named by the patterns TokensKey and TimeKey.
-	Strings KeyType = "strings"
-	// GCRA is one string per bucket holding a theoretical arrival time (TAT): the time at
-	// which the bucket will be full again (see gcra.go).
-	GCRA KeyType = "gcra"
-	// JSON is one string per bucket holding its owner's JSON document of level and time
-	// (mennanov/limiters' state); its form is the preset's (layout_mennanov.go).
-	JSON KeyType = "json"
-	// Tagged is bucketctl's own: one string per bucket, a version tag then the packed
-	// level, time, spec and counters (native.go).
-	Tagged KeyType = "tagged"
+	Hash    KeyType = "hash"    // one hash: a tokens field and a time field
+	Strings KeyType = "strings" // two strings, named by the patterns TokensKey and TimeKey
+	GCRA    KeyType = "gcra"    // one string: a theoretical arrival time (TAT)
+	JSON    KeyType = "json"    // one string: its owner's JSON document (layout_mennanov.go)
+	Tagged  KeyType = "tagged"  // bucketctl's own tagged string (native.go)
 )
 
-// TimeUnit is the unit of a layout's stored time: "s", "ms", "us" or "ns".
+// TimeUnit is the unit of a layout's stored time.
 type TimeUnit string
 
-// The time units.
 const (
 	unitS  TimeUnit = "s"
 	unitMS TimeUnit = "ms"
@@ -38,7 +29,6 @@ const (
 	unitNS TimeUnit = "ns"
 )
 
-// perSecond is how many of the unit make a second.
 func (u TimeUnit) perSecond() float64 {
 	switch u {
 	case unitMS:
@@ -51,48 +41,34 @@ func (u TimeUnit) perSecond() float64 {
 	return 1
 }
 
-// Layout describes how an application stores its buckets. No layout but the native one
-// stores capacity or rate, so those come from rules or flags.
+// Layout describes how an application stores its buckets.
 type Layout struct {
-	Name string `json:"name" yaml:"name" mapstructure:"name"`
-	// Type is hash, strings, gcra, json or tagged (the native layout's).
-	Type KeyType `json:"type" yaml:"type" mapstructure:"type"`
-	// TokensField is the hash field holding the tokens (hash layouts).
-	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty" mapstructure:"tokens_field"`
-	// TimeField is the hash field holding the last update time (hash layouts).
-	TimeField string `json:"time_field,omitempty" yaml:"time_field,omitempty" mapstructure:"time_field"`
-	// TokensKey and TimeKey name a bucket's two keys by patterns with one '*' (strings
-	// layouts; webman "*" and "*:last_time"): the bucket is named by its tokens key.
-	TokensKey string `json:"tokens_key,omitempty" yaml:"tokens_key,omitempty" mapstructure:"tokens_key"`
-	TimeKey   string `json:"time_key,omitempty" yaml:"time_key,omitempty" mapstructure:"time_key"`
-	// TimeUnit is s, ms, us or ns; FloatTime says the time is written with a fraction.
-	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit" mapstructure:"time_unit"`
-	FloatTime bool     `json:"float_time" yaml:"float_time" mapstructure:"float_time"`
-	// Native marks bucketctl's own layout: it stores capacity, rate and decision counters.
-	Native bool `json:"native,omitempty" yaml:"native,omitempty" mapstructure:"native"`
-	// Library names the GCRA limiter whose arithmetic a gcra layout follows: redis_rate,
-	// throttled, redis-cell or redis-gcra (gcra layouts only).
-	Library string `json:"library,omitempty" yaml:"library,omitempty" mapstructure:"library"`
-	// KeyPrefix is the prefix the library puts before its own key names (gcra layouts).
-	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty" mapstructure:"key_prefix"`
-	// Epoch is the Unix time in seconds from which the stored time counts (gcra layouts).
-	Epoch int64 `json:"epoch,omitempty" yaml:"epoch,omitempty" mapstructure:"epoch"`
-	// Clock is "server" (Redis TIME) or "client" (the callers' clock); empty: the model's.
-	Clock string `json:"clock,omitempty" yaml:"clock,omitempty" mapstructure:"clock"`
-	// TimeFirst says the owner reads the hash by position, the time field first (Traefik):
-	// a reset writes the two fields in that order.
-	TimeFirst bool `json:"time_first,omitempty" yaml:"time_first,omitempty" mapstructure:"time_first"`
-	// Interval is the owner's refill step (upstash adds Rate × Interval tokens per whole
-	// interval); 0: the preset's own.
-	Interval time.Duration `json:"interval,omitempty" yaml:"interval,omitempty" mapstructure:"interval"`
-	// Like names the preset whose arithmetic (refill, clock, step, replies, TTL) a custom
-	// layout follows; empty: the native rules at the layout's own unit.
-	Like string `json:"like,omitempty" yaml:"like,omitempty" mapstructure:"like"`
-	// About says where the layout comes from.
-	About string `json:"about,omitempty" yaml:"about,omitempty" mapstructure:"about"`
+	Name string  `json:"name" yaml:"name"`
+	Type KeyType `json:"type" yaml:"type"`
+	// TokensField and TimeField name a hash layout's fields.
+	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty"`
+	TimeField   string `json:"time_field,omitempty" yaml:"time_field,omitempty"`
+	// TokensKey and TimeKey name a two-key bucket's keys by patterns with one '*'; the
+	// bucket is named by its tokens key.
+	TokensKey string   `json:"tokens_key,omitempty" yaml:"tokens_key,omitempty"`
+	TimeKey   string   `json:"time_key,omitempty" yaml:"time_key,omitempty"`
+	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit"`
+	FloatTime bool     `json:"float_time" yaml:"float_time"` // the time has a fraction
+	// Native marks bucketctl's own layouts: they store capacity, rate and counters.
+	Native bool `json:"native,omitempty" yaml:"native,omitempty"`
+	// Library, KeyPrefix and Epoch (Unix seconds) are a gcra layout's library and its form.
+	Library   string `json:"library,omitempty" yaml:"library,omitempty"`
+	KeyPrefix string `json:"key_prefix,omitempty" yaml:"key_prefix,omitempty"`
+	Epoch     int64  `json:"epoch,omitempty" yaml:"epoch,omitempty"`
+	Clock     string `json:"clock,omitempty" yaml:"clock,omitempty"` // "server", "client" or the model's
+	// TimeFirst says the owner reads the hash by position, time first (a reset keeps it so).
+	TimeFirst bool          `json:"time_first,omitempty" yaml:"time_first,omitempty"`
+	Interval  time.Duration `json:"interval,omitempty" yaml:"interval,omitempty"` // the owner's refill step
+	Like      string        `json:"like,omitempty" yaml:"like,omitempty"`         // the preset whose arithmetic it follows
+	About     string        `json:"about,omitempty" yaml:"about,omitempty"`
 
-	model Model   // a preset's own (see Model)
-	gcra  gcraLib // a gcra preset's library (see gcraLib)
+	model Model
+	gcra  gcraLib
 }
 
 // Validate checks a (custom) layout is complete.
@@ -145,7 +121,6 @@ func (l Layout) Validate() error {
 	return nil
 }
 
-// validateLike checks the preset a custom layout names with Like.
 func (l Layout) validateLike() error {
 	if l.Like == "" {
 		return nil
@@ -164,8 +139,7 @@ func (l Layout) validateLike() error {
 	return nil
 }
 
-// Keys are the Redis keys one bucket of this layout occupies: a two-key bucket's tokens key
-// and its time key (only the first when key is not named by the tokens_key pattern).
+// Keys are the Redis keys one bucket of this layout occupies.
 func (l Layout) Keys(key string) []string {
 	if tk, ok := l.TimeKeyOf(key); ok && l.Type == Strings {
 		return []string{key, tk}
@@ -173,8 +147,7 @@ func (l Layout) Keys(key string) []string {
 	return []string{key}
 }
 
-// WithLike fills what a custom layout leaves out from the preset it names with Like: type,
-// fields, key patterns, and the time unit (with float_time) when it gives none.
+// WithLike fills what a custom layout leaves out from the preset it names with Like.
 func (l Layout) WithLike() Layout {
 	p, ok := Presets[l.Like]
 	if !ok || p.Native {
@@ -203,9 +176,8 @@ func (l Layout) WithLike() Layout {
 	return l
 }
 
-// ParseTime turns a stored time into microseconds since the epoch. A time out of a stored
-// one's range (0 to maxTime microseconds, checked before rounding, as the scripts check
-// it: -0.4 is not a time) is an error.
+// ParseTime turns a stored time into microseconds since the epoch, within 0 to maxTime
+// before rounding, as the scripts check it.
 func (l Layout) ParseTime(s string) (int64, error) {
 	f, ok := ParseNumber(s)
 	if !ok {
@@ -218,7 +190,6 @@ func (l Layout) ParseTime(s string) (int64, error) {
 	return us, nil
 }
 
-// timeOf is ParseTime of a number already parsed: f in the layout's unit, in µs.
 func (l Layout) timeOf(f float64) (int64, bool) {
 	us := f * 1e6 / l.TimeUnit.perSecond()
 	if us < 0 || us > maxTime {
@@ -227,22 +198,19 @@ func (l Layout) timeOf(f float64) (int64, bool) {
 	return int64(math.Round(us)), true
 }
 
-// Quantize truncates now (microseconds) to the layout's time resolution: an application
-// that stores whole seconds refills in whole seconds, so its next decision sees the level
-// at the start of the current second, and so should a reader.
+// Quantize truncates now (µs) to the layout's time resolution.
 func (l Layout) Quantize(now int64) int64 {
 	if l.FloatTime || l.TimeUnit == unitUS || l.TimeUnit == "" {
 		return now
 	}
 	step := int64(1e6 / l.TimeUnit.perSecond())
 	if step <= 1 {
-		return now // nanoseconds: finer than the microseconds of now
+		return now
 	}
 	return now - now%step
 }
 
-// FormatTime writes microseconds since the epoch in the layout's own unit, so the owning
-// application reads it back correctly.
+// FormatTime writes microseconds since the epoch in the layout's own unit.
 func (l Layout) FormatTime(us int64) string {
 	if l.TimeUnit == unitUS && !l.FloatTime {
 		return strconv.FormatInt(us, 10)
@@ -254,6 +222,54 @@ func (l Layout) FormatTime(us int64) string {
 	return formatWhole(math.Floor(v))
 }
 
-// FormatTokens writes a token count as a bucket stores it, and its reader reads it back:
-// full precision, no exponent unless the plain form passes the grammar's length (1e-63).
+// FormatTokens writes a token count as a bucket stores it.
 func (Layout) FormatTokens(t float64) string { return formatNumber(t) }
+
+// swapPattern renames key, matched by pattern from, by pattern to (the '*' part never empty).
+func swapPattern(from, to, key string) (string, bool) {
+	pre, suf, ok := strings.Cut(from, "*")
+	if !ok || strings.Contains(suf, "*") || len(key) <= len(pre)+len(suf) ||
+		!strings.HasPrefix(key, pre) || !strings.HasSuffix(key, suf) {
+		return "", false
+	}
+	return fillPattern(to, key[len(pre):len(key)-len(suf)]), true
+}
+
+func fillPattern(p, part string) string {
+	pre, suf, _ := strings.Cut(p, "*")
+	return pre + part + suf
+}
+
+func checkPattern(layout, field, p string) error {
+	switch n := strings.Count(p, "*"); {
+	case p == "":
+		return fmt.Errorf("%w: layout %q: a strings layout needs %s, a key pattern with one '*' (e.g. \"*\" and \"*:last_time\")", ErrInvalid, layout, field)
+	case n == 0:
+		return fmt.Errorf("%w: layout %q: %s %q has no '*': put one '*' where the bucket's name goes (e.g. \"*.tokens\")", ErrInvalid, layout, field, p)
+	case n > 1:
+		return fmt.Errorf("%w: layout %q: %s %q has %d '*': use exactly one, where the bucket's name goes (braces are literal)", ErrInvalid, layout, field, p, n)
+	}
+	return nil
+}
+
+// TimeKeyOf is the time key of the two-key bucket whose tokens key is key.
+func (l Layout) TimeKeyOf(key string) (string, bool) { return swapPattern(l.TokensKey, l.TimeKey, key) }
+
+// TokensKeyOf is the tokens key (the bucket's name) of the two-key bucket with time key key.
+func (l Layout) TokensKeyOf(key string) (string, bool) {
+	return swapPattern(l.TimeKey, l.TokensKey, key)
+}
+
+// IsTimeKey says key is named as a time key of the (two-key) layout.
+func (l Layout) IsTimeKey(key string) bool {
+	_, ok := l.TokensKeyOf(key)
+	return l.Type == Strings && ok
+}
+
+// BucketKey is the tokens key for name in a two-key layout; name itself for others.
+func (l Layout) BucketKey(name string) string {
+	if l.Type != Strings || l.TokensKey == "" {
+		return name
+	}
+	return fillPattern(l.TokensKey, name)
+}

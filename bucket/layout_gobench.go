@@ -31,7 +31,6 @@ func (goBenchModel) AppRetryAfter(spec Spec, level, cost float64) (time.Duration
 
 func (goBenchModel) ClientClock() bool { return true }
 
-// msRetry is ceil(need / rate × 1000) ms, 0 when the level covers the cost.
 func msRetry(spec Spec, level, cost float64) time.Duration {
 	if level >= cost {
 		return 0

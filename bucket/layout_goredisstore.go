@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// go-redisstore: sethvargo/go-redisstore (scripts/third_party/go-redisstore/go-redisstore.lua,
-// called by its store.go Take with the caller's time.Now() in ns, Tokens and Interval in ns).
+// go-redisstore: sethvargo/go-redisstore (scripts/third_party/go-redisstore/).
 func init() {
 	register(Layout{Name: "go-redisstore", Type: Hash, TokensField: "k", TimeField: "s", TimeUnit: unitNS,
 		model: goRedisStoreModel{},
@@ -14,24 +13,18 @@ func init() {
 			"refills at each whole interval since s (capacity = Tokens, rate = Tokens/Interval), EXPIRE 3 × whole seconds of the interval"})
 }
 
-// hashModel is a hash owner that keeps more than a level and a time: the fields it may hold
-// besides, and how its stored state reads as a level, a time and (where stored) its spec.
+// hashModel is a hash owner that keeps more than a level and a time.
 type hashModel interface {
 	extraFields() []string
 	fromHash(st State, fields map[string]string) (State, float64, string)
-	// resetPairs are the fields a reset writes besides tokens and time.
 	resetPairs(op ResetOp) []any
 }
 
-// goRedisStoreModel: the level is k until the tick floor((now − s)/i) passes the stored t,
-// then min(m, ticks × (i / k)); the time the model carries is the last tick's, s + t·i.
 type goRedisStoreModel struct{ ownModel }
 
 func (goRedisStoreModel) extraFields() []string { return []string{"t", "m", "i"} }
 
-// resetPairs: a reset writes t = 0 and s = now, or the last tick's time s + t·i where a fast
-// client's tick is still ahead, the state the script starts a hash with: the next tick comes
-// one interval after it.
+// resetPairs: t = 0 and s = now, or s = the stored tick's time where it is still ahead.
 func (goRedisStoreModel) resetPairs(op ResetOp) []any {
 	if r := op.Read; r != nil && r.Exists && r.Stored.TS > r.Now {
 		return []any{"t", "0", "s", op.Layout.FormatTime(r.Stored.TS)}
@@ -39,9 +32,7 @@ func (goRedisStoreModel) resetPairs(op ResetOp) []any {
 	return []any{"t", "0"}
 }
 
-// fromHash: m (max) and i (interval ns), which Set writes and the script keeps over its
-// caller's defaults, are the spec; the script writes i only at its first refill, so until
-// then the interval is the rule's (capacity / rate).
+// fromHash: m (max) and i (interval ns, else the rule's) are the spec.
 func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, float64, string) {
 	sf := fields[st.Layout.TimeField]
 	tokens, _ := parseNumberForm(fields[st.Layout.TokensField])
@@ -68,11 +59,9 @@ func (goRedisStoreModel) fromHash(st State, fields map[string]string) (State, fl
 	return st, tokens, formatNumber(float64(start + tick*goRedisStoreInterval(st.Spec)))
 }
 
-// goRedisStoreInterval is the interval in ns a spec stands for: Tokens per Interval.
 func goRedisStoreInterval(spec Spec) float64 { return math.Round(spec.Capacity / spec.Rate * 1e9) }
 
-// Level: currtick = floor((now − s)/i), refilled when lasttick < currtick to
-// min(m, (currtick − lasttick) × (i / k)) (a k of 0 gives m), now and s in ns.
+// Level: refilled when lasttick < floor((now − s)/i) to min(m, ticks × (i / k)).
 func (goRedisStoreModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	iv := goRedisStoreInterval(spec)
 	ticks := math.Floor(float64(now-stored.TS) * 1e3 / iv)
@@ -87,15 +76,12 @@ func (goRedisStoreModel) Level(_ Layout, spec Spec, stored Level, now int64) Lev
 	return Level{Tokens: tok, TS: stored.TS + int64(math.Round(ticks*iv/1e3))}
 }
 
-// Allows: the script takes one token when k > 0, whatever is left; a request of cost takes
-// ceil(cost) such tokens in turn.
+// Allows: the script takes one token when k > 0; a request of cost takes ceil(cost).
 func (goRedisStoreModel) Allows(_ Spec, level, cost float64) bool {
 	return cost <= 0 || level > math.Ceil(cost)-1
 }
 
-// ResetTTL: EXPIRE 3 × floor(i / 1 s) after every take and refill (0, below 1 s, deletes the
-// key: the next call starts a full bucket); at least the refill to full, so that a bucket
-// written below full does not expire into a full one.
+// ResetTTL: EXPIRE 3 × floor(i / 1 s), at least the refill to full.
 func (goRedisStoreModel) ResetTTL(spec Spec, full time.Duration) time.Duration {
 	owner := 3 * time.Duration(math.Floor(goRedisStoreInterval(spec)/1e9)) * time.Second
 	return max(owner, ceilTo(full, time.Second))

@@ -9,9 +9,7 @@ import (
 var NativeLayout = Layout{Name: "native", Type: Tagged, TimeUnit: unitUS, Native: true, model: nativeModel{},
 	About: "bucketctl's script: string \"" + nativeTag + "\" + last, tokens, ts (µs, Redis TIME), allowed, denied, capacity, rate, expires (packed)"}
 
-// NativeHashLayout is the native layout written before the tagged string: a hash of tokens,
-// ts, capacity, rate, allowed and denied. Such buckets are read, listed and reset as they
-// are; the first decision on one converts it to the tagged string.
+// NativeHashLayout is the native layout of earlier versions, converted on first decision.
 var NativeHashLayout = Layout{Name: "native-hash", Type: Hash, TokensField: "tokens", TimeField: "ts",
 	TimeUnit: unitUS, Native: true, model: nativeModel{},
 	About: "bucketctl's earlier layout: hash tokens/ts (µs), capacity, rate, allowed, denied; its first decision converts it to native"}

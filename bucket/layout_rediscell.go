@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// redis-cell: brandur/redis-cell's CL.THROTTLE (scripts/third_party/redis-cell/mod.rs).
-// Capacity is max_burst+1, rate count/period.
+// redis-cell: brandur/redis-cell's CL.THROTTLE. Capacity is max_burst+1, rate count/period.
 func init() {
-	registerGCRA(redisCellLib{}, Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, model: ownModel{},
+	register(Layout{Name: "redis-cell", Type: GCRA, Library: "redis-cell", TimeUnit: unitNS, gcra: redisCellLib{},
 		About: "brandur/redis-cell CL.THROTTLE: string KEY = TAT, Unix ns (integer), PX time to full (ms, truncated); capacity = max_burst+1; " +
 			"its form is throttled's too: an undeclared one reads as a throttled guess"})
 }
@@ -22,8 +21,7 @@ func (redisCellLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 	return max(time.Millisecond, time.Duration(t.Unix-nowNanos(now)).Truncate(time.Millisecond))
 }
 
-// decide is RateLimiter::rate_limit (mod.rs, one attempt) and CL.THROTTLE's reply (lib.rs)
-// in Go; cost 0 re-sets the TAT (a missing key with TTL 0: gone at once).
+// decide is RateLimiter::rate_limit (mod.rs, one attempt) and CL.THROTTLE's reply in Go.
 func (redisCellLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	inc := T * int64(cost)

@@ -2,11 +2,10 @@ package bucket
 
 import "time"
 
-// redis-gcra: rwz/redis-gcra, redis_rate's form and TTL without the rate: prefix.
-// Capacity is burst, rate rate/period; it allows a request half a token short.
+// redis-gcra: rwz/redis-gcra. Capacity is burst, rate rate/period.
 func init() {
-	registerGCRA(redisGCRALib{}, Layout{Name: "redis-gcra", Type: GCRA, Library: "redis-gcra", Epoch: redisRateEpoch,
-		TimeUnit: unitS, FloatTime: true, model: ownModel{},
+	register(Layout{Name: "redis-gcra", Type: GCRA, Library: "redis-gcra", Epoch: redisRateEpoch,
+		TimeUnit: unitS, FloatTime: true, gcra: redisGCRALib{},
 		About: "rwz/redis-gcra: string KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = burst; " +
 			"allows half a token short; its form is redis-rate's too: detection names redis-gcra for a key without rate:"})
 }

@@ -5,11 +5,10 @@ import (
 	"time"
 )
 
-// redis-rate: go-redis/redis_rate v10, string rate:KEY = TAT in float seconds since
-// 2017-01-01 UTC. Capacity is the Limit's Burst, rate Rate/Period.
+// redis-rate: go-redis/redis_rate v10. Capacity is the Limit's Burst, rate Rate/Period.
 func init() {
-	registerGCRA(redisRateLib{}, Layout{Name: "redis-rate", Type: GCRA, Library: "redis_rate", KeyPrefix: "rate:",
-		Epoch: redisRateEpoch, TimeUnit: unitS, FloatTime: true, model: ownModel{},
+	register(Layout{Name: "redis-rate", Type: GCRA, Library: "redis_rate", KeyPrefix: "rate:",
+		Epoch: redisRateEpoch, TimeUnit: unitS, FloatTime: true, gcra: redisRateLib{},
 		About: "go-redis/redis_rate v10: string rate:KEY = TAT, seconds since 2017-01-01 UTC (float), EX ceil(time to full); capacity = Burst"})
 }
 
@@ -21,10 +20,8 @@ func (redisRateLib) decide(l Layout, spec Spec, stored *TAT, now time.Time, cost
 	return secondsDecide(l, spec, stored, now, cost, false)
 }
 
-// secondsDecide is redis_rate's allowN script (half false) or redis-gcra's (half true:
-// remaining rounded to nearest) in Go, operation for operation in doubles, with the Go
-// API's answer: durations through Lua's tostring; a cost above capacity gets a finite
-// RetryAfter. float64() conversions keep the compiler from fusing multiply-adds.
+// secondsDecide is redis_rate's allowN script (half false) or redis-gcra's (half true)
+// in Go, operation for operation in doubles (float64() stops fused multiply-adds).
 func secondsDecide(l Layout, spec Spec, stored *TAT, now time.Time, cost int, half bool) gcraAnswer {
 	T := 1 / spec.Rate
 	nowS := luaNow(now, l.Epoch)

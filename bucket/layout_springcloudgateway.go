@@ -15,8 +15,7 @@ func init() {
 
 type springCloudGatewayModel struct{ ownModel }
 
-// Level: math.min(capacity, last_tokens+(math.max(0, now-last_refreshed)*rate)), in the
-// layout's unit; it writes its now, even behind the stored time.
+// Level: math.min(capacity, last_tokens+(math.max(0, now-last_refreshed)*rate)).
 func (springCloudGatewayModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 	u, nowU := l.TimeUnit.perSecond(), unitsAt(l, now)
 	delta := math.Max(0, float64(nowU-float64(stored.TS)*u/1e6))
@@ -32,7 +31,7 @@ func (springCloudGatewayModel) ResetTTL(spec Spec, full time.Duration) time.Dura
 // MissingTime: tonumber(redis.call("get", timestamp_key)) or 0.
 func (springCloudGatewayModel) MissingTime(int64) int64 { return 0 }
 
-// unitsAt is now (µs) as a clock in the layout's unit reads it: whole units unless FloatTime.
+// unitsAt is now (µs) as a clock in the layout's unit reads it.
 func unitsAt(l Layout, now int64) float64 {
 	u := l.TimeUnit.perSecond()
 	if l.FloatTime || u > 1e6 {

@@ -4,7 +4,7 @@ import "time"
 
 // throttled: throttled/throttled v2 with store/goredisstore.v9. Capacity is MaxBurst+1.
 func init() {
-	registerGCRA(throttledLib{}, Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, model: ownModel{},
+	register(Layout{Name: "throttled", Type: GCRA, Library: "throttled", TimeUnit: unitNS, gcra: throttledLib{},
 		About: "throttled/throttled v2 goredisstore: string PREFIX+KEY = TAT, Unix ns (integer), TTL floor(time to full) s, min 1 s; capacity = MaxBurst+1"})
 }
 
@@ -17,13 +17,11 @@ func (throttledLib) writeTTL(_ Layout, t TAT, now time.Time) time.Duration {
 	return throttledTTL(t.Unix - nowNanos(now))
 }
 
-// throttledTTL is the TTL goredisstore sets.
 func throttledTTL(ns int64) time.Duration {
 	return max(time.Second, time.Duration(ns)/time.Second*time.Second)
 }
 
-// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go. Cost 0 is its peek: never
-// denied, it re-sets every bucket and creates a missing one.
+// decide is GCRARateLimiterCtx.RateLimitCtx (one attempt) in Go.
 func (throttledLib) decide(_ Layout, spec Spec, stored *TAT, now time.Time, cost int) gcraAnswer {
 	T, dvt, n, tat := nsStart(spec, stored, now)
 	q := int64(cost)

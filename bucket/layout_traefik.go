@@ -56,7 +56,6 @@ func traefikDelay(spec Spec, level, cost float64) time.Duration {
 	return time.Duration(f * float64(time.Microsecond))
 }
 
-// traefikMaxDelay: 500 ms below 1 request/s, else 1 s / (int(rate) × 2).
 func traefikMaxDelay(rate float64) time.Duration {
 	if rate < 1 {
 		return 500 * time.Millisecond

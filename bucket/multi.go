@@ -16,9 +16,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// Tier is one bucket of a multi-tier decision, with its own spec (zero: the stored one) and
-// cost. In a Cluster the keys of one decision need one hash tag: rl:{user42}:user and
-// rl:{user42}:global share a slot.
+// Tier is one bucket of a multi-tier decision, with its own spec (zero: the stored one).
 type Tier struct {
 	Name string // labels the tier in results and headers ("user", "global")
 	Key  string
@@ -26,16 +24,14 @@ type Tier struct {
 	Cost float64
 }
 
-// TierResult is one tier's part of a multi-tier decision: Allowed says the tier held its
-// cost; Remaining is the level after the decision.
+// TierResult is one tier's part of a multi-tier decision.
 type TierResult struct {
 	Name string
 	Key  string
 	Result
 }
 
-// MultiResult is an all-or-nothing decision over several tiers. Denied is the index of the
-// first tier that lacked its cost, -1 when allowed.
+// MultiResult is an all-or-nothing decision; Denied is the first tier short (-1: allowed).
 type MultiResult struct {
 	Allowed bool
 	Denied  int
@@ -64,9 +60,8 @@ func (m MultiResult) DeniedBy() (TierResult, bool) {
 
 var multiScript = scripts.Lazy(scripts.MultiBucket)
 
-// TakeAll decides several tiers all or nothing in one atomic script call: the cost is taken
-// from each tier only when every tier holds it. Keys must be distinct and, on a Cluster or
-// Ring, share one hash tag (else ErrCrossSlot).
+// TakeAll decides several tiers all or nothing in one atomic script call. Keys must be
+// distinct and, on a Cluster or Ring, share one hash tag (else ErrCrossSlot).
 func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) {
 	if len(tiers) == 0 {
 		return MultiResult{}, fmt.Errorf("%w: no tiers", ErrInvalid)
@@ -85,10 +80,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 			return MultiResult{}, fmt.Errorf("%w: tiers %s and %s share key %q", ErrInvalid, tierLabel(tiers[j], j), tierLabel(t, i), t.Key)
 		}
 		keys[i] = t.Key
-		var capS, rateS string
-		if !t.Spec.IsZero() {
-			capS, rateS = fmtFloat(t.Spec.Capacity), fmtFloat(t.Spec.Rate)
-		}
+		capS, rateS := t.Spec.args()
 		args = append(args, capS, rateS, fmtFloat(t.Cost))
 	}
 	if err := s.checkSlots(keys); err != nil {
@@ -109,10 +101,9 @@ func tierLabel(t Tier, i int) string {
 	return strconv.Itoa(i + 1)
 }
 
-// checkSlots refuses keys the client would route to different nodes.
 func (s *Store) checkSlots(keys []string) error {
 	var same func(a, b string) bool
-	var name func(string) string // only for the error
+	var name func(string) string
 	switch s.rdb.(type) {
 	case *redis.ClusterClient:
 		same = func(a, b string) bool { return slot.Of(a) == slot.Of(b) }
@@ -134,7 +125,6 @@ func (s *Store) checkSlots(keys []string) error {
 
 var tierInMsg = lazyRegexp(`\(tier (\d+)\)$`)
 
-// multiErr maps a script error to the package's errors, naming the tier it is about.
 func multiErr(tiers []Tier, keys []string, err error) error {
 	m := tierInMsg().FindStringSubmatch(strings.TrimSpace(err.Error()))
 	if m == nil {
@@ -164,8 +154,7 @@ func parseMulti(v []interface{}, tiers []Tier) (MultiResult, error) {
 	return m, nil
 }
 
-// TakeAllModel is the reference model of TakeAll, as Spec.Take is of Take (every tier needs
-// a Spec). written is false only when a cost exceeds its capacity: nothing is touched.
+// TakeAllModel is the reference model of TakeAll (written false: a cost above capacity).
 func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out []Level, written bool, r MultiResult) {
 	out = make([]Level, len(tiers))
 	r = MultiResult{Allowed: true, Denied: -1, Tiers: make([]TierResult, len(tiers))}
@@ -199,7 +188,6 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 	return out, true, r
 }
 
-// lazyRegexp compiles expr on first use: init runs on every command.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

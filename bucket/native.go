@@ -8,22 +8,11 @@ import (
 	"strings"
 )
 
-// The native bucket is one string of nativeLen bytes, little-endian, exactly as the scripts'
-// prelude packs it with struct.pack('<c13BddI7I7ddI4', ...) (scripts/number.lua): nativeTag,
-// last (1 byte: 1 when the decision that wrote it allowed its request), tokens and ts (µs)
-// as doubles, allowed and denied as 7-byte unsigned integers, capacity and rate as doubles,
-// expires as a 4-byte unsigned Unix second (0: unknown). Identity is the tag: no other
-// application writes it, so a string without it is never a native bucket.
-
-// nativeTag starts every native bucket's value; `redis-cli GET` shows it.
-const nativeTag = "bucketctl:v1:"
-
-// nativeLen is the length of a native bucket's value (within maxNumberLen, so the page
-// read transfers it as it does a number).
-const nativeLen = len(nativeTag) + 1 + 8 + 8 + 7 + 7 + 8 + 8 + 4
-
-// The offsets of the fields after the tag.
+// A native bucket is nativeTag, then its fields packed as scripts/number.lua packs them.
 const (
+	nativeTag = "bucketctl:v1:"
+	nativeLen = len(nativeTag) + 1 + 8 + 8 + 7 + 7 + 8 + 8 + 4
+
 	offLast     = len(nativeTag)
 	offTokens   = offLast + 1
 	offTS       = offTokens + 8
@@ -37,15 +26,11 @@ const (
 // NativeValues are the values a native bucket stores.
 type NativeValues struct {
 	Tokens, TS, Capacity, Rate, Allowed, Denied float64
-	// Last says the decision that last wrote the bucket allowed its request.
-	Last bool
-	// Expires is a Unix second before which the TTL the last decision's SET PX gave the key
-	// does not run out (0: unknown); a decision that needs no longer keeps the TTL.
-	Expires uint32
+	Last                                        bool   // the last decision allowed its request
+	Expires                                     uint32 // a Unix second before which the key's TTL does not run out (0: unknown)
 }
 
-// EncodeNative is the value the native scripts write for v: for tests and for writers of
-// native buckets outside the scripts.
+// EncodeNative is the value the native scripts write for v.
 func EncodeNative(v NativeValues) string {
 	b := make([]byte, nativeLen)
 	copy(b, nativeTag)
@@ -78,7 +63,6 @@ func uint56(s string) float64 {
 	return float64(u)
 }
 
-// float64At is the little-endian double at s[i:].
 func float64At(s string, i int) float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[i : i+8])))
 }
@@ -86,8 +70,7 @@ func float64At(s string, i int) float64 {
 // IsNativeValue reports whether a string value carries the native bucket's tag.
 func IsNativeValue(v string) bool { return strings.HasPrefix(v, nativeTag) }
 
-// DecodeNative reads a native bucket's value; problem says why it is corrupt when the value
-// after the tag is not the packed fields within the ranges the scripts check.
+// DecodeNative reads a native bucket's value; problem says why it is corrupt.
 func DecodeNative(v string) (NativeValues, string) {
 	if !IsNativeValue(v) || len(v) != nativeLen {
 		return NativeValues{}, fmt.Sprintf("the value after the tag is %d bytes, not %d", len(v)-len(nativeTag), nativeLen-len(nativeTag))
@@ -114,8 +97,7 @@ func DecodeNative(v string) (NativeValues, string) {
 	return n, ""
 }
 
-// classifyNative is the State of a string holding the native tag: a native bucket, or a
-// corrupt one; a declared layout other than a native one makes it not a bucket of that.
+// classifyNative is the State of a string holding the native tag.
 func classifyNative(st State, t Target, v string) State {
 	if t.Layout != nil && !t.Layout.Native {
 		st.fail(NotBucket, "a native bucket's tagged string, but layout %s is declared for it", t.Layout.Name)
@@ -128,17 +110,13 @@ func classifyNative(st State, t Target, v string) State {
 		st.fail(Corrupt, "%s", problem)
 		return st
 	}
-	// The application's spec is the one the bucket stores (as for a native-hash bucket).
 	st.Spec, st.SpecSource = Spec{Capacity: n.Capacity, Rate: n.Rate}, "bucket"
 	st.Allowed, st.Denied = counter(n.Allowed), counter(n.Denied)
-	// DecodeNative checked both ranges.
 	ts, _ := st.Layout.timeOf(n.TS)
 	return withLevelAt(st, n.Tokens, ts)
 }
 
-// nativeResetArgs are the reset script's KEYS and ARGV for a native bucket, tagged or still
-// a native-hash (a set writes the tagged string): the script reads the stored spec and
-// counters itself and sets the TTL from them and the grace (scripts/reset.lua).
+// nativeResetArgs are the reset script's KEYS and ARGV for a native bucket, tagged or hash.
 func (s *Store) nativeResetArgs(op ResetOp) ([]string, []interface{}, error) {
 	mode, tokens := "delete", ""
 	if !op.To.Delete {

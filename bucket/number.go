@@ -5,11 +5,9 @@ import (
 	"strconv"
 )
 
-// maxNumberLen is the longest stored number (a read never transfers a longer value).
 const maxNumberLen = 64
 
-// ParseNumber parses a stored number by the one grammar (scripts/number.lua's num()): sign,
-// digits, fraction, exponent, at most maxNumberLen bytes, finite; ok is false otherwise.
+// ParseNumber parses a stored number by scripts/number.lua's grammar.
 func ParseNumber(s string) (v float64, ok bool) {
 	v, form := parseNumberForm(s)
 	if !form || math.IsInf(v, 0) {
@@ -18,8 +16,7 @@ func ParseNumber(s string) (v float64, ok bool) {
 	return v, true
 }
 
-// parseNumberForm checks the form only: an overflow is ±Inf with form true (corrupt, not
-// foreign).
+// parseNumberForm checks the form only: an overflow is ±Inf with form true.
 func parseNumberForm(s string) (float64, bool) {
 	if !numberForm(s) {
 		return 0, false
@@ -27,7 +24,7 @@ func parseNumberForm(s string) (float64, bool) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
-			return v, true // ±Inf (underflow is no error: it rounds to 0 or a denormal)
+			return v, true
 		}
 		return 0, false
 	}
@@ -70,7 +67,7 @@ func numberForm(s string) bool {
 	return i == len(s)
 }
 
-// formatNumber writes v so the grammar reads back exactly v: plain decimal where it fits.
+// formatNumber writes v so the grammar reads back exactly v.
 func formatNumber(v float64) string {
 	if s := strconv.FormatFloat(v, 'f', -1, 64); len(s) <= maxNumberLen {
 		return s

@@ -2,33 +2,28 @@ package bucket
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Model is a layout owner's arithmetic: how its script refills, what it replies and the TTL
-// it sets. Each preset's model lives in its own file (layout_NAME.go) and embeds ownModel,
-// which holds the native rules at the layout's own time unit.
+// Model is a layout owner's arithmetic (layout_NAME.go); each embeds ownModel's defaults.
 type Model interface {
 	// Level is the bucket as the owner's next decision at now (µs) sees it, before taking.
 	Level(l Layout, spec Spec, stored Level, now int64) Level
-	// Step is the owner's time resolution: the smallest change of its clock it can see.
+	// Step is the smallest change of the owner's clock it can see.
 	Step(l Layout) time.Duration
-	// Allows is the owner's decision on a request of cost at level: level >= cost, or more
-	// (Traefik serves a deficit it can wait out within its max delay).
+	// Allows is the owner's decision on a request of cost at level.
 	Allows(spec Spec, level, cost float64) bool
-	// AppRetryAfter is the retry-after the owner replies to a request of cost denied at
-	// level; ok is false when it replies none.
+	// AppRetryAfter is the retry-after the owner replies; ok is false when it replies none.
 	AppRetryAfter(spec Spec, level, cost float64) (retry time.Duration, ok bool)
-	// ResetTTL is the TTL the owner would leave on a bucket that refills to full in full.
+	// ResetTTL is the TTL the owner leaves on a bucket that refills to full in full.
 	ResetTTL(spec Spec, full time.Duration) time.Duration
 	// ClientClock says the owner passes its callers' clock, not the server's TIME.
 	ClientClock() bool
-	// RefillsBackwards says the owner refills negatively from a time ahead of its clock
-	// (so a reset writes the server's now rather than keep a later time).
+	// RefillsBackwards says the owner refills negatively from a time ahead of its clock.
 	RefillsBackwards() bool
 	// NoTTLByDesign says the owner never sets a TTL: a bucket without one is not a leak.
 	NoTTLByDesign() bool
@@ -36,8 +31,6 @@ type Model interface {
 	MissingTime(now int64) int64
 }
 
-// ownModel is the native rules at the layout's own unit: the model of custom layouts, and
-// the defaults every preset's model embeds.
 type ownModel struct{}
 
 func (ownModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
@@ -64,27 +57,24 @@ func (ownModel) RefillsBackwards() bool      { return false }
 func (ownModel) NoTTLByDesign() bool         { return false }
 func (ownModel) MissingTime(now int64) int64 { return now }
 
-// resetGrace is how long a bucket a reset wrote is kept after it would be full, where its
-// owner sets no TTL of its own (as the native script's default grace).
+// resetGrace is how long a reset bucket outlives its refill where its owner sets no TTL.
 const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
-// maxPresets bounds the registry: an array, so that registering allocates nothing.
 const maxPresets = 24
 
-// registry holds the presets in the order detection tries them: native first, then by name.
-var registry struct {
+var registry struct { // the presets in the order detection tries them
 	all [maxPresets]Layout
 	n   int
 }
 
-// Presets are the named layouts bucketctl knows, by name (sized once: start-up stays light).
+// Presets are the named layouts bucketctl knows, by name.
 var Presets = make(map[string]Layout, 24)
 
 // register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {
-	if l.model == nil || Presets[l.Name].Name != "" || registry.n == maxPresets {
+	if l.model == nil && l.gcra == nil || Presets[l.Name].Name != "" || registry.n == maxPresets {
 		panic("bucket: preset " + l.Name + " registered twice, without a model, or past maxPresets")
 	}
 	Presets[l.Name] = l
@@ -102,14 +92,7 @@ func presets() []Layout { return registry.all[:registry.n] }
 func Registry() []Layout { return slices.Clone(presets()) }
 
 // PresetNames lists the preset names, sorted.
-func PresetNames() []string {
-	names := make([]string, 0, registry.n)
-	for _, l := range presets() {
-		names = append(names, l.Name)
-	}
-	sort.Strings(names)
-	return names
-}
+func PresetNames() []string { return slices.Sorted(maps.Keys(Presets)) }
 
 // LookupLayout finds a preset by name.
 func LookupLayout(name string) (Layout, error) {
@@ -122,8 +105,6 @@ func LookupLayout(name string) (Layout, error) {
 // presetsOf lists the presets of one key type, in registry order.
 func presetsOf(t KeyType) []Layout { return slices.Clip(byType()[t]) }
 
-// byType is the registry grouped by key type, built once after every init has registered
-// (classify asks it for every key a scan reads).
 var byType = sync.OnceValue(func() map[KeyType][]Layout {
 	m := map[KeyType][]Layout{}
 	for _, l := range presets() {
@@ -132,8 +113,7 @@ var byType = sync.OnceValue(func() map[KeyType][]Layout {
 	return m
 })
 
-// TwoKeyLayouts lists the two-key (strings) layouts among the presets and the given custom
-// layouts, one per pair of key patterns.
+// TwoKeyLayouts lists the two-key layouts among presets and custom, one per key pattern pair.
 func TwoKeyLayouts(custom []Layout) []Layout {
 	var out []Layout
 	seen := map[[2]string]bool{}
@@ -147,8 +127,7 @@ func TwoKeyLayouts(custom []Layout) []Layout {
 	return out
 }
 
-// Model is the owner's arithmetic of the layout: the preset's own, the one a custom
-// layout names with Like, or the native rules at the layout's unit.
+// Model is the layout's arithmetic: its own, its Like preset's, or the native rules.
 func (l Layout) Model() Model {
 	if l.model != nil {
 		return l.model

@@ -39,6 +39,14 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// args are the spec as the native scripts take it: "", "" for the zero spec.
+func (s Spec) args() (capacity, rate string) {
+	if s.IsZero() {
+		return "", ""
+	}
+	return fmtFloat(s.Capacity), fmtFloat(s.Rate)
+}
+
 // ValidateCost checks a cost against the spec: a cost above capacity can never be allowed.
 func (s Spec) ValidateCost(cost float64) error {
 	if !finite(cost) || cost < 0 {
@@ -50,16 +58,14 @@ func (s Spec) ValidateCost(cost float64) error {
 	return nil
 }
 
-// Result is one decision. RetryAfter is the wait until the cost is there (-1: never);
-// ResetAfter the wait until full. In a Decision, Remaining is the level before it.
+// Result is one decision: RetryAfter until the cost is there (-1: never), ResetAfter until full.
 type Result struct {
 	Allowed    bool
 	Remaining  float64
 	RetryAfter time.Duration
 	ResetAfter time.Duration
 	Spec       Spec
-	// At is the server's time of a native decision (its stored ts); zero where unknown.
-	At time.Time
+	At         time.Time // the server's time of a native decision; zero where unknown
 }
 
 // Level is a bucket's stored level: tokens at time TS (microseconds, Unix epoch).
@@ -71,7 +77,7 @@ type Level struct {
 // At returns the level refilled to now (µs), clamped; a now before TS refills nothing.
 func (s Spec) At(l Level, now int64) Level {
 	if now > l.TS {
-		// float64() keeps the compiler from fusing an FMA: bit-identical to the Lua.
+		// float64() keeps the compiler from fusing an FMA, as in the Lua.
 		refill := float64(float64(now-l.TS)/1e6) * s.Rate
 		return Level{Tokens: math.Min(s.Capacity, float64(l.Tokens+refill)), TS: now}
 	}
