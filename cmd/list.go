@@ -72,7 +72,7 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.All, "all", false, "list keys that are not buckets too (with a dash)")
 	cmd.Flags().BoolVar(&opts.Hot, "hot", false, "list the buckets being written now, busiest first (client tracking, Redis 6+)")
 	cmd.Flags().DurationVar(&opts.For, "for", defaultHotFor, "with --hot: how long to observe")
-	cmd.Flags().Var(formatValue{&opts.SortBy, listOrders}, "sort-by", "order rows by "+strings.Join(listOrders, "|")+
+	cmd.Flags().Var(oneOf(&opts.SortBy, listOrders), "sort-by", "order rows by "+strings.Join(listOrders, "|")+
 		" (holds the rows: the first --limit, else at most 100,000); without it rows stream in SCAN order")
 	cmd.Flags().BoolVarP(&opts.Reverse, "reverse", "r", false, "with --sort-by: the reverse order")
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", fixedCompletions(listOrders...))

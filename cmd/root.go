@@ -46,17 +46,12 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 			if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed && fl.Value.String() == "" {
 				return usagef("--match '': an empty pattern matches no key; give a Redis glob pattern ('*' for every key)")
 			}
-			// inspect and watch of given keys read by pipelines only (see Factory.Check).
-			if !cmd.Flags().Changed("match") {
-				switch cmd.Name() {
-				case "inspect":
-					f.Check = connect.PingInFirstRead
-				case "watch":
-					f.Check = connect.PingByPipeline
+			if cmd.Name() == "reset" && !cmd.Flags().Changed("match") {
+				// A reset that may still ask on the terminal keeps the limit per request.
+				if yes, _ := cmd.Flags().GetBool("yes"); yes || !f.IO.CanPrompt() {
+					f.limitOneKey(cmd)
 				}
 			}
-			f.catchSignals(cmd)
-			f.limitOneKey(cmd)
 			if noColor, _ := f.Flags.GetBool("no-color"); noColor {
 				f.IO.NoColor = true
 			}
@@ -76,7 +71,6 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageTemplate(topicUsage(root.UsageTemplate()))
-	// --version prints what the version command prints.
 	root.Version = f.Version.Version
 	root.SetVersionTemplate(f.Version.line() + "\n")
 	return root
@@ -91,9 +85,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	return root
 }
 
-// commands are the root's subcommands, by name, in the order help lists them (made on
-// use: nothing is allocated at start-up). Each is built only when needed: see
-// newCmdRootFor.
+// commands are the root's subcommands in the order help lists them, each built only when
+// needed (newCmdRootFor).
 func commands() []subcommand {
 	return append([]subcommand{
 		{"script", NewCmdScript},
@@ -113,14 +106,12 @@ func commands() []subcommand {
 	}, topicCommands()...)
 }
 
-// subcommand is one of the root's subcommands: its name and how to build it.
 type subcommand struct {
 	name  string
 	build func(*Factory) *cobra.Command
 }
 
-// topicCommands are the help topics as commands: 'bucketctl help exit-codes' (and
-// 'bucketctl exit-codes') prints one.
+// topicCommands are the help topics as commands ('bucketctl help exit-codes').
 func topicCommands() []subcommand {
 	cs := make([]subcommand, 0, len(helpTopics))
 	for _, t := range helpTopics {
@@ -131,12 +122,9 @@ func topicCommands() []subcommand {
 
 // newCmdRootFor builds the tree args need: the root and the one command they name, or the
 // whole tree when they name none (root help, an unknown word, help, shell completion).
-// Building a command costs its help texts and flags, and every run pays for the commands
-// it builds: a one-key inspect need not build the other thirteen.
+// cobra finds the command word among stand-ins that cost a name each.
 func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	root := newCmdRootOnly(f)
-	// cobra finds the command word as it will when executing (skipping the root's flags
-	// and their values), here among stand-ins that cost a name each.
 	for _, c := range commands() {
 		root.AddCommand(&cobra.Command{Use: c.name})
 	}
@@ -164,8 +152,7 @@ func Main() int {
 	return Run(context.Background(), f, os.Args[1:])
 }
 
-// Run executes args against f and returns the exit code, printing one line on stderr for
-// an error.
+// Run executes args against f and returns the exit code; an error is one line on stderr.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := newCmdRootFor(f, args)
 	root.SetArgs(args)
@@ -194,11 +181,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return ExitCode(err)
 }
 
-// cobraUsage turns a usage error of cobra's into one line: an unknown command gets a
-// "did you mean" of its own instead of cobra's multi-line suggestion block.
+// cobraUsage turns a usage error of cobra's into one line, an unknown command with a
+// "did you mean" of its own.
 func cobraUsage(root *cobra.Command, err error) error {
-	// cobra's "unknown command" error: the word and the command path. (Compiled here, on
-	// this error path, not at start-up.)
 	unknownCommandRe := regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
 	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
 		c := root
@@ -261,9 +246,8 @@ func unknownCommand(c *cobra.Command, word string) error {
 	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
 }
 
-// helpOrUnknown is the RunE of a command that only groups others (script, config): alone it
-// prints its help; followed by a word that names no subcommand it is a usage error, as
-// the root's unknown commands are.
+// helpOrUnknown is the RunE of a group (script, config): its help, or a usage error for a
+// word that names no subcommand.
 func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()
@@ -282,13 +266,13 @@ func isCobraUsage(err error) bool {
 }
 
 // addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the
-// first the default; another is a usage error as the flag is parsed.
+// first the default.
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	if len(formats) == 0 {
 		formats = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
 	}
 	*p = formats[0]
-	cmd.Flags().VarP(formatValue{p, formats}, "output", "o", "output format: "+strings.Join(formats, "|"))
+	cmd.Flags().VarP(oneOf(p, formats), "output", "o", "output format: "+strings.Join(formats, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
 }
 
