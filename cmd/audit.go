@@ -53,7 +53,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	intVar(cmd.Flags(), &opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixedCompletions("warning", "error", "none"))
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 

@@ -67,16 +67,6 @@ func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF fun
 	return cmd
 }
 
-func exactKey(cmd *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return tooManyArgs(cmd, args, "%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
-	}
-	if args[0] == "" {
-		return usagef("KEY is empty")
-	}
-	return nil
-}
-
 func decideRun(opts *DecideOptions) error {
 	f := opts.src
 	resolve, err := f.resolver(&opts.Spec)

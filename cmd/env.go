@@ -15,9 +15,8 @@ import (
 // IOStreams is where a command reads and writes (see package iostreams).
 type IOStreams = iostreams.IOStreams
 
-// Env is what a command's run reads besides its flags: the streams, the context (Ctrl-C,
-// --timeout), the clock, the environment, and src, where the config, the server and the
-// Store come from, lazily. A test builds it with Factory.env and calls the run directly.
+// Env is what a command's run reads besides its flags; src gives the config, the server
+// and the Store, lazily. A test builds it with Factory.env and calls the run directly.
 type Env struct {
 	IO     *IOStreams
 	Ctx    context.Context
@@ -26,11 +25,8 @@ type Env struct {
 	src    *Factory
 }
 
-// env is the Env of a command run over f, with ctx (nil: context.Background()).
+// env is the Env of a command run over f, with ctx.
 func (f *Factory) env(ctx context.Context) Env {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	return Env{IO: f.IO, Ctx: ctx, Now: f.Now, Getenv: f.getenv, src: f}
 }
 
@@ -48,8 +44,7 @@ func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *Sp
 	return run(opts)
 }
 
-// Selection are the options of the commands that read many buckets: which keys (--match,
-// at most --limit buckets), what they are (the spec flags) and how they print (-o).
+// Selection are the options of the commands that read many buckets.
 type Selection struct {
 	Match  string
 	Limit  int

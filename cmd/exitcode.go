@@ -34,8 +34,7 @@ type (
 // usagef returns a UsageError.
 func usagef(format string, a ...any) error { return connect.Usagef(format, a...) }
 
-// NoKeyError reports keys named on the command line that do not exist: exit 6, after
-// their rows were printed.
+// NoKeyError reports keys named on the command line that do not exist: exit 6.
 type NoKeyError struct{ Keys []string }
 
 func (e *NoKeyError) Error() string {
@@ -124,8 +123,7 @@ func errorMessage(err error) string {
 	return strings.ReplaceAll(msg, "\n", "; ")
 }
 
-// adviceFor is what the user can do about err, in the command line's words: the library's
-// errors state what is wrong, and this is the one place that names the flags to fix it.
+// adviceFor is what the user can do about err, in the command line's words.
 func adviceFor(err error) string {
 	switch {
 	case errors.Is(err, bucket.ErrNoSpec):

@@ -26,8 +26,7 @@ type Factory struct {
 	Flags *pflag.FlagSet
 	// Check is how the first connection checks that the server answers (connect.Check).
 	Check connect.Check
-	// Getenv is the environment every command reads (nil: the process's); LookupEnv, when
-	// set, is read instead, and tells a variable set to "" from an unset one.
+	// Getenv is the environment (nil: the process's); LookupEnv, when set, wins.
 	Getenv    func(string) string
 	LookupEnv func(string) (string, bool)
 	// Signals says this Factory serves the process (see catchSignals).
@@ -131,8 +130,7 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 }
 
 // limitOneKey gives a one-key command one deadline, --timeout from now, for its whole
-// exchange with Redis (dial, every request, every retry): a server that stops answering
-// ends it within --timeout, not a multiple of it.
+// exchange with Redis (dial, every request, every retry).
 func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	d, _ := f.Flags.GetDuration("timeout")
 	if d <= 0 {
@@ -143,9 +141,8 @@ func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	f.stopDeadline = cancel
 }
 
-// quickKey readies check, consume and inspect of given keys: one deadline (limitOneKey),
-// and Ctrl-C left its default action, as for redis-cli, since they change at most what
-// one atomic script changes.
+// quickKey readies check, consume and inspect of given keys: one deadline, and Ctrl-C
+// left its default action (they change at most what one atomic script changes).
 func (f *Factory) quickKey(cmd *cobra.Command) {
 	f.quick = true
 	f.limitOneKey(cmd)

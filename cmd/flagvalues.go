@@ -32,7 +32,6 @@ func (v value[T]) Set(s string) error {
 }
 func (v value[T]) Type() string   { return v.typ }
 func (v value[T]) String() string { return v.show(*v.p) }
-func (v value[T]) userWords()     {}
 
 // rateVar defines a rate in tokens per second: 5, 5/s, 300/m, 0.5/h.
 func rateVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
@@ -113,8 +112,9 @@ func invalidValue(err error) (string, bool) {
 
 // valueProblem says what is wrong with a value fl refused with err, and how to write one.
 func valueProblem(fl *pflag.Flag, err error) string {
-	if _, ours := fl.Value.(interface{ userWords() }); ours {
-		return err.Error()
+	switch fl.Value.(type) {
+	case value[float64], value[int], value[int64], value[time.Duration], value[string]:
+		return err.Error() // units' parsers speak the user's words
 	}
 	switch fl.Value.Type() {
 	case "duration":

@@ -76,16 +76,12 @@ func inspectRun(opts *InspectOptions) error {
 			return err
 		}
 		if output.IsData(opts.Output) && len(states) == 1 { // one KEY: an object, not an array
-			if err := output.WriteData(f.IO.Out, opts.Output, output.StateNodeCost(states[0], node, cost)); err != nil {
-				return err
-			}
-		} else {
-			if err := emit(states); err != nil {
-				return err
-			}
-			if err := out.Close(); err != nil {
-				return err
-			}
+			err = output.WriteData(f.IO.Out, opts.Output, output.StateNodeCost(states[0], node, cost))
+		} else if err = emit(states); err == nil {
+			err = out.Close()
+		}
+		if err != nil {
+			return err
 		}
 		notes.Print(f.IO, opts.Output)
 		if err := problemsErr(f, states); err != nil {

@@ -16,12 +16,10 @@ import (
 type ListOptions struct {
 	Env
 	Selection
-	All bool
-	// Hot lists the buckets being written now instead (For: how long to observe).
-	Hot bool
-	For time.Duration
-	// SortBy is --sort-by (one of listOrders, "" for SCAN order), Reverse its -r.
-	SortBy  string
+	All     bool
+	Hot     bool          // list the buckets being written now instead
+	For     time.Duration // with Hot: how long to observe
+	SortBy  string        // one of listOrders, "" for SCAN order
 	Reverse bool
 }
 
@@ -88,7 +86,7 @@ func listRun(opts *ListOptions) error {
 	}
 	limit := opts.Limit
 	if opts.SortBy != "" {
-		limit = 0 // the order needs every matching key: sortedRows keeps the first --limit
+		limit = 0 // sortedRows keeps the first --limit
 	}
 	node, run := sr.node, sr.scan(opts.Match, limit, opts.All)
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)

@@ -12,14 +12,13 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// list --hot: the buckets being written now (hot.Buckets), busiest first.
-
 const (
 	defaultHotFor   = 1500 * time.Millisecond
 	defaultHotLimit = 20
 	maxHotFor       = time.Hour
 )
 
+// checkHotFlags checks the flags of list --hot: the buckets being written now, busiest first.
 func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
 	if !opts.Hot {
 		if cmd.Flags().Changed("for") {

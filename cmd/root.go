@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
@@ -165,11 +163,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ue *UsageError
-	if !errors.As(err, &ue) && isCobraUsage(err) {
-		err = cobraUsage(root, err)
-	}
-	err = withSplitHint(err, args)
+	err = withSplitHint(cobraUsage(root, err), args)
 	if (ctx.Err() != nil || f.interrupted()) && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
@@ -181,90 +175,6 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return ExitCode(err)
 }
 
-// cobraUsage turns a usage error of cobra's into one line, an unknown command with a
-// "did you mean" of its own.
-func cobraUsage(root *cobra.Command, err error) error {
-	unknownCommandRe := regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
-	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
-		c := root
-		if found, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {
-			c = found
-		}
-		return unknownCommand(c, m[1])
-	}
-	return &UsageError{Err: fmt.Errorf("%v (see 'bucketctl --help')", err)}
-}
-
-// flagError is the usage error for a bad flag: an unknown long flag gets the nearest
-// flag's name.
-func flagError(c *cobra.Command, err error) error {
-	if line, ok := invalidValue(err); ok {
-		return usagef("%s", line)
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
-		var names []string
-		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		if s := closestFlag(name, names); s != "" {
-			if fl := c.Root().PersistentFlags().Lookup(s); fl != nil {
-				return usagef("unknown flag --%s: did you mean --%s? (a global flag: 'bucketctl --help' lists them)", name, s)
-			}
-			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
-		}
-	}
-	return usagef("%v (see '%s --help')", err, c.CommandPath())
-}
-
-// closestFlag is the flag name nearest to name (connect.Closest), or one that differs from
-// it by two neighbouring letters swapped (--ulr for --url).
-func closestFlag(name string, names []string) string {
-	if s := connect.Closest(name, names); s != "" {
-		return s
-	}
-	for _, n := range names {
-		if len(n) != len(name) || n == name {
-			continue
-		}
-		for i := 0; i+1 < len(n); i++ {
-			if n[:i]+n[i+1:i+2]+n[i:i+1]+n[i+2:] == name {
-				return n
-			}
-		}
-	}
-	return ""
-}
-
-// unknownCommand is the usage error for a word that names no subcommand of c.
-func unknownCommand(c *cobra.Command, word string) error {
-	of := ""
-	if c.HasParent() {
-		of = " of '" + c.CommandPath() + "'"
-	}
-	if s := c.SuggestionsFor(word); len(s) > 0 {
-		return usagef("unknown command %q%s: did you mean %q?", word, of, s[0])
-	}
-	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
-}
-
-// helpOrUnknown is the RunE of a group (script, config): its help, or a usage error for a
-// word that names no subcommand.
-func helpOrUnknown(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return cmd.Help()
-	}
-	return unknownCommand(cmd, args[0])
-}
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the
 // first the default.
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
@@ -274,13 +184,6 @@ func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	*p = formats[0]
 	cmd.Flags().VarP(oneOf(p, formats), "output", "o", "output format: "+strings.Join(formats, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
-}
-
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return tooManyArgs(cmd, args, "%s takes no arguments, got %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
-	}
-	return nil
 }
 
 func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

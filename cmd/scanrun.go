@@ -46,9 +46,8 @@ func resolveLimit(cmd *cobra.Command, io *IOStreams, v int) (int, error) {
 	return v, nil
 }
 
-// scanRun is a streaming scan as list, inspect --match and reset --match run it: pages of
-// states as they arrive, keys that are not buckets left out (unless all), at most limit
-// buckets, and progress on a terminal.
+// scanRun is a streaming scan of list, inspect --match and reset --match: pages of
+// states, keys that are not buckets left out unless all, progress on a terminal.
 type scanRun struct {
 	io    *IOStreams
 	st    *bucket.Store
@@ -116,10 +115,16 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	o.BucketsOnly, o.Limit, o.CountKeys = !r.all, int64(r.limit), prog.Enabled
 	o.OnPage = func(s scan.Stats) {
 		r.stats = s
-		if time.Since(last) > 100*time.Millisecond {
-			last = time.Now()
-			prog.Show("%s", scanProgress(s, s.DBSize, time.Since(start)))
+		if time.Since(last) <= 100*time.Millisecond {
+			return
 		}
+		last = time.Now()
+		share := ""
+		if s.DBSize > 0 {
+			share = fmt.Sprintf(" of ~%s (%s)", format.Count(s.DBSize), format.Percent(min(1, float64(s.Keys)/float64(s.DBSize))))
+		}
+		rate := float64(s.Keys) / max(time.Since(start).Seconds(), 1e-3)
+		prog.Show("scanned %s%s · %s · %s keys/s", format.Plural(s.Keys, "key"), share, format.Plural(s.Buckets, "bucket"), format.Count(int64(rate)))
 	}
 	stats, err := scan.States(ctx, r.st, o, func(page []bucket.State) error {
 		prog.Clear()
@@ -127,17 +132,6 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	})
 	r.stats, r.truncated = stats, stats.Truncated
 	return err
-}
-
-// scanProgress is the progress line: keys scanned (and share of DBSIZE), buckets, rate.
-func scanProgress(s scan.Stats, dbsize int64, took time.Duration) string {
-	share := ""
-	if dbsize > 0 {
-		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))
-	}
-	rate := float64(s.Keys) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("scanned %s%s · %s · %s keys/s", format.Plural(s.Keys, "key"), share,
-		format.Plural(s.Buckets, "bucket"), format.Count(int64(rate)))
 }
 
 // notes reports on stderr what the scan left out or cut, after the output.

@@ -8,15 +8,12 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// The parts of the help that list the layouts are made from the registry (bucket.Registry),
-// so a preset added there is in them with no other file touched. A topic's text names
-// them by a placeholder line.
+// topicFills are the parts of the help made from the layout registry, by placeholder.
 var topicFills = map[string]func() string{
 	"{{presets}}":  layoutTable,
 	"{{fidelity}}": fidelityTable,
 }
 
-// fillTopic replaces each placeholder line of a topic's text with its generated part.
 func fillTopic(s string) string {
 	for mark, fill := range topicFills {
 		if strings.Contains(s, mark) {
@@ -26,8 +23,7 @@ func fillTopic(s string) string {
 	return s
 }
 
-// layoutTable lists the presets, one each: name and where it comes from (About), wrapped
-// under its name.
+// layoutTable lists the presets and where each comes from.
 func layoutTable() string {
 	w := 0
 	for _, l := range bucket.Registry() {
@@ -40,8 +36,8 @@ func layoutTable() string {
 	return b.String()
 }
 
-// fidelityTable lists each preset's clock and time step, as its model decides, and what a
-// stored time ahead of the clock does.
+// fidelityTable lists each preset's clock, time step, and what a stored time ahead of the
+// clock does.
 func fidelityTable() string {
 	w := len("layout")
 	for _, l := range bucket.Registry() {

@@ -69,7 +69,7 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "stop after this long (0 = until stopped)")
 	durationVarP(fl, &opts.Window, "window", "", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
-	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
