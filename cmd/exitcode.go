@@ -31,7 +31,6 @@ type (
 	PermissionError  = connect.PermissionError
 )
 
-// usagef returns a UsageError.
 func usagef(format string, a ...any) error { return connect.Usagef(format, a...) }
 
 // NoKeyError reports keys named on the command line that do not exist: exit 6.

@@ -117,8 +117,7 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-// missingErr is exit 6 when a key named does not exist: a misspelt key must not pass for
-// a full bucket.
+// missingErr is exit 6 when a key named does not exist: a typo must not read as full.
 func missingErr(states []bucket.State) error {
 	var missing []string
 	for _, s := range states {

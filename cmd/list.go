@@ -41,10 +41,13 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
   bucketctl list --cluster 10.0.0.1:6379 --match 'api:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkHotFlags(cmd, opts); err != nil {
-				return err
-			}
 			switch {
+			case !opts.Hot && cmd.Flags().Changed("for"):
+				return usagef("--for works with --hot only (bucketctl list --hot --for %s)", opts.For)
+			case opts.Hot && opts.All:
+				return usagef("--all and --hot do not go together: --hot lists buckets only")
+			case opts.Hot && (opts.For < 100*time.Millisecond || opts.For > maxHotFor):
+				return usagef("--for %s: must be between 100ms and 1h", opts.For)
 			case opts.Hot && opts.SortBy != "":
 				return usagef("--sort-by and --hot do not go together: --hot lists the busiest first")
 			case opts.Reverse && opts.SortBy == "":
@@ -96,25 +99,23 @@ func listRun(opts *ListOptions) error {
 			noTTL++
 		}
 	})
-	var held *sortedRows
+	fn, held := write, (*sortedRows)(nil)
+	refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
+		format.Count(int64(maxSorted)))
 	if opts.SortBy != "" {
 		held = &sortedRows{cmp: listLess(opts.SortBy, opts.Reverse), limit: opts.Limit}
-		refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
-			format.Count(int64(maxSorted)))
-		err = run.run(opts.Ctx, func(page []bucket.State) error {
+		fn = func(page []bucket.State) error {
 			if !held.add(page) {
 				return refused
 			}
 			return nil
-		})
-		if err == refused {
-			return err // nothing printed, not even an empty array
 		}
-		if err == nil {
-			err = write(held.sorted())
-		}
-	} else {
-		err = run.run(opts.Ctx, write)
+	}
+	if err = run.run(opts.Ctx, fn); err == refused {
+		return err // nothing printed, not even an empty array
+	}
+	if err == nil && held != nil {
+		err = write(held.sorted())
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

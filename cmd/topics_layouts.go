@@ -25,24 +25,26 @@ func fillTopic(s string) string {
 
 // layoutTable lists the presets and where each comes from.
 func layoutTable() string {
-	w := 0
-	for _, l := range bucket.Registry() {
-		w = max(w, len(l.Name))
-	}
 	var b strings.Builder
+	w := nameWidth(0)
 	for _, n := range bucket.PresetNames() {
 		writeRow(&b, w, n, bucket.Presets[n].About)
 	}
 	return b.String()
 }
 
+// nameWidth is the width of the longest preset name, at least least.
+func nameWidth(least int) int {
+	for _, l := range bucket.Registry() {
+		least = max(least, len(l.Name))
+	}
+	return least
+}
+
 // fidelityTable lists each preset's clock, time step, and what a stored time ahead of the
 // clock does.
 func fidelityTable() string {
-	w := len("layout")
-	for _, l := range bucket.Registry() {
-		w = max(w, len(l.Name))
-	}
+	w := nameWidth(len("layout"))
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %-*s  %-28s %s\n", w, "layout", "clock, step", "stored time ahead of the clock")
 	for _, n := range bucket.PresetNames() {

@@ -46,8 +46,7 @@ func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
 			modified = s.Value == "true"
 		}
 	}
-	// A pseudo-version (v0.0.0-20260102150405-abcdef123456): the expression is compiled
-	// only for one, as every run comes here.
+	// Compiled only for a pseudo-version (v0.0.0-20260102150405-abcdef123456).
 	if rev == "" && (v.Commit == "none" || v.Date == "unknown") && strings.Count(info.Main.Version, "-") >= 2 {
 		pseudo := regexp.MustCompile(`-(?:0\.)?(\d{14})-([0-9a-f]{12})(?:\+dirty)?$`)
 		if m := pseudo.FindStringSubmatch(info.Main.Version); m != nil {

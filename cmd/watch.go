@@ -89,8 +89,7 @@ func watchRun(opts *WatchOptions) error {
 		}
 		return states[0], nil
 	}
-	// A key that is not a bucket is an error at once; one that becomes one while watched
-	// is shown as such.
+	// A key that is not a bucket is an error at once (one that becomes one is shown).
 	if first, err := read(ctx); err == nil && first.IsNotBucket() {
 		return fmt.Errorf("%s: %s: watch shows buckets", safe(opts.Key), safe(first.Problem))
 	}

@@ -23,9 +23,8 @@ type outcomeError struct {
 func (e *outcomeError) Error() string { return e.Text }
 func (e *outcomeError) Unwrap() error { return e.Err }
 
-// roundTripFailure is the error of a write (what: `reset "k"`) whose round trip failed
-// after done buckets were reset (-1: a single request). With a bucket.UncertainError the
-// batch in flight is unknown; re-running is safe, as a reset sets a state.
+// roundTripFailure is the error of a write (`reset "k"`) whose round trip failed after done
+// buckets were reset (-1: one request); a bucket.UncertainError leaves the batch unknown.
 func roundTripFailure(f *Factory, what string, done int, err error) error {
 	server := serverOf(f)
 	cause := lostCause(server, err)
