@@ -25,7 +25,6 @@ type Env struct {
 	src    *Factory
 }
 
-// env is the Env of a command run over f, with ctx.
 func (f *Factory) env(ctx context.Context) Env {
 	return Env{IO: f.IO, Ctx: ctx, Now: f.Now, Getenv: f.getenv, src: f}
 }

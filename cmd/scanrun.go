@@ -61,9 +61,8 @@ type scanRun struct {
 	stats     scan.Stats
 }
 
-// reading is what a command that reads buckets sets up: the spec flags and the config's
-// rules resolved first (bad flags or a bad config never dial Redis), then the Store and
-// the server; node names each key's node when the output shows it.
+// reading is what a command that reads buckets sets up: flags and rules resolved first
+// (bad ones never dial Redis), then the Store and the server; node when output shows it.
 type reading struct {
 	io      *IOStreams
 	resolve bucket.Resolver
@@ -100,7 +99,6 @@ func (e Env) reading(spec *SpecFlags) (*reading, error) {
 	return &reading{io: e.IO, resolve: resolve, st: st, conn: conn, custom: cfg.CustomLayouts()}, err
 }
 
-// scan is a streaming scan of the keys matching match.
 func (r *reading) scan(match string, limit int, all bool) *scanRun {
 	return &scanRun{io: r.io, st: r.st, limit: limit, all: all, opts: scan.Options{Match: match, Resolve: r.resolve,
 		Custom: r.custom, Count: 500, MaxCount: 8000}}
