@@ -75,18 +75,12 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 }
 
 // NewCmdRoot builds the whole command tree.
-func NewCmdRoot(f *Factory) *cobra.Command {
-	root := newCmdRootOnly(f)
-	for _, c := range commands() {
-		root.AddCommand(c.build(f))
-	}
-	return root
-}
+func NewCmdRoot(f *Factory) *cobra.Command { return newCmdRootFor(f, nil) }
 
-// commands are the root's subcommands in the order help lists them, each built only when
-// needed (newCmdRootFor).
+// commands are the root's subcommands and help topics in the order help lists them, each
+// built only when needed (newCmdRootFor).
 func commands() []subcommand {
-	return append([]subcommand{
+	cs := []subcommand{
 		{"script", NewCmdScript},
 		{"config", NewCmdConfig},
 		{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
@@ -101,21 +95,16 @@ func commands() []subcommand {
 		{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
 		{"version", NewCmdVersion},
 		{"completion", NewCmdCompletion},
-	}, topicCommands()...)
+	}
+	for _, t := range helpTopics {
+		cs = append(cs, subcommand{t.name, func(*Factory) *cobra.Command { return newCmdTopic(t.name, t.short) }})
+	}
+	return cs
 }
 
 type subcommand struct {
 	name  string
 	build func(*Factory) *cobra.Command
-}
-
-// topicCommands are the help topics as commands ('bucketctl help exit-codes').
-func topicCommands() []subcommand {
-	cs := make([]subcommand, 0, len(helpTopics))
-	for _, t := range helpTopics {
-		cs = append(cs, subcommand{t.name, func(*Factory) *cobra.Command { return newCmdTopic(t.name, t.short) }})
-	}
-	return cs
 }
 
 // newCmdRootFor builds the tree args need: the root and the one command they name, or the
