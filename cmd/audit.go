@@ -53,7 +53,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	intVar(cmd.Flags(), &opts.Samples, "samples", 5, "keys measured with MEMORY USAGE per family and per finding (0 = none: no memory estimates)")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixedCompletions("warning", "error", "none"))
 	opts.Spec.register(cmd, f, false)
-	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
@@ -96,22 +96,18 @@ func auditRun(opts *AuditOptions) error {
 	if run.truncated {
 		fmt.Fprintf(opts.IO.ErrOut, "note: stopped at --limit %d buckets: the audit covers part of the keyspace\n", opts.Limit)
 	}
-	if opts.FailOn != "none" && opts.FailOn != "" {
-		if n := failing(rep, audit.Severity(opts.FailOn)); n > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "bucketctl: audit: %d finding kind(s) at or above %s (exit %d)\n", n, opts.FailOn, ExitFindings)
-			return &SilentError{Code: ExitFindings}
-		}
+	if opts.FailOn == "none" || opts.FailOn == "" {
+		return nil
 	}
-	return nil
-}
-
-// failing counts the finding kinds at or above sev.
-func failing(r audit.Report, sev audit.Severity) int {
-	n := 0
-	for _, fd := range r.Findings {
-		if fd.Severity.Rank() >= sev.Rank() {
+	n := 0 // finding kinds at or above --fail-on
+	for _, fd := range rep.Findings {
+		if fd.Severity.Rank() >= audit.Severity(opts.FailOn).Rank() {
 			n++
 		}
 	}
-	return n
+	if n > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "bucketctl: audit: %d finding kind(s) at or above %s (exit %d)\n", n, opts.FailOn, ExitFindings)
+		return &SilentError{Code: ExitFindings}
+	}
+	return nil
 }

@@ -2,12 +2,9 @@ package cmd
 
 import "github.com/spf13/cobra"
 
-// NewCmdCompletion is cobra's default completion command (bash, zsh, fish and powershell
-// subcommands whose help says how to install each, and --no-descriptions) with examples.
-// It writes the same scripts as the committed completions/.
+// NewCmdCompletion is cobra's default completion command, built on a stand-in root and
+// adopted (its subcommands generate for cmd.Root()), with examples.
 func NewCmdCompletion(f *Factory) *cobra.Command {
-	// Let cobra build its default command on a stand-in root, then adopt it: the
-	// subcommands generate for whichever root they end up under (cmd.Root()).
 	standIn := &cobra.Command{Use: "bucketctl"}
 	standIn.SetOut(f.IO.Out)
 	standIn.AddCommand(&cobra.Command{Use: "stand-in", Run: func(*cobra.Command, []string) {}})
@@ -19,7 +16,7 @@ func NewCmdCompletion(f *Factory) *cobra.Command {
 		}
 	}
 	if comp == nil {
-		panic("gen: cobra made no completion command to copy") // a cobra upgrade changed it: a build-time tool, so fail loudly
+		panic("gen: cobra made no completion command to copy")
 	}
 	standIn.RemoveCommand(comp)
 	comp.Example = `  # bash (needs the bash-completion package): this shell, then every new one

@@ -39,8 +39,7 @@ func (f *Factory) configPath() string {
 	return f.DefaultConfigPath()
 }
 
-// ContextOptions are `config current-context`'s and `config use-context`'s: Name is the
-// context to switch to ("" for current-context).
+// ContextOptions are `config current-context`'s and `config use-context NAME`'s.
 type ContextOptions struct {
 	Env
 	Name string
@@ -73,8 +72,13 @@ func newCmdContextVerbs(f *Factory) []*cobra.Command {
 		}
 	}
 	use := verb("use-context NAME", "Make NAME the current context (writes current-context)",
-		"  bucketctl config use-context prod", exactArgs(1, "a context name"), useContextRun)
-	use.ValidArgsFunction = completeContextArgs(f)
+		"  bucketctl config use-context prod", func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("%s needs a context name (see '%s --help')", cmd.Name(), cmd.CommandPath())
+			}
+			return nil
+		}, useContextRun)
+	use.ValidArgsFunction = completeContextArgs(f, false)
 	return []*cobra.Command{verb("current-context", "Print the current context's name",
 		"  bucketctl config current-context", noArgs, currentContextRun), use}
 }
@@ -102,19 +106,11 @@ func useContextRun(opts *ContextOptions) error {
 	return nil
 }
 
-func exactArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usagef("%s needs %s (see '%s --help')", cmd.Name(), what, cmd.CommandPath())
-		}
-		return nil
-	}
-}
-
-func completeContextArgs(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// completeContextArgs completes context names, one only unless many.
+func completeContextArgs(f *Factory, many bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	inner := completeContexts(f)
 	return func(cmd *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 && cmd.Name() != "get-contexts" {
+		if len(args) > 0 && !many {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		return inner(cmd, args, s)

@@ -9,22 +9,18 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
-// contextFlags are the connection flags set-context writes into a context, by name: the
-// context's keys are the flags' names.
+// contextFlags are the flags set-context writes into a context, under their names.
 var contextFlags = []string{"url", "cluster", "sentinel-master", "sentinel-addrs", "sentinel-user", "user",
-	"tls-ca", "tls-cert", "tls-key", "insecure-skip-verify"}
+	"tls-ca", "tls-cert", "tls-key", "insecure-skip-verify", "password-env", "sentinel-password-env"}
 
-// setContextPasswordHome says where set-context takes a password instead of an address.
-const setContextPasswordHome = "use --password-env VAR (the variable holding the password) instead"
-
-// SetContextOptions are `config set-context`'s: Name is the context to write ("" with
-// Current: the current one), Values the connection flags given, as the file's values, and
-// Unset the keys to remove.
+// SetContextOptions are `config set-context`'s: Values are the flags given, as the file's
+// values, Unset the keys to remove.
 type SetContextOptions struct {
 	Env
 	Name    string
@@ -35,7 +31,6 @@ type SetContextOptions struct {
 
 func newCmdSetContext(f *Factory) *cobra.Command {
 	opts := &SetContextOptions{}
-	var passwordEnv, sentinelPasswordEnv string
 	cmd := &cobra.Command{
 		Use:   "set-context [NAME | --current] [connection flags]",
 		Short: "Create or change a context with the connection flags given",
@@ -51,7 +46,7 @@ refused.`,
   bucketctl config set-context prod --cluster 10.0.0.1:6379,10.0.0.2:6379 --user ops --password-env PROD_REDIS_PASSWORD --tls-ca /etc/ssl/redis-ca.pem
   bucketctl config set-context --current --user ops-readonly
   bucketctl config set-context prod --unset tls-ca`,
-		ValidArgsFunction: completeContextArgs(f),
+		ValidArgsFunction: completeContextArgs(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) > 1:
@@ -68,24 +63,17 @@ refused.`,
 					return usagef("--unset %q: not a context field (fields: %s)", u, strings.Join(connect.ContextFields, ", "))
 				}
 			}
-			values, err := f.changedContextFlags()
-			if err != nil {
+			var err error
+			if opts.Values, err = changedContextFlags(cmd.Flags()); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("password-env") {
-				values["password-env"] = connect.ScalarNode(passwordEnv)
-			}
-			if cmd.Flags().Changed("sentinel-password-env") {
-				values["sentinel-password-env"] = connect.ScalarNode(sentinelPasswordEnv)
-			}
-			opts.Values = values
 			return dispatch(cmd, f, opts, &opts.Env, nil, nil, setContextRun)
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Current, "current", false, "change the current context")
-	fl.StringVar(&passwordEnv, "password-env", "", "environment variable holding the password (never the password itself)")
-	fl.StringVar(&sentinelPasswordEnv, "sentinel-password-env", "", "environment variable holding the sentinels' password")
+	fl.String("password-env", "", "environment variable holding the password (never the password itself)")
+	fl.String("sentinel-password-env", "", "environment variable holding the sentinels' password")
 	fl.StringSliceVar(&opts.Unset, "unset", nil, "remove these fields from the context (e.g. tls-ca,user)")
 	return cmd
 }
@@ -93,7 +81,7 @@ refused.`,
 // setContextRun writes the context into the config file in place.
 func setContextRun(opts *SetContextOptions) error {
 	f := opts.src
-	cfg, err := f.configToWrite() // a file that does not load is not edited
+	cfg, err := f.configToWrite()
 	if err != nil {
 		return err
 	}
@@ -120,7 +108,7 @@ func setContextRun(opts *SetContextOptions) error {
 }
 
 // configToWrite is the config a verb that writes the file edits: a --config file that does
-// not exist yet is empty (the write creates it), where reading commands refuse it.
+// not exist yet is empty (the write creates it); one that does not load is not edited.
 func (f *Factory) configToWrite() (*connect.Config, error) {
 	if p := f.flag("config"); p != "" {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
@@ -130,19 +118,20 @@ func (f *Factory) configToWrite() (*connect.Config, error) {
 	return f.Config()
 }
 
-// changedContextFlags returns the connection flags given on the command line, as YAML
-// values. A --url holding a password is refused.
-func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
+// changedContextFlags returns the context's flags given, as YAML values; an address
+// holding a password is refused.
+func changedContextFlags(fs *pflag.FlagSet) (map[string]*yaml.Node, error) {
+	const passwordHome = "use --password-env VAR (the variable holding the password) instead"
 	out := map[string]*yaml.Node{}
 	for _, name := range contextFlags {
-		fl := f.Flags.Lookup(name)
+		fl := fs.Lookup(name)
 		if fl == nil || !fl.Changed {
 			continue
 		}
 		switch name {
 		case "cluster", "sentinel-addrs":
-			addrs, _ := f.Flags.GetStringSlice(name)
-			if err := connect.TypedListPassword(name, addrs, setContextPasswordHome); err != nil {
+			addrs, _ := fs.GetStringSlice(name)
+			if err := connect.TypedListPassword(name, addrs, passwordHome); err != nil {
 				return nil, err
 			}
 			seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
@@ -154,7 +143,7 @@ func (f *Factory) changedContextFlags() (map[string]*yaml.Node, error) {
 			out[name] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fl.Value.String()}
 		case "url":
 			u := connect.NormalizeURL(fl.Value.String())
-			if err := connect.TypedPassword(name, u, setContextPasswordHome); err != nil {
+			if err := connect.TypedPassword(name, u, passwordHome); err != nil {
 				return nil, err
 			}
 			out[name] = connect.ScalarNode(u)

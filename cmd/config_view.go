@@ -10,8 +10,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// The config verbs that read the file: view and get-contexts.
-
 // ConfigViewOptions are `config view`'s.
 type ConfigViewOptions struct {
 	Env
@@ -35,8 +33,7 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 	return cmd
 }
 
-// configViewRun prints the config file with its passwords redacted: as written (yaml), or
-// its decoded settings (json).
+// configViewRun prints the config file as written (yaml) or decoded (json), redacted.
 func configViewRun(opts *ConfigViewOptions) error {
 	f := opts.src
 	cfg, err := f.Config()
@@ -54,8 +51,7 @@ func configViewRun(opts *ConfigViewOptions) error {
 	return output.WriteNode(opts.IO.Out, doc)
 }
 
-// GetContextsOptions are `config get-contexts`'s: Names are the contexts to list (none:
-// all of them).
+// GetContextsOptions are `config get-contexts`'s: Names are the contexts to list (none: all).
 type GetContextsOptions struct {
 	Env
 	Names  []string
@@ -72,7 +68,7 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 			opts.Names = args
 			return dispatch(cmd, f, opts, &opts.Env, nil, nil, getContextsRun)
 		},
-		ValidArgsFunction: completeContextArgs(f),
+		ValidArgsFunction: completeContextArgs(f, true),
 	}
 	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML, "name")
 	return cmd
@@ -94,12 +90,11 @@ func getContextsRun(opts *GetContextsOptions) error {
 		names = cfg.ContextNames()
 	}
 	type row struct {
-		Name    string `json:"name"`
-		Current bool   `json:"current"`
-		Server  string `json:"server"`
-		User    string `json:"user,omitempty"`
-		// Insecure: the context does not verify the server's TLS certificate.
-		Insecure bool `json:"insecure-skip-verify,omitempty"`
+		Name     string `json:"name"`
+		Current  bool   `json:"current"`
+		Server   string `json:"server"`
+		User     string `json:"user,omitempty"`
+		Insecure bool   `json:"insecure-skip-verify,omitempty"`
 	}
 	rows := make([]row, 0, len(names))
 	for _, n := range names {
@@ -124,7 +119,6 @@ func getContextsRun(opts *GetContextsOptions) error {
 		if r.Insecure {
 			tls = "INSECURE (not verified)"
 		}
-		// Names and values come from a file: no escape sequence reaches the terminal.
 		t.Add(cur, format.SafeText(r.Name), format.SafeText(r.Server), format.SafeText(r.User), tls)
 	}
 	return t.Render()

@@ -13,14 +13,13 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// DecideOptions are the options of consume and check.
+// DecideOptions are the options of consume and check (peek).
 type DecideOptions struct {
 	Env
-	Key    string
-	Spec   SpecFlags
-	Output string
-	// Headers prints the HTTP rate-limit headers an API would send for the decision.
-	Headers bool
+	Key     string
+	Spec    SpecFlags
+	Output  string
+	Headers bool // also print the HTTP rate-limit headers
 	peek    bool
 }
 
@@ -53,27 +52,19 @@ func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 	return decideCommand(cmd, f, opts, runF)
 }
 
-// decideCommand completes consume's and check's command: one KEY, completed from the
-// server, and the decision flags.
+// decideCommand completes consume's and check's command: one KEY and the decision flags.
 func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF func(*DecideOptions) error) *cobra.Command {
 	cmd.Args = exactKey
 	cmd.ValidArgsFunction = completeKeys(f)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		opts.Key = args[0]
+		f.quickKey(cmd)
 		return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, decideRun)
 	}
-	opts.register(cmd, f)
+	opts.Spec.register(cmd, f, true)
+	cmd.Flags().BoolVar(&opts.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
-}
-
-func exactKey(cmd *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return tooManyArgs(cmd, args, "%s needs exactly one KEY, got %d (see '%s --help')", cmd.Name(), len(args), cmd.CommandPath())
-	}
-	if args[0] == "" {
-		return usagef("KEY is empty")
-	}
-	return nil
 }
 
 func decideRun(opts *DecideOptions) error {
@@ -99,8 +90,7 @@ func decideRun(opts *DecideOptions) error {
 	if err != nil {
 		switch {
 		case errors.Is(err, bucket.ErrNoKey) && opts.peek:
-			// check reads: a key that does not exist is its answer (exit 6), as for inspect.
-			return fmt.Errorf("%w; pass --capacity and --rate to see what a new bucket would decide", noSuchKey([]string{opts.Key}))
+			return fmt.Errorf("%w; pass --capacity and --rate to see what a new bucket would decide", &NoKeyError{Keys: []string{opts.Key}})
 		case errors.Is(err, bucket.ErrNoKey):
 			return usagef("%s does not exist, so it has no stored capacity/rate: check the key's spelling (or it expired full: a bucket's key expires once it has refilled), or pass --capacity and --rate (a missing bucket is full)", format.QuoteKey(opts.Key))
 		case errors.Is(err, bucket.ErrNoSpec):
@@ -118,26 +108,18 @@ func decideRun(opts *DecideOptions) error {
 		return &DeniedError{Key: opts.Key}
 	}
 	if opts.peek && !o.Exists {
-		return noSuchKey([]string{opts.Key})
+		return &NoKeyError{Keys: []string{opts.Key}}
 	}
 	return nil
 }
 
-// register adds the flags check and consume share: the spec, --headers and -o.
-func (o *DecideOptions) register(cmd *cobra.Command, f *Factory) {
-	o.Spec.register(cmd, f, true)
-	cmd.Flags().BoolVar(&o.Headers, "headers", false, "also print the HTTP rate-limit headers an API would send for this decision")
-	addOutputFlag(cmd, &o.Output)
-}
-
-// specDiffersErr is the usage error of a decision whose --capacity/--rate (or rule) differ
-// from the spec the bucket stores: the application's spec is never rewritten by a flag.
+// specDiffersErr is the usage error of a decision whose spec differs from the stored one,
+// in exact values (rounded, two specs that differ can read the same).
 func specDiffersErr(err error, given bucket.Spec) error {
 	var sd *bucket.SpecDiffersError
 	if !errors.As(err, &sd) {
 		return err
 	}
-	// Exact values: rounded, two specs that differ can read the same.
 	return usagef("%s stores capacity %s and rate %s/s, and the given spec (%s @ %s/s) differs: the stored spec is the application's and is used as it is; drop --capacity/--rate, or change it on purpose: bucketctl reset %s --capacity %s --rate %s --yes",
 		format.QuoteKey(sd.Key), format.Exact(sd.Stored.Capacity), format.Exact(sd.Stored.Rate),
 		format.Exact(given.Capacity), format.Exact(given.Rate), shellWord(sd.Key), format.Exact(given.Capacity), format.Exact(given.Rate))

@@ -20,9 +20,9 @@ import (
 
 // DemoOptions are the options of demo.
 type DemoOptions struct {
+	Env
 	Duration  time.Duration
 	InProcess bool
-	Keep      bool
 }
 
 // NewCmdDemo builds `demo`: a sandbox Redis with live traffic, nothing to set up.
@@ -40,10 +40,7 @@ func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 			if opts.Duration < 0 {
 				return usagef("--duration %s: must be positive", opts.Duration)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return demoRun(cmd.Context(), f, opts)
+			return dispatch(cmd, f, opts, &opts.Env, nil, runF, demoRun)
 		},
 	}
 	durationVarP(cmd.Flags(), &opts.Duration, "duration", "", 0, "stop after this long (default: on Ctrl-C on a terminal, 10s otherwise)")
@@ -51,15 +48,13 @@ func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 	return cmd
 }
 
-func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
+func demoRun(opts *DemoOptions) error {
+	f := opts.src
 	if opts.Duration == 0 && !f.IO.StdoutTTY {
 		opts.Duration = 10 * time.Second
 	}
-	if opts.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Duration)
-		defer cancel()
-	}
+	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
+	defer cancel()
 	sb, err := sandbox.Start(ctx, sandbox.Options{ForceInProcess: opts.InProcess})
 	if err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "bucketctl: redis-server would not start (%v); using the in-process server\n", err)
@@ -82,10 +77,8 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	if err := demo.Seed(ctx, st, keys); err != nil {
 		return fmt.Errorf("sandbox %s: seeding buckets: %w", sb.Addr(), err)
 	}
-	try := demoTry(selfCommand(), sb.Addr(), keys[0].Key)
-	if !f.IO.StdoutTTY {
-		// Piped, a log: the live view shows this itself on a terminal, and goes with the
-		// sandbox, so no command for a stopped server stays on the screen.
+	try := demoTry(selfcmd.Current(), sb.Addr(), keys[0].Key)
+	if !f.IO.StdoutTTY { // on a terminal the live view shows it, and it goes with the sandbox
 		fmt.Fprintf(f.IO.ErrOut, "sandbox: %s at %s\n%s\n(or watch it, or list --match '*demo:*')\n", sb.Kind(), sb.URL(), try)
 	}
 	ctx, stopTraffic := context.WithCancel(ctx)
@@ -97,7 +90,6 @@ func demoRun(ctx context.Context, f *Factory, opts *DemoOptions) error {
 	}()
 	resolve := demo.Resolver(keys)
 	if f.IO.StdoutTTY {
-		// The dashboard: the whole family of demo buckets, live, the busiest first; q quits.
 		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Interval: time.Second, Resolve: resolve,
 			NodeClient: conn.NodeClient, Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
@@ -122,20 +114,14 @@ func demoSummary(allowed, denied, errs int64) string {
 		format.Count(allowed), format.Count(denied), format.Count(errs))
 }
 
-// demoTry is the command the demo suggests, to look at its sandbox from another terminal:
-// on a line of its own, short enough for 80 columns, so it is copied whole. self is how to
-// run this bucketctl (see selfCommand).
+// demoTry is the command the demo suggests, to look at its sandbox from another terminal,
+// on lines short enough for 80 columns. self is how to run this bucketctl.
 func demoTry(self, addr, key string) string {
 	if line := "  " + self + " --url " + addr + " inspect " + key; len(line) <= 78 {
 		return "try this in another terminal:\n" + line
 	}
-	// A long path to this program: the server in the environment, two lines that fit.
 	return "try this in another terminal:\n  export BUCKETCTL_URL=" + addr + "\n  " + self + " inspect " + key
 }
-
-// selfCommand is how to run the bucketctl that is running, from another terminal in any
-// directory (see selfcmd.Command).
-func selfCommand() string { return selfcmd.Current() }
 
 // demoLines prints one line per second: each key's tokens and decisions in that second.
 func demoLines(ctx context.Context, f *Factory, st *bucket.Store, keys []*demo.Key, resolve bucket.Resolver) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/selfcmd"
 )
 
 // TestDemoShowsItsSandboxWhileRunning: on a terminal the live view itself names the
@@ -29,7 +30,7 @@ func TestDemoShowsItsSandboxWhileRunning(t *testing.T) {
 	// The command is on a line of its own, whole, at 80 columns.
 	// (This test's binary has a long path: the server goes in the environment on a line of
 	// its own; see TestDemoTry.)
-	cmdLine := regexp.MustCompile(`(?m)^\s*export BUCKETCTL_URL=127\.0\.0\.1:\d+\s*\n\s*` + regexp.QuoteMeta(selfCommand()) + ` inspect demo:api:scraper:203\.0\.113\.9\s*$`)
+	cmdLine := regexp.MustCompile(`(?m)^\s*export BUCKETCTL_URL=127\.0\.0\.1:\d+\s*\n\s*` + regexp.QuoteMeta(selfcmd.Current()) + ` inspect demo:api:scraper:203\.0\.113\.9\s*$`)
 	if !cmdLine.MatchString(screen) {
 		t.Errorf("the live demo never showed the command to try on a line of its own:\n%s", screen)
 	}

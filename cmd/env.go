@@ -9,15 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
-	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// Env is what a command's run reads besides its flags (the fields cli/cli's Options
-// carry): the streams, the context (Ctrl-C, --timeout), the clock, the environment, and
-// src, where the config, the server and the Store come from, lazily (a run that fails on
-// its flags never dials). RunE fills it in; a test builds it with Factory.env and calls
-// the run without cobra.
+// IOStreams is where a command reads and writes (see package iostreams).
+type IOStreams = iostreams.IOStreams
+
+// Env is what a command's run reads besides its flags; src gives the config, the server
+// and the Store, lazily. A test builds it with Factory.env and calls the run directly.
 type Env struct {
 	IO     *IOStreams
 	Ctx    context.Context
@@ -26,21 +25,15 @@ type Env struct {
 	src    *Factory
 }
 
-// env is the Env of a command run over f, with ctx (nil: context.Background()).
 func (f *Factory) env(ctx context.Context) Env {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	return Env{IO: f.IO, Ctx: ctx, Now: f.Now, Getenv: f.getenv, src: f}
 }
 
-// envOf is the Env of cmd's run over f: its context is cmd's.
-func (f *Factory) cmdEnv(cmd *cobra.Command) Env { return f.env(cmd.Context()) }
-
-// dispatch ends a command's RunE once its flags are checked: the Env and the spec flags
-// given are filled in, then runF runs (a test's, to see the parsed options) or else run.
+// dispatch ends a command's RunE once its flags are checked: signals are caught, the Env
+// and the spec flags given are filled in, then runF runs (a test's) or else run.
 func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *SpecFlags, runF, run func(*O) error) error {
-	*env = f.cmdEnv(cmd)
+	f.catchSignals(cmd)
+	*env = f.env(cmd.Context())
 	if spec != nil {
 		spec.given(cmd)
 	}
@@ -50,16 +43,12 @@ func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *Sp
 	return run(opts)
 }
 
-// IOStreams is where a command reads and writes (see package iostreams).
-type IOStreams = iostreams.IOStreams
-
-// stateNodes returns the function naming the node of a key when the output format shows
-// nodes (wide, JSON, YAML), and nil for the plain table.
-func stateNodes(ctx context.Context, f *Factory, format string) (func(string) string, error) {
-	if format == output.FormatTable {
-		return nil, nil
-	}
-	return f.nodeOf(ctx)
+// Selection are the options of the commands that read many buckets.
+type Selection struct {
+	Match  string
+	Limit  int
+	Spec   SpecFlags
+	Output string
 }
 
 // safe escapes a key name or a message holding one for a person's terminal.
@@ -77,13 +66,4 @@ func confirm(io *IOStreams, question string) error {
 		return &SilentError{Code: ExitError}
 	}
 	return nil
-}
-
-// Selection are the options of the commands that read many buckets: which keys (--match,
-// at most --limit buckets), what they are (the spec flags) and how they print (-o).
-type Selection struct {
-	Match  string
-	Limit  int
-	Spec   SpecFlags
-	Output string
 }

@@ -31,11 +31,9 @@ type (
 	PermissionError  = connect.PermissionError
 )
 
-// usagef returns a UsageError.
 func usagef(format string, a ...any) error { return connect.Usagef(format, a...) }
 
-// NoKeyError reports keys named on the command line that do not exist: exit 6, after
-// their rows were printed.
+// NoKeyError reports keys named on the command line that do not exist: exit 6.
 type NoKeyError struct{ Keys []string }
 
 func (e *NoKeyError) Error() string {
@@ -55,8 +53,6 @@ func (e *NoKeyError) Error() string {
 	return fmt.Sprintf("%d keys do not exist: %s%s%s", len(e.Keys), strings.Join(quoted, ", "), more, hint)
 }
 
-func noSuchKey(keys []string) error { return &NoKeyError{Keys: keys} }
-
 // DeniedError reports a rate-limited check or consume: exit 4, output already printed.
 type DeniedError struct{ Key string }
 
@@ -66,8 +62,6 @@ func (e *DeniedError) Error() string { return fmt.Sprintf("%s: denied (rate-limi
 type SilentError struct{ Code int }
 
 func (e *SilentError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
-
-func isTimeout(err error) bool { return connect.IsTimeout(err) }
 
 // ExitCode maps an error to the process exit code.
 func ExitCode(err error) int {
@@ -89,15 +83,11 @@ func ExitCode(err error) int {
 	case errors.As(err, &nk):
 		return ExitNoKey
 	case errors.As(err, &we):
-		// The server answered, and refused: not "unreachable", and not a usage error
-		// (the request reached Redis).
-		return ExitError
+		return ExitError // the server answered, and refused
 	case errors.As(err, &ue), errors.Is(err, bucket.ErrInvalid), errors.Is(err, bucket.ErrUndeclared):
-		// ErrUndeclared: a write refused until the operator declares a layout.
 		return ExitUsage
 	case connect.IsPermission(err), connect.IsAuth(err):
-		// Refused by ACL or AUTH: the server answered, so it is not "unreachable".
-		return ExitError
+		return ExitError // refused by ACL or AUTH: the server answered
 	case errors.As(err, &re):
 		return ExitUnreachable
 	case errors.Is(err, context.Canceled):
@@ -120,7 +110,7 @@ func errorMessage(err error) string {
 		ce *bucket.UncertainError
 		oe *outcomeError
 	)
-	if isTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &oe) {
+	if connect.IsTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &oe) {
 		msg = "no reply from Redis within --timeout (" + msg + ")"
 	}
 	if errors.As(err, &re) && connect.IsAuth(re.Err) {
@@ -132,8 +122,7 @@ func errorMessage(err error) string {
 	return strings.ReplaceAll(msg, "\n", "; ")
 }
 
-// adviceFor is what the user can do about err, in the command line's words: the library's
-// errors state what is wrong, and this is the one place that names the flags to fix it.
+// adviceFor is what the user can do about err, in the command line's words.
 func adviceFor(err error) string {
 	switch {
 	case errors.Is(err, bucket.ErrNoSpec):

@@ -21,28 +21,21 @@ import (
 type Factory struct {
 	IO      *IOStreams
 	Version VersionInfo
-	// Now is the local clock (tests pin it).
-	Now func() time.Time
+	Now     func() time.Time // the local clock (tests pin it)
 	// Flags are the root's persistent flags, to tell a flag given from its default.
 	Flags *pflag.FlagSet
-	// Check is how the first connection checks that the server answers: a PING of its
-	// own, by a pipeline (watch of given keys) or in the first read (inspect of given
-	// keys); see connect.Check.
+	// Check is how the first connection checks that the server answers (connect.Check).
 	Check connect.Check
-	// Getenv is the environment every command reads (passwords, password-env, the
-	// BUCKETCTL_<FLAG> variables, the config file's default location); nil: os.Getenv.
-	// LookupEnv, when set, is read instead, and tells a variable set to "" from an unset
-	// one.
+	// Getenv is the environment (nil: the process's); LookupEnv, when set, wins.
 	Getenv    func(string) string
 	LookupEnv func(string) (string, bool)
-	// Signals says this Factory serves the process: a command that is not quick catches
-	// Ctrl-C and SIGTERM (see catchSignals).
+	// Signals says this Factory serves the process (see catchSignals).
 	Signals bool
 
-	signals     context.Context
-	stopSignals context.CancelFunc
-	// stopDeadline releases the one deadline of a one-key command (see limitOneKey).
-	stopDeadline context.CancelFunc
+	quick        bool
+	signals      context.Context
+	stopSignals  context.CancelFunc
+	stopDeadline context.CancelFunc // see limitOneKey
 
 	mu     sync.Mutex
 	cfg    *connect.Config
@@ -86,13 +79,12 @@ func (f *Factory) Conn() (*connect.Server, error) {
 		if f.conn, err = connect.Resolve(f.Flags, f.lookupEnv, cfg); err != nil {
 			return nil, err
 		}
-		f.conn.BoundByContext = f.stopDeadline != nil // see limitOneKey
+		f.conn.BoundByContext = f.stopDeadline != nil
 	}
 	return f.conn, nil
 }
 
-// Redis returns a connected client; the first call dials and PINGs, so an unreachable or
-// misconfigured server is reported once, with its address and the cause.
+// Redis returns the connected client; the first call dials and checks the server.
 func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	o, err := f.Conn()
 	if err != nil {
@@ -128,8 +120,7 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.store == nil {
-		// The application's spec is the application's: a flag never rewrites a stored one.
-		opts := []bucket.Option{bucket.WithStoredSpec()}
+		opts := []bucket.Option{bucket.WithStoredSpec()} // a flag never rewrites a stored spec
 		if f.flag("clock") == "client" {
 			opts = append(opts, bucket.WithClientClock(f.Now))
 		}
@@ -138,25 +129,9 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	return f.store, nil
 }
 
-// limitOneKey gives a one-key command (check, consume, inspect and reset of given keys)
-// one deadline, --timeout from now, shared by its whole exchange with Redis: the
-// connection (dial and handshake), every request, and any fallback or retry of the
-// client's. A server that stops answering ends it within --timeout, not a multiple of it.
-// A reset that may still ask for confirmation on the terminal keeps the limit per request,
-// so the question does not eat the time.
+// limitOneKey gives a one-key command one deadline, --timeout from now, for its whole
+// exchange with Redis (dial, every request, every retry).
 func (f *Factory) limitOneKey(cmd *cobra.Command) {
-	switch cmd.Name() {
-	case "check", "consume":
-	case "inspect", "reset":
-		if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed {
-			return
-		}
-		if yes, err := cmd.Flags().GetBool("yes"); cmd.Name() == "reset" && err == nil && !yes && f.IO.CanPrompt() {
-			return
-		}
-	default:
-		return
-	}
 	d, _ := f.Flags.GetDuration("timeout")
 	if d <= 0 {
 		return // a usage error, reported when the server is resolved
@@ -164,6 +139,13 @@ func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), d)
 	cmd.SetContext(ctx)
 	f.stopDeadline = cancel
+}
+
+// quickKey readies check, consume and inspect of given keys: one deadline, and Ctrl-C
+// left its default action (they change at most what one atomic script changes).
+func (f *Factory) quickKey(cmd *cobra.Command) {
+	f.quick = true
+	f.limitOneKey(cmd)
 }
 
 // Close closes the client, if one was made.
@@ -179,32 +161,22 @@ func (f *Factory) Close() {
 	}
 }
 
-// nodeOf returns a function naming the master that serves a key, for -o wide and the
-// node field of JSON and YAML (see connect.Server.NodeOf).
+// nodeOf names the master that serves a key (connect.Server.NodeOf).
 func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	c, err := f.Redis(ctx)
 	if err != nil {
 		return nil, err
 	}
-	o, err := f.Conn()
-	if err != nil {
-		return nil, err
-	}
-	return o.NodeOf(ctx, c), nil
+	return f.conn.NodeOf(ctx, c), nil
 }
 
-// errText is the text err is shown as, wherever it is shown (stderr, a live view's
-// banner): what the error says, with every secret this invocation may hold hidden, as an
-// error may quote a URL or a server's reply, and no escape sequence, as it may quote what
-// the user typed or what a server or a key holds.
+// errText is err as shown anywhere (stderr, a live view's banner): one line, every secret
+// this invocation may hold hidden, no escape sequence.
 func (f *Factory) errText(err error) string {
-	var r *connect.Redactor // (nil: the secrets found by their form alone)
-	if f != nil {
-		r = f.redactor()
-	}
+	var r *connect.Redactor // nil: the secrets found by their form alone
 	msg := errorMessage(err)
 	if f != nil {
-		msg = f.namedLoss(msg, err)
+		r, msg = f.redactor(), f.namedLoss(msg, err)
 	}
 	return format.SafeText(r.Apply(msg))
 }
@@ -225,14 +197,13 @@ func (f *Factory) redactor() *connect.Redactor {
 	return connect.Secrets(f.getenv, cfg, conn, given...)
 }
 
-// getenv reads the environment through the Factory, so tests can give their own.
 func (f *Factory) getenv(k string) string {
 	v, _ := f.lookupEnv(k)
 	return v
 }
 
-// lookupEnv is os.LookupEnv through the Factory: LookupEnv, else Getenv (where a variable
-// set to "" is unset), else the process's.
+// lookupEnv is os.LookupEnv through the Factory: LookupEnv, else Getenv (where "" is
+// unset), else the process's.
 func (f *Factory) lookupEnv(k string) (string, bool) {
 	switch {
 	case f.LookupEnv != nil:
@@ -252,7 +223,7 @@ func (f *Factory) DefaultConfigPath() string {
 // bindEnv gives the root's flags their BUCKETCTL_<FLAG> variables (see connect.BindEnv).
 func (f *Factory) bindEnv() error { return connect.BindEnv(f.Flags, f.getenv, valueProblem) }
 
-// flag is the value of the root's persistent flag name, as typed, bound or defaulted.
+// flag is the value of the root's flag name, as typed, bound or defaulted.
 func (f *Factory) flag(name string) string {
 	if fl := f.Flags.Lookup(name); fl != nil {
 		return fl.Value.String()

@@ -14,99 +14,53 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// Flag values read by bucket's parsers, so every flag takes numbers as the views print
-// them (5/s, 300/m, 1,500, 3s) and refuses others in the user's words.
-
-// rateValue is a rate in tokens per second: 5, 5/s, 300/m, 0.5/h.
-type rateValue struct{ p *float64 }
-
-func (v rateValue) Set(s string) (err error) { *v.p, err = units.ParseRate(s); return err }
-func (v rateValue) Type() string             { return "rate" }
-func (v rateValue) String() string {
-	if *v.p == 0 {
-		return "0"
-	}
-	return format.Exact(*v.p) + "/s"
+// value is a flag value read by one of units' parsers, so every flag takes numbers as the
+// views print them (5/s, 300/m, 1,500, 3s) and refuses others in the user's words.
+type value[T any] struct {
+	p     *T
+	typ   string
+	parse func(string) (T, error)
+	show  func(T) string
 }
 
-// amountValue is a number of tokens or requests: 10, 2.5, 1,000, 1e6.
-type amountValue struct{ p *float64 }
-
-func (v amountValue) Set(s string) (err error) { *v.p, err = units.ParseAmount(s); return err }
-func (v amountValue) Type() string             { return "number" }
-func (v amountValue) String() string           { return format.Exact(*v.p) }
-
-// intValue and int64Value are whole numbers written as amounts are (10, 1,000, 10k),
-// never read in another base (0100, 0x10) or with padding.
-type intValue struct{ p *int }
-
-func (v intValue) Set(s string) error {
-	n, err := units.ParseWhole(s)
-	if err == nil && int64(int(n)) != n {
-		err = errors.New("too large; write it as " + units.WholeExample)
-	}
+func (v value[T]) Set(s string) error {
+	x, err := v.parse(s)
 	if err == nil {
-		*v.p = int(n)
+		*v.p = x
 	}
 	return err
 }
-func (v intValue) Type() string   { return "int" }
-func (v intValue) String() string { return strconv.Itoa(*v.p) }
+func (v value[T]) Type() string   { return v.typ }
+func (v value[T]) String() string { return v.show(*v.p) }
 
-type int64Value struct{ p *int64 }
-
-func (v int64Value) Set(s string) (err error) {
-	n, err := units.ParseWhole(s)
-	if err == nil {
-		*v.p = n
-	}
-	return err
-}
-func (v int64Value) Type() string   { return "int64" }
-func (v int64Value) String() string { return strconv.FormatInt(*v.p, 10) }
-
-// durationValue is a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
-type durationValue struct{ p *time.Duration }
-
-func (v durationValue) Set(s string) (err error) { *v.p, err = units.ParseDuration(s, 0); return err }
-func (v durationValue) Type() string             { return "duration" }
-func (v durationValue) String() string {
-	if *v.p == 0 {
-		return "0"
-	}
-	return v.p.String()
-}
-
-// formatValue is -o: one of its command's output formats, refused as the flag is parsed
-// otherwise, so a command names its formats once.
-type formatValue struct {
-	p       *string
-	formats []string
-}
-
-func (v formatValue) Set(s string) error {
-	if !slices.Contains(v.formats, s) {
-		return fmt.Errorf("must be one of %s", strings.Join(v.formats, ", "))
-	}
-	*v.p = s
-	return nil
-}
-func (v formatValue) Type() string   { return "format" }
-func (v formatValue) String() string { return *v.p }
-
+// rateVar defines a rate in tokens per second: 5, 5/s, 300/m, 0.5/h.
 func rateVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
 	*p = def
-	fs.Var(rateValue{p}, name, usage)
+	fs.Var(value[float64]{p, "rate", units.ParseRate, func(r float64) string {
+		if r == 0 {
+			return "0"
+		}
+		return format.Exact(r) + "/s"
+	}}, name, usage)
 }
 
+// amountVar defines a number of tokens or requests: 10, 2.5, 1,000, 1e6.
 func amountVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
 	*p = def
-	fs.Var(amountValue{p}, name, usage)
+	fs.Var(value[float64]{p, "number", units.ParseAmount, format.Exact}, name, usage)
 }
 
+// intVarP and int64VarP define whole numbers written as amounts are (10, 1,000, 10k),
+// never read in another base (0100, 0x10) or with padding.
 func intVarP(fs *pflag.FlagSet, p *int, name, short string, def int, usage string) {
 	*p = def
-	fs.VarP(intValue{p}, name, short, usage)
+	fs.VarP(value[int]{p, "int", func(s string) (int, error) {
+		n, err := units.ParseWhole(s)
+		if err == nil && int64(int(n)) != n {
+			err = errors.New("too large; write it as " + units.WholeExample)
+		}
+		return int(n), err
+	}, strconv.Itoa}, name, short, usage)
 }
 
 func intVar(fs *pflag.FlagSet, p *int, name string, def int, usage string) {
@@ -115,18 +69,34 @@ func intVar(fs *pflag.FlagSet, p *int, name string, def int, usage string) {
 
 func int64VarP(fs *pflag.FlagSet, p *int64, name, short string, def int64, usage string) {
 	*p = def
-	fs.VarP(int64Value{p}, name, short, usage)
+	fs.VarP(value[int64]{p, "int64", units.ParseWhole, func(n int64) string { return strconv.FormatInt(n, 10) }}, name, short, usage)
 }
 
+// durationVarP defines a duration with its unit: 3s, 500ms, 1m30s (a bare 0 is 0).
 func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
 	*p = def
-	fs.VarP(durationValue{p}, name, short, usage)
+	fs.VarP(value[time.Duration]{p, "duration", func(s string) (time.Duration, error) { return units.ParseDuration(s, 0) },
+		func(d time.Duration) string {
+			if d == 0 {
+				return "0"
+			}
+			return d.String()
+		}}, name, short, usage)
 }
 
 // durationFlag defines a duration flag without a variable, read back from the flag set.
 func durationFlag(fs *pflag.FlagSet, name string, def time.Duration, usage string) {
-	p := new(time.Duration)
-	durationVarP(fs, p, name, "", def, usage)
+	durationVarP(fs, new(time.Duration), name, "", def, usage)
+}
+
+// oneOf is a flag value that is one of values (-o, --sort-by), refused as it is parsed.
+func oneOf(p *string, values []string) pflag.Value {
+	return value[string]{p, "format", func(s string) (string, error) {
+		if !slices.Contains(values, s) {
+			return "", fmt.Errorf("must be one of %s", strings.Join(values, ", "))
+		}
+		return s, nil
+	}, func(s string) string { return s }}
 }
 
 // invalidValue is the one line for a flag value that does not parse: the flag, the value,
@@ -143,12 +113,12 @@ func invalidValue(err error) (string, bool) {
 // valueProblem says what is wrong with a value fl refused with err, and how to write one.
 func valueProblem(fl *pflag.Flag, err error) string {
 	switch fl.Value.(type) {
-	case intValue, int64Value:
-		return err.Error() // units.ParseWhole speaks the user's words
+	case value[float64], value[int], value[int64], value[time.Duration], value[string]:
+		return err.Error() // units' parsers speak the user's words
 	}
 	switch fl.Value.Type() {
-	case "rate", "number", "duration", "format":
-		return err.Error() // bucket's parsers, and formatValue, speak the user's words
+	case "duration":
+		return err.Error()
 	case "int", "int64", "int32", "uint", "uint64":
 		return "not a whole number; write it as 10"
 	case "float64":
@@ -159,10 +129,8 @@ func valueProblem(fl *pflag.Flag, err error) string {
 	return "not a valid " + fl.Value.Type()
 }
 
-// The bounds of numeric flags, checked in RunE, worded once: "--page-size 0: must be at
-// least 1", "--limit -1: must be >= 0 (0 = no limit)".
-
-// atLeast is the usage error of a flag below its least value; nil when v is in bounds.
+// atLeast is the usage error of a flag below its least value ("--page-size 0: must be at
+// least 1"); nil when v is in bounds.
 func atLeast[T int | time.Duration](flag string, v, least T) error {
 	if v >= least {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
@@ -17,16 +18,16 @@ type InspectOptions struct {
 	All  bool
 }
 
-const layoutsHelp = `Layouts: how a bucket is stored. bucketctl reads and resets all of these; consume and load
-use the native one.`
-
 // NewCmdInspect builds `inspect`.
 func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command {
 	opts := &InspectOptions{}
 	cmd := &cobra.Command{
 		Use:   "inspect KEY... | --match PATTERN",
 		Short: "Show buckets: tokens refilled to now, spec, TTL, last update, counters",
-		Long:  commandHelp("inspect") + layoutsHelp + "\n\n" + layoutTable() + commandHelp("inspect-fields"),
+		Long: commandHelp("inspect") + `Layouts: how a bucket is stored. bucketctl reads and resets all of these; consume and load
+use the native one.
+
+` + layoutTable() + commandHelp("inspect-fields"),
 		Example: `  bucketctl inspect api:user:42
   bucketctl inspect api:user:42 rate:user:43 -o json
   bucketctl inspect api:user:42 --cost 5 -o json     # retry_after_ms, retry_at for 5 tokens
@@ -44,6 +45,10 @@ func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command 
 				return err
 			}
 			opts.Limit = limit
+			if opts.Match == "" {
+				f.Check = connect.PingInFirstRead
+				f.quickKey(cmd)
+			}
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, inspectRun)
 		},
 	}
@@ -70,18 +75,13 @@ func inspectRun(opts *InspectOptions) error {
 		if err != nil {
 			return err
 		}
-		if output.IsData(opts.Output) && len(states) == 1 {
-			// One KEY prints an object, not an array.
-			if err := output.WriteData(f.IO.Out, opts.Output, output.StateNodeCost(states[0], node, cost)); err != nil {
-				return err
-			}
-		} else {
-			if err := emit(states); err != nil {
-				return err
-			}
-			if err := out.Close(); err != nil {
-				return err
-			}
+		if output.IsData(opts.Output) && len(states) == 1 { // one KEY: an object, not an array
+			err = output.WriteData(f.IO.Out, opts.Output, output.StateNodeCost(states[0], node, cost))
+		} else if err = emit(states); err == nil {
+			err = out.Close()
+		}
+		if err != nil {
+			return err
 		}
 		notes.Print(f.IO, opts.Output)
 		if err := problemsErr(f, states); err != nil {
@@ -102,8 +102,7 @@ func inspectRun(opts *InspectOptions) error {
 	return nil
 }
 
-// problemsErr reports keys named on the command line that are not buckets: each on stderr,
-// exit 1.
+// problemsErr reports each key named that is not a bucket on stderr: exit 1.
 func problemsErr(f *Factory, states []bucket.State) error {
 	n := 0
 	for _, s := range states {
@@ -118,9 +117,7 @@ func problemsErr(f *Factory, states []bucket.State) error {
 	return nil
 }
 
-// missingErr is exit 6 when a key named on the command line does not exist: its row says
-// so, and a misspelt key must not pass for a full bucket. (A --match scan sees only keys
-// that exist.)
+// missingErr is exit 6 when a key named does not exist: a typo must not read as full.
 func missingErr(states []bucket.State) error {
 	var missing []string
 	for _, s := range states {
@@ -131,5 +128,5 @@ func missingErr(states []bucket.State) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return noSuchKey(missing)
+	return &NoKeyError{Keys: missing}
 }

@@ -16,12 +16,10 @@ import (
 type ListOptions struct {
 	Env
 	Selection
-	All bool
-	// Hot lists the buckets being written now instead (For: how long to observe).
-	Hot bool
-	For time.Duration
-	// SortBy is --sort-by (one of listOrders, "" for SCAN order), Reverse its -r.
-	SortBy  string
+	All     bool
+	Hot     bool          // list the buckets being written now instead
+	For     time.Duration // with Hot: how long to observe
+	SortBy  string        // one of listOrders, "" for SCAN order
 	Reverse bool
 }
 
@@ -43,10 +41,13 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
   bucketctl list --cluster 10.0.0.1:6379 --match 'api:*' -o wide     # NODE: the master of each key`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkHotFlags(cmd, opts); err != nil {
-				return err
-			}
 			switch {
+			case !opts.Hot && cmd.Flags().Changed("for"):
+				return usagef("--for works with --hot only (bucketctl list --hot --for %s)", opts.For)
+			case opts.Hot && opts.All:
+				return usagef("--all and --hot do not go together: --hot lists buckets only")
+			case opts.Hot && (opts.For < 100*time.Millisecond || opts.For > maxHotFor):
+				return usagef("--for %s: must be between 100ms and 1h", opts.For)
 			case opts.Hot && opts.SortBy != "":
 				return usagef("--sort-by and --hot do not go together: --hot lists the busiest first")
 			case opts.Reverse && opts.SortBy == "":
@@ -72,7 +73,7 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.All, "all", false, "list keys that are not buckets too (with a dash)")
 	cmd.Flags().BoolVar(&opts.Hot, "hot", false, "list the buckets being written now, busiest first (client tracking, Redis 6+)")
 	cmd.Flags().DurationVar(&opts.For, "for", defaultHotFor, "with --hot: how long to observe")
-	cmd.Flags().Var(formatValue{&opts.SortBy, listOrders}, "sort-by", "order rows by "+strings.Join(listOrders, "|")+
+	cmd.Flags().Var(oneOf(&opts.SortBy, listOrders), "sort-by", "order rows by "+strings.Join(listOrders, "|")+
 		" (holds the rows: the first --limit, else at most 100,000); without it rows stream in SCAN order")
 	cmd.Flags().BoolVarP(&opts.Reverse, "reverse", "r", false, "with --sort-by: the reverse order")
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", fixedCompletions(listOrders...))
@@ -88,7 +89,7 @@ func listRun(opts *ListOptions) error {
 	}
 	limit := opts.Limit
 	if opts.SortBy != "" {
-		limit = 0 // the order needs every matching key: sortedRows keeps the first --limit
+		limit = 0 // sortedRows keeps the first --limit
 	}
 	node, run := sr.node, sr.scan(opts.Match, limit, opts.All)
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
@@ -98,25 +99,23 @@ func listRun(opts *ListOptions) error {
 			noTTL++
 		}
 	})
-	var held *sortedRows
+	fn, held := write, (*sortedRows)(nil)
+	refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
+		format.Count(int64(maxSorted)))
 	if opts.SortBy != "" {
 		held = &sortedRows{cmp: listLess(opts.SortBy, opts.Reverse), limit: opts.Limit}
-		refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
-			format.Count(int64(maxSorted)))
-		err = run.run(opts.Ctx, func(page []bucket.State) error {
+		fn = func(page []bucket.State) error {
 			if !held.add(page) {
 				return refused
 			}
 			return nil
-		})
-		if err == refused {
-			return err // nothing printed, not even an empty array
 		}
-		if err == nil {
-			err = write(held.sorted())
-		}
-	} else {
-		err = run.run(opts.Ctx, write)
+	}
+	if err = run.run(opts.Ctx, fn); err == refused {
+		return err // nothing printed, not even an empty array
+	}
+	if err == nil && held != nil {
+		err = write(held.sorted())
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

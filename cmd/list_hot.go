@@ -4,15 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/rules"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
-
-// list --hot: the buckets being written now (hot.Buckets), busiest first.
 
 const (
 	defaultHotFor   = 1500 * time.Millisecond
@@ -20,34 +16,15 @@ const (
 	maxHotFor       = time.Hour
 )
 
-func checkHotFlags(cmd *cobra.Command, opts *ListOptions) error {
-	if !opts.Hot {
-		if cmd.Flags().Changed("for") {
-			return usagef("--for works with --hot only (bucketctl list --hot --for %s)", opts.For)
-		}
-		return nil
-	}
-	switch {
-	case opts.All:
-		return usagef("--all and --hot do not go together: --hot lists buckets only")
-	case opts.For < 100*time.Millisecond || opts.For > maxHotFor:
-		return usagef("--for %s: must be between 100ms and 1h", opts.For)
-	}
-	return nil
-}
-
+// listHotRun lists the buckets being written now, busiest first.
 func listHotRun(opts *ListOptions) error {
 	sr, err := opts.states(&opts.Spec, opts.Output)
 	if err != nil {
 		return err
 	}
 	f, ctx, node := opts.src, opts.Ctx, sr.node
-	conn, err := f.Conn()
-	if err != nil {
-		return err
-	}
 	q := hot.Query{For: opts.For, Limit: opts.Limit, Resolve: sr.resolve,
-		Options: hot.Options{Custom: sr.custom, NodeClient: conn.NodeClient}}
+		Options: hot.Options{Custom: sr.custom, NodeClient: sr.conn.NodeClient}}
 	if q.Limit == 0 {
 		q.Limit = 1000
 	}
@@ -80,9 +57,8 @@ func listHotRun(opts *ListOptions) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	masters := format.Plural(rep.Masters, "master")
 	fmt.Fprintf(f.IO.ErrOut, "hot: ranked by %s over %s on %s: %s written (%s), %s of the busiest not buckets (left out), %s\n",
-		rep.Source, format.Duration(rep.Observed), masters, format.Plural(int(rep.Keys), "key"),
+		rep.Source, format.Duration(rep.Observed), format.Plural(rep.Masters, "master"), format.Plural(int(rep.Keys), "key"),
 		format.Plural(int(rep.Messages), "invalidation message"), format.Count(rep.NotBuckets),
 		format.Plural(shown, "bucket")+" listed")
 	return nil

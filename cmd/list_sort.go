@@ -9,18 +9,14 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// listOrders are list --sort-by's orders: top's keys (fill, deny, name) and the columns a
-// runbook sorts by.
+// listOrders are list --sort-by's orders.
 var listOrders = []string{"fill", "tokens", "name", "ttl", "deny"}
 
-// maxSorted is the most rows list --sort-by holds without --limit: the order needs every
-// row in memory (SCAN's order is random), about 1 KiB each.
+// maxSorted is the most rows list --sort-by holds without --limit, about 1 KiB each.
 var maxSorted = 100_000
 
-// listLess orders rows for --sort-by: fill and tokens lowest first, ttl shortest first,
-// deny the most denials first, name by key; reverse turns the measure around. Rows
-// without the measure (spec unknown, no TTL, no counters) come after the others, keys
-// that are not buckets last; ties go by key.
+// listLess orders rows for --sort-by, reverse turning the measure around. Rows without
+// the measure come after the others, keys that are not buckets last; ties go by key.
 func listLess(by string, reverse bool) func(a, b bucket.State) int {
 	return func(a, b bucket.State) int {
 		if pa, pb := a.Problem != "", b.Problem != ""; pa != pb {
@@ -51,8 +47,7 @@ func listLess(by string, reverse bool) func(a, b bucket.State) int {
 // listMeasure is s's value in order by (ascending), and whether it is known.
 func listMeasure(by string, s bucket.State) (float64, bool) {
 	switch by {
-	case "fill":
-		// As the table shows it, so rows that read alike keep the order of their keys.
+	case "fill": // as shown, so rows that read alike keep the order of their keys
 		return format.TokensShown(s.Tokens) / max(s.Spec.Capacity, 1e-300), s.HasSpec()
 	case "tokens":
 		return format.TokensShown(s.Tokens), s.HasSpec()
@@ -85,8 +80,8 @@ func boolCmp(a, b bool) int {
 	return -1
 }
 
-// sortedRows keeps the first limit rows of an order as they arrive (a bounded heap whose
-// top is the last row kept), or every row up to maxSorted when limit is 0.
+// sortedRows keeps the first limit rows of an order as they arrive (a heap whose top is
+// the last row kept), or every row up to maxSorted when limit is 0.
 type sortedRows struct {
 	cmp   func(a, b bucket.State) int
 	limit int

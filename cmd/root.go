@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
@@ -46,17 +44,12 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 			if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed && fl.Value.String() == "" {
 				return usagef("--match '': an empty pattern matches no key; give a Redis glob pattern ('*' for every key)")
 			}
-			// inspect and watch of given keys read by pipelines only (see Factory.Check).
-			if !cmd.Flags().Changed("match") {
-				switch cmd.Name() {
-				case "inspect":
-					f.Check = connect.PingInFirstRead
-				case "watch":
-					f.Check = connect.PingByPipeline
+			if cmd.Name() == "reset" && !cmd.Flags().Changed("match") {
+				// A reset that may still ask on the terminal keeps the limit per request.
+				if yes, _ := cmd.Flags().GetBool("yes"); yes || !f.IO.CanPrompt() {
+					f.limitOneKey(cmd)
 				}
 			}
-			f.catchSignals(cmd)
-			f.limitOneKey(cmd)
 			if noColor, _ := f.Flags.GetBool("no-color"); noColor {
 				f.IO.NoColor = true
 			}
@@ -76,26 +69,18 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageTemplate(topicUsage(root.UsageTemplate()))
-	// --version prints what the version command prints.
 	root.Version = f.Version.Version
 	root.SetVersionTemplate(f.Version.line() + "\n")
 	return root
 }
 
 // NewCmdRoot builds the whole command tree.
-func NewCmdRoot(f *Factory) *cobra.Command {
-	root := newCmdRootOnly(f)
-	for _, c := range commands() {
-		root.AddCommand(c.build(f))
-	}
-	return root
-}
+func NewCmdRoot(f *Factory) *cobra.Command { return newCmdRootFor(f, nil) }
 
-// commands are the root's subcommands, by name, in the order help lists them (made on
-// use: nothing is allocated at start-up). Each is built only when needed: see
-// newCmdRootFor.
+// commands are the root's subcommands and help topics in the order help lists them, each
+// built only when needed (newCmdRootFor).
 func commands() []subcommand {
-	return append([]subcommand{
+	cs := []subcommand{
 		{"script", NewCmdScript},
 		{"config", NewCmdConfig},
 		{"check", func(f *Factory) *cobra.Command { return NewCmdCheck(f, nil) }},
@@ -110,33 +95,23 @@ func commands() []subcommand {
 		{"demo", func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) }},
 		{"version", NewCmdVersion},
 		{"completion", NewCmdCompletion},
-	}, topicCommands()...)
-}
-
-// subcommand is one of the root's subcommands: its name and how to build it.
-type subcommand struct {
-	name  string
-	build func(*Factory) *cobra.Command
-}
-
-// topicCommands are the help topics as commands: 'bucketctl help exit-codes' (and
-// 'bucketctl exit-codes') prints one.
-func topicCommands() []subcommand {
-	cs := make([]subcommand, 0, len(helpTopics))
+	}
 	for _, t := range helpTopics {
 		cs = append(cs, subcommand{t.name, func(*Factory) *cobra.Command { return newCmdTopic(t.name, t.short) }})
 	}
 	return cs
 }
 
+type subcommand struct {
+	name  string
+	build func(*Factory) *cobra.Command
+}
+
 // newCmdRootFor builds the tree args need: the root and the one command they name, or the
 // whole tree when they name none (root help, an unknown word, help, shell completion).
-// Building a command costs its help texts and flags, and every run pays for the commands
-// it builds: a one-key inspect need not build the other thirteen.
+// cobra finds the command word among stand-ins that cost a name each.
 func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	root := newCmdRootOnly(f)
-	// cobra finds the command word as it will when executing (skipping the root's flags
-	// and their values), here among stand-ins that cost a name each.
 	for _, c := range commands() {
 		root.AddCommand(&cobra.Command{Use: c.name})
 	}
@@ -164,8 +139,7 @@ func Main() int {
 	return Run(context.Background(), f, os.Args[1:])
 }
 
-// Run executes args against f and returns the exit code, printing one line on stderr for
-// an error.
+// Run executes args against f and returns the exit code; an error is one line on stderr.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := newCmdRootFor(f, args)
 	root.SetArgs(args)
@@ -178,11 +152,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ue *UsageError
-	if !errors.As(err, &ue) && isCobraUsage(err) {
-		err = cobraUsage(root, err)
-	}
-	err = withSplitHint(err, args)
+	err = withSplitHint(cobraUsage(root, err), args)
 	if (ctx.Err() != nil || f.interrupted()) && errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
@@ -194,109 +164,15 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return ExitCode(err)
 }
 
-// cobraUsage turns a usage error of cobra's into one line: an unknown command gets a
-// "did you mean" of its own instead of cobra's multi-line suggestion block.
-func cobraUsage(root *cobra.Command, err error) error {
-	// cobra's "unknown command" error: the word and the command path. (Compiled here, on
-	// this error path, not at start-up.)
-	unknownCommandRe := regexp.MustCompile(`^unknown command "(.*?)" for "(.*?)"`)
-	if m := unknownCommandRe.FindStringSubmatch(err.Error()); m != nil {
-		c := root
-		if found, _, ferr := root.Find(strings.Fields(m[2])[1:]); ferr == nil {
-			c = found
-		}
-		return unknownCommand(c, m[1])
-	}
-	return &UsageError{Err: fmt.Errorf("%v (see 'bucketctl --help')", err)}
-}
-
-// flagError is the usage error for a bad flag: an unknown long flag gets the nearest
-// flag's name.
-func flagError(c *cobra.Command, err error) error {
-	if line, ok := invalidValue(err); ok {
-		return usagef("%s", line)
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
-		var names []string
-		c.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		c.InheritedFlags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-		if s := closestFlag(name, names); s != "" {
-			if fl := c.Root().PersistentFlags().Lookup(s); fl != nil {
-				return usagef("unknown flag --%s: did you mean --%s? (a global flag: 'bucketctl --help' lists them)", name, s)
-			}
-			return usagef("unknown flag --%s for '%s': did you mean --%s?", name, c.CommandPath(), s)
-		}
-	}
-	return usagef("%v (see '%s --help')", err, c.CommandPath())
-}
-
-// closestFlag is the flag name nearest to name (connect.Closest), or one that differs from
-// it by two neighbouring letters swapped (--ulr for --url).
-func closestFlag(name string, names []string) string {
-	if s := connect.Closest(name, names); s != "" {
-		return s
-	}
-	for _, n := range names {
-		if len(n) != len(name) || n == name {
-			continue
-		}
-		for i := 0; i+1 < len(n); i++ {
-			if n[:i]+n[i+1:i+2]+n[i:i+1]+n[i+2:] == name {
-				return n
-			}
-		}
-	}
-	return ""
-}
-
-// unknownCommand is the usage error for a word that names no subcommand of c.
-func unknownCommand(c *cobra.Command, word string) error {
-	of := ""
-	if c.HasParent() {
-		of = " of '" + c.CommandPath() + "'"
-	}
-	if s := c.SuggestionsFor(word); len(s) > 0 {
-		return usagef("unknown command %q%s: did you mean %q?", word, of, s[0])
-	}
-	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
-}
-
-// helpOrUnknown is the RunE of a command that only groups others (script, config): alone it
-// prints its help; followed by a word that names no subcommand it is a usage error, as
-// the root's unknown commands are.
-func helpOrUnknown(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return cmd.Help()
-	}
-	return unknownCommand(cmd, args[0])
-}
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the
-// first the default; another is a usage error as the flag is parsed.
+// first the default.
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	if len(formats) == 0 {
 		formats = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}
 	}
 	*p = formats[0]
-	cmd.Flags().VarP(formatValue{p, formats}, "output", "o", "output format: "+strings.Join(formats, "|"))
+	cmd.Flags().VarP(oneOf(p, formats), "output", "o", "output format: "+strings.Join(formats, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(formats...))
-}
-
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return tooManyArgs(cmd, args, "%s takes no arguments, got %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
-	}
-	return nil
 }
 
 func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

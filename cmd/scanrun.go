@@ -3,19 +3,18 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/scan"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// terminalLimit is the default --limit of list and inspect when stdout is a terminal: a
-// person reads the first screens. Piped output is complete unless --limit says otherwise.
+// terminalLimit is list's and inspect's --limit on a terminal; piped output is complete.
 const terminalLimit = 1000
 
 // addLimitFlag registers --limit; resolveLimit turns it into the limit in force.
@@ -23,9 +22,8 @@ func addLimitFlag(cmd *cobra.Command, p *int, what string) {
 	intVarP(cmd.Flags(), p, "limit", "n", 0, fmt.Sprintf("stop after this many %s (0 = no limit; default: %d on a terminal, no limit when piped)", what, terminalLimit))
 }
 
-// keysOrMatch is the rule of the commands that take KEY... or --match PATTERN (inspect,
-// reset): one of them, not both, and --limit only with --match (the keys given are each
-// read or reset).
+// keysOrMatch is the rule of inspect and reset: KEY... or --match, and --limit only with
+// --match.
 func keysOrMatch(cmd *cobra.Command, args []string, match string) error {
 	switch {
 	case len(args) == 0 && match == "":
@@ -48,48 +46,48 @@ func resolveLimit(cmd *cobra.Command, io *IOStreams, v int) (int, error) {
 	return v, nil
 }
 
-// scanRun is a streaming scan as list, inspect --match and reset --match run it: pages of
-// states handed on as they arrive, keys that are not buckets counted and left out (unless
-// all), a limit on buckets, and progress on a terminal.
+// scanRun is a streaming scan of list, inspect --match and reset --match: pages of
+// states, keys that are not buckets left out unless all, progress on a terminal.
 type scanRun struct {
 	io    *IOStreams
 	st    *bucket.Store
 	opts  scan.Options
 	limit int
 	all   bool
-	// listsOthers is what lists the keys left out, for the note on them; "" for the
-	// commands that have --all.
+	// listsOthers names what lists the keys left out ("": --all).
 	listsOthers string
 
 	truncated bool
 	stats     scan.Stats
 }
 
-// reading is what the commands that read buckets set up first: the -o format checked, the
-// spec flags and the config's rules resolved (bad flags or a bad config never dial Redis),
-// then the Store, and the node serving each key when the output shows it.
+// reading is what a command that reads buckets sets up: flags and rules resolved first
+// (bad ones never dial Redis), then the Store and the server; node when output shows it.
 type reading struct {
 	io      *IOStreams
 	resolve bucket.Resolver
 	st      *bucket.Store
+	conn    *connect.Server
 	custom  []bucket.Layout
 	node    func(string) string
 }
 
-// states sets up a command that prints bucket states (-o of output.StateFormats: the node of
-// each key is named in every format but the plain table).
-func (e Env) states(spec *SpecFlags, output string) (*reading, error) {
+// states is reading for a command that prints states in format: every format but the
+// plain table names each key's node.
+func (e Env) states(spec *SpecFlags, format string) (*reading, error) {
 	r, err := e.reading(spec)
-	if err == nil {
-		r.node, err = stateNodes(e.Ctx, e.src, output)
+	if err == nil && format != output.FormatTable {
+		r.node, err = e.src.nodeOf(e.Ctx)
 	}
 	return r, err
 }
 
-// reading sets up a command that reads buckets, without nodes. (-o is checked as it is
-// parsed: see addOutputFlag.)
 func (e Env) reading(spec *SpecFlags) (*reading, error) {
-	resolve, st, err := e.src.resolverAndStore(e.Ctx, spec)
+	resolve, err := e.src.resolver(spec)
+	if err != nil {
+		return nil, err
+	}
+	st, err := e.src.Store(e.Ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,19 +95,16 @@ func (e Env) reading(spec *SpecFlags) (*reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reading{io: e.IO, resolve: resolve, st: st, custom: cfg.CustomLayouts()}, nil
+	conn, err := e.src.Conn()
+	return &reading{io: e.IO, resolve: resolve, st: st, conn: conn, custom: cfg.CustomLayouts()}, err
 }
 
-// scan is a streaming scan of the keys matching match, at most limit buckets (0: no
-// limit), keys that are not buckets too when all.
 func (r *reading) scan(match string, limit int, all bool) *scanRun {
 	return &scanRun{io: r.io, st: r.st, limit: limit, all: all, opts: scan.Options{Match: match, Resolve: r.resolve,
 		Custom: r.custom, Count: 500, MaxCount: 8000}}
 }
 
-// run scans (scan.States) and calls fn with each page's states (buckets only,
-// unless all). The progress line is cleared before fn runs, so rows written to the same
-// terminal stay clean.
+// run calls fn with each page's states, the progress line cleared first.
 func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error {
 	prog := output.NewProgress(r.io)
 	defer prog.Clear()
@@ -118,10 +113,16 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	o.BucketsOnly, o.Limit, o.CountKeys = !r.all, int64(r.limit), prog.Enabled
 	o.OnPage = func(s scan.Stats) {
 		r.stats = s
-		if time.Since(last) > 100*time.Millisecond {
-			last = time.Now()
-			prog.Show("%s", scanProgress(s, s.DBSize, time.Since(start)))
+		if time.Since(last) <= 100*time.Millisecond {
+			return
 		}
+		last = time.Now()
+		share := ""
+		if s.DBSize > 0 {
+			share = fmt.Sprintf(" of ~%s (%s)", format.Count(s.DBSize), format.Percent(min(1, float64(s.Keys)/float64(s.DBSize))))
+		}
+		rate := float64(s.Keys) / max(time.Since(start).Seconds(), 1e-3)
+		prog.Show("scanned %s%s · %s · %s keys/s", format.Plural(s.Keys, "key"), share, format.Plural(s.Buckets, "bucket"), format.Count(int64(rate)))
 	}
 	stats, err := scan.States(ctx, r.st, o, func(page []bucket.State) error {
 		prog.Clear()
@@ -129,17 +130,6 @@ func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error 
 	})
 	r.stats, r.truncated = stats, stats.Truncated
 	return err
-}
-
-// scanProgress is the progress line: keys scanned (and share of DBSIZE), buckets, rate.
-func scanProgress(s scan.Stats, dbsize int64, took time.Duration) string {
-	share := ""
-	if dbsize > 0 {
-		share = fmt.Sprintf(" of ~%s (%s)", format.Count(dbsize), format.Percent(min(1, float64(s.Keys)/float64(dbsize))))
-	}
-	rate := float64(s.Keys) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("scanned %s%s · %s · %s keys/s", format.Plural(s.Keys, "key"), share,
-		format.Plural(s.Buckets, "bucket"), format.Count(int64(rate)))
 }
 
 // notes reports on stderr what the scan left out or cut, after the output.
@@ -164,8 +154,7 @@ func (r *scanRun) notes(match string) {
 	}
 }
 
-// listCommand is the list command that shows every key matching pattern, buckets or not,
-// for commands without --all of their own. The pattern is quoted for a POSIX shell.
+// listCommand is the list command that shows every key matching pattern, buckets or not.
 func listCommand(pattern string) string {
-	return "bucketctl list --match '" + safe(strings.ReplaceAll(pattern, "'", `'\''`)) + "' --all"
+	return "bucketctl list --match " + shellWord(pattern) + " --all"
 }

@@ -8,26 +8,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// quick says whether cmd is one of the commands that make a single round trip and change
-// at most what one atomic script changes: Ctrl-C may end them at once, as it ends
-// redis-cli, with nothing half-done. They skip setting up signal handling, which costs
-// each run's start-up about 0.7 ms (a goroutine, a thread and the handlers).
-func quick(cmd *cobra.Command) bool {
-	switch cmd.Name() {
-	case "version", "check", "consume":
-		return true
-	case "inspect":
-		return !cmd.Flags().Changed("match")
-	}
-	return false
-}
-
-// catchSignals makes Ctrl-C (SIGINT) and SIGTERM cancel the context of a command that is
-// not quick, so that it stops cleanly: after the batch in flight, with its views closed
-// and its sandbox stopped, and exit 130. Only the process's Factory catches signals
-// (f.Signals); tests cancel the context they give Run.
+// catchSignals makes Ctrl-C and SIGTERM cancel cmd's context, so that it stops cleanly
+// (after the batch in flight, views closed, sandbox stopped) with exit 130. Only the
+// process's Factory catches them (f.Signals), and not for a quick command (quickKey).
 func (f *Factory) catchSignals(cmd *cobra.Command) {
-	if !f.Signals || quick(cmd) || f.signals != nil {
+	if !f.Signals || f.quick || f.signals != nil {
 		return
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -17,15 +17,12 @@ import (
 // SpecFlags are the flags that say what a bucket is: its spec and layout. Flags win over
 // config rules, which win over what the bucket stores or what detection finds.
 type SpecFlags struct {
-	Capacity, Rate, Cost float64
-	Layout               string
-	// CapacitySet, RateSet and CostSet say the flag was given (a rule's cost is kept
-	// unless --cost is); RunE reads them (see given).
-	CapacitySet, RateSet, CostSet bool
+	Capacity, Rate, Cost          float64
+	Layout                        string
+	CapacitySet, RateSet, CostSet bool // the flag was given (see given)
 	withCost                      bool
 }
 
-// given records which of the spec flags cmd's command line gives.
 func (s *SpecFlags) given(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	s.CapacitySet, s.RateSet, s.CostSet = fl.Changed("capacity"), fl.Changed("rate"), fl.Changed("cost")
@@ -45,20 +42,17 @@ func (s *SpecFlags) register(cmd *cobra.Command, f *Factory, withCost bool) {
 
 // spec validates the flags alone, before anything touches Redis.
 func (s *SpecFlags) spec() (bucket.Spec, error) {
-	capSet, rateSet := s.CapacitySet, s.RateSet
 	sp := bucket.Spec{Capacity: s.Capacity, Rate: s.Rate}
-	if capSet != rateSet {
+	if s.CapacitySet != s.RateSet {
 		return sp, usagef("--capacity and --rate go together (a bucket needs both)")
 	}
-	if capSet {
+	if s.CapacitySet {
 		if err := sp.Validate(); err != nil {
 			return sp, &UsageError{Err: err}
 		}
 	}
-	if s.withCost {
-		if math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0) || s.Cost < 0 {
-			return sp, usagef("--cost %v: must be a finite number >= 0", s.Cost)
-		}
+	if s.withCost && (math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0) || s.Cost < 0) {
+		return sp, usagef("--cost %v: must be a finite number >= 0", s.Cost)
 	}
 	return sp, nil
 }
@@ -92,8 +86,8 @@ func (f *Factory) resolver(s *SpecFlags) (bucket.Resolver, error) {
 	return cfg.RuleTable().Resolver(base, s.CostSet), nil
 }
 
-// completeKeys completes key arguments from Redis with a short SCAN; silent on failure. The
-// time key of a two-key bucket is left out: a bucket is named by its tokens key.
+// completeKeys completes keys from Redis with a short SCAN, silent on failure; a two-key
+// bucket is named by its tokens key.
 func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -152,18 +146,4 @@ func completeLayouts(f *Factory) func(*cobra.Command, []string, string) ([]strin
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// resolverAndStore is what every command that reads buckets needs: the spec flags and the
-// config's rules resolved first (bad flags or a bad config never dial Redis), then the Store.
-func (f *Factory) resolverAndStore(ctx context.Context, s *SpecFlags) (bucket.Resolver, *bucket.Store, error) {
-	resolve, err := f.resolver(s)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return resolve, st, nil
 }

@@ -62,53 +62,43 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 }
 
 func topRun(opts *TopOptions) error {
-	f := opts.src
 	if !opts.IO.StdoutTTY {
 		return usagef("top needs a terminal; for scripts use 'bucketctl list --match %s' or 'bucketctl watch KEY -o json'", opts.Match)
 	}
-	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
+	var cancel context.CancelFunc
+	opts.Ctx, cancel = withDuration(opts.Ctx, opts.Duration)
 	defer cancel()
-	d, err := f.liveDeps(ctx, &opts.Spec)
+	rd, err := opts.reading(&opts.Spec)
 	if err != nil {
 		return err
 	}
-	return endedByDuration(ctx, RunTop(ctx, opts.IO, d.store, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: d.resolve, Custom: d.custom, Addr: d.addr, Server: d.server,
-		NodeClient: d.nodeClient, ErrText: f.errText}))
+	return endedByDuration(opts.Ctx, RunTop(opts.Ctx, opts.IO, rd.st, TopParams{Match: opts.Match, Interval: opts.Interval,
+		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: rd.resolve, Custom: rd.custom, Addr: rd.conn.Addr(),
+		Server: rd.conn.Label(), NodeClient: rd.conn.NodeClient, ErrText: opts.src.errText}))
 }
 
-// TopParams say what RunTop shows. Zero values take the defaults.
+// TopParams say what RunTop shows; zero values take the defaults.
 type TopParams struct {
-	// Match is the SCAN pattern (default "*").
-	Match string
-	// Interval is the time between refreshes (default 1 s).
-	Interval time.Duration
-	// PageSize is the SCAN COUNT and the buckets read per pipeline (default 200).
-	PageSize int
-	// Budget is the most Redis commands per second (default 10,000).
-	Budget int
-	// Limit, when above 0, makes each pass look at the first Limit buckets found only.
-	Limit int
-	// Resolve gives each key's layout and spec (nil: detect the layout, spec from the bucket).
-	Resolve bucket.Resolver
-	// Custom are the config file's layouts (their two-key buckets are found too).
-	Custom []bucket.Layout
-	// NodeClient builds the clients that follow writes (hot.Options.NodeClient).
-	NodeClient hot.NodeClient
-	// Addr names the server in the banner when Redis is unreachable.
-	Addr string
-	// Server names the server (and context) in the header (default: Addr).
-	Server string
+	Match    string        // the SCAN pattern (default "*")
+	Interval time.Duration // between refreshes (default 1 s)
+	PageSize int           // SCAN COUNT and buckets per pipeline (default 200)
+	Budget   int           // the most Redis commands per second (default 10,000)
+	Limit    int           // above 0: each pass looks at the first Limit buckets only
+	// Resolve gives each key's layout and spec (nil: detected, spec from the bucket).
+	Resolve    bucket.Resolver
+	Custom     []bucket.Layout // the config file's layouts
+	NodeClient hot.NodeClient  // builds the clients that follow writes
+	// Addr names the server in the banner when Redis is unreachable, Server (default:
+	// Addr) in the header.
+	Addr, Server string
 	// Sort is the order the dashboard opens in; Hint a line under its header.
 	Sort tui.SortBy
 	Hint string
-	// ErrText is how an error shows (default: with the secrets found by their form hidden;
-	// a command gives its Factory's errText, which knows this invocation's secrets).
+	// ErrText is how an error shows (default: secrets found by their form hidden).
 	ErrText func(error) string
 }
 
-// RunTop runs the top dashboard full screen on ios over st until the user quits or ctx
-// ends. The demo command opens it on its sandbox this way.
+// RunTop runs the top dashboard full screen over st until the user quits or ctx ends.
 func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) error {
 	if p.Match == "" {
 		p.Match = "*"
@@ -128,8 +118,7 @@ func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) 
 	return runProgram(ctx, ios, m)
 }
 
-// tuiStyles are the live views' styles for ios: colours follow the terminal, none with
-// NO_COLOR or --no-color.
+// tuiStyles are the live views' styles: the terminal's colours, none with --no-color.
 func tuiStyles(ios *IOStreams) tui.Styles {
 	if ios.NoColor {
 		return tui.NewStyles(termenv.Ascii)
@@ -137,8 +126,7 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 	return tui.NewStyles(lipgloss.NewRenderer(ios.Out).ColorProfile())
 }
 
-// TopSource is the Redis side of top: a scan.Live view (the bucket/scan package's
-// budgeted Watchlist, with the buckets written now first) that the dashboard draws.
+// TopSource is the Redis side of top: a budgeted scan.Live view, busiest buckets first.
 type TopSource struct {
 	st   *bucket.Store
 	live *scan.Live
@@ -166,8 +154,7 @@ func (s *TopSource) Close() { s.live.Close() }
 // Keep keeps the bucket under the cursor in every snapshot while it exists.
 func (s *TopSource) Keep(key string) { s.live.Keep(key) }
 
-// defaultTopBudget is top's default Redis budget, in commands per second: about 4% of one
-// core of a Redis server, so other clients barely notice (see scripts/bench/scale.sh).
+// defaultTopBudget is top's Redis budget in commands per second: about 4% of one core.
 const defaultTopBudget = 10000
 
 // Fetch runs one refresh within the budget.
@@ -194,15 +181,12 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	return snap, nil
 }
 
-// Reset refills the bucket the way 'bucketctl reset' does by default: it deletes the
-// bucket's keys, and every layout reads a missing bucket as full. What may be reset is
-// bucket.State.ResetOp's rule, as for reset (a key that is not a bucket, or a guess, is
-// refused before anything is sent).
+// Reset refills the bucket as 'bucketctl reset' does by default (by deleting its keys),
+// under the same rule of what may be reset.
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {
 		return err
 	}
-	// The server answered with an error (NOREPLICAS, READONLY, OOM): said as reset says it.
 	return newWriteError("reset "+format.QuoteKey(b.Key), s.addr, "", err)
 }

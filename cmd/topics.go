@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The texts of 'bucketctl help TOPIC' (topics/, also rendered as man pages) and the long
-// help of the commands with the most to say (help/), one plain-text file each.
+// The texts of 'bucketctl help TOPIC' (topics/) and the long help of the commands with
+// the most to say (help/).
 //
 //go:embed topics/*.txt help/*.txt
 var topicFiles embed.FS
@@ -28,11 +28,11 @@ var helpTopics = []struct{ name, short string }{
 	{"design", "Design choices, and why"},
 }
 
-// topicText is the text of a help topic (without its trailing newline).
+// topicText is the text of a help topic, its placeholders filled.
 func topicText(name string) string {
 	b, err := topicFiles.ReadFile("topics/" + name + ".txt")
 	if err != nil {
-		panic("help topic " + name + " is not embedded") // a build mistake, caught by tests
+		panic("help topic " + name + " is not embedded")
 	}
 	return fillTopic(strings.TrimRight(string(b), "\n"))
 }
@@ -41,19 +41,17 @@ func topicText(name string) string {
 func commandHelp(name string) string {
 	b, err := topicFiles.ReadFile("help/" + name + ".txt")
 	if err != nil {
-		panic("help of " + name + " is not embedded") // a build mistake, caught by tests
+		panic("help of " + name + " is not embedded")
 	}
 	return strings.TrimSuffix(string(b), "\n")
 }
 
-// newCmdTopic builds a help topic: a command with no Run, which cobra lists under
-// "Additional help topics"; 'bucketctl help NAME' and 'bucketctl NAME' print it.
+// newCmdTopic builds a help topic: a command with no Run ('bucketctl help NAME').
 func newCmdTopic(name, short string) *cobra.Command {
 	return &cobra.Command{Use: name, Short: short, Long: topicText(name)}
 }
 
-// topicUsage is cobra's usage template with the help topics aligned under one another and a
-// line saying how to read one.
+// topicUsage is cobra's usage template with the topics aligned and how to read one.
 func topicUsage(tmpl string) string {
 	tmpl = strings.Replace(tmpl, "{{rpad .CommandPath .CommandPathPadding}}", "{{rpad .CommandPath 22}}", 1)
 	return strings.Replace(tmpl, `Use "{{.CommandPath}} [command] --help" for more information about a command.`,

@@ -8,15 +8,12 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// The parts of the help that list the layouts are made from the registry (bucket.Registry),
-// so a preset added there is in them with no other file touched. A topic's text names
-// them by a placeholder line.
+// topicFills are the parts of the help made from the layout registry, by placeholder.
 var topicFills = map[string]func() string{
 	"{{presets}}":  layoutTable,
 	"{{fidelity}}": fidelityTable,
 }
 
-// fillTopic replaces each placeholder line of a topic's text with its generated part.
 func fillTopic(s string) string {
 	for mark, fill := range topicFills {
 		if strings.Contains(s, mark) {
@@ -26,27 +23,28 @@ func fillTopic(s string) string {
 	return s
 }
 
-// layoutTable lists the presets, one each: name and where it comes from (About), wrapped
-// under its name.
+// layoutTable lists the presets and where each comes from.
 func layoutTable() string {
-	w := 0
-	for _, l := range bucket.Registry() {
-		w = max(w, len(l.Name))
-	}
 	var b strings.Builder
+	w := nameWidth(0)
 	for _, n := range bucket.PresetNames() {
 		writeRow(&b, w, n, bucket.Presets[n].About)
 	}
 	return b.String()
 }
 
-// fidelityTable lists each preset's clock and time step, as its model decides, and what a
-// stored time ahead of the clock does.
-func fidelityTable() string {
-	w := len("layout")
+// nameWidth is the width of the longest preset name, at least least.
+func nameWidth(least int) int {
 	for _, l := range bucket.Registry() {
-		w = max(w, len(l.Name))
+		least = max(least, len(l.Name))
 	}
+	return least
+}
+
+// fidelityTable lists each preset's clock, time step, and what a stored time ahead of the
+// clock does.
+func fidelityTable() string {
+	w := nameWidth(len("layout"))
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %-*s  %-28s %s\n", w, "layout", "clock, step", "stored time ahead of the clock")
 	for _, n := range bucket.PresetNames() {

@@ -19,16 +19,14 @@ var (
 	date    = "unknown"
 )
 
-// buildVersion is this binary's version: the release build's stamp, else what Go records
-// in every build (the module version, and the VCS revision of a build from a clone).
+// buildVersion is the release build's stamp, else what Go records in every build.
 func buildVersion() VersionInfo {
 	info, _ := debug.ReadBuildInfo()
 	return versionFrom(VersionInfo{Version: version, Commit: commit, Date: date}, info)
 }
 
-// versionFrom fills what the stamp leaves unset from info: 'go install ...@v1.2.0' records
-// the module version (a pseudo-version names the commit and its time), a build in a clone
-// records the revision, its time and whether the tree was modified.
+// versionFrom fills what the stamp leaves unset from info: the module version of 'go
+// install' (a pseudo-version names the commit and its time), or a clone's revision.
 func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
 	if info == nil {
 		return v
@@ -48,10 +46,7 @@ func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
 			modified = s.Value == "true"
 		}
 	}
-	// A pseudo-version's time and revision: v0.0.0-20260102150405-abcdef123456. Every run
-	// comes here, so the expression is compiled only when the stamp leaves the commit or the
-	// date unset and the version has a pseudo-version's two dashes at least (the test
-	// golang.org/x/mod's IsPseudoVersion makes first): not for a release, nor for (devel).
+	// Compiled only for a pseudo-version (v0.0.0-20260102150405-abcdef123456).
 	if rev == "" && (v.Commit == "none" || v.Date == "unknown") && strings.Count(info.Main.Version, "-") >= 2 {
 		pseudo := regexp.MustCompile(`-(?:0\.)?(\d{14})-([0-9a-f]{12})(?:\+dirty)?$`)
 		if m := pseudo.FindStringSubmatch(info.Main.Version); m != nil {
@@ -73,7 +68,7 @@ func versionFrom(v VersionInfo, info *debug.BuildInfo) VersionInfo {
 	return v
 }
 
-// line is the version as one line: 'bucketctl VERSION (commit C, built D)'.
+// line is 'bucketctl VERSION (commit C, built D)'.
 func (v VersionInfo) line() string {
 	return fmt.Sprintf("bucketctl %s (commit %s, built %s)", v.Version, v.Commit, v.Date)
 }

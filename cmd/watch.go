@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/hot"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -59,6 +59,7 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 			if opts.Window < opts.Interval {
 				return usagef("--window %s: must be at least the interval %s", opts.Window, opts.Interval)
 			}
+			f.Check = connect.PingByPipeline
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, watchRun)
 		},
 	}
@@ -68,74 +69,38 @@ func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "stop after this long (0 = until stopped)")
 	durationVarP(fl, &opts.Window, "window", "", 5*time.Minute, "history the live chart shows")
 	opts.Spec.register(cmd, f, true)
-	addOutputFlag(cmd, &opts.Output, output.FormatTable, output.FormatJSON, output.FormatYAML)
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func watchRun(opts *WatchOptions) error {
-	f := opts.src
-	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
+	var cancel context.CancelFunc
+	opts.Ctx, cancel = withDuration(opts.Ctx, opts.Duration)
 	defer cancel()
-	d, err := f.liveDeps(ctx, &opts.Spec)
+	ctx, f := opts.Ctx, opts.src
+	rd, err := opts.reading(&opts.Spec)
 	if err != nil {
 		return err
 	}
 	read := func(ctx context.Context) (bucket.State, error) {
-		states, err := d.store.InspectWith(ctx, []string{opts.Key}, d.resolve, d.custom)
+		states, err := rd.st.InspectWith(ctx, []string{opts.Key}, rd.resolve, rd.custom)
 		if err != nil {
 			return bucket.State{}, err
 		}
 		return states[0], nil
 	}
-	// A key that is not a bucket is an error at once, not a view of nothing. (One that
-	// becomes something else while watched is shown as such.)
+	// A key that is not a bucket is an error at once (one that becomes one is shown).
 	if first, err := read(ctx); err == nil && first.IsNotBucket() {
 		return fmt.Errorf("%s: %s: watch shows buckets", safe(opts.Key), safe(first.Problem))
 	}
-	cost := d.resolve(opts.Key).Cost
+	cost := rd.resolve(opts.Key).Cost
 	if !f.IO.StdoutTTY || opts.Output != output.FormatTable || opts.Count > 0 {
-		return endedByDuration(ctx, watchStream(ctx, f.IO, opts, cost, d.addr, read))
+		return endedByDuration(ctx, watchStream(ctx, f.IO, opts, cost, rd.conn.Addr(), read))
 	}
 	styles := tuiStyles(f.IO)
-	m := tui.NewWatch(read, tui.WatchOptions{Key: opts.Key, LiveOptions: tui.LiveOptions{Addr: d.addr,
-		Server: d.server, Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles, ErrText: f.errText}})
+	m := tui.NewWatch(read, tui.WatchOptions{Key: opts.Key, LiveOptions: tui.LiveOptions{Addr: rd.conn.Addr(),
+		Server: rd.conn.Label(), Interval: opts.Interval, Window: opts.Window, Cost: cost, Styles: &styles, ErrText: f.errText}})
 	return endedByDuration(ctx, runProgram(ctx, f.IO, m))
-}
-
-// live are what the live views need: how to read each key, the store and its address.
-type live struct {
-	resolve bucket.Resolver
-	custom  []bucket.Layout
-	store   *bucket.Store
-	addr    string
-	// server names the server and the context in the views' headers.
-	server string
-	// nodeClient builds the clients that follow writes, the connection's way (hot).
-	nodeClient hot.NodeClient
-}
-
-// liveDeps resolves the flags and config, then connects.
-func (f *Factory) liveDeps(ctx context.Context, spec *SpecFlags) (live, error) {
-	var d live
-	var err error
-	if d.resolve, err = f.resolver(spec); err != nil {
-		return d, err
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		return d, err
-	}
-	d.custom = cfg.CustomLayouts()
-	if d.store, err = f.Store(ctx); err != nil {
-		return d, err
-	}
-	conn, err := f.Conn()
-	if err != nil {
-		return d, err
-	}
-	d.addr = conn.Addr()
-	d.server, d.nodeClient = conn.Label(), conn.NodeClient
-	return d, nil
 }
 
 // withDuration bounds ctx by --duration (0: no bound).
@@ -146,8 +111,7 @@ func withDuration(ctx context.Context, d time.Duration) (context.Context, contex
 	return context.WithCancel(ctx)
 }
 
-// runProgram runs a full-screen bubbletea program on the streams; the alternate screen is
-// left and the terminal restored however it ends.
+// runProgram runs a full-screen bubbletea program on the streams.
 func runProgram(ctx context.Context, io *IOStreams, m tea.Model) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out))
 	_, err := p.Run()
@@ -165,8 +129,8 @@ func endedByDuration(ctx context.Context, err error) error {
 	return err
 }
 
-// watchStream prints one line (or JSON object) per refresh until ctx ends or Count lines
-// have been attempted. Reads never overlap: the next starts after the previous returned.
+// watchStream prints one line (or JSON object) per refresh until ctx ends or Count reads
+// were attempted; reads never overlap.
 func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost float64, addr string, read tui.WatchSource) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()

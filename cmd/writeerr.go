@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,85 +13,30 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WriteError is a write (reset, consume) that the server answered with an error reply, as
-// one line: what was written (the key, or for --match how far it got), the server, the
-// reply without the script's SHA1 and line, and for a server that refuses every write
-// (NOREPLICAS, READONLY, OOM, MISCONF) the fix. Identical replies for many keys are
-// counted, not repeated. Exit 1: the server answered.
+// WriteError is a write (reset, consume) the server answered with an error reply, as one
+// line: what was written, the server, how far it got, and each distinct reply (counted,
+// without the script's SHA1 and line) with the fix when the server refuses every write.
 type WriteError struct {
-	// What is the write: `reset "rate:user:1"`, `reset --match "rate:*"`.
-	What   string
-	Server string
-	// Outcome, when set, says what was done before the error: "stopped after 3 bucket(s)
-	// were reset".
-	Outcome string
-	causes  writeCauses
+	What    string // `reset "rate:user:1"`, `reset --match "rate:*"`
+	Server  string
+	Outcome string // what was done before the error: "stopped after 3 bucket(s) were reset"
+	causes  []writeCause
+	more    int // errors beyond the first maxCauses texts
 }
 
-func (e *WriteError) Error() string {
-	outcome := ""
-	if e.Outcome != "" {
-		outcome = " " + e.Outcome
-	}
-	return fmt.Sprintf("%s on %s%s: %s", e.What, e.Server, outcome, e.causes.String())
-}
-
-// Unwrap returns the first error, so errors.Is and As see what the server answered.
-func (e *WriteError) Unwrap() error {
-	if len(e.causes.list) == 0 {
-		return nil
-	}
-	return e.causes.list[0].err
-}
-
-// writeCause is one distinct error text, with the number of keys that got it.
+// writeCause is one distinct reply, with the number of keys that got it and the first.
 type writeCause struct {
 	text  string
 	err   error
 	keys  int
-	first string // the first key that got it, "" when the error is not a key's
+	first string
 }
 
-// writeCauses groups errors by their text.
-type writeCauses struct {
-	list []writeCause
-	// more counts the errors of texts beyond the first few.
-	more int
-}
-
-// maxCauses is how many distinct errors one line names.
 const maxCauses = 3
 
-// add adds err, each error of a join separately (ResetMany's, one per key).
-func (w *writeCauses) add(err error) {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			w.add(e)
-		}
-		return
-	}
-	key := ""
-	var ke *bucket.KeyError
-	if errors.As(err, &ke) {
-		key = ke.Key
-	}
-	text := rediserr.ReplyText(err)
-	for i := range w.list {
-		if w.list[i].text == text {
-			w.list[i].keys++
-			return
-		}
-	}
-	if len(w.list) == maxCauses {
-		w.more++
-		return
-	}
-	w.list = append(w.list, writeCause{text: text, err: err, keys: 1, first: key})
-}
-
-func (w *writeCauses) String() string {
-	parts := make([]string, 0, len(w.list)+1)
-	for _, c := range w.list {
+func (e *WriteError) Error() string {
+	parts := make([]string, 0, len(e.causes)+1)
+	for _, c := range e.causes {
 		s := safe(c.text)
 		switch {
 		case c.keys > 1 && c.first != "":
@@ -103,10 +49,49 @@ func (w *writeCauses) String() string {
 		}
 		parts = append(parts, s)
 	}
-	if w.more > 0 {
-		parts = append(parts, fmt.Sprintf("and %s other error(s)", fmtCount(w.more)))
+	if e.more > 0 {
+		parts = append(parts, fmt.Sprintf("and %s other error(s)", fmtCount(e.more)))
 	}
-	return strings.Join(parts, "; ")
+	outcome := ""
+	if e.Outcome != "" {
+		outcome = " " + e.Outcome
+	}
+	return fmt.Sprintf("%s on %s%s: %s", e.What, e.Server, outcome, strings.Join(parts, "; "))
+}
+
+// Unwrap returns the first reply, for errors.Is and As.
+func (e *WriteError) Unwrap() error {
+	if len(e.causes) == 0 {
+		return nil
+	}
+	return e.causes[0].err
+}
+
+// add counts err, each error of a join separately.
+func (e *WriteError) add(err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, err := range j.Unwrap() {
+			e.add(err)
+		}
+		return
+	}
+	key := ""
+	var ke *bucket.KeyError
+	if errors.As(err, &ke) {
+		key = ke.Key
+	}
+	text := rediserr.ReplyText(err)
+	for i := range e.causes {
+		if e.causes[i].text == text {
+			e.causes[i].keys++
+			return
+		}
+	}
+	if len(e.causes) == maxCauses {
+		e.more++
+		return
+	}
+	e.causes = append(e.causes, writeCause{text: text, err: err, keys: 1, first: key})
 }
 
 // refusalHint says how to get a server that refuses every write to take them.
@@ -124,32 +109,22 @@ func refusalHint(err error) string {
 	return "" // NOPERM: the PermissionError says which command to grant
 }
 
-// isReply says err holds an error reply of the server's (not a failure to reach it, a
-// timeout, or an error of bucketctl's own that names the key already).
-func isReply(err error) bool {
+// hasReply says err, or an error it joins, is an error reply of the server's (not a
+// failure to reach it, a timeout, or an error of bucketctl's own).
+func hasReply(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.ContainsFunc(j.Unwrap(), hasReply)
+	}
 	if err == nil || rediserr.IsUnreachable(err) {
 		return false
 	}
-	var re interface{ RedisError() } // a server's error reply
+	var re interface{ RedisError() }
 	var pe *PermissionError
 	return errors.As(err, &re) || errors.As(err, &pe)
 }
 
-// hasReply says err, or one of the errors it joins, is an error reply.
-func hasReply(err error) bool {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if hasReply(e) {
-				return true
-			}
-		}
-		return false
-	}
-	return isReply(err)
-}
-
-// writeFailure names what was written and the server in the error of a write when the
-// server answered with an error reply; any other error is returned as it is.
+// writeFailure names what was written and the server in the error of a write the server
+// answered with an error reply; any other error is returned as it is.
 func writeFailure(f *Factory, what, outcome string, err error) error {
 	if !hasReply(err) {
 		return err
@@ -157,23 +132,21 @@ func writeFailure(f *Factory, what, outcome string, err error) error {
 	return newWriteError(what, serverOf(f)+refusingMaster(f, err), outcome, err)
 }
 
-// newWriteError is the WriteError of err, a server's error reply (or a join of them).
 func newWriteError(what, server, outcome string, err error) *WriteError {
 	e := &WriteError{What: what, Server: server, Outcome: outcome}
-	e.causes.add(err)
+	e.add(err)
 	return e
 }
 
 // refusingMaster names, on a Cluster, the master that refused one key's write (" (master
-// 10.0.0.2:6379)"): the seeds alone do not say which node to look at. "" elsewhere, and
-// when the error names no key or several.
+// 10.0.0.2:6379)"); "" elsewhere, and when the error names no key or several.
 func refusingMaster(f *Factory, err error) string {
 	var ke *bucket.KeyError
 	if o, cerr := f.Conn(); cerr != nil || len(o.Cluster) == 0 || !errors.As(err, &ke) {
 		return ""
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 1 {
-		return "" // several keys, maybe on several masters: each cause names its key
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -13,12 +13,8 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// A write's outcome is one of three: applied, not applied, or unknown (sent, and no reply
-// came). outcomeError says the last two when the round trip failed, naming the server and
-// the cause; a reply of the server's is a WriteError.
-
-// outcomeError is a write whose round trip failed: Text says what was done, on which
-// server, and why; Err is the failure (its exit code: 3, unreachable).
+// outcomeError is a write whose round trip failed: Text says what was done (nothing, or
+// unknown: sent, and no reply came), on which server, and why.
 type outcomeError struct {
 	Text string
 	Err  error
@@ -27,33 +23,27 @@ type outcomeError struct {
 func (e *outcomeError) Error() string { return e.Text }
 func (e *outcomeError) Unwrap() error { return e.Err }
 
-// roundTripFailure is the error of a write (what: `reset "k"`) whose round trip failed
-// with err, after done buckets were reset (-1: a single request, no count). With an
-// *bucket.UncertainError the batch in flight is unknown, and running the command again is
-// safe (a reset sets a state, it adds nothing); otherwise nothing of it was sent.
+// roundTripFailure is the error of a write (`reset "k"`) whose round trip failed after done
+// buckets were reset (-1: one request); a bucket.UncertainError leaves the batch unknown.
 func roundTripFailure(f *Factory, what string, done int, err error) error {
 	server := serverOf(f)
 	cause := lostCause(server, err)
 	var ue *bucket.UncertainError
-	var text string
+	var did string
 	switch {
 	case errors.As(err, &ue) && done >= 0:
-		text = fmt.Sprintf("%s on %s: %s reset, up to %s more unknown: %s: re-running the same command is safe",
-			what, server, fmtCount(done), fmtCount(ue.Resets), cause)
+		did = fmt.Sprintf("%s reset, up to %s more unknown", fmtCount(done), fmtCount(ue.Resets))
 	case errors.As(err, &ue):
-		text = fmt.Sprintf("%s on %s: outcome unknown, it may or may not have been applied: %s: re-running the same command is safe",
-			what, server, cause)
+		did = "outcome unknown, it may or may not have been applied"
 	case done >= 0:
-		text = fmt.Sprintf("%s on %s: stopped after %s bucket(s) were reset: %s: re-running the same command is safe",
-			what, server, fmtCount(done), cause)
+		did = fmt.Sprintf("stopped after %s bucket(s) were reset", fmtCount(done))
 	default:
-		text = fmt.Sprintf("%s on %s: nothing changed: %s", what, server, cause)
+		return &outcomeError{fmt.Sprintf("%s on %s: nothing changed: %s", what, server, cause), err}
 	}
-	return &outcomeError{text, err}
+	return &outcomeError{fmt.Sprintf("%s on %s: %s: %s: re-running the same command is safe", what, server, did, cause), err}
 }
 
-// lostCause says why a round trip to server failed, naming the address it failed on:
-// never a bare "EOF".
+// lostCause says why a round trip to server failed, naming the address: never a bare EOF.
 func lostCause(server string, err error) string {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Addr != nil {
@@ -72,8 +62,7 @@ func lostCause(server string, err error) string {
 }
 
 // namedLoss is msg, the text of err, with a bare lost connection in it (EOF, a reset)
-// replaced by lostCause, which names the server: "EOF" says neither where nor why. Errors
-// that say so already (a write's outcome, an unreachable server) are left as they are.
+// replaced by lostCause, unless err says so already (outcomeError, UnreachableError).
 func (f *Factory) namedLoss(msg string, err error) string {
 	var (
 		oe *outcomeError
