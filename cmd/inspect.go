@@ -69,7 +69,7 @@ func inspectRun(opts *InspectOptions) error {
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, output.InspectHeader...)...)
 	var notes output.InspectNotes
 	cost := func(key string) float64 { return sr.resolve(key).Cost }
-	emit := output.StateWriterCost(out, node, output.InspectRow, notes.See, cost)
+	emit := output.StateWriter(out, node, output.InspectRow, notes.See, cost)
 	if opts.Match == "" {
 		states, err := sr.st.InspectWith(ctx, opts.Keys, sr.resolve, sr.custom)
 		if err != nil {

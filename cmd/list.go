@@ -98,7 +98,7 @@ func listRun(opts *ListOptions) error {
 		if s.Exists && s.Problem == "" && s.TTL == -1 {
 			noTTL++
 		}
-	})
+	}, nil)
 	fn, held := write, (*sortedRows)(nil)
 	refused := usagef("list --sort-by: more than %s buckets match, and sorting holds them all in memory: give --limit N (the first N in this order) or a narrower --match",
 		format.Count(int64(maxSorted)))

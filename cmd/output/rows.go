@@ -70,14 +70,9 @@ func WithNode(node func(string) string, header ...string) []string {
 	return header
 }
 
-// StateWriter writes pages of states to out (row's cells, or StateViews); see sees each.
+// StateWriter writes pages of states to out (row's cells, or StateViews with each
+// retry-after for cost(key), nil: 1); see sees each.
 func StateWriter(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
-	see func(bucket.State)) func([]bucket.State) error {
-	return StateWriterCost(out, node, row, see, nil)
-}
-
-// StateWriterCost is StateWriter with each view's retry-after for cost(key) (nil: 1).
-func StateWriterCost(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
 	see func(bucket.State), cost func(string) float64) func([]bucket.State) error {
 	return func(page []bucket.State) error {
 		for _, s := range page {
