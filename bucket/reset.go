@@ -182,6 +182,9 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			if err != nil {
 				return nil, err
 			}
+			for len(args) > 0 && args[len(args)-1] == "" {
+				args = args[:len(args)-1] // an absent ARGV reads as "" in the script
+			}
 			if useEval {
 				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset(), keys, args...))
 			} else {
