@@ -110,7 +110,8 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
       end
       local flat, tok, t, over = redis.call('HGETALL', KEYS[1]), nil, nil, false
       for i = 1, #flat, 2 do
-        local f, v, o = flat[i], num(flat[i + 1])
+        local f, s, v, o = flat[i], flat[i + 1], nil, nil
+        if #s <= 64 and string.find(s, '^%d+%.?%d*$') then v = s + 0 else v, o = num(s) end -- num's common case
         if v == nil and not o then return -1 end
         over = over or o ~= nil
         if f == tf then tok, present = v, present + 1
