@@ -74,11 +74,4 @@ func (l Layout) ResetWritesFull() bool {
 	return ok
 }
 
-// DecidesInClient says the owner decides in its client's code (Go), with no script of its
-// own to run: the demo drives no application of the layout.
-func (l Layout) DecidesInClient() bool {
-	_, ok := l.Model().(mennanovModel)
-	return ok
-}
-
 func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }

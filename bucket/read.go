@@ -13,30 +13,21 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// The page read: one pipelined round trip reads a page of keys, one EVALSHA_RO of the read
-// script per key (type, TTL and, when they can be a bucket's, the contents), plus the
-// server's TIME. A Cluster's two-key buckets whose keys are in different slots take a second
-// round trip, for the numeric strings only.
-
 var readScript = lazyScript(scripts.Read)
 
-// pipeliner is a client that pipelines: a master's *redis.Client during a scan, or the
-// Store's client for keys given by name.
+// pipeliner is a master's client during a scan, or the Store's.
 type pipeliner interface {
 	Pipeline() redis.Pipeliner
 }
 
 // readOpts say how to read and classify a batch of keys.
 type readOpts struct {
-	resolve Resolver
-	// pairLayouts are the two-key layouts a key may belong to (see TwoKeyLayouts).
+	resolve     Resolver
 	pairLayouts []Layout
-	// scanned: keys come from SCAN. A key that vanished since is dropped, and so is the time
-	// key of a two-key bucket (it belongs to its bucket, which SCAN returns too).
+	// scanned: keys from SCAN; a vanished key and a two-key bucket's time key are dropped.
 	scanned bool
 	cluster bool
-	// most caps the commands the read sends (0: no cap), see ReadScanned.
-	most int64
+	most    int64
 }
 
 // keyRead is the raw reply for one key.
@@ -45,14 +36,12 @@ type keyRead struct {
 	pttl    int64
 	size    int64
 	payload interface{}
-	// pairs are the keys that may pair with it (see pairKeys); pairVals[i] is the value of
-	// pairs[i], nil when that key is not a short string.
+	// pairVals[i] is pairs[i]'s value, nil when it is not a short string.
 	pairs    []pairKey
 	pairVals []*string
 }
 
-// pairKey is a key that may form a two-key bucket with the key read: its companion time key
-// in layout, or (isMain) the main key of the bucket whose time key the key read is.
+// pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.
 type pairKey struct {
 	key    string
 	layout *Layout
@@ -79,9 +68,8 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 	return out
 }
 
-// readKeys reads keys with c in one pipelined round trip (two in the Cluster case above) and
-// classifies each. States come back in the order of keys, less the dropped ones (readOpts);
-// n is how many of keys were read (all of them unless o.most cut them).
+// readKeys reads keys in one pipelined round trip (a Cluster's cross-slot pairs take a
+// second) and classifies each, in order, less the dropped; n is how many fit o.most.
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
 	targets := make([]Target, len(keys))
 	for i, k := range keys {
@@ -118,10 +106,8 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	return out, len(keys), nil
 }
 
-// fitting is how many of keys (a prefix) a read of at most most commands takes, reckoning
-// each key's worst case before anything is sent: TIME once, the key's read, and in a Cluster
-// a GETRANGE for each companion key in another slot (sent only when the key holds a number,
-// which is known only once it is read).
+// fitting is how many of keys a read of at most most commands takes, each at its worst case
+// (TIME, its read, a GETRANGE per companion key in another Cluster slot).
 func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
 	spent := int64(1) // TIME
 	for i, k := range keys {
@@ -141,9 +127,8 @@ func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
 	return len(keys)
 }
 
-// ReadScanned is package scan's page read: keys SCAN returned, read through c (nil: the
-// Store's client), with a vanished key and a two-key bucket's time key dropped. most caps
-// the commands sent (0: none): n is how many keys fit, the rest are the caller's to read.
+// ReadScanned reads keys SCAN returned through c (nil: the Store's client) within most
+// commands (0: no cap); n is how many fit.
 func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, most int64, resolve Resolver, pairLayouts []Layout) (states []State, n int, err error) {
 	var p pipeliner = s.rdb
 	if c != nil {
@@ -152,9 +137,8 @@ func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string,
 	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster(), most: most})
 }
 
-// readPipeline sends the read script for every key and TIME, and fills reads. A server that
-// has not loaded the script gets it once; a server without EVALSHA_RO (Redis < 7) gets
-// EVALSHA (the script writes nothing either way).
+// readPipeline sends TIME and the read script for every key (loading it, or EVALSHA before
+// Redis 7, as needed) and fills reads.
 func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pairs [][]pairKey, reads []keyRead, cluster bool) (int64, error) {
 	mode := s.readMode.Load()
 	load := false
@@ -162,8 +146,6 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 		pipe := c.Pipeline()
 		var loadCmd *redis.StringCmd
 		if load {
-			// In the same round trip as the reads it serves (a ClusterClient has loaded
-			// it on every master already, see below).
 			loadCmd = pipe.ScriptLoad(ctx, scripts.Read)
 		}
 		timeCmd := pipe.Time(ctx)
@@ -179,8 +161,7 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 			cmds[i] = evalRead(ctx, pipe, mode, ks)
 		}
 		_, _ = pipe.Exec(ctx)
-		// What failed is told by the reads' and TIME's own replies: a refused SCRIPT LOAD
-		// fails no read (the reads then say NOSCRIPT, and the source is sent instead).
+		// A refused SCRIPT LOAD fails no read: the reads say NOSCRIPT, the source goes next.
 		err := timeCmd.Err()
 		for _, cmd := range cmds {
 			if err == nil || isPerCommand(err) {
@@ -234,8 +215,7 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 	}
 }
 
-// Read modes: EVALSHA_RO, EVALSHA (servers before Redis 7), and the same two with the
-// script's source (EVAL_RO, EVAL) for users allowed no SCRIPT LOAD.
+// Read modes: EVALSHA_RO, EVALSHA (before Redis 7), and EVAL_RO, EVAL (no SCRIPT LOAD).
 const (
 	readRO int32 = iota
 	readRW
@@ -250,8 +230,7 @@ func readEvalFor(mode int32) int32 {
 	return readEval
 }
 
-// maxReadLen is the longest string value the read transfers: a number, a native bucket or
-// a json layout's state (at most 100 bytes); a longer one is answered with its size alone.
+// maxReadLen is the longest string the read transfers (a json state is at most 100 bytes).
 const maxReadLen = 128
 
 func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
@@ -292,9 +271,8 @@ func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *key
 	return nil
 }
 
-// readCrossSlot reads, in one more pipelined round trip, the pair keys that are in another
-// Cluster slot than their key, for keys holding a number only (a hash or any other string
-// cannot be part of a two-key bucket).
+// readCrossSlot reads, in one more round trip, the pair keys in another Cluster slot than
+// their key, for keys holding a number only.
 func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pairKey, reads []keyRead) error {
 	type ref struct {
 		i, j int
@@ -318,8 +296,6 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 			if pipe == nil {
 				pipe = s.rdb.Pipeline()
 			}
-			// At most maxNumberLen+1 bytes: a pair key's value is a number or nothing of a
-			// bucket's, and a read never transfers a large value ("" is a missing key).
 			refs = append(refs, ref{i, j, pipe.GetRange(ctx, p.key, 0, maxNumberLen)})
 		}
 	}
@@ -339,8 +315,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 	return nil
 }
 
-// isPerCommand reports whether a pipeline error is a reply error of one command (WRONGTYPE
-// on a guessed read, a missing key) rather than one that fails the whole read.
+// isPerCommand reports whether a pipeline error is one command's reply, not the read's.
 func isPerCommand(err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return true
@@ -349,10 +324,8 @@ func isPerCommand(err error) bool {
 	return errors.As(err, &re) && !failsRead(err)
 }
 
-// failsRead recognises the reply errors that fail every command of a read: the server is
-// loading or the cluster is down, the connection is not authenticated, or the ACL refuses
-// a command the read needs (NOPERM: a permission error, returned as such, not a failure to
-// reach the server).
+// failsRead recognises the replies that fail every command of a read: loading, cluster
+// down, not authenticated, or NOPERM.
 func failsRead(err error) bool {
 	if redis.IsPermissionError(err) {
 		return true

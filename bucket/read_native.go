@@ -7,19 +7,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The native page read: a scanned page of native buckets is read with one pipeline of TIME
-// and, per key, GETRANGE of a native value's length and PTTL (the read script costs the
-// server several times that). Keys that did not answer with a native bucket's value go to
-// the read script in a second round trip. A page with few native buckets makes the next one
-// go to the script at once; a page of them makes the next try GETRANGE (Store.nativeFirst).
-
 // nativeCandidate: key may hold a native bucket (no layout declared, or a native one).
 func nativeCandidate(t Target) bool { return t.Layout == nil || t.Layout.Native }
 
-// readNative reads the candidate keys of a page with GETRANGE and PTTL in one pipelined
-// round trip and fills reads[i] for those that hold a native bucket's value; the others
-// are left for the read script (rest). ok false: the server refused the commands (an ACL
-// without +getrange or +pttl), nothing was read, and native reads are off for this Store.
+// readNative reads a page's candidates with TIME, GETRANGE and PTTL (cheaper than the read
+// script) and fills reads for native values; the rest go to the script. ok false: the ACL
+// refused them, and native reads are off for this Store.
 func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, reads []keyRead) (now int64, rest []int, ok bool, err error) {
 	pipe := c.Pipeline()
 	timeCmd := pipe.Time(ctx)
@@ -82,9 +75,8 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	return now, rest, true, nil
 }
 
-// readPage fills reads for keys, native buckets first when the last page was mostly native
-// (scanned and uncapped reads only: see readNative), and returns the server's time of
-// each key's read. pairs nil: each key the script reads has its pairKeys worked out here.
+// readPage fills reads, native buckets first when the last page was mostly native, and
+// returns each read's server time. pairs nil: worked out here for the keys the script reads.
 func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, reads []keyRead, o readOpts) ([]int64, error) {
 	nows := make([]int64, len(keys))
 	var rest []int

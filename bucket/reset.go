@@ -16,29 +16,21 @@ import (
 
 // ResetTo says what a reset leaves behind.
 type ResetTo struct {
-	// Delete removes the bucket's keys; every layout reads a missing bucket as full
-	// (State.ResetOp writes a native bucket full instead).
-	Delete bool
-	// Tokens is the level to write when not deleting.
+	Delete bool // remove the keys: every layout reads a missing bucket as full
 	Tokens float64
 }
 
-// ResetOp is one bucket to reset: its key, the layout it was read as, its spec (needed to
-// write tokens: the TTL must cover the refill) and what to leave behind.
+// ResetOp is one bucket to reset (writing tokens needs the spec, for the TTL).
 type ResetOp struct {
 	Key    string
 	Layout Layout
 	Spec   Spec
 	To     ResetTo
-	// Read is the bucket as it was read (its stored level and the server's time then), for
-	// the TTL of a write; nil: as if missing, at the client's now.
+	// Read is the bucket as read, for the TTL of a write; nil: as if missing.
 	Read *State
-	// Declared says a layout is declared for the key (a rule or --layout): a lone bare
-	// number (a gcra TAT, a two-key level without its time key) is a bucket only then, and
-	// the reset script checks it.
+	// Declared: a rule or --layout declares the layout (a lone bare number needs it).
 	Declared bool
-	// Respec writes Spec into an existing native bucket too (a reset that changes the
-	// stored spec on purpose); otherwise the spec is written only into a bucket created.
+	// Respec writes Spec into an existing native bucket too, not only into one created.
 	Respec bool
 }
 
@@ -46,22 +38,14 @@ type ResetOp struct {
 type ResetOutcome int
 
 const (
-	// ResetFailed: the op was not applied (see the error).
-	ResetFailed ResetOutcome = iota
-	// ResetDone: the bucket was deleted or written.
-	ResetDone
-	// ResetCreated: --tokens on a missing bucket wrote a whole new one.
-	ResetCreated
-	// ResetMissing: nothing to delete, the bucket had no key (it reads as full).
-	ResetMissing
-	// ResetChanged: the key no longer has the shape of a bucket of the layout it was read
-	// as (application data written since?): left exactly as it is.
+	ResetFailed  ResetOutcome = iota // not applied (see the error)
+	ResetDone                        // deleted or written
+	ResetCreated                     // --tokens on a missing bucket wrote a new one
+	ResetMissing                     // no key: nothing to delete
+	// Left as they are: no longer a bucket of the layout, corrupt, a bare number no layout
+	// is declared for.
 	ResetChanged
-	// ResetCorrupt: the key is a bucket whose stored values are corrupt (a value that
-	// overflows, a negative counter or spec): left exactly as it is.
 	ResetCorrupt
-	// ResetUndeclared: the key is a bare number and no layout is declared for it (a rule or
-	// --layout): a deadline, a lease or a counter looks the same, so it is left as it is.
 	ResetUndeclared
 )
 
@@ -72,9 +56,8 @@ func (o ResetOutcome) String() string {
 
 var resetScript = scripts.Lazy(scripts.Reset)
 
-// Reset resets one bucket with compare-and-delete or compare-and-set (see ResetMany) and
-// returns the number of keys written or deleted; ErrChanged when the key is not a bucket of
-// layout. The caller names the layout, which declares it for the key.
+// Reset resets one bucket of the layout named (so declared) and returns the keys written
+// or deleted; ErrChanged when the key is not a bucket of layout.
 func (s *Store) Reset(ctx context.Context, key string, layout Layout, spec Spec, to ResetTo) (int64, error) {
 	return s.resetOne(ctx, ResetOp{Key: key, Layout: layout, Spec: spec, To: to, Declared: true})
 }
@@ -88,12 +71,9 @@ func (s *Store) ResetState(ctx context.Context, st State, to ResetTo) (int64, er
 	return s.resetOne(ctx, op)
 }
 
-// ResetOp is the reset of the bucket read as s: its layout, its spec, and the declaration a
-// rule or --layout made (a layout detected from a bare number is a guess, not declared). A
-// key that is not a bucket is refused, and so is a lone bare number read as a bucket only
-// by a guess (ErrUndeclared): that is the one rule of what a reset may plan, and the reset
-// script checks it again when it writes. A refill (Delete) of a native bucket whose spec it
-// stores writes it full instead, so it keeps its spec and counters and still reads after.
+// ResetOp is the reset of the bucket read as s; a key that is not a bucket, or a guess, is
+// refused (ErrUndeclared), the rule the reset script checks again. A refill of a native
+// bucket storing its spec writes it full, keeping spec and counters.
 func (s State) ResetOp(to ResetTo) (ResetOp, error) {
 	switch {
 	case s.Problem != "":
@@ -126,8 +106,8 @@ func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
 	return int64(len(layout.Keys(key))), nil
 }
 
-// Validate checks an op before anything is sent: writing tokens needs the spec (its TTL
-// covers the refill) and at most capacity tokens.
+// Validate checks an op before anything is sent: writing tokens needs the spec and at most
+// capacity tokens.
 func (op ResetOp) Validate() error {
 	if err := op.Layout.Validate(); err != nil {
 		return err
@@ -154,10 +134,8 @@ func (op ResetOp) Validate() error {
 	return nil
 }
 
-// ResetMany resets buckets in one pipelined round trip of the reset script, which leaves a
-// key that is no longer a bucket of its layout as it is (ResetChanged). Single ops' errors
-// come back joined (*KeyError, ResetFailed); a lost round trip returns (nil, err), an
-// *UncertainError once the ops were sent.
+// ResetMany resets buckets in one pipelined round trip of the reset script. Ops' errors come
+// back joined (*KeyError); a lost round trip returns (nil, err), *UncertainError once sent.
 func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, error) {
 	for _, op := range ops {
 		if err := op.Validate(); err != nil {
@@ -181,6 +159,9 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			keys, args, err := s.resetArgs(op, gcraNow)
 			if err != nil {
 				return nil, err
+			}
+			for len(args) > 0 && args[len(args)-1] == "" {
+				args = args[:len(args)-1] // an absent ARGV reads as "" in the script
 			}
 			if useEval {
 				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset(), keys, args...))
@@ -226,28 +207,14 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 
 // scriptOutcome maps the reset script's reply to an outcome.
 func scriptOutcome(n int64) ResetOutcome {
-	switch n {
-	case 1:
-		return ResetDone
-	case 2:
-		return ResetCreated
-	case 0:
-		return ResetMissing
-	case -1:
-		return ResetChanged
-	case -2:
-		return ResetCorrupt
-	case -3:
-		return ResetUndeclared
+	if n < -3 || n > 2 {
+		return ResetFailed
 	}
-	return ResetFailed
+	return [...]ResetOutcome{ResetUndeclared, ResetCorrupt, ResetChanged, ResetMissing, ResetDone, ResetCreated}[n+3]
 }
 
-// KeyError is the error of one key's op in a batch (ResetMany), joined with the others':
-// Key says which key it is. Its text is Err's, which names the key when it is one of this
-// package's errors (ErrWrongType, ErrChanged…) and not when it is a reply of the server's
-// (NOREPLICAS, OOM…), the same for every key. Layout is the layout the key was read or
-// planned as, when the error is about it (ErrUndeclared: the layout to declare).
+// KeyError is one key's error in a batch; its text is Err's. Layout is the layout to
+// declare, when the error is about it (ErrUndeclared).
 type KeyError struct {
 	Key    string
 	Err    error
@@ -338,10 +305,8 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	return l.Keys(op.Key), args, nil
 }
 
-// declaredArg is the reset script's ARGV[13]: "" when no layout is declared for the key;
-// else the declared capacity, the most a lone level may hold ("0" when the spec is
-// unknown: then no lone level is a bucket), and for a two-key layout the PTTL bounds in ms
-// a lone level's owner allows (loneLevelTTL), the rules a read applies too (classify).
+// declaredArg is the reset script's ARGV[13]: "" when nothing is declared, else the most a
+// lone level may hold ("0": none) and, two-key, the PTTL bounds its owner allows.
 func declaredArg(op ResetOp) string {
 	if !op.Declared {
 		return ""
@@ -356,9 +321,7 @@ func declaredArg(op ResetOp) string {
 	return fmtFloat(op.Spec.Capacity)
 }
 
-// resetTTL is the TTL a reset to tokens writes: the one the owning application sets after a
-// write of its own where it sets one, and otherwise one that covers the refill to full plus
-// a grace (see Layout.ResetWrite); the native layout's grace is the Store's.
+// resetTTL is the TTL a reset to tokens writes (Layout.ResetWrite; native: the Store's grace).
 func (s *Store) resetTTL(op ResetOp) time.Duration {
 	now, stored, exists := time.Now().UnixMicro(), Level{}, false
 	if s.now != nil {

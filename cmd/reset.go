@@ -18,15 +18,12 @@ import (
 type ResetOptions struct {
 	Env
 	Selection
-	Keys   []string
-	Tokens float64
-	// TokensSet: --tokens was given (or --empty).
-	TokensSet bool
-	Empty     bool
-	DryRun    bool
-	Yes       bool
-	// IgnoreMissing makes a key that does not exist no error (as kubectl's
-	// --ignore-not-found): it is already full.
+	Keys          []string
+	Tokens        float64
+	TokensSet     bool // --tokens or --empty
+	Empty         bool
+	DryRun        bool
+	Yes           bool
 	IgnoreMissing bool
 }
 
@@ -99,16 +96,12 @@ type resetter struct {
 	opts      *ResetOptions
 	setTokens bool
 	tally     resetplan.Tally
-	// flagSpec is --capacity/--rate (zero without them): on a native bucket whose stored spec
-	// differs, the reset changes the stored spec on purpose.
+	// flagSpec is --capacity/--rate, written over a native bucket's own spec.
 	flagSpec bucket.Spec
-	// match: keys come from --match, where a guess is skipped (and counted) rather than an
-	// error.
+	// match: keys come from --match, where a guess is skipped and counted, not an error.
 	match   bool
 	guesses int
-	// seen holds the key of every bucket a --match pass planned, so a key SCAN returns
-	// twice is reset, counted and printed once: its memory grows with the buckets matched
-	// (a key's length and about 50 bytes each, some 100 MB for a million).
+	// seen: a key SCAN returns twice is reset once (about 100 MB for a million buckets).
 	seen map[string]struct{}
 	// plan is every row of a reset of keys named, in their order.
 	plan []output.ResetView
@@ -126,8 +119,7 @@ func (r *resetter) first(key string) bool {
 	return true
 }
 
-// op is the reset of one bucket (see resetplan.For), or ok=false for a key that is not a
-// bucket or needs nothing, with its line of the plan.
+// op is the reset of one bucket and its line of the plan; ok=false: nothing to do.
 func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok bool, err error) {
 	v = output.ResetView{Key: s.Key, Layout: s.Layout.Name, Action: "refill (delete)"}
 	if s.Problem != "" {
@@ -194,8 +186,7 @@ func serverOf(f *Factory) string {
 
 func fmtCount(n int) string { return format.Count(int64(n)) }
 
-// onlyBareNumbers reports whether every key that is not a bucket is a lone bare number with
-// no layout declared for it.
+// onlyBareNumbers reports whether every key that is not a bucket is an undeclared bare number.
 func onlyBareNumbers(states []bucket.State) bool {
 	n := 0
 	for _, s := range states {

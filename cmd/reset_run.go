@@ -14,16 +14,14 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// pages is where a reset's buckets come from: the keys named (one page, read once) or a
-// --match scan (read again by each pass).
+// pages is where a reset's buckets come from: the keys named, or a --match scan.
 type pages interface {
 	run(ctx context.Context, fn func([]bucket.State) error) error
 	// end reports what the pages left out, after the output; its error is the exit.
 	end() error
 }
 
-// keyPages are the keys named on the command line: all or nothing, so a key that is not a
-// bucket stops the request before anything is written (dry run alike).
+// keyPages are the keys named: all or nothing, a key that is not a bucket stops the request.
 type keyPages struct {
 	rd     *reading
 	r      *resetter
@@ -59,8 +57,7 @@ func (k *keyPages) run(ctx context.Context, fn func([]bucket.State) error) error
 	return fn(states)
 }
 
-// end is exit 6 for keys named that do not exist (a refill has nothing to do there), unless
-// --ignore-missing; --tokens creates them.
+// end is exit 6 for keys named that do not exist, unless --ignore-missing or --tokens.
 func (k *keyPages) end() error {
 	if k.r.opts.IgnoreMissing || k.r.setTokens {
 		return nil
@@ -68,8 +65,7 @@ func (k *keyPages) end() error {
 	return missingErr(k.states)
 }
 
-// matchPages are a --match scan's pages: a key SCAN returns twice is planned once, and a
-// guess is skipped and counted.
+// matchPages are a --match scan's pages.
 type matchPages struct {
 	*scanRun
 	r *resetter
@@ -84,8 +80,7 @@ func (m *matchPages) end() error {
 	return nil
 }
 
-// run plans, asks (or needs --yes) and applies: a dry run or a question reads the pages for
-// the plan first, and the reset reads them again.
+// run plans, asks (or needs --yes) and applies, reading the pages again.
 func (r *resetter) run(ctx context.Context, src pages) error {
 	f, opts := r.f, r.opts
 	if r.match && !opts.DryRun && !opts.Yes && !f.IO.CanPrompt() {
@@ -138,8 +133,7 @@ func (r *resetter) nothing(sum *output.PlanSummary, src pages) error {
 	return err
 }
 
-// printPlan prints a plan that writes nothing: the keys named row by row, a --match summed
-// up on a terminal (streamed in full elsewhere, by planPass).
+// printPlan prints a plan that writes nothing: the keys named, or a --match's sum on a terminal.
 func (r *resetter) printPlan(sum *output.PlanSummary) error {
 	if !r.match {
 		return output.PrintResetPlan(r.f.IO, r.opts.Output, r.plan)
@@ -150,8 +144,7 @@ func (r *resetter) printPlan(sum *output.PlanSummary) error {
 	return nil
 }
 
-// plans is the reset of each bucket of a page not planned before: its ops and their rows,
-// and, for keys named, every row (r.plan), those that need nothing too.
+// plans are the ops and rows of a page's buckets not planned before (keys named: r.plan too).
 func (r *resetter) plans(page []bucket.State) ([]bucket.ResetOp, []output.ResetView, error) {
 	var ops []bucket.ResetOp
 	var views []output.ResetView
@@ -173,8 +166,7 @@ func (r *resetter) plans(page []bucket.State) ([]bucket.ResetOp, []output.ResetV
 	return ops, views, nil
 }
 
-// planPass reads the pages for the plan: a --match dry run is streamed in full to data
-// formats and pipes.
+// planPass reads the pages for the plan, streamed in full for a --match dry run not on a terminal.
 func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary, error) {
 	sum := &output.PlanSummary{}
 	full := r.match && r.opts.DryRun && (r.opts.Output != output.FormatTable || !r.f.IO.StdoutTTY)
@@ -200,9 +192,8 @@ func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary
 	return sum, err
 }
 
-// apply reads the pages and resets each page's buckets in pipelined batches of
-// compare-and-delete (or compare-and-set), so a key that is not a bucket by then is never
-// touched. Ctrl-C stops after the batch in flight.
+// apply reads the pages and resets each page's buckets in batches; Ctrl-C stops after the
+// batch in flight.
 func (r *resetter) apply(ctx context.Context, src pages) error {
 	f := r.f
 	stream := r.match && (r.opts.Output != output.FormatTable || !f.IO.StdoutTTY)
@@ -274,8 +265,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		return err
 	}
 	if !r.match {
-		// A key named that the script left untouched (its note said why) fails the request:
-		// undeclared exits 2, as before the write, and a key that changed or is corrupt 1.
+		// A key named that the script left untouched: undeclared exits 2, changed or corrupt 1.
 		switch {
 		case r.tally.Undeclared > 0:
 			return &SilentError{Code: ExitUsage}
@@ -286,8 +276,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	return src.end()
 }
 
-// failure maps how a reset stopped to its error and exit code: a refusal or error reply
-// names the write and the server, a lost round trip what is known to be done.
+// failure maps how a reset stopped to its error and exit code.
 func (r *resetter) failure(ctx context.Context, err error, planned, batches int) error {
 	f, n := r.f, r.tally.Reset()
 	if r.match && (errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()))) {

@@ -1,16 +1,8 @@
--- bucketctl read: what one key holds, in one command, without writing anything.
--- Reading the whole key with plain commands costs TYPE, PTTL and HGETALL or GET (and a GET of
--- a two-key layout's companion): up to five commands a key. This script is one, and it never
--- transfers what cannot be a bucket: a hash with more fields than any bucket has, or a string
--- longer than any number, is answered with its size alone.
---
--- KEYS[1]     the key
--- KEYS[2..n]  the keys that may pair with it in a two-key layout (its companion time keys,
---             or the main key when KEYS[1] is a time key); only keys in KEYS[1]'s slot
--- ARGV[1]     the most hash fields to fetch; ARGV[2] the longest string to fetch
--- Reply: { type, pttl, size (HLEN or STRLEN, 0 for other types),
---          HGETALL (flat) for a small hash | value for a short string | false,
---          then for each KEYS[2..n]: its value when it is a short string, else false }
+-- bucketctl read: what one key holds, in one command, writing nothing; a hash of more than
+-- ARGV[1] fields or a string longer than ARGV[2] is answered with its size alone.
+-- KEYS[1] the key; KEYS[2..n] the keys that may pair with it in a two-key layout (same slot).
+-- Reply: { type, pttl, HLEN or STRLEN (else 0), HGETALL flat | the string | false, then for
+-- each KEYS[2..n] its value when it is a short string, else false }.
 
 local maxf, maxlen = tonumber(ARGV[1]), tonumber(ARGV[2])
 local t = redis.call('TYPE', KEYS[1])['ok']

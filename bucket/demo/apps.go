@@ -2,10 +2,12 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,10 +27,23 @@ type App struct {
 	// depends on the spec (Traefik's max delay).
 	allowed  func(reply any) bool
 	servedAt func(reply any, spec bucket.Spec) bool
+	// decide, where set, is an application that decides in its own code, not a script.
+	decide func(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error)
+}
+
+// Key is the key the application keeps the bucket named name at.
+func (a *App) Key(name string) string {
+	if a.Layout == "mennanov" {
+		return "{" + name + "}state"
+	}
+	return bucket.Presets[a.Layout].BucketKey(name)
 }
 
 // Take decides one request of cost 1 against key, as the application would.
-func (a *App) Take(ctx context.Context, rdb redis.Scripter, key string, spec bucket.Spec, now time.Time) (bool, error) {
+func (a *App) Take(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error) {
+	if a.decide != nil {
+		return a.decide(ctx, rdb, key, spec, now)
+	}
 	v, err := a.script().Run(ctx, rdb, a.keys(key), a.args(spec, now)...).Result()
 	if errors.Is(err, redis.Nil) { // a Lua false: Spring's script returns its boolean
 		return false, nil
@@ -167,6 +182,62 @@ var Apps = map[string]*App{
 			a, _ := v.([]any)
 			return len(a) == 4 && a[3] == int64(1)
 		}},
+}
+
+func init() {
+	Apps["mennanov"] = &App{Layout: "mennanov", decide: mennanovTake}
+	Apps["mennanov-legacy"] = &App{Layout: "mennanov-legacy", decide: mennanovTake}
+}
+
+// mennanovTake is mennanov/limiters' TokenBucket.Take(1) over TokenBucketRedis with no race
+// check and no TTL (tokenbucket.go:84-141 and 556-653; v1.13.0's two-key form for a key
+// {P}available): the decision is the client's, the state read and written whole.
+func mennanovTake(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error) {
+	base, legacy := strings.CutSuffix(key, "available")
+	if !legacy {
+		base = strings.TrimSuffix(key, "state")
+	}
+	var last, avail int64
+	if v, err := rdb.Get(ctx, key).Result(); !legacy && err == nil {
+		var item struct {
+			State struct{ Last, Available int64 }
+		}
+		if err := json.Unmarshal([]byte(v), &item); err != nil {
+			return false, err
+		}
+		last, avail = item.State.Last, item.State.Available
+	} else if err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	} else if vs, err := rdb.MGet(ctx, base+"last", base+"available").Result(); err != nil {
+		return false, err
+	} else if vs[0] != nil && vs[1] != nil {
+		last, _ = strconv.ParseInt(vs[0].(string), 10, 64)
+		avail, _ = strconv.ParseInt(vs[1].(string), 10, 64)
+	}
+	capacity, interval, n := int64(spec.Capacity), int64(time.Duration(float64(time.Second)/spec.Rate)), now.UnixNano()
+	if last == 0 && avail == 0 { // the zero state is full
+		avail = capacity
+	}
+	if add := (n - last) / interval; add > 0 {
+		if add+avail < capacity {
+			avail, last = avail+add, n-(n-last)%interval
+		} else {
+			avail, last = capacity, n
+		}
+	}
+	if avail < 1 {
+		return false, nil
+	}
+	avail--
+	if legacy {
+		_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, base+"last", last, 0)
+			return p.Set(ctx, base+"available", avail, 0).Err()
+		})
+		return err == nil, err
+	}
+	v := fmt.Sprintf(`{"state":{"Last":%d,"Available":%d},"version":1}`, last, avail)
+	return true, rdb.Set(ctx, key, v, 0).Err()
 }
 
 func traefikMaxDelay(rate float64) time.Duration {

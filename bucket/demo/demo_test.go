@@ -18,7 +18,7 @@ func TestAppsWriteTheirOwnLayouts(t *testing.T) {
 	ctx := context.Background()
 	spec := bucket.Spec{Capacity: 5, Rate: 0.5}
 	for name, app := range Apps {
-		key := bucket.Presets[app.Layout].BucketKey("apps:" + name)
+		key := app.Key("apps:" + name)
 		allowed, denied := 0, 0
 		for i := 0; i < 8; i++ {
 			ok, err := app.Take(ctx, st.Redis(), key, spec, time.Now())
@@ -77,9 +77,8 @@ func TestSeedAndResolver(t *testing.T) {
 		}
 	}
 	for _, l := range bucket.PresetNames() {
-		// The GCRA layouts are libraries', not applications' scripts, and so are those whose
-		// owner decides in its client's Go code (mennanov).
-		if p := bucket.Presets[l]; !p.Native && p.Type != bucket.GCRA && !p.DecidesInClient() && Apps[l] == nil {
+		// The GCRA layouts are libraries', not applications.
+		if p := bucket.Presets[l]; !p.Native && p.Type != bucket.GCRA && Apps[l] == nil {
 			t.Errorf("the demo has no application for layout %s", l)
 		}
 	}

@@ -65,6 +65,9 @@ func Keys(prefix string) []*Key {
 		// Its key names are its own: the prefix goes inside the hash tag.
 		{Key: "request_rate_limiter.{" + prefix + "checkout.user-9}.tokens", App: Apps["spring-cloud-gateway"],
 			Spec: bucket.Spec{Capacity: 30, Rate: 5}, Start: 9, RPS: 6, Burst: 25, BurstEvery: 11 * time.Second, FirstBurst: 4 * time.Second},
+		{Key: "{" + prefix + "orders:user-7}state", App: Apps["mennanov"], Spec: bucket.Spec{Capacity: 25, Rate: 4}, Start: 8, RPS: 5,
+			Burst: 20, BurstEvery: 13 * time.Second, FirstBurst: 5 * time.Second},
+		{Key: "{" + prefix + "search:ip-9}available", App: Apps["mennanov-legacy"], Spec: bucket.Spec{Capacity: 15, Rate: 2}, Start: 6, RPS: 2.5},
 	}
 }
 

@@ -14,34 +14,25 @@ const Batch = 500
 
 // Settings say what every reset of a plan leaves behind.
 type Settings struct {
-	// SetTokens writes Tokens (and the time) instead of deleting the bucket's keys.
-	SetTokens bool
+	SetTokens bool // write Tokens instead of deleting the bucket's keys
 	Tokens    float64
-	// Spec is the spec given for the reset (zero without): on a native bucket storing
-	// another spec, the reset writes this one on purpose.
-	Spec bucket.Spec
+	Spec      bucket.Spec // the spec given (zero: none), written over a native bucket's own
 }
 
 // Step is the reset of one bucket as planned.
 type Step struct {
-	Op bucket.ResetOp
-	// Needed is false for a key that needs nothing (no key, and a refill: already full).
-	Needed bool
-	// Before is the bucket's tokens when known; After what its application reads right
-	// after the reset on the server's clock (nil: unknown), AfterWriter on the clock of a
-	// writer whose stored time is ahead, when it differs.
+	Op     bucket.ResetOp
+	Needed bool // false: no key, and a refill (already full)
+	// The tokens before, and after as its application reads them on the server's clock and
+	// (when it differs) on that of a writer ahead; nil: unknown.
 	Before, After, AfterWriter *float64
-	// Ahead is how far the stored time is ahead of the server's.
-	Ahead time.Duration
-	// Respec: the reset writes Settings.Spec over the stored spec StoredSpec.
-	Respec     bool
-	StoredSpec bucket.Spec
+	Ahead                      time.Duration
+	Respec                     bool // Settings.Spec written over StoredSpec
+	StoredSpec                 bucket.Spec
 }
 
-// For plans the reset of s. It fails as bucket.State.ResetOp does for a key that is not a
-// bucket or a guessed bare number (bucket.ErrUndeclared), with an error wrapping
-// bucket.ErrNoSpec when tokens are to be written without a spec, and with the op's
-// validation error.
+// For plans the reset of s; it fails as State.ResetOp does, with bucket.ErrNoSpec for tokens
+// without a spec, or with the op's validation error.
 func For(s bucket.State, set Settings) (Step, error) {
 	st := Step{Ahead: s.Ahead}
 	op, err := s.ResetOp(bucket.ResetTo{Delete: !set.SetTokens, Tokens: set.Tokens})
@@ -53,9 +44,7 @@ func For(s bucket.State, set Settings) (Step, error) {
 		st.Before = &before
 	}
 	if s.Layout.Native && s.Exists && !set.Spec.IsZero() && set.Spec != s.Spec {
-		// A spec given on a native bucket storing another: the operator changes the
-		// application's spec on purpose. The bucket is written (refilled to the new
-		// capacity without tokens) with the new spec, and its TTL covers the new spec.
+		// Another spec given: written on purpose (refilled to the new capacity without tokens).
 		op.Spec, op.Respec = set.Spec, true
 		st.Respec, st.StoredSpec = true, s.Spec
 		if !set.SetTokens {
@@ -89,12 +78,11 @@ func For(s bucket.State, set Settings) (Step, error) {
 	return st, nil
 }
 
-// ErrRefused stops a bulk reset when the server refuses writes (see rediserr.Refusal).
+// ErrRefused stops a bulk reset when the server refuses writes.
 var ErrRefused = errors.New("the server refuses writes")
 
-// Run resets ops in pipelined batches of Batch, calling done with each batch's outcomes
-// and errors. The batch in flight completes even when ctx ends; a refused write stops Run
-// with ErrRefused; a lost round trip returns its error (*bucket.UncertainError once sent).
+// Run resets ops in batches of Batch, calling done with each batch's outcomes; the batch in
+// flight completes when ctx ends, a refused write stops it (ErrRefused).
 func Run(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func(ops []bucket.ResetOp, out []bucket.ResetOutcome, err error) error) error {
 	for i := 0; i < len(ops); i += Batch {
 		batch := ops[i:min(i+Batch, len(ops))]
@@ -115,8 +103,8 @@ func Run(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func(
 	return nil
 }
 
-// Tally counts what resets did, per outcome and, for the buckets reset, per layout; it
-// keeps the first keys changed or corrupt, and every batch's error.
+// Tally counts what resets did, per outcome and layout, with the first keys changed or
+// corrupt and every batch's error.
 type Tally struct {
 	Done, Created, Missing, Changed, Failed int
 	Corrupt, Undeclared                     int

@@ -8,11 +8,8 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/hot"
 )
 
-// Live is the data behind top: a Watchlist, which spends a budget of commands per refresh
-// (re-reading the buckets it keeps, then scanning on where it stopped) and keeps the
-// emptiest, most denied and first-named buckets whatever the keyspace's size; the buckets
-// being written now, read first (a hot.Follower); and what each refresh cost Redis, as the
-// client's own hook counts it (package cost): the figures the budget is kept by.
+// Live is the data behind top: a Watchlist within a budget, the buckets being written now
+// read first (a hot.Follower), and what each refresh cost.
 type Live struct {
 	st   *bucket.Store
 	opts WatchOptions
@@ -23,18 +20,14 @@ type Live struct {
 
 // LiveRefresh is one refresh of a Live view.
 type LiveRefresh struct {
-	// Watch is the Watchlist's refresh: the buckets kept and how far the scan has come.
 	Watch WatchResult
-	// Hot are the writes per second of the hot buckets among Watch.States; HotNote says why
-	// there are none to be had ("" when following writes works).
+	// Hot are the writes per second of the hot buckets; HotNote why there are none.
 	Hot     map[string]float64
 	HotNote string
-	// Took is how long the refresh took (what it sent is Watch.Commands and RoundTrips).
-	Took time.Duration
+	Took    time.Duration
 }
 
-// NewLive returns a Live view of the buckets matching o.Match on st, within o's budget
-// (nothing is read until Refresh).
+// NewLive returns a Live view of the buckets matching o.Match on st.
 func NewLive(st *bucket.Store, o WatchOptions) *Live {
 	return &Live{st: st, opts: o, hot: hot.NewFollower(o.Match, hot.Options{Custom: o.Custom, NodeClient: o.NodeClient})}
 }
@@ -42,7 +35,7 @@ func NewLive(st *bucket.Store, o WatchOptions) *Live {
 // Close ends following writes.
 func (l *Live) Close() { l.hot.Close() }
 
-// Keep keeps key (the bucket the user is looking at) in every refresh while it exists.
+// Keep keeps key in every refresh while it exists.
 func (l *Live) Keep(key string) {
 	l.keep = key
 	if l.wl != nil {

@@ -16,29 +16,16 @@ import (
 // ErrStop, returned by a States or Keys callback, ends the scan without an error.
 var ErrStop = errors.New("stop scan")
 
-// The streaming scan: SCAN page -> one pipelined read (read.go) -> states handed on -> page
-// dropped. Client memory is bounded by the page, not by the keyspace, and every figure of
-// its Redis cost is counted (Stats), by the client's own hook (package cost).
-
 // Options say what to scan.
 type Options struct {
-	// Match is the SCAN MATCH pattern (a Redis glob); "" is "*".
-	Match string
-	// Count is the SCAN COUNT hint and so about the keys per page (default 500).
-	Count int64
-	// Resolve maps keys to their configured layout and spec (nil: detect every key).
+	Match   string // the SCAN MATCH glob; "" is "*"
+	Count   int64  // the SCAN COUNT hint (default 500)
 	Resolve bucket.Resolver
-	// Custom are the config file's layouts, so their two-key buckets are found too.
-	Custom []bucket.Layout
-	// MaxCount, when above Count, lets a selective pattern raise the COUNT hint (doubling
-	// it while pages come back less than a quarter full, up to MaxCount), so a pattern that
-	// matches one key in ten does not cost ten times the round trips. 0: Count throughout.
+	Custom  []bucket.Layout // the config's layouts, so their two-key buckets are found too
+	// MaxCount, above Count, doubles COUNT while pages come back under a quarter full.
 	MaxCount int64
-	// The following are States': BucketsOnly hands on buckets only (the others are
-	// counted in Stats.Other); Limit, above 0, ends the scan after this many buckets
-	// (Stats.Truncated; Keys: this many keys); CountKeys reads DBSIZE first (Stats.DBSize), for a share
-	// of the keyspace covered; OnPage, when set, is called after each page with the counts
-	// so far (a progress line).
+	// States' options: buckets only, a limit on buckets (Keys: on keys), DBSIZE first, a
+	// callback after each page.
 	BucketsOnly bool
 	Limit       int64
 	CountKeys   bool
@@ -47,25 +34,19 @@ type Options struct {
 
 // Stats count what a scan read and what it cost.
 type Stats struct {
-	// Keys is how many keys SCAN returned; Buckets and Other how many of them were buckets
-	// and not (time keys of two-key buckets, and keys gone since SCAN, are in neither).
+	// Keys SCAN returned; of them, buckets and other keys (time keys and keys gone since
+	// are in neither).
 	Keys, Buckets, Other int64
-	// Pages, Commands and RoundTrips are the Redis cost: SCAN pages, commands sent (SCAN,
-	// one read per key, TIME) and round trips (a pipeline a Cluster client splits over
-	// masters is one per master), as the cost hook counted them on the wire.
+	// The Redis cost, as the cost hook counted it on the wire (a round trip per master).
 	Pages, Commands, RoundTrips int64
-	// Masters is how many masters are scanned; Done says every master's scan has ended.
-	Masters int
-	Done    bool
-	// Truncated says States stopped at Options.Limit; DBSize is the keys on all
-	// masters when the scan began (Options.CountKeys; 0: not read).
-	Truncated bool
-	DBSize    int64
+	Masters                     int
+	Done                        bool
+	Truncated                   bool // States stopped at Options.Limit
+	DBSize                      int64
 }
 
-// Scanner walks the keys matching a pattern on every master, a page at a time, taking the
-// masters in turn so that a limit stops every master's scan alike. It is resumable: top keeps
-// one across refreshes and takes as many pages as its budget allows each time.
+// Scanner walks the keys matching a pattern on every master in turn, a page at a time; it
+// is resumable (top keeps one across refreshes).
 type Scanner struct {
 	s       *bucket.Store
 	o       Options
@@ -82,15 +63,13 @@ type scanNode struct {
 	cursor uint64
 	count  int64
 	done   bool
-	// held are keys SCAN returned that a page capped by NextWithin left for the next one,
-	// or whose read failed; moved says a slot moved since (MOVED): they are read through
-	// the Cluster client, which follows redirects.
+	// held are keys left for the next call (a capped page, a failed read); moved: read
+	// them through the Cluster client, which follows MOVED.
 	held  []string
 	moved bool
 }
 
-// New prepares a scan of every master of s (nothing is read until Next). It puts the
-// counting hook on s's client (cost.Install), which counts the scan's cost.
+// New prepares a scan of every master of s, counting its cost (cost.Install).
 func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 	if o.Count <= 0 {
 		o.Count = 500
@@ -115,16 +94,11 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 // errNoRoom: a capped page could not read even one key (they are held for the next call).
 var errNoRoom = errors.New("scan: no room for a read in the page's budget")
 
-// Next reads the next page: SCAN on the next master whose scan has not ended, then one read
-// of the page's keys. It returns io.EOF when every master's scan has ended. A page may hold
-// no states (SCAN may return an empty page).
+// Next reads the next page (possibly empty); io.EOF when every master's scan has ended.
 func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc.NextWithin(ctx, 0) }
 
-// NextWithin is Next sending at most most commands for the page's reads (0: no cap), TIME
-// included and SCAN not: each key is reckoned at its worst case (bucket.Store.ReadScanned).
-// COUNT is only a hint: SCAN returns whole hash-table buckets and may pass it by a few keys.
-// The keys that do not fit are held and read by the next call, before any new SCAN.
-// errNoRoom says that not even the first of them fits.
+// NextWithin is Next sending at most most commands for the reads (0: no cap; SCAN not
+// counted); the keys that do not fit are read by the next call, errNoRoom if none fits.
 func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, error) {
 	ctx = cost.With(ctx, &sc.cost)
 	n, keys, err := sc.nextKeys(ctx)
@@ -138,8 +112,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 	}
 	states, read, err := sc.s.ReadScanned(ctx, c, keys, most, sc.resolve, sc.pairs)
 	if err != nil && c != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
-		// A slot moved since SCAN (resharding): read through the Cluster client, which
-		// follows redirects, within what the failed read left of most.
+		// A slot moved since SCAN: read through the Cluster client, within what is left.
 		n.moved = true
 		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
 			err = errNoRoom
@@ -148,8 +121,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	if err != nil {
-		// Nothing of the page was taken: its keys are read again by the next call (SCAN
-		// has moved on), so a failed read skips none.
+		// The next call reads the page again, so a failed read skips no key.
 		n.held = append([]string(nil), keys...)
 		return nil, err
 	}
@@ -174,8 +146,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 	return states, nil
 }
 
-// nextKeys returns the keys of the next page: those a capped page held back, or else a SCAN
-// page of the next master whose scan has not ended (io.EOF: none is left).
+// nextKeys returns the keys held back, else a SCAN page of the next master (io.EOF: none).
 func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	for _, n := range sc.nodes {
 		if len(n.held) > 0 {
@@ -235,8 +206,7 @@ func (sc *Scanner) Restart() {
 	sc.stats.Done = false
 }
 
-// DBSize is the number of keys on all masters (DBSIZE, one command per master, counted in
-// the scan's cost): what share of the keyspace a scan has covered.
+// DBSize is the number of keys on all masters, counted in the scan's cost.
 func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	ctx = cost.With(ctx, &sc.cost)
 	var total int64
@@ -250,11 +220,8 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// States scans every master of s and hands each page's states to fn, in SCAN order: the
-// one scan of list, inspect --match, reset --match and audit. The next page is scanned and
-// read while fn handles this one (see Pages). The states of keys that are not buckets are
-// handed on too (Problem set) unless o.BucketsOnly; o.Limit ends the scan after that many
-// buckets, in the middle of a page. fn may stop the scan by returning ErrStop.
+// States hands each page's states to fn in SCAN order, reading the next page meanwhile: the
+// scan of list, inspect, reset and audit. fn may return ErrStop.
 func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.State) error) (Stats, error) {
 	sc, err := New(ctx, s, o)
 	if err != nil {
@@ -309,11 +276,8 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 	return stats, ctx.Err()
 }
 
-// Keys walks the key names matching o.Match on every master of s with a Scanner's SCAN
-// pages (the masters in turn, COUNT raised up to o.MaxCount for a selective pattern, the
-// cost counted) but reads no key: for shell completion. fn gets each page and may stop the
-// walk by returning ErrStop; o.Limit, above 0, stops it once that many keys were handed on
-// (the last page is cut). Resolve, Custom and the other States options play no part.
+// Keys hands fn the key names of each SCAN page, reading no key (shell completion); o.Limit
+// caps the keys. fn may return ErrStop.
 func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) error) error {
 	sc, err := New(ctx, s, o)
 	if err != nil {
@@ -342,18 +306,15 @@ func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) err
 	return nil
 }
 
-// Page is one page of a scan and the counts up to it.
+// Page is one page of a scan, the counts up to it, and the error that ends the scan.
 type Page struct {
 	States []bucket.State
 	Stats  Stats
-	// Err ends the scan (never io.EOF: the channel is closed at the end instead).
-	Err error
+	Err    error
 }
 
-// Pages reads ahead: a goroutine scans and reads the next pages while the caller handles
-// the current one, at most ahead pages buffered (memory stays bounded by ahead+2 pages), so
-// the server's work and the client's overlap on two cores. The channel is closed when the
-// scan ends or fails (the last Page carries the error); cancel ctx to stop it early.
+// Pages reads up to ahead pages ahead in a goroutine; the channel closes at the end or
+// after a Page with Err. Cancel ctx to stop it early.
 func (sc *Scanner) Pages(ctx context.Context, ahead int) <-chan Page {
 	ch := make(chan Page, ahead)
 	go func() {

@@ -12,12 +12,9 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/hot"
 )
 
-// Watchlist is top's view of a keyspace of any size at a bounded cost. Each Refresh spends a
-// budget of commands: it re-reads the buckets it keeps, then goes on scanning where the last
-// refresh stopped, a page at a time, and keeps from every page only the most interesting
-// buckets: the emptiest, the most denied, and the first by name, Keep of each. Client memory
-// is bounded by Keep and the page; the Redis cost of a refresh by the budget, whatever the
-// keyspace. When the scan has covered the keyspace it starts a new pass.
+// Watchlist is top's view of a keyspace of any size: each Refresh re-reads the buckets it
+// keeps, then scans on within a budget of commands, keeping the Keep emptiest, most denied
+// and first by name.
 type Watchlist struct {
 	s      *bucket.Store
 	sc     *Scanner
@@ -32,8 +29,7 @@ type Watchlist struct {
 
 	pass, passKeys, lastPass int64
 	limit, passBuckets       int64
-	// pruned says the current pass has dropped buckets; whole says the last whole pass
-	// dropped none, so the kept buckets are every bucket there is.
+	// whole: the last whole pass dropped none (pruned: this pass has).
 	pruned, whole      bool
 	dbsize, lastDBSize int64
 }
@@ -41,17 +37,14 @@ type Watchlist struct {
 // WatchOptions configure a Watchlist.
 type WatchOptions struct {
 	Options
-	// Keep is how many buckets are kept per ordering (emptiest, most denied, by name):
-	// at most 3 × Keep in all (default 200, and at most what half the budget re-reads).
+	// Keep is the buckets kept per ordering (default 200, at most half the budget's reads).
 	Keep int
 	// Budget is the most commands one Refresh sends (default 10,000).
 	Budget int64
-	// PerSecond, when above 0, sets Budget from a rate instead: the commands per second
-	// spread over refreshes every Interval (at least 50 a refresh).
+	// PerSecond, above 0, sets Budget from a rate over refreshes every Interval.
 	PerSecond int64
 	Interval  time.Duration
-	// Limit, when above 0, ends each pass after this many buckets: the view covers the
-	// first Limit buckets SCAN finds, and starts over.
+	// Limit, above 0, ends each pass after this many buckets.
 	Limit int64
 	// NodeClient builds the clients a Live view follows writes with (hot.Options).
 	NodeClient hot.NodeClient
@@ -61,11 +54,9 @@ type WatchOptions struct {
 type WatchResult struct {
 	// States are the buckets kept, in no particular order.
 	States []bucket.State
-	// Scanned is the keys scanned in the current pass, DBSize the keys on all masters (read
-	// once per pass), Passes the passes completed.
+	// Scanned this pass, DBSize read once per pass, passes completed.
 	Scanned, DBSize, Passes int64
-	// Commands and RoundTrips are this refresh's Redis cost, as the cost hook counted it:
-	// the figures its budget was kept by. Pages are its SCAN pages.
+	// This refresh's Redis cost, as the cost hook counted it.
 	Commands, RoundTrips, Pages int64
 	// Whole says the States are every bucket there is: a whole pass kept them all.
 	Whole bool
@@ -87,8 +78,7 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 	if o.Count <= 0 || o.Count > o.Budget/4 {
 		o.Count = min(200, max(10, o.Budget/4))
 	}
-	// Re-reading the kept buckets (3 × Keep, the pinned one and TIME) takes about half the
-	// budget, and never more (see reread), so that every refresh also scans on.
+	// Re-reading the kept buckets takes at most half the budget (see reread).
 	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3)))
 	sc, err := New(ctx, s, o.Options)
 	if err != nil {
@@ -97,9 +87,7 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 	return &Watchlist{s: s, sc: sc, keep: o.Keep, budget: o.Budget, limit: o.Limit, kept: map[string]bucket.State{}, dbsize: -1}, nil
 }
 
-// Refresh re-reads the kept buckets and scans on within the budget: what it has spent is
-// what the cost hook counted, and only what is yet to be sent is reckoned (a page's SCAN,
-// TIME and reads).
+// Refresh re-reads the kept buckets and scans on within the budget, as the cost hook counts it.
 func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	before := w.sc.Stats()
 	startPages := before.Pages
@@ -119,8 +107,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 			return res, err
 		}
 	}
-	// A page costs SCAN, TIME and a read per key (more in a Cluster, see NextWithin): one is
-	// begun while a whole page of single reads fits, and reads no more than the budget has left.
+	// A page is begun while a whole page of single reads fits in what is left.
 	for room := w.budget - spent() - 2; room >= w.sc.o.Count; room = w.budget - spent() - 2 {
 		var page []bucket.State
 		var err error
@@ -129,8 +116,6 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		} else {
 			page, err = w.sc.NextWithin(ctx, room+1) // the reads and TIME
 		}
-		// The keys SCAN returned count as scanned whatever became of their read (held keys
-		// are read by a later page).
 		st := w.sc.Stats()
 		w.passKeys, before = st.Keys-before.Keys+w.passKeys, st
 		if errors.Is(err, errNoRoom) {
@@ -169,11 +154,9 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	return res, nil
 }
 
-// reread reads the pinned key, the hot keys and the kept buckets by name within half the
-// budget, each key at its worst case (bucket.Store.ReadScanned: in a Cluster a two-key
-// bucket costs a GETRANGE more), so that every refresh also scans on. The kept buckets that
-// do not fit keep their last reading and are read first next time. A key that is gone or
-// no bucket is dropped (and a hot one reported in NotBuckets).
+// reread reads the pinned key, the hot keys and the kept buckets within half the budget; those
+// that do not fit keep their last reading and go first next time. A key no longer a bucket
+// is dropped (a hot one reported in NotBuckets).
 func (w *Watchlist) reread(ctx context.Context, res *WatchResult) error {
 	keys := make([]string, 0, len(w.kept)+1+len(w.hot))
 	seen := make(map[string]bool, cap(keys))
@@ -225,17 +208,13 @@ func (w *Watchlist) reread(ctx context.Context, res *WatchResult) error {
 	return nil
 }
 
-// Keep keeps key (a bucket the user is looking at) among the buckets kept for as long as it
-// exists, whatever the orderings say; "" keeps none.
+// Keep keeps key among the buckets kept while it exists; "" keeps none.
 func (w *Watchlist) Keep(key string) { w.pinned = key }
 
-// Hot makes keys being written now (from a hot.Tracker) read on every refresh and kept
-// whatever the orderings say, until the next call; keys that are not buckets come back in
-// WatchResult.NotBuckets. The caller bounds how many.
+// Hot makes keys being written now read and kept on every refresh until the next call.
 func (w *Watchlist) Hot(keys []string) { w.hot = keys }
 
-// prune keeps the Keep emptiest, the Keep most denied and the Keep first by name (and the
-// pinned key).
+// prune keeps the Keep emptiest, most denied and first by name, and the pinned key.
 func (w *Watchlist) prune() {
 	if len(w.kept) <= 3*w.keep {
 		return

@@ -12,7 +12,8 @@
 #                                              before and just after the list; list / floor
 #   inspect --match 'rate:*' -o json           wall time, peak RSS
 #   audit --match '*'                          wall time, peak RSS (the whole keyspace)
-#   reset --match 'ex:*' --layout express     --dry-run, then for real: wall time; exactly
+#   reset --match 'ex:*' --layout express     --dry-run, then for real: wall time, client
+#                                              CPU, the scripts' server µs per key; exactly
 #                                              those keys removed
 #   top --match 'rate:*' (in a pseudo-terminal) rows shown within 3 s, "unreachable" never
 #                                              shown, another client's PING p99 while it runs
@@ -39,12 +40,13 @@ BENCH=scale
 . "$(dirname "$0")/lib.sh"
 need "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" go awk python3 bc
 
-# run_measured NAME CMD...: runs CMD with stdout to $tmp/NAME.out; prints wall time and peak RSS.
+# run_measured NAME CMD...: runs CMD with stdout to $tmp/NAME.out; prints wall time, peak RSS
+# and client CPU (user + sys).
 run_measured() {
 	local name=$1; shift
-	/usr/bin/time -f '%e %M' -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-	read -r wall rss <"$tmp/$name.time"
-	printf '%-44s %7.2f s  %6d MB peak RSS\n' "$name" "$wall" $((rss / 1024))
+	/usr/bin/time -f '%e %M %U %S' -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	read -r wall rss user sys <"$tmp/$name.time"
+	printf '%-44s %7.2f s  %6d MB peak RSS  %5.2f s CPU\n' "$name" "$wall" $((rss / 1024)) "$(echo "$user + $sys" | bc)"
 }
 
 echo "building bucketctl"
@@ -104,11 +106,21 @@ rm -f "$tmp"/audit*.out
 
 echo
 echo "== reset --match 'ex:*' --layout express --dry-run, then --yes (100k express buckets, declared)"
+usec_of() { # commandstats text, command -> server µs per call
+	printf '%s\n' "$1" | awk -F'[:=,]' -v c="cmdstat_$2" '$1 == c { u = $7 } END { print u + 0 }'
+}
+# Load the reset script once, as any earlier reset would have.
+"$B" --url "$url" reset ex:none --layout express --yes >/dev/null 2>&1 || true
+cli config resetstat >/dev/null
 run_measured "reset --match 'ex:*' --layout express --dry-run" "$B" --url "$url" reset --match 'ex:*' --layout express --dry-run
 tail -n 1 "$tmp/reset --match 'ex:*' --layout express --dry-run.err"
+echo "reset --dry-run: read script $(usec_of "$(stats)" evalsha_ro) µs per key on the server"
 before_other=$(($(cli dbsize) - N_OTHER_LAYOUT))
+cli config resetstat >/dev/null
 run_measured "reset --match 'ex:*' --layout express --yes" "$B" --url "$url" reset --match 'ex:*' --layout express --yes
 tail -n 3 "$tmp/reset --match 'ex:*' --layout express --yes.err"
+st=$(stats)
+echo "reset --yes: read script $(usec_of "$st" evalsha_ro) µs, reset script $(usec_of "$st" evalsha) µs per key on the server"
 left=$(cli --scan --pattern 'ex:*' | wc -l)
 after=$(cli dbsize)
 echo "reset: ex:* keys left: $left; other keys before $before_other, after $after"
