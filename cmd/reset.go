@@ -53,6 +53,9 @@ func NewCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 				return usagef("--tokens %v: must be a finite number >= 0", opts.Tokens)
 			}
 			opts.TokensSet = opts.Empty || cmd.Flags().Changed("tokens")
+			if opts.Match == "" && (opts.Yes || !f.IO.CanPrompt()) {
+				f.limitOneKey(cmd) // one deadline; a reset that may still ask keeps it per request
+			}
 			return dispatch(cmd, f, opts, &opts.Env, &opts.Spec, runF, resetRun)
 		},
 	}

@@ -44,12 +44,6 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 			if fl := cmd.Flags().Lookup("match"); fl != nil && fl.Changed && fl.Value.String() == "" {
 				return usagef("--match '': an empty pattern matches no key; give a Redis glob pattern ('*' for every key)")
 			}
-			if cmd.Name() == "reset" && !cmd.Flags().Changed("match") {
-				// A reset that may still ask on the terminal keeps the limit per request.
-				if yes, _ := cmd.Flags().GetBool("yes"); yes || !f.IO.CanPrompt() {
-					f.limitOneKey(cmd)
-				}
-			}
 			if noColor, _ := f.Flags.GetBool("no-color"); noColor {
 				f.IO.NoColor = true
 			}
