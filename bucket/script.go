@@ -21,16 +21,20 @@ var nativeScript = scripts.Lazy(scripts.TokenBucket)
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT),
 // each command sent at most once, even by a ClusterClient's own retry loop (help design).
 func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
-	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
+	sha, ok := shaArgs()[sc] // boxed once
+	if !ok {
+		sha = sc.Hash()
+	}
+	cmd := evalCmd(ctx, "evalsha", sha, keys, args)
 	_ = c.Process(ctx, noResend{cmd})
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		cmd = evalCmd(ctx, "eval", scripts.BySHA()[sc.Hash()].Src, keys, args)
 		_ = c.Process(ctx, noResend{cmd})
 	}
 	return cmd
 }
 
-func evalCmd(ctx context.Context, name, script string, keys []string, args []interface{}) *redis.Cmd {
+func evalCmd(ctx context.Context, name string, script interface{}, keys []string, args []interface{}) *redis.Cmd {
 	a := make([]interface{}, 3+len(keys), 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, script, len(keys)
 	for i, k := range keys {

@@ -76,6 +76,14 @@ func NewStore(rdb Client, opts ...Option) *Store {
 // Redis returns the underlying client.
 func (s *Store) Redis() Client { return s.rdb }
 
+// Through returns a Store like s whose decisions go through rdb, never coalesced: for
+// example a client whose Process uses one connection of its own.
+func (s *Store) Through(rdb Client) *Store {
+	d := s.Direct()
+	d.rdb = rdb
+	return d
+}
+
 // SHA is the SHA1 of the native script, as EVALSHA knows it.
 func (s *Store) SHA() string { return nativeScript().Hash() }
 

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -70,7 +73,9 @@ func loadRun(opts *LoadOptions) (err error) {
 	for i, p := range plans {
 		configs[i] = opts.configFor(i, p)
 	}
-	execute := func() { runs.Run(stopCtx, st, configs, conn.Addr()) }
+	workers, closeWorkers := workerStore(conn, st, opts.Config.Concurrency)
+	defer closeWorkers()
+	execute := func() { runs.Run(stopCtx, workers, configs, conn.Addr()) }
 
 	width := reportWidth
 	if f.IO.StdoutTTY && f.IO.StderrTTY {
@@ -217,3 +222,16 @@ func plainWait(s load.Snapshot) time.Duration {
 
 // reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
 const reportWidth = 80
+
+// workerStore is st over a client of the workers' own on a standalone server: RESP2, so
+// that each worker keeps one connection and a request costs no socket peek.
+func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.Store, func()) {
+	c, ok := st.Redis().(*redis.Client)
+	if !ok || c.Options().Addr == "FailoverClient" {
+		return st, func() {}
+	}
+	opt := *c.Options()
+	opt.Protocol, opt.PoolSize = 2, workers+4
+	wc := conn.NodeClient(&opt)
+	return st.Through(wc), func() { _ = wc.Close() }
+}

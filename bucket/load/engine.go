@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
@@ -63,6 +65,11 @@ func (e *Engine) newDecider() decider {
 		return &naiveDecider{rdb: e.store.Redis(), cfg: c, watch: c.Strategy == Watch, retries: c.WatchRetries}
 	}
 	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
+	// Pinned: over RESP2, a request then costs no pool hand-off and no socket peek.
+	if rdb, ok := e.store.Redis().(*redis.Client); ok && rdb.Options().Protocol == 2 && rdb.Options().PoolSize > c.Concurrency {
+		d.client = rdb
+		d.pin()
+	}
 	if c.StoredSpec {
 		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
 	}
@@ -98,10 +105,12 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	ready.Add(e.cfg.Concurrency)
 	for i := range e.cfg.Concurrency {
 		wg.Go(func() {
-			_ = e.store.Redis().Exists(ctx, e.cfg.Key).Err()
+			d := e.newDecider()
+			defer d.close()
+			d.dial(ctx, e.cfg.Key)
 			ready.Done()
 			<-gate
-			e.work(ctx, cmdCtx, e.shards[i%len(e.shards)])
+			e.work(ctx, cmdCtx, d, e.shards[i%len(e.shards)])
 		})
 	}
 	ready.Wait()
@@ -171,8 +180,7 @@ const lastSendSlack = 100 * time.Millisecond
 // loop's end is the duration after the first answer (after the start before one); each
 // worker stops after one request sent at or past it, so the decisions span the whole
 // duration on the server's clock too.
-func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
-	d := e.newDecider()
+func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	out := make([]bucket.Result, e.cfg.Pipeline)
 	errs := make([]error, e.cfg.Pipeline)
 	var backoff time.Duration

@@ -34,23 +34,62 @@ const DefaultWatchRetries = 20
 // ErrRetriesExhausted is a watch decision that lost the race every time.
 var ErrRetriesExhausted = errors.New("watch: retries exhausted")
 
-// decider makes the decisions of one round trip (errs[i] nil when out[i] holds one) and
-// returns the round trips made and the retries.
+// decider is one worker's way of deciding: decide makes the decisions of one round trip
+// (errs[i] nil when out[i] holds one) and returns the round trips made and the retries;
+// dial opens its connection before the clock starts, close releases it.
 type decider interface {
 	decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int)
+	dial(ctx context.Context, key string)
+	close()
 }
 
-// luaDecider runs the native script: Take for one decision, TakeMany for a batch.
+// luaDecider runs the native script: Take for one decision, TakeMany for a batch. Over a
+// standalone or Sentinel client it keeps a connection of its own (pin).
 type luaDecider struct {
-	store *bucket.Store
-	keys  []string // the key, repeated for TakeMany
-	spec  bucket.Spec
-	cost  float64
+	store  *bucket.Store
+	keys   []string // the key, repeated for TakeMany
+	spec   bucket.Spec
+	cost   float64
+	client *redis.Client // nil: the store's client, connection by connection
+	conn   *redis.Conn
+}
+
+// pinned is a client whose decisions go out on one connection of its own.
+type pinned struct {
+	*redis.Client
+	conn *redis.Conn
+}
+
+func (p pinned) Process(ctx context.Context, cmd redis.Cmder) error { return p.conn.Process(ctx, cmd) }
+func (p pinned) Pipeline() redis.Pipeliner                          { return p.conn.Pipeline() }
+
+// pin takes a fresh connection: after an error, the old one may be broken for good.
+func (d *luaDecider) pin() {
+	d.close()
+	d.conn = d.client.Conn()
+	d.store = d.store.Through(pinned{d.client, d.conn})
+}
+
+func (d *luaDecider) dial(ctx context.Context, key string) {
+	if d.conn != nil {
+		_ = d.conn.Exists(ctx, key).Err()
+		return
+	}
+	_ = d.store.Redis().Exists(ctx, key).Err()
+}
+
+func (d *luaDecider) close() {
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
 }
 
 func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
 	if len(out) == 1 {
 		out[0], errs[0] = d.store.Take(ctx, d.keys[0], d.spec, d.cost)
+		if errs[0] != nil && d.conn != nil {
+			d.pin()
+		}
 		return 1, 0
 	}
 	err := d.store.TakeMany(ctx, d.keys[:len(out)], d.spec, d.cost, out)
@@ -58,12 +97,16 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 	switch {
 	case err == nil:
 		clear(errs)
+		return 1, 0
 	case errors.As(err, &be):
 		copy(errs, be.Errs)
 	default:
 		for i := range errs {
 			errs[i] = err
 		}
+	}
+	if d.conn != nil {
+		d.pin()
 	}
 	return 1, 0
 }
@@ -76,6 +119,9 @@ type naiveDecider struct {
 	watch   bool
 	retries int
 }
+
+func (d *naiveDecider) dial(ctx context.Context, key string) { _ = d.rdb.Exists(ctx, key).Err() }
+func (d *naiveDecider) close()                               {}
 
 func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int) {
 	for i := range out {
