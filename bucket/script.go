@@ -46,17 +46,14 @@ func evalCmd(ctx context.Context, name string, script interface{}, keys []string
 // noResend marks a command go-redis must not re-send, in pipelines too.
 type noResend struct{ *redis.Cmd }
 
-// NoRetry tells go-redis not to re-send the command.
 func (noResend) NoRetry() bool { return true }
 
-// recordLen is the length of token_bucket.lua's reply, the decision's record: allowed,
-// tokens, ts and the two counters as the bucket stores them from its last byte of tag on
-// (struct '<BddI7I7'); capacity and rate ('dd') follow when the spec came from the bucket.
+// recordLen is token_bucket.lua's reply: allowed, tokens, ts and the counters as stored
+// ('<BddI7I7'); capacity and rate ('dd') follow when the spec came from the bucket.
 const recordLen = offCapacity - offLast
 
-// nativeResult reads token_bucket.lua's reply for a decision of cost with spec (the zero
-// spec: the reply carries the stored one). Retry-after and reset-after are computed as the
-// script computed them before it replied with the record alone: the same IEEE operations.
+// nativeResult reads token_bucket.lua's reply for a decision of cost with spec (zero: the
+// reply's). Retry-after and reset-after take the script's own IEEE operations.
 func nativeResult(v interface{}, spec Spec, cost float64) (Result, error) {
 	s, _ := v.(string)
 	if len(s) != recordLen && len(s) != recordLen+16 {
@@ -93,7 +90,6 @@ func parseResult(v []interface{}, spec Spec) (Result, error) {
 		r.RetryAfter = -1
 	}
 	var ok bool
-
 	if r.Remaining, ok = ParseNumber(rem); !ok {
 		return Result{}, fmt.Errorf("unexpected tokens %q in script reply", rem)
 	}

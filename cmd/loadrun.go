@@ -52,8 +52,7 @@ func loadRun(opts *LoadOptions) (err error) {
 			}
 		}
 		defer func() {
-			// A key left behind matters more than how the run ended. After a run, the
-			// clean-up shares the run's grace second with the PING below.
+			// A key left behind matters more than how the run ended.
 			within := 5 * time.Second
 			if ended := runs.Ended(); !ended.IsZero() {
 				within = max(time.Until(ended.Add(load.AfterRunGrace)), 0)
@@ -123,8 +122,7 @@ func loadRun(opts *LoadOptions) (err error) {
 }
 
 // everyRequestFailed is the error of a run whose every request failed, worded as consume's
-// refused write: the key, the server, the reply and, for a server that refuses every
-// write (READONLY, OOM…), the fix.
+// refused write.
 func everyRequestFailed(f *Factory, r load.Report) error {
 	what := "load " + format.QuoteKey(r.Key)
 	if len(r.ErrorSamples) == 0 {
@@ -133,8 +131,7 @@ func everyRequestFailed(f *Factory, r load.Report) error {
 	return newWriteError(what, serverOf(f), "(every request failed)", sampleReply(r.ErrorSamples[0].Message))
 }
 
-// sampleReply is a load report's error sample as the server's error reply it was, so
-// that rediserr.Refusal reads it as consume's errors are read.
+// sampleReply is a report's error sample as the server's error reply it was.
 type sampleReply string
 
 func (s sampleReply) Error() string { return string(s) }
@@ -146,8 +143,7 @@ func failedCount(reports []load.Report) string {
 	return fmt.Sprintf("%s of %s requests failed", format.GroupDigits(int(failed)), format.GroupDigits(int(total)))
 }
 
-// loadLive runs the live view on stderr while execute runs, and returns the terminal's
-// width. The view clears itself at the end; the report is printed after it, as when piped.
+// loadLive runs the live view on stderr while execute runs, and returns the terminal's width.
 func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Session, stop func(), execute func()) (int, error) {
 	styles := tuiStyles(f.IO)
 	var order []load.Strategy
@@ -163,8 +159,7 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 		p.Send(tui.LoadDoneMsg{})
 	}()
 	final, err := p.Run()
-	// The view ends with the report, or early (a second q, a signal): stop the run then, and
-	// wait for it, so the report is printed after all.
+	// The view may end early (a second q, a signal): stop the run and wait for it.
 	stop()
 	<-done
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
@@ -177,10 +172,8 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 	return w, nil
 }
 
-// loadPlain runs execute with one progress line a second on stderr, each just after a
-// whole second of the run: its "last second" is then the one that has just ended. (A
-// free-running ticker, started before the run's clock, fired a little before each whole
-// second and so repeated the second before.)
+// loadPlain runs execute with one progress line on stderr just after each whole second of
+// the run, so its "last second" is the one that has just ended.
 func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()) {
 	done := make(chan struct{})
 	go func() {
@@ -210,8 +203,7 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()
 	}
 }
 
-// plainWait is how long until just after the running run's next whole second; before a
-// run's clock starts, a short wait to look again.
+// plainWait is how long until just after the run's next whole second (before it starts, a short wait).
 func plainWait(s load.Snapshot) time.Duration {
 	const margin = 10 * time.Millisecond // the answers of the second's last moments are recorded
 	if !s.Running {

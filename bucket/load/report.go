@@ -39,8 +39,7 @@ type Report struct {
 	RedisCallsPerRequest float64 `json:"redis_calls_per_request"`
 	OpsPerSec            float64 `json:"ops_per_sec"`     // decisions answered per second of DurationS
 	TheoreticalMax       int64   `json:"theoretical_max"` // see TheoreticalMax
-	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100: above 0 the
-	// limiter let through more than it may; below 0 it granted less than it could.
+	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100.
 	OverGrantPct float64       `json:"over_grant_pct"`
 	LatencyMS    Latency       `json:"latency_ms"`
 	Histogram    []Band        `json:"latency_histogram"`
@@ -57,8 +56,7 @@ type ErrorSample struct {
 
 func (r Report) Duration() time.Duration { return time.Duration(r.DurationS * float64(time.Second)) }
 
-// TheoreticalMax is the most decisions of cost a bucket of spec allows over d, starting
-// full: floor((capacity + rate × d) / cost).
+// TheoreticalMax is floor((capacity + rate × d) / cost): the most a full bucket allows over d.
 func TheoreticalMax(spec bucket.Spec, cost float64, d time.Duration) int64 {
 	tokens := spec.Capacity + spec.Rate*d.Seconds()
 	return int64(math.Floor(tokens/cost + 1e-9))
@@ -111,8 +109,7 @@ type Snapshot struct {
 	Key      string
 	Strategy Strategy
 	Spec     bucket.Spec
-	// Elapsed is the time since the start; Duration and Requests the run's bounds
-	// (Requests 0: none).
+	// Elapsed is the time since the start; Duration and Requests the bounds (0: none).
 	Elapsed  time.Duration
 	Duration time.Duration
 	Requests int64

@@ -17,11 +17,9 @@ type Strategy string
 const (
 	// Lua is bucketctl's script: one atomic EVALSHA per decision (bucket.Store.Take).
 	Lua Strategy = "lua"
-	// Multi reads with GET, computes in Go and writes back with SET PX: two round trips
-	// with nothing holding the key in between, so concurrent callers race and over-grant.
+	// Multi reads with GET, computes in Go and writes with SET PX: callers race and over-grant.
 	Multi Strategy = "multi"
-	// Watch is optimistic locking: WATCH, GET, then MULTI/SET PX/EXEC, retried when another
-	// client changed the key. Correct, but retries pile up under contention.
+	// Watch is optimistic locking (WATCH, GET, MULTI/SET PX/EXEC), retried on a change.
 	Watch Strategy = "watch"
 )
 
@@ -34,17 +32,16 @@ const DefaultWatchRetries = 20
 // ErrRetriesExhausted is a watch decision that lost the race every time.
 var ErrRetriesExhausted = errors.New("watch: retries exhausted")
 
-// decider is one worker's way of deciding: decide makes the decisions of one round trip
-// (errs[i] nil when out[i] holds one) and returns the round trips made and the retries;
-// dial opens its connection before the clock starts, close releases it.
+// decider is one worker's: decide makes one round trip's decisions (errs[i] nil when
+// out[i] holds one) and returns the round trips and retries; dial connects before the clock.
 type decider interface {
 	decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int)
 	dial(ctx context.Context, key string)
 	close()
 }
 
-// luaDecider runs the native script: Take for one decision, TakeMany for a batch. Over a
-// standalone or Sentinel client it keeps a connection of its own (pin).
+// luaDecider runs the native script (Take, or TakeMany for a batch), pinned to a
+// connection of its own over a RESP2 standalone or Sentinel client.
 type luaDecider struct {
 	store  *bucket.Store
 	keys   []string // the key, repeated for TakeMany
@@ -111,8 +108,7 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 	return 1, 0
 }
 
-// naiveDecider is the multi and watch strategies: the native layout and bucket.Spec's model
-// on the client's clock. With watch, it retries at most retries times.
+// naiveDecider is the multi and watch strategies: bucket.Spec's model on the client's clock.
 type naiveDecider struct {
 	rdb     bucket.Client
 	cfg     Config
@@ -134,8 +130,7 @@ func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 	return calls, retries
 }
 
-// once reads the bucket through c (GET), computes, and writes the result with write (one
-// SET PX of the tagged value, on deny too so ts never goes stale).
+// once reads the bucket through c, computes, and writes it with write (on deny too).
 func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, write func(redis.Cmder) error) (bucket.Result, error) {
 	*calls++
 	v, err := c.Get(ctx, d.cfg.Key).Result()
