@@ -30,9 +30,8 @@ type Store struct {
 	args  atomic.Pointer[argsEntry]
 	co    *coalescer // nil: every Take is its own round trip
 
-	readMode atomic.Int32 // how reads send the read script (read.go)
-	// nativeFirst, nativeOff: how scanned pages are read (read_native.go).
-	nativeFirst, nativeOff atomic.Bool
+	readMode               atomic.Int32 // how reads send the read script (read.go)
+	nativeFirst, nativeOff atomic.Bool  // how scanned pages are read (read_native.go)
 }
 
 // Option configures a Store.

@@ -61,7 +61,7 @@ var shaArgs = sync.OnceValue(func() map[*redis.Script]interface{} {
 	return map[*redis.Script]interface{}{nativeScript(): nativeScript().Hash(), multiScript(): multiScript().Hash()}
 })
 
-// evalsha adds EVALSHA sha numkeys keys... args..., its arguments in the batch's one array.
+// evalsha adds an EVALSHA, its arguments in the batch's one array.
 func (b *batch) evalsha(ctx context.Context, sc *redis.Script, args []interface{}, keys ...string) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[sc], len(keys))

@@ -15,18 +15,17 @@ import (
 // LoadOptions are the options of load.
 type LoadOptions struct {
 	Env
-	Key      string
-	Config   load.Config
-	Strategy string
-	Arrival  string
-	Compare  bool
-	RawKey   bool
-	Yes      bool
-	Keep     bool
-	DryRun   bool
-	Output   string
-	// capacityGiven, rateGiven: the flags were set.
-	capacityGiven, rateGiven bool
+	Key                      string
+	Config                   load.Config
+	Strategy                 string
+	Arrival                  string
+	Compare                  bool
+	RawKey                   bool
+	Yes                      bool
+	Keep                     bool
+	DryRun                   bool
+	Output                   string
+	capacityGiven, rateGiven bool // the flags were set
 }
 
 // NewCmdLoad builds `load`.

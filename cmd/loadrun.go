@@ -24,7 +24,6 @@ func loadRun(opts *LoadOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	// One connection per worker, and a few to spare for the checks and the clean-up.
 	conn.PoolSize = max(conn.PoolSize, opts.Config.Concurrency+4)
 	st, err := f.Store(ctx)
 	if err != nil {
@@ -87,7 +86,6 @@ func loadRun(opts *LoadOptions) (err error) {
 		loadPlain(f, opts, runs, execute)
 	}
 
-	// The report so far comes first, whatever ended the run.
 	reports, runErr := runs.Result()
 	if err := output.PrintLoad(f.IO, opts.Output, opts.Compare, tuiStyles(f.IO), reports, width); err != nil {
 		return err

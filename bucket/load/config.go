@@ -38,29 +38,23 @@ func CompareKey(key string, s Strategy) string { return key + ":" + string(s) }
 
 // Config says what a run does.
 type Config struct {
-	Key  string // used as is (see KeyFor)
-	Spec bucket.Spec
-	// StoredSpec says Spec is the existing bucket's own (see PlanFor): the run leaves it as stored.
-	StoredSpec bool
-	Cost       float64 // tokens per request (> 0)
-	Strategy   Strategy
-	// Concurrency is the number of workers, each with its own connection at a time.
-	Concurrency int
-	// Pipeline is the decisions each round trip carries (lua strategy, closed loop).
-	Pipeline int
+	Key         string // used as is (see KeyFor)
+	Spec        bucket.Spec
+	StoredSpec  bool    // Spec is the existing bucket's own, left as stored (PlanFor)
+	Cost        float64 // tokens per request (> 0)
+	Strategy    Strategy
+	Concurrency int // workers
+	Pipeline    int // decisions per round trip (lua strategy, closed loop)
 	// Duration and Requests bound the run (0: no such bound).
 	Duration time.Duration
 	Requests int64
-	// Arrival is the arrival mode; ArrivalRate the mean rate of an open loop (per second).
-	Arrival     Arrival
-	ArrivalRate float64
-	// BurstEvery and BurstSize add bursts of BurstSize requests, all due at once, to an open loop.
-	BurstEvery time.Duration
-	BurstSize  int
-	// WatchRetries bounds the retries of a watch decision (0: DefaultWatchRetries).
-	WatchRetries int
-	// Seed seeds the Poisson arrivals (0: a fixed default, so runs are repeatable).
-	Seed uint64
+	// An open loop's arrivals: mean rate per second, and bursts of BurstSize all due at once.
+	Arrival      Arrival
+	ArrivalRate  float64
+	BurstEvery   time.Duration
+	BurstSize    int
+	WatchRetries int    // 0: DefaultWatchRetries
+	Seed         uint64 // of the Poisson arrivals (0: a fixed default)
 }
 
 func invalid(format string, a ...any) error {
@@ -158,7 +152,7 @@ func (c Config) Validate() error {
 type Arrival string
 
 const (
-	// Closed is a closed loop: each worker sends its next request once the previous one is answered.
+	// Closed: each worker sends its next request once the previous one is answered.
 	Closed Arrival = "closed"
 	// Constant is an open loop at a fixed rate: request i is due at i/rate.
 	Constant Arrival = "constant"

@@ -63,7 +63,6 @@ func (e *Engine) newDecider() decider {
 		return &naiveDecider{rdb: e.store.Redis(), cfg: c, watch: c.Strategy == Watch, retries: c.WatchRetries}
 	}
 	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
-	// Pinned: over RESP2, a request then costs no pool hand-off and no socket peek.
 	if rdb, ok := e.store.Redis().(*redis.Client); ok && rdb.Options().Protocol == 2 && rdb.Options().PoolSize > c.Concurrency {
 		d.client = rdb
 		d.pin()
@@ -240,7 +239,7 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 		if first := e.firstDone.Load(); e.sched == nil && first >= 0 && o.first >= time.Duration(first)+e.cfg.Duration {
 			return
 		}
-		// A closed loop facing a failing server backs off instead of spinning.
+		// A closed loop facing a failing server backs off.
 		if e.sched != nil || o.allowed+o.denied > 0 {
 			backoff = 0
 			continue

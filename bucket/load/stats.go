@@ -13,12 +13,11 @@ import (
 
 // Latencies are recorded in microseconds from 1 µs to an hour with 3 significant digits.
 const (
-	histMin    = 1
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
-	// maxShards bounds the histograms' memory (~190 KB each).
-	maxShards     = 16
-	maxErrorKinds = 8 // distinct error messages kept per shard
+	histMin       = 1
+	histMax       = int64(time.Hour / time.Microsecond)
+	histDigits    = 3
+	maxShards     = 16 // bounds the histograms' memory (~190 KB each)
+	maxErrorKinds = 8  // distinct error messages kept per shard
 )
 
 // Second is one second of the run: the decisions that completed in it.

@@ -123,7 +123,7 @@ func NotBucketError(t Target) error {
 // Plan is what a run will do to its key.
 type Plan struct {
 	Target Target
-	// Spec is the spec the run uses; StoredSpec says it is the bucket's own, left as stored.
+	// Spec is the run's; StoredSpec: the bucket's own, left as stored.
 	Spec       bucket.Spec
 	StoredSpec bool
 	Changes    []string // the fields the run writes, then "TTL"
