@@ -21,16 +21,20 @@ var nativeScript = scripts.Lazy(scripts.TokenBucket)
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT),
 // each command sent at most once, even by a ClusterClient's own retry loop (help design).
 func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
-	cmd := evalCmd(ctx, "evalsha", sc.Hash(), keys, args)
+	sha, ok := shaArgs()[sc] // boxed once
+	if !ok {
+		sha = sc.Hash()
+	}
+	cmd := evalCmd(ctx, "evalsha", sha, keys, args)
 	_ = c.Process(ctx, noResend{cmd})
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		cmd = evalCmd(ctx, "eval", scripts.BySHA()[sc.Hash()].Src, keys, args)
 		_ = c.Process(ctx, noResend{cmd})
 	}
 	return cmd
 }
 
-func evalCmd(ctx context.Context, name, script string, keys []string, args []interface{}) *redis.Cmd {
+func evalCmd(ctx context.Context, name string, script interface{}, keys []string, args []interface{}) *redis.Cmd {
 	a := make([]interface{}, 3+len(keys), 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, script, len(keys)
 	for i, k := range keys {
@@ -42,17 +46,14 @@ func evalCmd(ctx context.Context, name, script string, keys []string, args []int
 // noResend marks a command go-redis must not re-send, in pipelines too.
 type noResend struct{ *redis.Cmd }
 
-// NoRetry tells go-redis not to re-send the command.
 func (noResend) NoRetry() bool { return true }
 
-// recordLen is the length of token_bucket.lua's reply, the decision's record: allowed,
-// tokens, ts and the two counters as the bucket stores them from its last byte of tag on
-// (struct '<BddI7I7'); capacity and rate ('dd') follow when the spec came from the bucket.
+// recordLen is token_bucket.lua's reply: allowed, tokens, ts and the counters as stored
+// ('<BddI7I7'); capacity and rate ('dd') follow when the spec came from the bucket.
 const recordLen = offCapacity - offLast
 
-// nativeResult reads token_bucket.lua's reply for a decision of cost with spec (the zero
-// spec: the reply carries the stored one). Retry-after and reset-after are computed as the
-// script computed them before it replied with the record alone: the same IEEE operations.
+// nativeResult reads token_bucket.lua's reply for a decision of cost with spec (zero: the
+// reply's). Retry-after and reset-after take the script's own IEEE operations.
 func nativeResult(v interface{}, spec Spec, cost float64) (Result, error) {
 	s, _ := v.(string)
 	if len(s) != recordLen && len(s) != recordLen+16 {
@@ -89,7 +90,6 @@ func parseResult(v []interface{}, spec Spec) (Result, error) {
 		r.RetryAfter = -1
 	}
 	var ok bool
-
 	if r.Remaining, ok = ParseNumber(rem); !ok {
 		return Result{}, fmt.Errorf("unexpected tokens %q in script reply", rem)
 	}

@@ -15,12 +15,9 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// Client is the go-redis surface the Store needs. *redis.Client (standalone and Sentinel
-// failover), *redis.ClusterClient and *redis.Ring all satisfy it.
-//
-// Configure the client with MaxRetries: -1 for decisions: go-redis otherwise re-sends a
-// command after a dropped connection, and a consume the server already applied would be
-// applied twice. The Store itself retries only on NOSCRIPT, which proves nothing ran.
+// Client is the go-redis surface the Store needs (*redis.Client, *redis.ClusterClient,
+// *redis.Ring). Give it MaxRetries -1: a re-sent decision would be applied twice; the
+// Store itself re-sends only after NOSCRIPT, which proves nothing ran.
 type Client = redis.UniversalClient
 
 // Store runs bucket decisions and reads against Redis. It is safe for concurrent use, and
@@ -33,35 +30,25 @@ type Store struct {
 	args  atomic.Pointer[argsEntry]
 	co    *coalescer // nil: every Take is its own round trip
 
-	readMode atomic.Int32 // how reads send the read script (read.go)
-	// nativeFirst: the last scanned page was mostly native buckets, so the next is read
-	// with plain commands first; nativeOff: the ACL refuses them (read_native.go).
-	nativeFirst, nativeOff atomic.Bool
+	readMode               atomic.Int32 // how reads send the read script (read.go)
+	nativeFirst, nativeOff atomic.Bool  // how scanned pages are read (read_native.go)
 }
 
 // Option configures a Store.
 type Option func(*Store)
 
-// WithClientClock makes the script use the caller's clock instead of Redis TIME, for
-// managed servers that reject TIME in scripts and for deterministic tests. Keep the
-// callers' clocks in sync: the script never moves a bucket's time backwards, but a fast
-// clock refills early.
+// WithClientClock makes the script use the caller's clock instead of Redis TIME (servers
+// that reject TIME in scripts, tests). A bucket's time never moves back; a fast clock refills early.
 func WithClientClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// WithTTLGrace sets how long a bucket is kept after it would be full again (default 60 s).
-// A missing bucket starts full, so expiry after that is lossless but for the counters.
-// When an allow must extend the TTL, it adds half the grace again as headroom, so that
-// the next allows find it long enough and only read it.
+// WithTTLGrace sets how long a bucket is kept after it would be full again (default 60 s);
+// a missing bucket starts full, so only the counters are lost.
 func WithTTLGrace(d time.Duration) Option {
 	return func(s *Store) { s.grace = strconv.FormatInt(d.Milliseconds(), 10) }
 }
 
-// WithStoredSpec makes decisions keep a bucket's stored spec: a Take whose spec differs
-// from the one an existing native bucket stores is refused (an error wrapping
-// ErrSpecDiffers that names the stored spec) and writes nothing; without it the given
-// spec is written into the bucket, as an application that changed its spec wants. A tool
-// acting on another application's buckets uses it: its flags never rewrite the
-// application's spec.
+// WithStoredSpec refuses a Take whose spec differs from an existing bucket's stored one
+// (ErrSpecDiffers, nothing written) instead of writing the new spec into the bucket.
 func WithStoredSpec() Option { return func(s *Store) { s.keep = true } }
 
 // NewStore returns a Store over rdb.
@@ -76,11 +63,17 @@ func NewStore(rdb Client, opts ...Option) *Store {
 // Redis returns the underlying client.
 func (s *Store) Redis() Client { return s.rdb }
 
+// Through returns a Store like s, never coalesced, whose decisions go through rdb.
+func (s *Store) Through(rdb Client) *Store {
+	d := s.Direct()
+	d.rdb = rdb
+	return d
+}
+
 // SHA is the SHA1 of the native script, as EVALSHA knows it.
 func (s *Store) SHA() string { return nativeScript().Hash() }
 
-// argsEntry caches the boxed ARGV of the last spec and cost used: the hot path of a load
-// test or a busy application passes the same spec every time and allocates nothing for it.
+// argsEntry caches the boxed ARGV of the last spec and cost: a hot path allocates none.
 type argsEntry struct {
 	spec Spec
 	cost float64
@@ -99,7 +92,7 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 	if !spec.IsZero() {
 		capS, rateS = fmtFloat(spec.Capacity), fmtFloat(spec.Rate)
 	}
-	// The cost goes when it is not 1 or options follow (the script reads none as 1).
+	// The cost goes when it is not 1 or options follow.
 	args := []interface{}{capS, rateS}
 	keep := s.keep && !peek
 	options := s.now != nil || peek || s.grace != "" || keep
@@ -138,9 +131,8 @@ func (s *Store) check(key string, spec Spec, cost float64) error {
 	return spec.ValidateCost(cost)
 }
 
-// Take consumes cost tokens from the bucket at key if it holds them, atomically: one
-// EVALSHA, in a round trip of its own or shared with concurrent decisions (WithCoalescing).
-// A zero spec takes the capacity and rate stored in the bucket.
+// Take consumes cost tokens from the bucket at key if it holds them, in one atomic
+// EVALSHA (WithCoalescing). A zero spec takes the bucket's stored capacity and rate.
 func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (Result, error) {
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
@@ -152,9 +144,8 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	return nativeResult(v, spec, cost)
 }
 
-// Peek computes the decision Take would make without writing anything: it runs the script
-// with EVALSHA_RO (Redis >= 7), falling back to plain EVALSHA on older servers, where the
-// script's peek mode still writes nothing.
+// Peek computes the decision Take would make and writes nothing (EVALSHA_RO, or EVALSHA
+// in the script's peek mode before Redis 7).
 func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (Result, error) {
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
@@ -172,8 +163,7 @@ func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (
 	return nativeResult(v, spec, cost)
 }
 
-// LoadScript loads the native scripts (single and multi-tier) on every master (one for a standalone or Sentinel
-// client) and returns the addresses it loaded on.
+// LoadScript loads the native and multi-tier scripts on every master and returns their addresses.
 func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err error) {
 	src := scripts.TokenBucket()
 	load := func(ctx context.Context, c *redis.Client) error {
@@ -184,7 +174,6 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 		if got != s.SHA() {
 			return fmt.Errorf("%s: script SHA %s, want %s", c.Options().Addr, got, s.SHA())
 		}
-		// The multi-tier script too, so TakeAll never pays for a NOSCRIPT round trip.
 		if err := c.ScriptLoad(ctx, scripts.MultiBucket()).Err(); err != nil {
 			return fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
@@ -195,11 +184,9 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 	return s.SHA(), nodes, err
 }
 
-// ForEachMaster calls fn for every master: each master of a Cluster, each shard of a Ring,
-// or the one server of a standalone or Sentinel client. Calls are made one at a time, in
-// the order of the masters' addresses.
+// ForEachMaster calls fn for every master (a Cluster's masters, a Ring's shards, or the one
+// server), one at a time in the order of their addresses.
 func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
-	// go-redis calls the callback of ForEachMaster and ForEachShard concurrently.
 	var (
 		mu      sync.Mutex
 		clients []*redis.Client
@@ -226,10 +213,6 @@ func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *red
 		return err
 	}
 	sort.Slice(clients, func(i, j int) bool { return clients[i].Options().Addr < clients[j].Options().Addr })
-	return forEach(ctx, clients, fn)
-}
-
-func forEach(ctx context.Context, clients []*redis.Client, fn func(context.Context, *redis.Client) error) error {
 	var errs []error
 	for _, c := range clients {
 		if err := fn(ctx, c); err != nil {

@@ -18,22 +18,14 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
-	n, first := 0, error(nil)
-	for _, err := range e.Errs {
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
+	failed := append(e.Unwrap(), nil) // nil: the first when none failed
+	if len(failed) == 2 {
+		return failed[0].Error()
 	}
-	if n == 1 {
-		return first.Error()
-	}
-	return fmt.Sprintf("%d of %d decisions failed, the first: %v", n, len(e.Errs), first)
+	return fmt.Sprintf("%d of %d decisions failed, the first: %v", len(failed)-1, len(e.Errs), failed[0])
 }
 
-// Unwrap returns the per-key errors, so errors.Is and errors.As see through the batch.
+// Unwrap returns the decisions' errors.
 func (e *BatchError) Unwrap() []error {
 	var errs []error
 	for _, err := range e.Errs {
@@ -69,7 +61,7 @@ var shaArgs = sync.OnceValue(func() map[*redis.Script]interface{} {
 	return map[*redis.Script]interface{}{nativeScript(): nativeScript().Hash(), multiScript(): multiScript().Hash()}
 })
 
-// evalsha adds EVALSHA sha numkeys keys... args..., its arguments in the batch's one array.
+// evalsha adds an EVALSHA, its arguments in the batch's one array.
 func (b *batch) evalsha(ctx context.Context, sc *redis.Script, args []interface{}, keys ...string) {
 	start := len(b.args)
 	b.args = append(b.args, "evalsha", shaArgs()[sc], len(keys))
@@ -88,9 +80,8 @@ func (b *batch) release() {
 	batchPool.Put(b)
 }
 
-// TakeMany makes one Take per key in one pipelined round trip, writing keys[i]'s decision
-// to out[i]; a key may repeat. Only NOSCRIPT replies are re-sent. When some decisions fail
-// it returns a *BatchError; the others are in out.
+// TakeMany makes one Take per key (keys may repeat) in one pipelined round trip into out;
+// failed decisions make a *BatchError. Only NOSCRIPT replies are re-sent.
 func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost float64, out []Result) error {
 	if len(out) < len(keys) {
 		return fmt.Errorf("%w: %d results for %d keys", ErrInvalid, len(out), len(keys))
@@ -136,8 +127,7 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	return nil
 }
 
-// sendBatch sends cmds in one pipeline, then loads the script and re-sends those that
-// answered NOSCRIPT (they ran nothing). Reply errors stay on their commands.
+// sendBatch sends cmds in one pipeline, then re-sends those that answered NOSCRIPT.
 func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 	if err := s.execBatch(ctx, cmds); err != nil {
 		return err

@@ -15,19 +15,17 @@ import (
 // LoadOptions are the options of load.
 type LoadOptions struct {
 	Env
-	Key      string
-	Config   load.Config
-	Strategy string
-	Arrival  string
-	Compare  bool
-	RawKey   bool
-	Yes      bool
-	Keep     bool
-	DryRun   bool
-	Output   string
-	// capacityGiven and rateGiven: the flags were set, so a run on an existing bucket
-	// changes its stored spec to them.
-	capacityGiven, rateGiven bool
+	Key                      string
+	Config                   load.Config
+	Strategy                 string
+	Arrival                  string
+	Compare                  bool
+	RawKey                   bool
+	Yes                      bool
+	Keep                     bool
+	DryRun                   bool
+	Output                   string
+	capacityGiven, rateGiven bool // the flags were set
 }
 
 // NewCmdLoad builds `load`.
@@ -72,14 +70,13 @@ func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "run on an existing native bucket (its tokens, ts, counters and TTL will change)")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the keys the run created (default: delete them at the end)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show the keys and the plan; send no decision")
-	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(names(load.Arrivals)...))
-	_ = cmd.RegisterFlagCompletionFunc("strategy", fixedCompletions(names(load.Strategies)...))
+	_ = cmd.RegisterFlagCompletionFunc("arrival", fixedCompletions(load.Names(load.Arrivals)...))
+	_ = cmd.RegisterFlagCompletionFunc("strategy", fixedCompletions(load.Names(load.Strategies)...))
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
-// complete checks the flags and fills in the config: nothing touches Redis before this
-// succeeds.
+// complete checks the flags and fills in the config, before anything touches Redis.
 func (o *LoadOptions) complete(cmd *cobra.Command) error {
 	c := &o.Config
 	c.Strategy, c.Arrival = load.Strategy(o.Strategy), load.Arrival(o.Arrival)
@@ -111,8 +108,7 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 	return nil
 }
 
-// loadFlagNames maps the start of a config error to the flag it is about, longer prefixes
-// first ("arrival rate" before "arrival ").
+// loadFlagNames maps the start of a config error to its flag, longer prefixes first.
 var loadFlagNames = []struct{ from, to string }{
 	{"arrival rate", "--arrival-rate"}, {"an arrival rate and bursts need an open loop (constant or poisson arrivals)",
 		"--arrival-rate, --burst-every and --burst-size need an open loop: add --arrival constant or --arrival poisson"},
@@ -130,15 +126,6 @@ func flagNames(err error) error {
 		}
 	}
 	return errors.New(msg)
-}
-
-// names are the string values of a list of named modes (strategies, arrivals).
-func names[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
 }
 
 func (o *LoadOptions) strategies() []load.Strategy {
@@ -165,7 +152,7 @@ func (o *LoadOptions) describe() string {
 	c := o.Config
 	s := string(c.Strategy)
 	if o.Compare {
-		s = strings.Join(names(load.Strategies), ", ")
+		s = strings.Join(load.Names(load.Strategies), ", ")
 	}
 	switch c.Arrival {
 	case load.Closed:

@@ -16,10 +16,8 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// loadPlans examines the run's keys and plans each: a missing key is created with the
-// flags' spec; an existing native bucket keeps its stored spec unless --capacity/--rate
-// are given; any other key is refused (an error wrapping load.ErrNotBucket, with the
-// plans, so a dry run can show them all).
+// loadPlans examines and plans the run's keys (load.PlanFor); a refused key's error comes
+// with all the plans, for a dry run to show.
 func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, error) {
 	keys := opts.keys()
 	targets, err := load.Examine(ctx, rdb, keys...)
@@ -84,8 +82,7 @@ func existingBuckets(plans []load.Plan) []string {
 	return out
 }
 
-// confirmLoad asks before a run on existing buckets: --yes, or a person at a terminal who
-// saw the plan. Without either it is a usage error and nothing was touched.
+// confirmLoad asks before a run on existing buckets: --yes, or a person at a terminal.
 func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	existing := existingBuckets(plans)
 	if len(existing) == 0 || opts.Yes {
@@ -108,8 +105,7 @@ func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
 	return confirm(f.IO, fmt.Sprintf("Run the load test on %s existing bucket(s)? [y/N] ", format.Count(int64(len(existing)))))
 }
 
-// loadDryRun shows the plan and sends no decision. A key the run would refuse makes it
-// exit as the run would.
+// loadDryRun shows the plan, sends no decision, and exits as the run would.
 func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error) error {
 	if err := output.PrintLoadPlan(f.IO, plans, opts.Yes, opts.Keep, false); err != nil {
 		return err
@@ -126,9 +122,8 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 	return refused
 }
 
-// existing is the keys of keys that exist, or may: a key the server says is missing, in
-// one round trip within d, is left out (a run whose requests were all refused never
-// wrote it).
+// existing is the keys that exist, or may: those the server says are missing, in one
+// round trip within d, are left out.
 func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
 	if d <= 0 {
 		return keys
@@ -154,9 +149,7 @@ func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
 	return out
 }
 
-// loadCleanup deletes the keys the run created (see load.CleanupAll). A key it could not
-// delete is named in the error: it is left behind. The error wraps the cause, so Redis
-// unreachable exits 3.
+// loadCleanup deletes the keys the run created; the error names those left and wraps the cause.
 func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	left, err := load.CleanupAll(rdb, created, wait)

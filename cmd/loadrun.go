@@ -7,9 +7,12 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/load"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/cmd/connect"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -21,7 +24,6 @@ func loadRun(opts *LoadOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	// One connection per worker, and a few to spare for the checks and the clean-up.
 	conn.PoolSize = max(conn.PoolSize, opts.Config.Concurrency+4)
 	st, err := f.Store(ctx)
 	if err != nil {
@@ -49,8 +51,7 @@ func loadRun(opts *LoadOptions) (err error) {
 			}
 		}
 		defer func() {
-			// A key left behind matters more than how the run ended. After a run, the
-			// clean-up shares the run's grace second with the PING below.
+			// A key left behind matters more than how the run ended.
 			within := 5 * time.Second
 			if ended := runs.Ended(); !ended.IsZero() {
 				within = max(time.Until(ended.Add(load.AfterRunGrace)), 0)
@@ -70,7 +71,9 @@ func loadRun(opts *LoadOptions) (err error) {
 	for i, p := range plans {
 		configs[i] = opts.configFor(i, p)
 	}
-	execute := func() { runs.Run(stopCtx, st, configs, conn.Addr()) }
+	workers, closeWorkers := workerStore(conn, st, opts.Config.Concurrency)
+	defer closeWorkers()
+	execute := func() { runs.Run(stopCtx, workers, configs, conn.Addr()) }
 
 	width := reportWidth
 	if f.IO.StdoutTTY && f.IO.StderrTTY {
@@ -83,7 +86,6 @@ func loadRun(opts *LoadOptions) (err error) {
 		loadPlain(f, opts, runs, execute)
 	}
 
-	// The report so far comes first, whatever ended the run.
 	reports, runErr := runs.Result()
 	if err := output.PrintLoad(f.IO, opts.Output, opts.Compare, tuiStyles(f.IO), reports, width); err != nil {
 		return err
@@ -118,8 +120,7 @@ func loadRun(opts *LoadOptions) (err error) {
 }
 
 // everyRequestFailed is the error of a run whose every request failed, worded as consume's
-// refused write: the key, the server, the reply and, for a server that refuses every
-// write (READONLY, OOM…), the fix.
+// refused write.
 func everyRequestFailed(f *Factory, r load.Report) error {
 	what := "load " + format.QuoteKey(r.Key)
 	if len(r.ErrorSamples) == 0 {
@@ -128,8 +129,7 @@ func everyRequestFailed(f *Factory, r load.Report) error {
 	return newWriteError(what, serverOf(f), "(every request failed)", sampleReply(r.ErrorSamples[0].Message))
 }
 
-// sampleReply is a load report's error sample as the server's error reply it was, so
-// that rediserr.Refusal reads it as consume's errors are read.
+// sampleReply is a report's error sample as the server's error reply it was.
 type sampleReply string
 
 func (s sampleReply) Error() string { return string(s) }
@@ -141,8 +141,7 @@ func failedCount(reports []load.Report) string {
 	return fmt.Sprintf("%s of %s requests failed", format.GroupDigits(int(failed)), format.GroupDigits(int(total)))
 }
 
-// loadLive runs the live view on stderr while execute runs, and returns the terminal's
-// width. The view clears itself at the end; the report is printed after it, as when piped.
+// loadLive runs the live view on stderr while execute runs, and returns the terminal's width.
 func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Session, stop func(), execute func()) (int, error) {
 	styles := tuiStyles(f.IO)
 	var order []load.Strategy
@@ -158,8 +157,7 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 		p.Send(tui.LoadDoneMsg{})
 	}()
 	final, err := p.Run()
-	// The view ends with the report, or early (a second q, a signal): stop the run then, and
-	// wait for it, so the report is printed after all.
+	// The view may end early (a second q, a signal): stop the run and wait for it.
 	stop()
 	<-done
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
@@ -172,10 +170,8 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 	return w, nil
 }
 
-// loadPlain runs execute with one progress line a second on stderr, each just after a
-// whole second of the run: its "last second" is then the one that has just ended. (A
-// free-running ticker, started before the run's clock, fired a little before each whole
-// second and so repeated the second before.)
+// loadPlain runs execute with one progress line on stderr just after each whole second of
+// the run, so its "last second" is the one that has just ended.
 func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()) {
 	done := make(chan struct{})
 	go func() {
@@ -205,8 +201,7 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()
 	}
 }
 
-// plainWait is how long until just after the running run's next whole second; before a
-// run's clock starts, a short wait to look again.
+// plainWait is how long until just after the run's next whole second (before it starts, a short wait).
 func plainWait(s load.Snapshot) time.Duration {
 	const margin = 10 * time.Millisecond // the answers of the second's last moments are recorded
 	if !s.Running {
@@ -217,3 +212,16 @@ func plainWait(s load.Snapshot) time.Duration {
 
 // reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
 const reportWidth = 80
+
+// workerStore is st over a client of the workers' own on a standalone server: RESP2, so
+// that each worker keeps one connection and a request costs no socket peek.
+func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.Store, func()) {
+	c, ok := st.Redis().(*redis.Client)
+	if !ok || c.Options().Addr == "FailoverClient" {
+		return st, func() {}
+	}
+	opt := *c.Options()
+	opt.Protocol, opt.PoolSize = 2, workers+4
+	wc := conn.NodeClient(&opt)
+	return st.Through(wc), func() { _ = wc.Close() }
+}

@@ -22,7 +22,7 @@ import (
 func BenchmarkEngine(b *testing.B) {
 	srv := redistest.Start(b)
 	o := srv.Options()
-	o.PoolSize, o.MaxRetries = 68, -1
+	o.PoolSize, o.MaxRetries, o.Protocol = 68, -1, 2 // as bucketctl load's workers
 	c := redis.NewClient(o)
 	b.Cleanup(func() { _ = c.Close() })
 	st := bucket.NewStore(c)

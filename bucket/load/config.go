@@ -12,8 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// Bounds of a run. A run given neither a duration nor a request count lasts
-// DefaultDuration; every run, one bounded by a request count too, lasts at most MaxDuration.
+// Bounds of a run: DefaultDuration without a duration or request count, MaxDuration at most.
 const (
 	DefaultDuration = 10 * time.Second
 	MaxDuration     = 10 * time.Minute
@@ -23,8 +22,7 @@ const (
 	MaxArrivalRate  = 1_000_000 // an open loop's mean arrival rate, per second
 )
 
-// KeyPrefix is where load runs put their buckets unless told to use a key as given, so a
-// load test cannot hit a production bucket by a slip of the keyboard.
+// KeyPrefix is where load runs put their buckets unless the key is raw.
 const KeyPrefix = "bucketctl:load:"
 
 // KeyFor is the Redis key a load run on name uses: KeyPrefix+name, or name itself when raw.
@@ -40,30 +38,23 @@ func CompareKey(key string, s Strategy) string { return key + ":" + string(s) }
 
 // Config says what a run does.
 type Config struct {
-	Key  string // used as is (see KeyFor)
-	Spec bucket.Spec
-	// StoredSpec says Spec is the existing bucket's own (see PlanFor): the run leaves it as stored.
-	StoredSpec bool
-	Cost       float64 // tokens per request (> 0)
-	Strategy   Strategy
-	// Concurrency is the number of workers, each with its own connection at a time.
-	Concurrency int
-	// Pipeline is the decisions each round trip carries (lua strategy, closed loop).
-	Pipeline int
-	// Duration and Requests bound the run (0: no such bound). A closed loop's duration runs
-	// from the first answer, an open loop's from the start.
+	Key         string // used as is (see KeyFor)
+	Spec        bucket.Spec
+	StoredSpec  bool    // Spec is the existing bucket's own, left as stored (PlanFor)
+	Cost        float64 // tokens per request (> 0)
+	Strategy    Strategy
+	Concurrency int // workers
+	Pipeline    int // decisions per round trip (lua strategy, closed loop)
+	// Duration and Requests bound the run (0: no such bound).
 	Duration time.Duration
 	Requests int64
-	// Arrival is the arrival mode; ArrivalRate the mean rate of an open loop (per second).
-	Arrival     Arrival
-	ArrivalRate float64
-	// BurstEvery and BurstSize add bursts of BurstSize requests, all due at once, to an open loop.
-	BurstEvery time.Duration
-	BurstSize  int
-	// WatchRetries bounds the retries of a watch decision (0: DefaultWatchRetries).
-	WatchRetries int
-	// Seed seeds the Poisson arrivals (0: a fixed default, so runs are repeatable).
-	Seed uint64
+	// An open loop's arrivals: mean rate per second, and bursts of BurstSize all due at once.
+	Arrival      Arrival
+	ArrivalRate  float64
+	BurstEvery   time.Duration
+	BurstSize    int
+	WatchRetries int    // 0: DefaultWatchRetries
+	Seed         uint64 // of the Poisson arrivals (0: a fixed default)
 }
 
 func invalid(format string, a ...any) error {
@@ -75,12 +66,18 @@ func oneOf[T ~string](what string, v T, all []T) error {
 	if slices.Contains(all, v) {
 		return nil
 	}
-	names := make([]string, len(all))
-	for i, a := range all {
-		names[i] = string(a)
-	}
+	names := Names(all)
 	last := len(names) - 1
 	return invalid("%s %q: must be %s or %s", what, v, strings.Join(names[:last], ", "), names[last])
+}
+
+// Names are the string values of named modes (Strategies, Arrivals).
+func Names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 func (c Config) withDefaults() Config {
@@ -155,7 +152,7 @@ func (c Config) Validate() error {
 type Arrival string
 
 const (
-	// Closed is a closed loop: each worker sends its next request once the previous one is answered.
+	// Closed: each worker sends its next request once the previous one is answered.
 	Closed Arrival = "closed"
 	// Constant is an open loop at a fixed rate: request i is due at i/rate.
 	Constant Arrival = "constant"
@@ -166,8 +163,7 @@ const (
 // Arrivals lists the arrival modes.
 var Arrivals = []Arrival{Closed, Constant, Poisson}
 
-// schedule produces an open loop's due times as offsets from the start, in order, bursts
-// included. Not safe for concurrent use.
+// schedule produces an open loop's due times, bursts included, in order.
 type schedule struct {
 	rate      float64
 	n         int64   // steady arrivals produced (constant rate)
@@ -188,8 +184,7 @@ func newSchedule(a Arrival, rate float64, every time.Duration, size int, seed ui
 	return s
 }
 
-// next returns the next due time; the steady stream goes first when a burst falls on the
-// same instant.
+// next returns the next due time; the steady stream goes before a burst at the same instant.
 func (s *schedule) next() time.Duration {
 	if s.left > 0 {
 		s.left--

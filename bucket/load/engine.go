@@ -9,12 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// Engine runs one load test. Use it once: Run, with Snapshot polled meanwhile from any
-// goroutine.
+// Engine runs one load test, once; Snapshot may be polled from any goroutine meanwhile.
 type Engine struct {
 	cfg    Config
 	store  *bucket.Store
@@ -38,14 +39,13 @@ type Engine struct {
 	over    bool  // the schedule reached the end
 }
 
-// New returns an engine for cfg on store. The store's client should have a PoolSize of at
-// least the concurrency and MaxRetries -1 (never re-send a decision).
+// New returns an engine for cfg on store, whose client needs a PoolSize above the
+// concurrency and MaxRetries -1.
 func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	// Every worker stands for a client of its own: the Store must not coalesce their decisions.
 	e := &Engine{cfg: cfg, store: store.Direct()}
 	e.firstDone.Store(-1)
 	for range min(cfg.Concurrency, maxShards) {
@@ -63,6 +63,10 @@ func (e *Engine) newDecider() decider {
 		return &naiveDecider{rdb: e.store.Redis(), cfg: c, watch: c.Strategy == Watch, retries: c.WatchRetries}
 	}
 	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
+	if rdb, ok := e.store.Redis().(*redis.Client); ok && rdb.Options().Protocol == 2 && rdb.Options().PoolSize > c.Concurrency {
+		d.client = rdb
+		d.pin()
+	}
 	if c.StoredSpec {
 		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
 	}
@@ -72,9 +76,8 @@ func (e *Engine) newDecider() decider {
 	return d
 }
 
-// Run runs the load test until its bounds or until ctx is cancelled (then the report so
-// far is marked Interrupted). A key that is not a native bucket is refused; one that stops
-// being one stops the run with a *StoppedError.
+// Run runs the load test until its bounds or ctx's end (the report is then Interrupted).
+// A key that is not, or stops being, a native bucket stops it with a *StoppedError.
 func (e *Engine) Run(parent context.Context) (Report, error) {
 	e.mu.Lock()
 	used := e.used
@@ -98,10 +101,12 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	ready.Add(e.cfg.Concurrency)
 	for i := range e.cfg.Concurrency {
 		wg.Go(func() {
-			_ = e.store.Redis().Exists(ctx, e.cfg.Key).Err()
+			d := e.newDecider()
+			defer d.close()
+			d.dial(ctx, e.cfg.Key)
 			ready.Done()
 			<-gate
-			e.work(ctx, cmdCtx, e.shards[i%len(e.shards)])
+			e.work(ctx, cmdCtx, d, e.shards[i%len(e.shards)])
 		})
 	}
 	ready.Wait()
@@ -128,8 +133,7 @@ func (e *Engine) Run(parent context.Context) (Report, error) {
 	return r, nil
 }
 
-// checkKey refuses a key that is not a native bucket, and a missing key when the run was
-// to keep a stored spec.
+// checkKey refuses a key that is not a native bucket, or is missing when its spec is kept.
 func (e *Engine) checkKey(ctx context.Context) error {
 	ts, err := Examine(ctx, e.store.Redis(), e.cfg.Key)
 	if rediserr.IsUnreachable(err) {
@@ -148,14 +152,12 @@ func (e *Engine) checkKey(ctx context.Context) error {
 }
 
 // StoppedError is a run stopped because its key is not (or no longer) a native bucket.
-// The report so far comes with it.
 type StoppedError struct{ Err error }
 
 func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// isFatal reports whether a decision's error stops the run: the key is not a native
-// bucket, or the run kept the stored spec and the bucket vanished with it.
+// isFatal reports whether a decision's error stops the run.
 func isFatal(err error) bool {
 	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
@@ -163,16 +165,12 @@ func isFatal(err error) bool {
 
 func (e *Engine) since() time.Duration { return time.Since(e.start) }
 
-// lastSendSlack is how long after the end a closed-loop worker may still send its last
-// request, so a server that stopped answering does not stretch the run.
+// lastSendSlack is how long after the end a closed-loop worker may still send.
 const lastSendSlack = 100 * time.Millisecond
 
-// work is one worker: claim requests, decide, record, until the run is over. A closed
-// loop's end is the duration after the first answer (after the start before one); each
-// worker stops after one request sent at or past it, so the decisions span the whole
-// duration on the server's clock too.
-func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
-	d := e.newDecider()
+// work is one worker: claim, decide, record. A closed loop ends the duration after the
+// first answer; each worker stops after one request sent at or past it.
+func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	out := make([]bucket.Result, e.cfg.Pipeline)
 	errs := make([]error, e.cfg.Pipeline)
 	var backoff time.Duration
@@ -241,7 +239,7 @@ func (e *Engine) work(ctx, cmdCtx context.Context, sh *shard) {
 		if first := e.firstDone.Load(); e.sched == nil && first >= 0 && o.first >= time.Duration(first)+e.cfg.Duration {
 			return
 		}
-		// A closed loop facing a failing server backs off instead of spinning.
+		// A closed loop facing a failing server backs off.
 		if e.sched != nil || o.allowed+o.denied > 0 {
 			backoff = 0
 			continue
@@ -290,12 +288,10 @@ func (e *Engine) nextArrival() (time.Duration, bool) {
 	return at, true
 }
 
-// maxUnsentWalk bounds the arrivals unsent walks one by one; beyond it, it extrapolates
-// at the mean rate.
+// maxUnsentWalk bounds the arrivals unsent walks; beyond it, it extrapolates.
 const maxUnsentWalk = 10_000_000
 
-// unsent counts the arrivals due before the end that no worker sent: the client could not
-// keep up. Only after a run that ended by its bounds.
+// unsent counts the arrivals due before the end that no worker sent, after a run ended by its bounds.
 func (e *Engine) unsent() int64 {
 	e.schedMu.Lock()
 	defer e.schedMu.Unlock()

@@ -14,33 +14,30 @@ import (
 
 // Report is the outcome of a run. Its JSON and YAML field names are stable.
 type Report struct {
-	Server      string   `json:"server"`
-	Key         string   `json:"key"`
-	Strategy    Strategy `json:"strategy"`
-	Arrival     Arrival  `json:"arrival"`
-	ArrivalRate float64  `json:"arrival_rate"`
-	BurstEveryS float64  `json:"burst_every_s"`
-	BurstSize   int      `json:"burst_size"`
-	Concurrency int      `json:"concurrency"`
-	Pipeline    int      `json:"pipeline"`
-	Capacity    float64  `json:"capacity"`
-	Rate        float64  `json:"rate"`
-	Cost        float64  `json:"cost"`
-	// DurationS is the measured duration T: from the first request sent to the last answer.
-	DurationS float64 `json:"duration_s"`
-	Requests  int64   `json:"requests"` // Allowed + Denied + Errors
-	Allowed   int64   `json:"allowed"`
-	Denied    int64   `json:"denied"`
-	Errors    int64   `json:"errors"`
-	Retries   int64   `json:"retries"` // the watch strategy's (a watched key changed before EXEC)
-	// Unsent are open-loop arrivals due before the end that no worker was free to send.
-	Unsent               int64   `json:"unsent"`
-	RedisCalls           int64   `json:"redis_calls"`
-	RedisCallsPerRequest float64 `json:"redis_calls_per_request"`
-	OpsPerSec            float64 `json:"ops_per_sec"`     // decisions answered per second of DurationS
-	TheoreticalMax       int64   `json:"theoretical_max"` // see TheoreticalMax
-	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100: above 0 the
-	// limiter let through more than it may; below 0 it granted less than it could.
+	Server               string   `json:"server"`
+	Key                  string   `json:"key"`
+	Strategy             Strategy `json:"strategy"`
+	Arrival              Arrival  `json:"arrival"`
+	ArrivalRate          float64  `json:"arrival_rate"`
+	BurstEveryS          float64  `json:"burst_every_s"`
+	BurstSize            int      `json:"burst_size"`
+	Concurrency          int      `json:"concurrency"`
+	Pipeline             int      `json:"pipeline"`
+	Capacity             float64  `json:"capacity"`
+	Rate                 float64  `json:"rate"`
+	Cost                 float64  `json:"cost"`
+	DurationS            float64  `json:"duration_s"` // from the first request sent to the last answer
+	Requests             int64    `json:"requests"`   // Allowed + Denied + Errors
+	Allowed              int64    `json:"allowed"`
+	Denied               int64    `json:"denied"`
+	Errors               int64    `json:"errors"`
+	Retries              int64    `json:"retries"` // the watch strategy's (a watched key changed before EXEC)
+	Unsent               int64    `json:"unsent"`  // open-loop arrivals due that no worker was free to send
+	RedisCalls           int64    `json:"redis_calls"`
+	RedisCallsPerRequest float64  `json:"redis_calls_per_request"`
+	OpsPerSec            float64  `json:"ops_per_sec"`     // decisions answered per second of DurationS
+	TheoreticalMax       int64    `json:"theoretical_max"` // see TheoreticalMax
+	// OverGrantPct is (allowed - theoretical_max) / theoretical_max × 100.
 	OverGrantPct float64       `json:"over_grant_pct"`
 	LatencyMS    Latency       `json:"latency_ms"`
 	Histogram    []Band        `json:"latency_histogram"`
@@ -57,8 +54,7 @@ type ErrorSample struct {
 
 func (r Report) Duration() time.Duration { return time.Duration(r.DurationS * float64(time.Second)) }
 
-// TheoreticalMax is the most decisions of cost a bucket of spec allows over d, starting
-// full: floor((capacity + rate × d) / cost).
+// TheoreticalMax is floor((capacity + rate × d) / cost): the most a full bucket allows over d.
 func TheoreticalMax(spec bucket.Spec, cost float64, d time.Duration) int64 {
 	tokens := spec.Capacity + spec.Rate*d.Seconds()
 	return int64(math.Floor(tokens/cost + 1e-9))
@@ -111,20 +107,17 @@ type Snapshot struct {
 	Key      string
 	Strategy Strategy
 	Spec     bucket.Spec
-	// Elapsed is the time since the start; Duration and Requests the run's bounds
-	// (Requests 0: none).
-	Elapsed  time.Duration
-	Duration time.Duration
-	Requests int64
-	// Decisions made so far (allowed + denied + errors) and their parts.
+	// Elapsed is the time since the start; Duration and Requests the bounds (0: none).
+	Elapsed                            time.Duration
+	Duration                           time.Duration
+	Requests                           int64
 	Decisions, Allowed, Denied, Errors int64
 	Retries, Calls                     int64
-	// Tokens is the bucket's level after the latest decision (HasTokens: one was made).
-	Tokens    float64
-	HasTokens bool
-	Latency   Latency
-	PerSecond []Second // the decisions completed in each second since the start
-	Running   bool     // false before the start and after the end
+	Tokens                             float64 // the level after the latest decision
+	HasTokens                          bool    // one was made
+	Latency                            Latency
+	PerSecond                          []Second // the decisions completed in each second since the start
+	Running                            bool     // false before the start and after the end
 }
 
 // Progress is how far the run is towards its nearest bound, in [0,1].

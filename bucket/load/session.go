@@ -11,9 +11,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// Session runs a load test's plans one after another (one run, or one per strategy for a
-// comparison) and is what a live view reads while they run: the current run's snapshot,
-// the reports so far, and the error that ended them.
+// Session runs a load test's runs one after another, and is what a live view reads.
 type Session struct {
 	mu      sync.Mutex
 	cur     *Engine
@@ -25,9 +23,8 @@ type Session struct {
 // AfterRunGrace is the time the PING and clean-up after a run may take in all.
 const AfterRunGrace = time.Second
 
-// Run runs each config in turn on store until one fails or ctx ends; server names the
-// server in each report. A run with errors after which the server does not answer a PING
-// within AfterRunGrace ends the session: the runs after it would only fail.
+// Run runs each config in turn on store until one fails or ctx ends. A run with errors
+// after which the server does not answer a PING within AfterRunGrace ends the session.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	lastEnd, err := s.run(ctx, store, configs, server)
 	s.mu.Lock()
@@ -98,8 +95,7 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created by Cleanup, within wait in all, and returns
-// the keys left behind and the first error.
+// CleanupAll deletes the keys a session created, within wait, and returns those left and the first error.
 func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
 	deadline := time.Now().Add(wait)
 	for i, k := range created {
@@ -120,8 +116,7 @@ func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left [
 	return left, err
 }
 
-// Within runs fn with a context of deadline d and waits at most d for it, leaving fn to
-// end on its own: a new connection's handshake does not heed the context's deadline.
+// Within runs fn with a deadline d and waits at most d for it (a handshake ignores the deadline).
 func Within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	done := make(chan error, 1)

@@ -13,13 +13,11 @@ import (
 
 // Latencies are recorded in microseconds from 1 µs to an hour with 3 significant digits.
 const (
-	histMin    = 1
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
-	// maxShards bounds the shards workers share: the histograms' memory (~190 KB each)
-	// does not grow with the concurrency.
-	maxShards     = 16
-	maxErrorKinds = 8 // distinct error messages kept per shard
+	histMin       = 1
+	histMax       = int64(time.Hour / time.Microsecond)
+	histDigits    = 3
+	maxShards     = 16 // bounds the histograms' memory (~190 KB each)
+	maxErrorKinds = 8  // distinct error messages kept per shard
 )
 
 // Second is one second of the run: the decisions that completed in it.
@@ -33,7 +31,7 @@ type Second struct {
 type counts struct {
 	allowed, denied, errors int64
 	retries, calls          int64
-	// first is the earliest send (-1 before one) and last the latest answer, since the start.
+	// first is the earliest send (-1 before one), last the latest answer.
 	first, last time.Duration
 	tokens      float64 // the level after the latest decision, at tokensAt
 	tokensAt    time.Duration
@@ -65,8 +63,7 @@ type shard struct {
 
 func newHistogram() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
-// outcome is what a worker hands a shard after one round trip: first is the send and
-// last the answer; intended is an open loop's intended send time, else first.
+// outcome is one round trip; intended is an open loop's intended send time, else first.
 type outcome struct {
 	counts
 	intended time.Duration
@@ -103,9 +100,8 @@ func (s *shard) record(o *outcome) {
 	ps.Allowed, ps.Denied, ps.Errors = ps.Allowed+o.allowed, ps.Denied+o.denied, ps.Errors+o.errors
 }
 
-// Latency summarises the latency of the decisions that got a reply, in milliseconds.
-// Open-loop latencies run from the intended send time, so time spent waiting for a free
-// worker counts (no coordinated omission).
+// Latency summarises the answered decisions' latency in milliseconds, an open loop's from
+// the intended send time (no coordinated omission).
 type Latency struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
@@ -116,8 +112,7 @@ type Latency struct {
 	Max  float64 `json:"max"`
 }
 
-// Band is one bar of the latency histogram: Count decisions took at most UpToMS
-// milliseconds and more than the previous band's.
+// Band is one bar of the latency histogram: Count decisions took up to UpToMS.
 type Band struct {
 	UpToMS float64 `json:"le_ms"`
 	Count  int64   `json:"count"`
@@ -137,8 +132,7 @@ func latencyOf(h *hdr.Histogram) Latency {
 	}
 }
 
-// bandEdges are the histogram's upper bounds in microseconds: 1-2-5 steps from 10 µs to
-// 5 minutes, then everything above.
+// bandEdges are the bands' upper bounds in µs: 1-2-5 steps from 10 µs to 5 minutes, then the rest.
 var bandEdges = func() []int64 {
 	var e []int64
 	for d := int64(10); d <= 5*60*1e6; d *= 10 {
@@ -147,8 +141,7 @@ var bandEdges = func() []int64 {
 	return append(e, histMax)
 }()
 
-// bands folds the histogram into 1-2-5 bands, from the band holding the fastest decision
-// to the band holding the slowest.
+// bands folds the histogram into bands, from the fastest decision's to the slowest's.
 func bands(h *hdr.Histogram) []Band {
 	if h.TotalCount() == 0 {
 		return nil

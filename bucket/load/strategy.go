@@ -17,11 +17,9 @@ type Strategy string
 const (
 	// Lua is bucketctl's script: one atomic EVALSHA per decision (bucket.Store.Take).
 	Lua Strategy = "lua"
-	// Multi reads with GET, computes in Go and writes back with SET PX: two round trips
-	// with nothing holding the key in between, so concurrent callers race and over-grant.
+	// Multi reads with GET, computes in Go and writes with SET PX: callers race and over-grant.
 	Multi Strategy = "multi"
-	// Watch is optimistic locking: WATCH, GET, then MULTI/SET PX/EXEC, retried when another
-	// client changed the key. Correct, but retries pile up under contention.
+	// Watch is optimistic locking (WATCH, GET, MULTI/SET PX/EXEC), retried on a change.
 	Watch Strategy = "watch"
 )
 
@@ -34,23 +32,61 @@ const DefaultWatchRetries = 20
 // ErrRetriesExhausted is a watch decision that lost the race every time.
 var ErrRetriesExhausted = errors.New("watch: retries exhausted")
 
-// decider makes the decisions of one round trip (errs[i] nil when out[i] holds one) and
-// returns the round trips made and the retries.
+// decider is one worker's: decide makes one round trip's decisions (errs[i] nil when
+// out[i] holds one) and returns the round trips and retries; dial connects before the clock.
 type decider interface {
 	decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int)
+	dial(ctx context.Context, key string)
+	close()
 }
 
-// luaDecider runs the native script: Take for one decision, TakeMany for a batch.
+// luaDecider runs the native script (Take, or TakeMany for a batch), pinned to a
+// connection of its own over a RESP2 standalone or Sentinel client.
 type luaDecider struct {
-	store *bucket.Store
-	keys  []string // the key, repeated for TakeMany
-	spec  bucket.Spec
-	cost  float64
+	store  *bucket.Store
+	keys   []string // the key, repeated for TakeMany
+	spec   bucket.Spec
+	cost   float64
+	client *redis.Client // nil: the store's client, connection by connection
+	conn   *redis.Conn
+}
+
+// pinned is a client whose decisions go out on one connection of its own.
+type pinned struct {
+	*redis.Client
+	conn *redis.Conn
+}
+
+func (p pinned) Process(ctx context.Context, cmd redis.Cmder) error { return p.conn.Process(ctx, cmd) }
+func (p pinned) Pipeline() redis.Pipeliner                          { return p.conn.Pipeline() }
+
+// pin takes a fresh connection: after an error, the old one may be broken for good.
+func (d *luaDecider) pin() {
+	d.close()
+	d.conn = d.client.Conn()
+	d.store = d.store.Through(pinned{d.client, d.conn})
+}
+
+func (d *luaDecider) dial(ctx context.Context, key string) {
+	if d.conn != nil {
+		_ = d.conn.Exists(ctx, key).Err()
+		return
+	}
+	_ = d.store.Redis().Exists(ctx, key).Err()
+}
+
+func (d *luaDecider) close() {
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
 }
 
 func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
 	if len(out) == 1 {
 		out[0], errs[0] = d.store.Take(ctx, d.keys[0], d.spec, d.cost)
+		if errs[0] != nil && d.conn != nil {
+			d.pin()
+		}
 		return 1, 0
 	}
 	err := d.store.TakeMany(ctx, d.keys[:len(out)], d.spec, d.cost, out)
@@ -58,6 +94,7 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 	switch {
 	case err == nil:
 		clear(errs)
+		return 1, 0
 	case errors.As(err, &be):
 		copy(errs, be.Errs)
 	default:
@@ -65,17 +102,22 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 			errs[i] = err
 		}
 	}
+	if d.conn != nil {
+		d.pin()
+	}
 	return 1, 0
 }
 
-// naiveDecider is the multi and watch strategies: the native layout and bucket.Spec's model
-// on the client's clock. With watch, it retries at most retries times.
+// naiveDecider is the multi and watch strategies: bucket.Spec's model on the client's clock.
 type naiveDecider struct {
 	rdb     bucket.Client
 	cfg     Config
 	watch   bool
 	retries int
 }
+
+func (d *naiveDecider) dial(ctx context.Context, key string) { _ = d.rdb.Exists(ctx, key).Err() }
+func (d *naiveDecider) close()                               {}
 
 func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int) {
 	for i := range out {
@@ -88,8 +130,7 @@ func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 	return calls, retries
 }
 
-// once reads the bucket through c (GET), computes, and writes the result with write (one
-// SET PX of the tagged value, on deny too so ts never goes stale).
+// once reads the bucket through c, computes, and writes it with write (on deny too).
 func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, write func(redis.Cmder) error) (bucket.Result, error) {
 	*calls++
 	v, err := c.Get(ctx, d.cfg.Key).Result()

@@ -23,8 +23,7 @@ type Stored struct {
 	Allowed, Denied int64
 }
 
-// nativeValue reads a native bucket's tagged value by the read path's rule
-// (bucket.DecodeNative); problem says what is wrong.
+// nativeValue reads a native bucket's value as bucket.DecodeNative does.
 func nativeValue(v string) (s Stored, problem string) {
 	if !bucket.IsNativeValue(v) {
 		return s, "is a string without the native bucket's tag"
@@ -39,8 +38,7 @@ func nativeValue(v string) (s Stored, problem string) {
 	return s, ""
 }
 
-// nativeShape reads a hash of n fields whose native fields read vals as a native-hash
-// bucket, by the read path's rule (bucket.ClassifyHash); problem says what is wrong.
+// nativeShape reads a hash of n fields, vals of them native, as bucket.ClassifyHash does.
 func nativeShape(n int64, vals []interface{}) (s Stored, problem string) {
 	fields := make(map[string]string, len(hashFields))
 	for i, f := range hashFields {
@@ -76,8 +74,7 @@ func (t Target) Exists() bool { return t.Type != "none" }
 // IsBucket reports whether the key is a native bucket.
 func (t Target) IsBucket() bool { return t.Exists() && t.Problem == "" }
 
-// Examine reads what keys hold, in one round trip per node: TYPE, GETRANGE, HLEN and the
-// HMGET of the native-hash fields; nothing else of a key of another type.
+// Examine reads what keys hold, in one round trip per node (TYPE, GETRANGE, HLEN, HMGET).
 func Examine(ctx context.Context, rdb bucket.Client, keys ...string) ([]Target, error) {
 	types := make([]*redis.StatusCmd, len(keys))
 	gets := make([]*redis.StringCmd, len(keys))
@@ -126,7 +123,7 @@ func NotBucketError(t Target) error {
 // Plan is what a run will do to its key.
 type Plan struct {
 	Target Target
-	// Spec is the spec the run uses; StoredSpec says it is the bucket's own, left as stored.
+	// Spec is the run's; StoredSpec: the bucket's own, left as stored.
 	Spec       bucket.Spec
 	StoredSpec bool
 	Changes    []string // the fields the run writes, then "TTL"
@@ -135,9 +132,8 @@ type Plan struct {
 // ErrSpecDiffers is a run refused because --capacity or --rate differ from the stored spec.
 var ErrSpecDiffers = bucket.ErrSpecDiffers
 
-// PlanFor plans a run on t: a missing key is created with spec; a native bucket keeps its
-// stored spec, and a given capacity or rate that differs is an ErrSpecDiffers. A key that
-// is not a native bucket is an error wrapping ErrNotBucket.
+// PlanFor plans a run on t: a missing key is created with spec, a native bucket keeps its
+// own (a differing given one is ErrSpecDiffers), another key is ErrNotBucket.
 func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, error) {
 	if !t.Exists() {
 		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, hashFields...), "TTL")}, nil
@@ -167,8 +163,7 @@ return redis.call('DEL', KEYS[1])
 `
 })
 
-// Cleanup deletes a key a run created if it still is a native bucket (else an error
-// wrapping ErrNotBucket), in one script. A key already gone is no error.
+// Cleanup deletes a key a run created if it still is a native bucket (else ErrNotBucket).
 func Cleanup(ctx context.Context, rdb bucket.Client, key string) error {
 	n, err := cleanupScript().Run(ctx, rdb, []string{key}).Int64()
 	if err != nil {
