@@ -178,37 +178,59 @@ func TestFidelityGCRACorners(t *testing.T) {
 	}
 }
 
-// TestCheckGCRADebtIsTheLibrarys: a redis_rate and a throttled bucket at 10/s whose
-// application lowered the burst from 30 to 10 while a client was 30 requests in: redis_rate
-// says retry after 2.1 s, and so does bucketctl's decision. throttled reports 2.1 s too, but
-// it set the key's TTL to the whole seconds of its 3 s TAT, 2 s, and allows once the key is
-// gone: bucketctl says 2 s, the key's expiry, and that throttled will report 2.1 s.
+// TestCheckGCRADebtIsTheLibrarys: redis_rate and throttled buckets at 10/s, 30 requests in,
+// whose application lowered the burst: redis_rate's to 10 says retry after 2.1 s, and so
+// does bucketctl's decision. throttled's, lowered to 2, reports 2.9 s, but it set the key's
+// TTL to the whole seconds of its 3 s TAT, 2 s, and allows once the key is gone: bucketctl
+// says 2 s, the key's expiry, and that throttled will report 2.9 s. All less the server
+// time since the first request: the debt refills meanwhile.
 func TestCheckGCRADebtIsTheLibrarys(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
-	for _, p := range []gcraPair{
-		redisRatePair(t, rdb, "debt", 10, 30, 10, time.Second),
-		throttledPair(t, rdb, "debt", 10, 29, 9, time.Second),
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		p    gcraPair
+		wait time.Duration // the library's wait at the first request: its TAT, 3 s, less the new burst's window
+	}{
+		{redisRatePair(t, rdb, "debt", 10, 30, 10, time.Second), 2100 * ms},
+		// Lowered to 10, throttled's 2.1 s passes its key's 2 s only while the 30 requests
+		// take under 0.1 s: lowered to 2, under 0.9 s.
+		{throttledPair(t, rdb, "debt", 10, 29, 1, time.Second), 2900 * ms},
 	} {
+		p := tc.p
+		first := serverMicros(t, rdb)
 		for k := 0; k < 30; k++ {
 			p.take(true, 1)
 		}
 		l := p.layout
-		start := time.Now()
 		states, err := bucket.NewStore(rdb).Inspect(context.Background(), []string{p.key}, func(string) bucket.Target {
 			return bucket.Target{Layout: &l, Spec: p.new}
 		})
 		if err != nil || states[0].Problem != "" {
 			t.Fatalf("%s: %v %+v", p.layout.Name, err, states)
 		}
-		d := states[0].Decide(1)
+		s := states[0]
+		drained := time.Duration(s.Now-first) * time.Microsecond
+		if drained > 800*ms {
+			t.Fatalf("%s: the 30 requests and the read took %v of the server's clock: the case needs the debt, and throttled's TTL, to outlast them", p.layout.Name, drained)
+		}
+		d := s.Decide(1)
+		before := serverMicros(t, rdb)
 		lib := p.take(false, 1)
-		lib.retryAfter += time.Since(start) / 2 // the library answers after the read
-		// 2.1 s (2 s for throttled's key) when the 30 requests take no time; a loaded machine
-		// takes longer, and the debt refills meanwhile: far more than the 0.1 s that a
-		// decision from the clamped level would say, in any case.
+		after := serverMicros(t, rdb)
+		// The library decides between before and after, later than the read by as much as
+		// its wait is shorter; beyond that, bucketctl's figure is the library's within slack.
+		libs := func(ours time.Duration) bool {
+			diff := ours - lib.retryAfter
+			return diff >= time.Duration(before-s.Now)*time.Microsecond-slack && diff <= time.Duration(after-s.Now)*time.Microsecond+slack
+		}
+		// The library's wait, and its debt past the new window, far more than the 0.1 s a
+		// decision from the clamped level would say.
+		reports, ahead := d.RetryAfter, tc.wait-100*ms
 		if p.layout.Library == "throttled" {
-			if !d.RetryByExpiry || d.RetryAfter > states[0].TTL+time.Millisecond || (d.AppRetryAfter-lib.retryAfter).Abs() > slack || !d.AppDiffers(p.layout.Step()) {
-				t.Fatalf("throttled: bucketctl %+v, the library %+v: want the key's expiry and the library's report", d, lib)
+			reports = d.AppRetryAfter
+			expiry := 2*time.Second - drained
+			if !d.RetryByExpiry || d.RetryAfter > s.TTL+ms || d.RetryAfter < expiry-ms || !libs(d.AppRetryAfter) || !d.AppDiffers(p.layout.Step()) {
+				t.Fatalf("throttled: bucketctl %+v (TTL %v), the library %+v: want the key's expiry (%v to 2s) and the library's report", d, s.TTL, lib, expiry)
 			}
 			keep := keepState(t, rdb, []string{p.key})
 			rdb.Del(context.Background(), p.key) // what the expiry does
@@ -216,14 +238,14 @@ func TestCheckGCRADebtIsTheLibrarys(t *testing.T) {
 				t.Fatal("throttled denies after the key is gone")
 			}
 			keep()
-		} else if (d.RetryAfter - lib.retryAfter).Abs() > slack {
-			t.Fatalf("%s: bucketctl %+v, the library %+v", p.layout.Name, d, lib)
+		} else if !libs(d.RetryAfter) {
+			t.Fatalf("%s: bucketctl %+v, the library %+v (read at %d, the library between %d and %d)", p.layout.Name, d, lib, s.Now, before, after)
 		}
-		if d.Allowed || lib.allowed || d.RetryAfter < time.Second || d.RetryAfter > 2100*time.Millisecond+slack {
-			t.Fatalf("%s: bucketctl %+v, the library %+v: want both denied, retry after up to 2.1 s", p.layout.Name, d, lib)
+		if d.Allowed || lib.allowed || reports > tc.wait+slack || reports < tc.wait-drained-slack {
+			t.Fatalf("%s: bucketctl %+v, the library %+v: want both denied, retry after %v less up to %v", p.layout.Name, d, lib, tc.wait, drained)
 		}
-		if d.Ahead < 900*time.Millisecond {
-			t.Fatalf("%s: ahead %v, want the debt past the new window (2 s, less the time draining took)", p.layout.Name, d.Ahead)
+		if d.Ahead > ahead+ms || d.Ahead < ahead-drained-ms {
+			t.Fatalf("%s: ahead %v, want the debt past the new window (%v, less up to %v)", p.layout.Name, d.Ahead, ahead, drained)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package bucket_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -77,47 +78,81 @@ func TestTakeCapacity10Rate5(t *testing.T) {
 	}
 }
 
+// TestTakeServerTime: on Redis TIME, each reply carries the server's time of its decision
+// (within the TIME read around the call), and the model replayed at those times decides
+// alike, to the token: the retry-after and the refill are the server clock's, whatever time
+// the calls take on a loaded machine.
 func TestTakeServerTime(t *testing.T) {
 	srv := redistest.Start(t)
-	st := bucket.NewStore(srv.Client(t))
+	c := srv.Client(t)
+	st := bucket.NewStore(c)
 	ctx := ctxT(t)
 	sp := spec(10, 5)
-	allowed := 0
-	for i := 0; i < 11; i++ {
-		r, err := st.Take(ctx, "k", sp, 1)
+	var level bucket.Level
+	exists := false
+	decide := func(what string, cost float64, peek bool) bucket.Result {
+		t.Helper()
+		call := st.Take
+		if peek {
+			call = st.Peek
+		}
+		before := serverMicros(t, c)
+		r, err := call(ctx, "k", sp, cost)
+		after := serverMicros(t, c)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", what, err)
 		}
-		if r.Allowed {
-			allowed++
-		} else if r.RetryAfter <= 150*time.Millisecond || r.RetryAfter > 200*time.Millisecond {
-			t.Fatalf("retry-after %v, want near 200ms", r.RetryAfter)
+		at := r.At.UnixMicro()
+		if at < before || at > after {
+			t.Fatalf("%s: decided at %d, not within the server's TIME %d..%d", what, at, before, after)
+		}
+		next, want := sp.Take(level, exists, at, cost)
+		if peek { // the level the decision finds, nothing taken
+			tokens := sp.At(level, at).Tokens
+			want.Remaining, want.RetryAfter, want.ResetAfter = tokens, sp.Wait(tokens, cost), sp.Wait(tokens, sp.Capacity)
+		}
+		if r.Allowed != want.Allowed || r.Remaining != want.Remaining || r.RetryAfter != want.RetryAfter || r.ResetAfter != want.ResetAfter {
+			t.Fatalf("%s: script %+v, model at the server's time %+v", what, r, want)
+		}
+		if !peek {
+			level, exists = next, true
+		}
+		return r
+	}
+	for i := 1; i <= 10; i++ {
+		if r := decide(fmt.Sprintf("take %d", i), 1, false); !r.Allowed {
+			t.Fatalf("take %d of a full bucket of 10 denied: %+v", i, r)
 		}
 	}
-	if allowed != 10 {
-		t.Fatalf("allowed %d of 11, want 10", allowed)
+	// Takes outrun 5 a second, so one is denied soon, its retry-after the time to one token.
+	var denied bucket.Result
+	for i := 11; ; i++ {
+		if i > 100 {
+			t.Fatal("100 takes in a row allowed at 5 a second")
+		}
+		if denied = decide(fmt.Sprintf("take %d", i), 1, false); !denied.Allowed {
+			break
+		}
 	}
-	// Refill runs on the server's clock: the 5 tokens a request of cost 5 needs take a
-	// second at 5 a second (Peek writes nothing, so polling does not move the bucket).
-	start := time.Now()
+	if denied.RetryAfter <= 0 || denied.RetryAfter > 200*time.Millisecond {
+		t.Fatalf("denied with retry-after %v, want up to 200ms", denied.RetryAfter)
+	}
+	// Refill runs on the server's clock: the 5 tokens a request of cost 5 needs come at 5
+	// a second, over 800 ms after the denial (Peek writes nothing, so polling moves nothing).
+	var ready bucket.Result
 	redistest.WaitFor(t, 10*time.Second, "5 tokens refilled", func() bool {
-		r, err := st.Peek(ctx, "k", sp, 5)
-		return err == nil && r.Allowed
+		ready = decide("peek cost 5", 5, true)
+		return ready.Allowed
 	})
-	if waited := time.Since(start); waited < 900*time.Millisecond {
-		t.Fatalf("5 tokens refilled in %v, want a second", waited)
+	if took, need := ready.At.Sub(denied.At), sp.Wait(denied.Remaining, 5); took < need || need <= 800*time.Millisecond {
+		t.Fatalf("5 tokens refilled %v after the denial at %v tokens, want %v", took, denied.Remaining, need)
 	}
-	allowed = 0
-	for i := 0; i < 6; i++ {
-		if r, _ := st.Take(ctx, "k", sp, 1); r.Allowed {
-			allowed++
+	for i := 1; i <= 5; i++ {
+		if r := decide(fmt.Sprintf("take %d after refilling", i), 1, false); !r.Allowed {
+			t.Fatalf("take %d after refilling denied: %+v", i, r)
 		}
 	}
-	// 5 tokens were there; a sixth only if the machine stalled for 0.2 s since.
-	most := 5 + int(math.Floor((time.Since(start).Seconds()-1)*5+0.2))
-	if allowed < 5 || allowed > most {
-		t.Fatalf("after refilling allowed %d, want 5 (at most %d)", allowed, most)
-	}
+	decide("take 6 after refilling", 1, false) // allowed only if 0.2 s passed: the model says
 }
 
 // TestScriptMatchesModel drives the script (client clock) and the Go model with the same
@@ -213,16 +248,20 @@ func TestPeekWritesNothing(t *testing.T) {
 	c := srv.Client(t)
 	st := bucket.NewStore(c)
 	ctx := ctxT(t)
+	var level bucket.Level // the model's, at the server's times the replies carry
 	for i := 0; i < 7; i++ {
-		if _, err := st.Take(ctx, "k", spec(10, 1), 1); err != nil {
+		r, err := st.Take(ctx, "k", spec(10, 1), 1)
+		if err != nil {
 			t.Fatal(err)
 		}
+		level, _ = spec(10, 1).Take(level, i > 0, r.At.UnixMicro(), 1)
 	}
 	before := dump(t, c, "k")
 	ttlBefore := c.PTTL(ctx, "k").Val()
 	r, err := st.Peek(ctx, "k", bucket.Spec{}, 1)
-	if err != nil || !r.Allowed || r.Remaining < 3 || r.Remaining > 4 || r.Spec != spec(10, 1) {
-		t.Fatalf("peek %+v %v", r, err)
+	// 3 tokens left, refilled at 1 a second of the server's clock since.
+	if want := spec(10, 1).At(level, r.At.UnixMicro()).Tokens; err != nil || !r.Allowed || r.Remaining < 3 || r.Remaining != want || r.Spec != spec(10, 1) {
+		t.Fatalf("peek %+v %v, want %v tokens", r, err, want)
 	}
 	if r, err := st.Peek(ctx, "k", bucket.Spec{}, 5); err != nil || r.Allowed || r.RetryAfter <= 0 {
 		t.Fatalf("peek cost 5: %+v %v", r, err)

@@ -61,16 +61,34 @@ func TestBinaryEndToEnd(t *testing.T) {
 	isolate(t)
 	bin := buildBinary(t)
 
-	out, err := exec.Command(bin, "demo", "--duration", "2500ms").Output()
-	if exitCode(err) != 0 {
-		t.Fatalf("demo piped: %v", err)
+	// Piped, a line a second; Ctrl-C after two ends it cleanly. (Not a --duration: the
+	// sandbox's start, slow on a loaded machine, would leave it fewer seconds.)
+	demo := exec.Command(bin, "demo", "--duration", "10m")
+	demoOut, err := demo.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) < 2 || !strings.Contains(lines[0], "api:user:alice") {
-		t.Fatalf("demo piped printed %q", out)
+	if err := demo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(demoOut)
+	var lines []string
+	for len(lines) < 2 {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			_ = demo.Process.Kill()
+			t.Fatalf("demo piped printed %q, then %v", lines, err)
+		}
+		lines = append(lines, line)
+	}
+	if err := demo.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Wait(); exitCode(err) != 0 || !strings.Contains(lines[0], "api:user:alice") {
+		t.Fatalf("demo piped: %v, printed %q", err, lines)
 	}
 
-	out, err = exec.Command(bin, "demo", "--duration", "1500ms", "--in-process").CombinedOutput()
+	out, err := exec.Command(bin, "demo", "--duration", "1500ms", "--in-process").CombinedOutput()
 	if exitCode(err) != 0 || !strings.Contains(string(out), "in-process") {
 		t.Fatalf("demo in-process: %v %s", err, out)
 	}

@@ -20,11 +20,13 @@ const (
 )
 
 // Rule arms a fault on the connection of the first request that contains Match (such as
-// a script's SHA1) while When holds (nil: always). Before, if set, runs once before that
-// request is forwarded to the server. A request is matched by the chunks it arrives in.
+// a script's SHA1) once Skip occurrences of Match have passed (a later batch of a
+// pipelined script: none of that costs a round trip in the proxy). Before, if set, runs
+// once before that request is forwarded to the server. A request is matched by the chunks
+// it arrives in.
 type Rule struct {
 	Match  string
-	When   func() bool
+	Skip   int
 	Fault  Fault
 	Before func()
 }
@@ -39,6 +41,7 @@ type Proxy struct {
 	mu    sync.Mutex
 	rule  *Rule
 	fired bool
+	seen  int // occurrences of the rule's Match so far
 	conns []net.Conn
 	once  sync.Once
 }
@@ -65,7 +68,7 @@ func (p *Proxy) URL() string  { return "redis://" + p.Addr() }
 func (p *Proxy) Arm(r Rule) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rule, p.fired = &r, false
+	p.rule, p.fired, p.seen = &r, false, 0
 }
 
 // Fired reports whether the armed rule has fired.
@@ -134,10 +137,11 @@ func (c *proxyConn) requests() {
 		c.close()
 	}()
 	buf := make([]byte, 64<<10)
+	var tail []byte // the end of the last chunk, for a Match split across two
 	for {
 		n, err := c.client.Read(buf)
 		if n > 0 {
-			if r := c.p.match(buf[:n]); r != nil {
+			if r := c.p.match(&tail, buf[:n]); r != nil {
 				if r.Before != nil {
 					r.Before()
 				}
@@ -154,15 +158,22 @@ func (c *proxyConn) requests() {
 	}
 }
 
-// match returns the rule when chunk fires it (once).
-func (p *Proxy) match(chunk []byte) *Rule {
+// match returns the rule when chunk fires it (once). tail is the connection's last bytes
+// before chunk, shorter than Match: an occurrence counted here ends in chunk.
+func (p *Proxy) match(tail *[]byte, chunk []byte) *Rule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.rule
-	if r == nil || p.fired || !bytes.Contains(chunk, []byte(r.Match)) {
+	if r == nil || p.fired || r.Match == "" {
+		*tail = (*tail)[:0]
 		return nil
 	}
-	if r.When != nil && !r.When() {
+	window := append(append([]byte(nil), *tail...), chunk...)
+	n := bytes.Count(window, []byte(r.Match))
+	*tail = append((*tail)[:0], window[max(0, len(window)-len(r.Match)+1):]...)
+	before := p.seen
+	p.seen += n
+	if n == 0 || before < r.Skip {
 		return nil
 	}
 	p.fired = true
