@@ -98,7 +98,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 		SentinelUsername: o.SentinelUser, SentinelPassword: o.sentinelPassword,
 		TLSConfig: tlsCfg, DialTimeout: o.DialTimeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout,
 		Dialer: guardedDialer(o.DialTimeout, tlsCfg), ContextTimeoutEnabled: o.BoundByContext, PipelinePoolSize: -1,
-		MaxRetries: -1, PoolSize: o.PoolSize, DisableIdentity: true, MaintNotificationsConfig: noMaint()}
+		MaxRetries: -1, DialerRetries: 1, PoolSize: o.PoolSize, DisableIdentity: true, MaintNotificationsConfig: noMaint()}
 	switch {
 	case len(o.Cluster) > 0:
 		uo.Addrs = o.Cluster
@@ -136,7 +136,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.DialTimeout, o.Timeout, o.Timeout
 	opt.Dialer = guardedDialer(o.DialTimeout, opt.TLSConfig)
 	opt.ContextTimeoutEnabled, opt.PipelinePoolSize = o.BoundByContext, -1
-	opt.MaxRetries = -1
+	opt.MaxRetries, opt.DialerRetries = -1, 1 // one dial: go-redis would try 5 times, 100 ms apart
 	if o.PoolSize > 0 {
 		opt.PoolSize = o.PoolSize
 	}
