@@ -50,7 +50,7 @@ bench: deps
 	$(GO) build -o bin/benchtable ./scripts/bench/benchtable
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem; \
 	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; \
-	  N1=$${N1:-50000} N16=$${N16:-200000} scripts/bench/load-vs-redis-benchmark.sh; \
+	  N1=$${N1:-200000} N16=$${N16:-400000} REPS=$${REPS:-5} scripts/bench/load-vs-redis-benchmark.sh; \
 	  scripts/bench/startup.sh; } | bin/benchtable
 
 clean:

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +40,9 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Parallel in-process load runs would each set and restore the processors (loadProcs):
+	// the test binary keeps its own.
+	os.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
 	code := m.Run()
 	if built.dir != "" {
 		_ = os.RemoveAll(built.dir)
