@@ -40,8 +40,7 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	// Parallel in-process load runs would each set and restore the processors (loadProcs):
-	// the test binary keeps its own.
+	// In-process load runs leave the test binary's processors as they are (loadProcs).
 	os.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
 	code := m.Run()
 	if built.dir != "" {

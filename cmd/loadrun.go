@@ -77,7 +77,10 @@ func loadRun(opts *LoadOptions) (err error) {
 	workers, closeWorkers := workerStore(conn, st, opts.Config.Concurrency)
 	defer closeWorkers()
 	execute := func() {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(loadProcs(conn.Addr(), os.Getenv("GOMAXPROCS"), runtime.NumCPU())))
+		if n := loadProcs(conn.Addr(), os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
+			runtime.GOMAXPROCS(n)
+			defer runtime.SetDefaultGOMAXPROCS()
+		}
 		runs.Run(stopCtx, workers, configs, conn.Addr())
 	}
 
@@ -125,16 +128,17 @@ func loadRun(opts *LoadOptions) (err error) {
 	return nil
 }
 
-// loadProcs is how many processors Go schedules the workers on: against a server on this
-// machine, one fewer than its CPUs (the server's own), unless GOMAXPROCS is set. On 2 cores
-// that takes load --pipeline 1 from 0.74x to 0.92x of redis-benchmark ('help performance').
-func loadProcs(addr, gomaxprocs string, cpus int) int {
+// loadProcs is how many processors Go schedules the workers on against a server on this
+// machine: one fewer than the default's (procs: CPUs, affinity and cgroup quota), the
+// server's own; 0 (no change) for a remote server or when GOMAXPROCS is set. On 2 cores
+// it takes load --pipeline 1 from 0.74x to 0.91x of redis-benchmark ('help performance').
+func loadProcs(addr, gomaxprocs string, procs int) int {
 	host, _, _ := net.SplitHostPort(addr)
 	ip := net.ParseIP(host)
 	if gomaxprocs != "" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
-		return runtime.GOMAXPROCS(0)
+		return 0
 	}
-	return max(1, cpus-1)
+	return max(1, procs-1)
 }
 
 // everyRequestFailed is the error of a run whose every request failed, worded as consume's

@@ -41,7 +41,7 @@ type decider interface {
 }
 
 // luaDecider runs the native script (Take, or TakeMany for a batch), pinned to a
-// connection of its own over a RESP2 standalone or Sentinel client.
+// connection of its own over a RESP2 standalone client.
 type luaDecider struct {
 	store  *bucket.Store
 	keys   []string // the key, repeated for TakeMany
