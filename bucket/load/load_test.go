@@ -388,3 +388,58 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("CompareKey: %q", got)
 	}
 }
+
+// TestPinnedRESP2Workers: on a RESP2 client with a connection to spare per worker, each
+// worker decides on a connection of its own (load's workers against a standalone server):
+// runs are as exact as on the pool, and after CLIENT KILL a worker takes a fresh
+// connection and goes on deciding.
+func TestPinnedRESP2Workers(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	o := srv.Options()
+	o.Protocol, o.PoolSize, o.MaxRetries = 2, 10, -1
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	st := bucket.NewStore(c)
+
+	r := run(t, st, load.Config{Key: "hot2", Spec: bucket.Spec{Capacity: 10, Rate: 10}, Cost: 1, Concurrency: 8, Duration: time.Second})
+	if r.Errors != 0 || r.Allowed < 20 || r.Allowed > r.TheoreticalMax {
+		t.Fatalf("allowed %d (max %d), errors %d: want 10 + 10 × 1 s and no more than the maximum", r.Allowed, r.TheoreticalMax, r.Errors)
+	}
+	if a, d := counters(t, st, "hot2"); a != r.Allowed || d != r.Denied {
+		t.Fatalf("bucket counters %d/%d, report %d/%d", a, d, r.Allowed, r.Denied)
+	}
+	r = run(t, st, load.Config{Key: "p2", Spec: bucket.Spec{Capacity: 1e9, Rate: 1e9}, Cost: 1, Concurrency: 4, Pipeline: 4, Requests: 1000})
+	if r.Allowed != 1000 || r.RedisCalls != 250 {
+		t.Fatalf("allowed %d in %d round trips, want 1000 in 250", r.Allowed, r.RedisCalls)
+	}
+
+	admin := srv.Client(t)
+	ctx := context.Background()
+	var atKill int64
+	done := make(chan load.Report, 1)
+	go func() {
+		e, err := load.New(st, load.Config{Key: "k2", Spec: bucket.Spec{Capacity: 1e9, Rate: 1e9}, Cost: 1, Concurrency: 4, Requests: 20000})
+		if err != nil {
+			done <- load.Report{}
+			return
+		}
+		rep, _ := e.Run(ctx)
+		done <- rep
+	}()
+	redistest.WaitFor(t, 30*time.Second, "1,000 decisions before the kill", func() bool {
+		atKill, _ = counters(t, st, "k2")
+		return atKill >= 1000
+	})
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rep := <-done
+	allowed, _ := counters(t, st, "k2")
+	// A decision the kill cut off after the script ran is an error here and counted there.
+	if rep.Requests != 20000 || rep.Allowed+rep.Errors != 20000 || allowed < rep.Allowed || allowed > rep.Allowed+rep.Errors ||
+		rep.Allowed < atKill+1000 {
+		t.Fatalf("after CLIENT KILL at %d allowed: requests %d, allowed %d (bucket %d), errors %d: want the workers to go on on fresh connections",
+			atKill, rep.Requests, rep.Allowed, allowed, rep.Errors)
+	}
+}
