@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func metrics(rest string) map[string]float64 {
 
 // figures are what the commands of `make bench` printed.
 type figures struct {
-	take    map[string]float64            // impl/mode/gN -> ns/op
+	take    map[string][]float64          // impl/mode/gN -> ns/op of each run (-count)
 	cost    map[string]map[string]float64 // allow, deny -> metrics
 	load    map[string][3]float64         // P -> redis-benchmark, bucketctl, ratio
 	init    []float64                     // ms, the libraries' floor's ms, runs
@@ -49,9 +50,21 @@ type figures struct {
 
 func num(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 
+// median of the runs, 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Sorted(slices.Values(v))
+	if len(v)%2 == 0 {
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
 // read echoes in to echo and collects the figures.
 func read(in io.Reader, echo io.Writer) (figures, error) {
-	fs := figures{take: map[string]float64{}, cost: map[string]map[string]float64{}, load: map[string][3]float64{}}
+	fs := figures{take: map[string][]float64{}, cost: map[string]map[string]float64{}, load: map[string][3]float64{}}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		t := sc.Text()
@@ -62,7 +75,8 @@ func read(in io.Reader, echo io.Writer) (figures, error) {
 			case strings.HasPrefix(name, "ServerCost/"):
 				fs.cost[strings.TrimPrefix(name, "ServerCost/")] = ms
 			case strings.HasPrefix(name, "Take/"):
-				fs.take[strings.TrimPrefix(name, "Take/")] = ms["ns/op"]
+				k := strings.TrimPrefix(name, "Take/")
+				fs.take[k] = append(fs.take[k], ms["ns/op"])
 			}
 		} else if m := loadLine.FindStringSubmatch(t); m != nil {
 			fs.load[m[1]] = [3]float64{num(m[2]), num(m[3]), num(m[4])}
@@ -114,14 +128,15 @@ func table(w io.Writer, fs figures, when time.Time) (missing []string, ok bool) 
 	takes := 0
 	for _, mode := range []string{"hot_key", "per_key"} {
 		for _, g := range []string{"g1", "g16", "g64"} {
-			ours, theirs := fs.take["bucketctl/"+mode+"/"+g], fs.take["redis_rate/"+mode+"/"+g]
+			runs := fs.take["bucketctl/"+mode+"/"+g]
+			ours, theirs := median(runs), median(fs.take["redis_rate/"+mode+"/"+g])
 			if ours == 0 || theirs == 0 {
 				continue
 			}
 			takes++
 			r := theirs / ours
-			fmt.Fprintf(w, "| Take vs Allow, %s, %s goroutines (ns/op) | %.0f | %.0f | %.2f× (≥ 1 wanted) |\n",
-				strings.ReplaceAll(mode, "_", " "), strings.TrimPrefix(g, "g"), ours, theirs, r)
+			fmt.Fprintf(w, "| Take vs Allow, %s, %s goroutines (ns/op, median of %d) | %.0f | %.0f | %.2f× (≥ 1 wanted) |\n",
+				strings.ReplaceAll(mode, "_", " "), strings.TrimPrefix(g, "g"), len(runs), ours, theirs, r)
 			ok = ok && r >= 1
 		}
 	}
