@@ -267,14 +267,19 @@ func TestMennanovOracle(t *testing.T) { mnOracle(t, false) }
 // TestMennanovLegacyOracle: the same for the two-key form of v1.13.0 and before.
 func TestMennanovLegacyOracle(t *testing.T) { mnOracle(t, true) }
 
+// mnForm is the preset of the JSON form or of the two-key one, and its key's suffix.
+func mnForm(legacy bool) (bucket.Layout, string) {
+	if legacy {
+		return bucket.Presets["mennanov-legacy"], "available"
+	}
+	return bucket.Presets["mennanov"], "state"
+}
+
 func mnOracle(t *testing.T, legacy bool) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	rng := seed(t)
-	l, name := bucket.Presets["mennanov"], "state"
-	if legacy {
-		l, name = bucket.Presets["mennanov-legacy"], "available"
-	}
+	l, name := mnForm(legacy)
 	kinds := []string{"full", "drained", "empty", "zero"}
 	var denied, ahead, expiry int
 	for i := range 96 {
@@ -370,10 +375,7 @@ func mnOracleReset(t *testing.T, legacy bool) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
 	rng := seed(t)
-	l, name := bucket.Presets["mennanov"], "state"
-	if legacy {
-		l, name = bucket.Presets["mennanov-legacy"], "available"
-	}
+	l, name := mnForm(legacy)
 	st := bucket.NewStore(rdb)
 	for i := range 24 {
 		capacity, rate := int64(1+rng.IntN(12)), []time.Duration{10 * time.Second, time.Minute, time.Hour}[i%3]

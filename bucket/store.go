@@ -88,10 +88,7 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 			return e.args
 		}
 	}
-	var capS, rateS string
-	if !spec.IsZero() {
-		capS, rateS = fmtFloat(spec.Capacity), fmtFloat(spec.Rate)
-	}
+	capS, rateS := spec.args()
 	// The cost goes when it is not 1 or options follow.
 	args := []interface{}{capS, rateS}
 	keep := s.keep && !peek

@@ -417,13 +417,12 @@ func TestPinnedRESP2Workers(t *testing.T) {
 	admin := srv.Client(t)
 	ctx := context.Background()
 	var atKill int64
+	e, err := load.New(st, load.Config{Key: "k2", Spec: bucket.Spec{Capacity: 1e9, Rate: 1e9}, Cost: 1, Concurrency: 4, Requests: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan load.Report, 1)
 	go func() {
-		e, err := load.New(st, load.Config{Key: "k2", Spec: bucket.Spec{Capacity: 1e9, Rate: 1e9}, Cost: 1, Concurrency: 4, Requests: 20000})
-		if err != nil {
-			done <- load.Report{}
-			return
-		}
 		rep, _ := e.Run(ctx)
 		done <- rep
 	}()

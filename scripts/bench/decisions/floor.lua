@@ -1,13 +1,7 @@
--- The least one decision on bucketctl's native layout (one string: a tag, then the last
--- outcome, tokens, ts, the allowed and denied counters, capacity, rate and expires, packed
--- with struct) can cost the server, for comparison only: it reads the bucket (GET), reads
--- TIME, refills, takes and writes the record back in place (SETRANGE, keeping the TTL) and
--- replies with it, as token_bucket.lua does on its common path, and checks nothing: no
--- tag, no ranges, no spec, no TTL. Never used to decide anything; the servercost
--- benchmark runs it beside the real script to show what the layout alone costs.
---
--- KEYS[1] the bucket; ARGV[1] capacity, ARGV[2] rate (tokens a second). The bucket must
--- exist (the benchmark's warm-up writes it with the real script).
+-- The least a decision on the native record (scripts/doc.go) costs the server, for the
+-- servercost benchmark only: GET, TIME, refill, take, SETRANGE in place, reply, as
+-- token_bucket.lua's common path does, with no check at all.
+-- KEYS[1] the bucket (written first by the real script); ARGV[1] capacity, ARGV[2] rate.
 local key = KEYS[1]
 local cap, rate = ARGV[1] + 0, ARGV[2] + 0
 local v = redis.call('GET', key)
