@@ -2,7 +2,9 @@ package bucket_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,11 +50,13 @@ func competitorsAt(b *testing.B, rdb *redis.Client, direct bool, burst int, per 
 	return append(out, competitor{"redis_rate", func(key string) error { _, err := limiter.Allow(ctx, key, limit); return err }})
 }
 
+var passes = flag.Int("passes", 1, "BenchmarkTake: how many times each row runs, the competitors in turn within each pass")
+
 // BenchmarkTake measures one decision per op against a real local redis-server, side by side
 // with go-redis/redis_rate's Allow in the same run: 1, 16, 64 and 256 goroutines, on one hot
-// key and on one key per goroutine.
+// key and on one key per goroutine; with -passes N, each row N times, competitors interleaved.
 //
-//	go test ./bucket -run NONE -bench Take -benchmem
+//	go test ./bucket -run NONE -bench 'Take$' -benchmem -passes 5
 func BenchmarkTake(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 300, MaxRetries: -1})
@@ -60,7 +64,7 @@ func BenchmarkTake(b *testing.B) {
 	impls := competitors(b, rdb, true)
 	for _, mode := range []string{"hot_key", "per_key"} {
 		for _, g := range []int{1, 16, 64, 256} {
-			for _, impl := range impls {
+			for _, impl := range slices.Repeat(impls, *passes) {
 				b.Run(fmt.Sprintf("%s/%s/g%d", impl.name, mode, g), func(b *testing.B) {
 					keys := make([]string, g)
 					for i := range keys {
