@@ -78,7 +78,6 @@ refused.`,
 	return cmd
 }
 
-// setContextRun writes the context into the config file in place.
 func setContextRun(opts *SetContextOptions) error {
 	f := opts.src
 	cfg, err := f.configToWrite()

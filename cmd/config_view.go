@@ -10,7 +10,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// ConfigViewOptions are `config view`'s.
 type ConfigViewOptions struct {
 	Env
 	Output string
@@ -74,7 +73,6 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// getContextsRun lists the contexts asked for (all when none is), the current one marked.
 func getContextsRun(opts *GetContextsOptions) error {
 	cfg, err := opts.src.Config()
 	if err != nil {

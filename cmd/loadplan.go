@@ -63,7 +63,6 @@ func cmp(first, err error) error {
 	return err
 }
 
-// configFor is the config of the run on plans[i].
 func (o *LoadOptions) configFor(i int, p load.Plan) load.Config {
 	c := o.Config
 	c.Strategy = o.strategies()[i]

@@ -68,7 +68,6 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 	return root
 }
 
-// NewCmdRoot builds the whole command tree.
 func NewCmdRoot(f *Factory) *cobra.Command { return newCmdRootFor(f, nil) }
 
 // commands are the root's subcommands and help topics in the order help lists them, each

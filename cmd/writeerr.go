@@ -13,9 +13,9 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WriteError is a write (reset, consume) the server answered with an error reply, as one
-// line: what was written, the server, how far it got, and each distinct reply (counted,
-// without the script's SHA1 and line) with the fix when the server refuses every write.
+// WriteError is a write (reset, consume) the server answered with error replies, as one
+// line: what, where, how far it got, and each distinct reply counted.
+
 type WriteError struct {
 	What    string // `reset "rate:user:1"`, `reset --match "rate:*"`
 	Server  string
@@ -59,7 +59,6 @@ func (e *WriteError) Error() string {
 	return fmt.Sprintf("%s on %s%s: %s", e.What, e.Server, outcome, strings.Join(parts, "; "))
 }
 
-// Unwrap returns the first reply, for errors.Is and As.
 func (e *WriteError) Unwrap() error {
 	if len(e.causes) == 0 {
 		return nil

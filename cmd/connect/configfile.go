@@ -53,7 +53,6 @@ func WriteDoc(path string, doc *yaml.Node) error {
 	return nil
 }
 
-// writeAtomic writes data to a temporary file renamed over path.
 func writeAtomic(path string, data []byte) error {
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
@@ -150,8 +149,7 @@ func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset
 	return verb, nil
 }
 
-// replaceServer removes from ctx the server forms other than the one values names; two
-// forms in values are a usage error.
+// replaceServer removes from ctx the server forms other than the one values names.
 func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 	named := -1
 	for i, form := range serverForms {
@@ -238,7 +236,8 @@ func RedactNode(n *yaml.Node) {
 	}
 }
 
-// redactURLField hides a url field's secrets as the parser reads it (normalised first).
+// redactURLField hides a url field's secrets as the parser reads it.
+
 func redactURLField(v string) string {
 	n := NormalizeURL(v)
 	if r := RedactValue(n); r != n {
