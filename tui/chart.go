@@ -23,9 +23,9 @@ type sample struct {
 // minChartSpan is the least history worth a chart; below it the chart says it is collecting.
 const minChartSpan = 2 * time.Second
 
-// levelChart draws the token level over the last span of history as a braille line in a
-// w×h box: X ends at now (Redis server time), labelled at multiples of one round step
-// (-30s -20s -10s now); Y runs from 0 to top.
+// levelChart draws the token level as a braille line in a w×h box: X ends at now (Redis
+// server time), labelled at round steps (-30s -20s -10s now); Y runs from 0 to top.
+
 func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) string {
 	if w < 20 || h < 4 || len(hist) < 2 {
 		return ""

@@ -45,7 +45,6 @@ type Load struct {
 	sized                         bool // until sized, one line: a first frame's scrolled-off top stays
 }
 
-// NewLoad returns the live view reading snapshots from src.
 func NewLoad(src LoadSource, opts LoadOptions) Load {
 	if opts.Interval <= 0 {
 		opts.Interval = 250 * time.Millisecond
@@ -63,12 +62,10 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 
 type loadSnapMsg load.Snapshot
 
-// Init takes the first snapshot and starts the ticker.
 func (m Load) Init() tea.Cmd { return tea.Batch(m.read(), tick(m.opts.Interval)) }
 
 func (m Load) read() tea.Cmd { return func() tea.Msg { return loadSnapMsg(m.src()) } }
 
-// Update handles keys, resizes, ticks, snapshots and the end of the run.
 func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -108,8 +105,8 @@ func (m Load) key(msg tea.KeyMsg) (Load, tea.Cmd) {
 	return m, nil
 }
 
-// View renders the live screen; nothing once the run is done or the view quits, so the
-// report printed next stands alone.
+// View is empty once the run is done or the view quits, so the report printed next stands alone.
+
 func (m Load) View() string {
 	if m.done || m.quitting {
 		return ""

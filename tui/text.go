@@ -85,7 +85,6 @@ func wrapText(sty lipgloss.Style, text string, w int) []string {
 	return lines
 }
 
-// splitAll splits parts, each of one line or more, into lines.
 func splitAll(parts []string) []string {
 	var lines []string
 	for _, p := range parts {
