@@ -213,7 +213,6 @@ func (f *Factory) DefaultConfigPath() string {
 func (f *Factory) bindEnv() error { return connect.BindEnv(f.Flags, f.getenv, valueProblem) }
 
 // flag is the value of the root's flag name, as typed, bound or defaulted.
-
 func (f *Factory) flag(name string) string {
 	if fl := f.Flags.Lookup(name); fl != nil {
 		return fl.Value.String()

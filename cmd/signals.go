@@ -10,7 +10,6 @@ import (
 
 // catchSignals makes Ctrl-C and SIGTERM cancel cmd's context, so that it stops cleanly with
 // exit 130; only in the process's Factory (f.Signals), and not for a quickKey command.
-
 func (f *Factory) catchSignals(cmd *cobra.Command) {
 	if !f.Signals || f.quick || f.signals != nil {
 		return

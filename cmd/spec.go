@@ -88,7 +88,6 @@ func (f *Factory) resolver(s *SpecFlags) (bucket.Resolver, error) {
 
 // completeKeys completes keys with a short SCAN, silent on failure; a two-key bucket is
 // named by its tokens key.
-
 func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)

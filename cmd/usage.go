@@ -161,7 +161,6 @@ func unknownCommand(c *cobra.Command, word string) error {
 }
 
 // helpOrUnknown is the RunE of a group (script, config).
-
 func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()

@@ -15,7 +15,6 @@ import (
 
 // WriteError is a write (reset, consume) the server answered with error replies, as one
 // line: what, where, how far it got, and each distinct reply counted.
-
 type WriteError struct {
 	What    string // `reset "rate:user:1"`, `reset --match "rate:*"`
 	Server  string

@@ -25,7 +25,6 @@ const minChartSpan = 2 * time.Second
 
 // levelChart draws the token level as a braille line in a w×h box: X ends at now (Redis
 // server time), labelled at round steps (-30s -20s -10s now); Y runs from 0 to top.
-
 func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) string {
 	if w < 20 || h < 4 || len(hist) < 2 {
 		return ""

@@ -167,7 +167,6 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 }
 
 // RenderLoadComparison writes one row per strategy run, then what they show.
-
 func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	w = max(w, 40)
 	if len(rs) == 0 {

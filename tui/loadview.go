@@ -106,7 +106,6 @@ func (m Load) key(msg tea.KeyMsg) (Load, tea.Cmd) {
 }
 
 // View is empty once the run is done or the view quits, so the report printed next stands alone.
-
 func (m Load) View() string {
 	if m.done || m.quitting {
 		return ""

@@ -237,7 +237,6 @@ func RedactNode(n *yaml.Node) {
 }
 
 // redactURLField hides a url field's secrets as the parser reads it.
-
 func redactURLField(v string) string {
 	n := NormalizeURL(v)
 	if r := RedactValue(n); r != n {
