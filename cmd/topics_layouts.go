@@ -23,7 +23,6 @@ func fillTopic(s string) string {
 	return s
 }
 
-// layoutTable lists the presets and where each comes from.
 func layoutTable() string {
 	var b strings.Builder
 	w := nameWidth(0)
@@ -41,8 +40,7 @@ func nameWidth(least int) int {
 	return least
 }
 
-// fidelityTable lists each preset's clock, time step, and what a stored time ahead of the
-// clock does.
+// fidelityTable lists each preset's clock, time step, and what a stored time ahead does.
 func fidelityTable() string {
 	w := nameWidth(len("layout"))
 	var b strings.Builder

@@ -121,8 +121,7 @@ func hasReply(err error) bool {
 	return errors.As(err, &re) || errors.As(err, &pe)
 }
 
-// writeFailure names what was written and the server in the error of a write the server
-// answered with an error reply; any other error is returned as it is.
+// writeFailure makes a WriteError of an error reply; any other error is returned as it is.
 func writeFailure(f *Factory, what, outcome string, err error) error {
 	if !hasReply(err) {
 		return err

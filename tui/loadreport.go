@@ -96,7 +96,6 @@ func specText(r load.Report) string {
 	return fmt.Sprintf("capacity %s · rate %s · cost %s", format.Tokens(r.Capacity), format.Rate(r.Rate), format.Tokens(r.Cost))
 }
 
-// reportHead is a report's title and key, then the lines about the run.
 func reportHead(st Styles, title, key, about string, w int) []string {
 	lines := wrapLine(st.Title.Render(title)+" "+st.Value.Render(format.SafeKey(key)), "  ", w)
 	for _, l := range strings.Split(ansi.Wordwrap(about, w, ""), "\n") {

@@ -31,8 +31,7 @@ type LoadOptions struct {
 // report (RenderLoadReport): bubbletea would cut a tall frame.
 type LoadDoneMsg struct{}
 
-// Load is the live view of a load run: progress, decisions per second, the bucket's level
-// and the latency so far.
+// Load is the live view of a load run.
 type Load struct {
 	frame
 	src  LoadSource
@@ -173,7 +172,6 @@ func (m Load) body(w, h int) string {
 	return strings.Join(lines, "\n") + "\n" + chart
 }
 
-// countItems are a run's allowed, denied and errors, and its retries if any.
 func countItems(st Styles, allowed, denied, errs, retries int64) []string {
 	errSty := st.Value
 	if errs > 0 {
@@ -224,7 +222,6 @@ func (m Load) tokensLine(w int) string {
 	return text + m.st.Bar(max(0, min(30, w-lipgloss.Width(text))), s.Tokens/s.Spec.Capacity)
 }
 
-// sidePanel is the latency percentiles and the token level, sidePanelW wide.
 func (m Load) sidePanel() string {
 	s, st := m.snap, m.st
 	row := func(label string, v float64) string {
