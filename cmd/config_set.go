@@ -117,8 +117,7 @@ func (f *Factory) configToWrite() (*connect.Config, error) {
 	return f.Config()
 }
 
-// changedContextFlags returns the context's flags given, as YAML values; an address
-// holding a password is refused.
+// changedContextFlags returns the context's flags given as YAML values, refusing a password.
 func changedContextFlags(fs *pflag.FlagSet) (map[string]*yaml.Node, error) {
 	const passwordHome = "use --password-env VAR (the variable holding the password) instead"
 	out := map[string]*yaml.Node{}

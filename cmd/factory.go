@@ -124,8 +124,7 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	return f.store, nil
 }
 
-// limitOneKey gives a one-key command one deadline, --timeout from now, for its whole
-// exchange with Redis.
+// limitOneKey gives a one-key command one deadline, --timeout from now, for all its requests.
 func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	d, _ := f.Flags.GetDuration("timeout")
 	if d <= 0 {

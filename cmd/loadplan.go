@@ -17,8 +17,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// loadPlans examines and plans the run's keys (load.PlanFor); a refused key's error comes
-// with all the plans, for a dry run to show.
+// loadPlans plans the run's keys; a refused key's error comes with all the plans, for --dry-run.
 func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, error) {
 	keys := opts.keys()
 	targets, err := load.Examine(ctx, rdb, keys...)

@@ -35,8 +35,7 @@ func ReadDoc(path string) (*yaml.Node, error) {
 	return doc, nil
 }
 
-// WriteDoc replaces the file with doc atomically, keeping its mode; a new file is private
-// (0600) in a private directory.
+// WriteDoc replaces the file with doc atomically, keeping its mode (a new file's is 0600).
 func WriteDoc(path string, doc *yaml.Node) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
