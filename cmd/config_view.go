@@ -32,7 +32,6 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 	return cmd
 }
 
-// configViewRun prints the config file as written (yaml) or decoded (json), redacted.
 func configViewRun(opts *ConfigViewOptions) error {
 	f := opts.src
 	cfg, err := f.Config()

@@ -45,7 +45,6 @@ func NewCmdScriptLoad(f *Factory, runF func(*ScriptLoadOptions) error) *cobra.Co
 	return cmd
 }
 
-// scriptLoadRun loads the native scripts on every master and names the masters.
 func scriptLoadRun(opts *ScriptLoadOptions) error {
 	st, err := opts.src.Store(opts.Ctx)
 	if err != nil {

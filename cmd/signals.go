@@ -24,7 +24,6 @@ func (f *Factory) interrupted() bool {
 	return f.signals != nil && f.signals.Err() != nil
 }
 
-// releaseSignals gives Ctrl-C and SIGTERM back their default action.
 func (f *Factory) releaseSignals() {
 	if f.stopSignals != nil {
 		f.stopSignals()

@@ -32,7 +32,6 @@ func layoutTable() string {
 	return b.String()
 }
 
-// nameWidth is the width of the longest preset name, at least least.
 func nameWidth(least int) int {
 	for _, l := range bucket.Registry() {
 		least = max(least, len(l.Name))
