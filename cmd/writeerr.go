@@ -13,7 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WriteError is a write (reset, consume) the server answered with error replies, as one
+// WriteError is a write (reset, consume, load) the server answered with error replies, as one
 // line: what, where, how far it got, and each distinct reply counted.
 type WriteError struct {
 	What    string // `reset "rate:user:1"`, `reset --match "rate:*"`

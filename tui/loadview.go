@@ -15,7 +15,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadSource returns the load run so far (load.Engine.Snapshot: no Redis command).
+// LoadSource returns the load run so far (load.Session.Snapshot: no Redis command).
 type LoadSource func() load.Snapshot
 
 // LoadOptions configure the load test's live view. Zero values take the defaults.
