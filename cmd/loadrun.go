@@ -108,7 +108,6 @@ func loadRun(opts *LoadOptions) (err error) {
 		}
 	}
 	if failed, _ := load.Failed(reports); failed > 0 {
-
 		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(load.AfterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
 			return st.Redis().Ping(ctx).Err()
 		})
