@@ -11,7 +11,6 @@ import (
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
-// AuditOptions are the options of audit.
 type AuditOptions struct {
 	Env
 	Selection
@@ -20,7 +19,6 @@ type AuditOptions struct {
 	Samples int
 }
 
-// NewCmdAudit builds `audit`.
 func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	opts := &AuditOptions{}
 	cmd := &cobra.Command{

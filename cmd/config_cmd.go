@@ -31,7 +31,6 @@ its comments. No verb ever prints a password: view shows them as xxxxx.`,
 	return cmd
 }
 
-// configPath is the file the config verbs read and write.
 func (f *Factory) configPath() string {
 	if p := f.flag("config"); p != "" {
 		return p
@@ -39,13 +38,11 @@ func (f *Factory) configPath() string {
 	return f.DefaultConfigPath()
 }
 
-// ContextOptions are `config current-context`'s and `config use-context NAME`'s.
 type ContextOptions struct {
 	Env
 	Name string
 }
 
-// currentContextRun prints the current context's name.
 func currentContextRun(opts *ContextOptions) error {
 	cfg, err := opts.src.Config()
 	if err != nil {
@@ -58,7 +55,6 @@ func currentContextRun(opts *ContextOptions) error {
 	return err
 }
 
-// newCmdContextVerbs builds current-context and use-context NAME, which share ContextOptions.
 func newCmdContextVerbs(f *Factory) []*cobra.Command {
 	verb := func(use, short, example string, args cobra.PositionalArgs, run func(*ContextOptions) error) *cobra.Command {
 		opts := &ContextOptions{}
@@ -83,7 +79,6 @@ func newCmdContextVerbs(f *Factory) []*cobra.Command {
 		"  bucketctl config current-context", noArgs, currentContextRun), use}
 }
 
-// useContextRun makes opts.Name the current context, writing the config file in place.
 func useContextRun(opts *ContextOptions) error {
 	f := opts.src
 	cfg, err := f.configToWrite()

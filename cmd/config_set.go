@@ -78,7 +78,6 @@ refused.`,
 	return cmd
 }
 
-// setContextRun writes the context into the config file in place.
 func setContextRun(opts *SetContextOptions) error {
 	f := opts.src
 	cfg, err := f.configToWrite()
@@ -118,8 +117,7 @@ func (f *Factory) configToWrite() (*connect.Config, error) {
 	return f.Config()
 }
 
-// changedContextFlags returns the context's flags given, as YAML values; an address
-// holding a password is refused.
+// changedContextFlags returns the context's flags given as YAML values, refusing a password.
 func changedContextFlags(fs *pflag.FlagSet) (map[string]*yaml.Node, error) {
 	const passwordHome = "use --password-env VAR (the variable holding the password) instead"
 	out := map[string]*yaml.Node{}

@@ -10,7 +10,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// ConfigViewOptions are `config view`'s.
 type ConfigViewOptions struct {
 	Env
 	Output string
@@ -33,7 +32,6 @@ every password inside a URL replaced by xxxxx. -o json prints the decoded settin
 	return cmd
 }
 
-// configViewRun prints the config file as written (yaml) or decoded (json), redacted.
 func configViewRun(opts *ConfigViewOptions) error {
 	f := opts.src
 	cfg, err := f.Config()
@@ -74,7 +72,6 @@ func newCmdGetContexts(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// getContextsRun lists the contexts asked for (all when none is), the current one marked.
 func getContextsRun(opts *GetContextsOptions) error {
 	cfg, err := opts.src.Config()
 	if err != nil {

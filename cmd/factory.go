@@ -21,16 +21,13 @@ import (
 type Factory struct {
 	IO      *IOStreams
 	Version VersionInfo
-	Now     func() time.Time // the local clock (tests pin it)
-	// Flags are the root's persistent flags, to tell a flag given from its default.
-	Flags *pflag.FlagSet
-	// Check is how the first connection checks that the server answers (connect.Check).
-	Check connect.Check
+	Now     func() time.Time
+	Flags   *pflag.FlagSet // the root's persistent flags
+	Check   connect.Check
 	// Getenv is the environment (nil: the process's); LookupEnv, when set, wins.
 	Getenv    func(string) string
 	LookupEnv func(string) (string, bool)
-	// Signals says this Factory serves the process (see catchSignals).
-	Signals bool
+	Signals   bool // this Factory serves the process (see catchSignals)
 
 	quick        bool
 	signals      context.Context
@@ -47,7 +44,6 @@ type Factory struct {
 // VersionInfo is stamped in at build time.
 type VersionInfo struct{ Version, Commit, Date string }
 
-// NewFactory returns a Factory over io.
 func NewFactory(io *IOStreams, version VersionInfo) *Factory {
 	return &Factory{IO: io, Version: version, Now: time.Now, Flags: pflag.NewFlagSet("bucketctl", pflag.ContinueOnError)}
 }
@@ -111,7 +107,6 @@ func (f *Factory) Redis(ctx context.Context) (bucket.Client, error) {
 	return c, nil
 }
 
-// Store returns a Store over the connected client.
 func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	c, err := f.Redis(ctx)
 	if err != nil {
@@ -129,8 +124,7 @@ func (f *Factory) Store(ctx context.Context) (*bucket.Store, error) {
 	return f.store, nil
 }
 
-// limitOneKey gives a one-key command one deadline, --timeout from now, for its whole
-// exchange with Redis (dial, every request, every retry).
+// limitOneKey gives a one-key command one deadline, --timeout from now, for all its requests.
 func (f *Factory) limitOneKey(cmd *cobra.Command) {
 	d, _ := f.Flags.GetDuration("timeout")
 	if d <= 0 {
@@ -142,13 +136,12 @@ func (f *Factory) limitOneKey(cmd *cobra.Command) {
 }
 
 // quickKey readies check, consume and inspect of given keys: one deadline, and Ctrl-C
-// left its default action (they change at most what one atomic script changes).
+// left its default action (they change at most one atomic script's worth).
 func (f *Factory) quickKey(cmd *cobra.Command) {
 	f.quick = true
 	f.limitOneKey(cmd)
 }
 
-// Close closes the client, if one was made.
 func (f *Factory) Close() {
 	if f.stopDeadline != nil {
 		f.stopDeadline()
@@ -161,7 +154,6 @@ func (f *Factory) Close() {
 	}
 }
 
-// nodeOf names the master that serves a key (connect.Server.NodeOf).
 func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	c, err := f.Redis(ctx)
 	if err != nil {
@@ -170,8 +162,7 @@ func (f *Factory) nodeOf(ctx context.Context) (func(key string) string, error) {
 	return f.conn.NodeOf(ctx, c), nil
 }
 
-// errText is err as shown anywhere (stderr, a live view's banner): one line, every secret
-// this invocation may hold hidden, no escape sequence.
+// errText is err as shown anywhere: one line, secrets hidden, no escape sequence.
 func (f *Factory) errText(err error) string {
 	var r *connect.Redactor // nil: the secrets found by their form alone
 	msg := errorMessage(err)
@@ -181,7 +172,6 @@ func (f *Factory) errText(err error) string {
 	return format.SafeText(r.Apply(msg))
 }
 
-// redactor knows every secret this invocation may hold (see connect.Secrets).
 func (f *Factory) redactor() *connect.Redactor {
 	f.mu.Lock()
 	cfg, conn := f.cfg, f.conn
@@ -202,8 +192,7 @@ func (f *Factory) getenv(k string) string {
 	return v
 }
 
-// lookupEnv is os.LookupEnv through the Factory: LookupEnv, else Getenv (where "" is
-// unset), else the process's.
+// lookupEnv is os.LookupEnv through the Factory (Getenv's "" is unset).
 func (f *Factory) lookupEnv(k string) (string, bool) {
 	switch {
 	case f.LookupEnv != nil:
@@ -215,12 +204,11 @@ func (f *Factory) lookupEnv(k string) (string, bool) {
 	return os.LookupEnv(k)
 }
 
-// DefaultConfigPath is the config file's default location in the Factory's environment.
+// DefaultConfigPath is the config file's default location.
 func (f *Factory) DefaultConfigPath() string {
 	return connect.DefaultPath(f.getenv)
 }
 
-// bindEnv gives the root's flags their BUCKETCTL_<FLAG> variables (see connect.BindEnv).
 func (f *Factory) bindEnv() error { return connect.BindEnv(f.Flags, f.getenv, valueProblem) }
 
 // flag is the value of the root's flag name, as typed, bound or defaulted.

@@ -50,8 +50,7 @@ func amountVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage st
 	fs.Var(value[float64]{p, "number", units.ParseAmount, format.Exact}, name, usage)
 }
 
-// intVarP and int64VarP define whole numbers written as amounts are (10, 1,000, 10k),
-// never read in another base (0100, 0x10) or with padding.
+// intVarP and int64VarP define whole numbers written as amounts are (10, 1,000, 10k).
 func intVarP(fs *pflag.FlagSet, p *int, name, short string, def int, usage string) {
 	*p = def
 	fs.VarP(value[int]{p, "int", func(s string) (int, error) {
@@ -99,8 +98,7 @@ func oneOf(p *string, values []string) pflag.Value {
 	}, func(s string) string { return s }}
 }
 
-// invalidValue is the one line for a flag value that does not parse: the flag, the value,
-// and what a valid one looks like; nothing of Go's parsers.
+// invalidValue is the one line for a flag value that does not parse, in the user's words.
 func invalidValue(err error) (string, bool) {
 	var ive *pflag.InvalidValueError
 	if !errors.As(err, &ive) || ive.GetFlag() == nil {
@@ -129,8 +127,7 @@ func valueProblem(fl *pflag.Flag, err error) string {
 	return "not a valid " + fl.Value.Type()
 }
 
-// atLeast is the usage error of a flag below its least value ("--page-size 0: must be at
-// least 1"); nil when v is in bounds.
+// atLeast is the usage error of a flag below its least value, or nil.
 func atLeast[T int | time.Duration](flag string, v, least T) error {
 	if v >= least {
 		return nil
@@ -146,7 +143,6 @@ func notNegative[T int | time.Duration](flag string, v T, zero string) error {
 	return usagef("%s %v: must be >= 0 (0 = %s)", flag, v, zero)
 }
 
-// firstErr is the first of errs that is not nil: flag checks in the order they are listed.
 func firstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {

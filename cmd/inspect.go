@@ -10,7 +10,6 @@ import (
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
-// InspectOptions are the options of inspect.
 type InspectOptions struct {
 	Env
 	Selection
@@ -18,7 +17,6 @@ type InspectOptions struct {
 	All  bool
 }
 
-// NewCmdInspect builds `inspect`.
 func NewCmdInspect(f *Factory, runF func(*InspectOptions) error) *cobra.Command {
 	opts := &InspectOptions{}
 	cmd := &cobra.Command{

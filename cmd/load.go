@@ -12,7 +12,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadOptions are the options of load.
 type LoadOptions struct {
 	Env
 	Key                      string
@@ -28,7 +27,6 @@ type LoadOptions struct {
 	capacityGiven, rateGiven bool // the flags were set
 }
 
-// NewCmdLoad builds `load`.
 func NewCmdLoad(f *Factory, runF func(*LoadOptions) error) *cobra.Command {
 	opts := &LoadOptions{}
 	c := &opts.Config

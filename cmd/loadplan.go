@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +17,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// loadPlans examines and plans the run's keys (load.PlanFor); a refused key's error comes
-// with all the plans, for a dry run to show.
+// loadPlans plans the run's keys; a refused key's error comes with all the plans, for --dry-run.
 func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, error) {
 	keys := opts.keys()
 	targets, err := load.Examine(ctx, rdb, keys...)
@@ -40,7 +40,7 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 			return plans, specDiffersErr(err, given)
 		}
 		if err != nil {
-			refused = cmp(refused, err)
+			refused = cmp.Or(refused, err)
 			continue
 		}
 		c := opts.configFor(i, p)
@@ -55,15 +55,6 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 	return plans, refused
 }
 
-// cmp keeps the first error.
-func cmp(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
-}
-
-// configFor is the config of the run on plans[i].
 func (o *LoadOptions) configFor(i int, p load.Plan) load.Config {
 	c := o.Config
 	c.Strategy = o.strategies()[i]
@@ -71,31 +62,21 @@ func (o *LoadOptions) configFor(i int, p load.Plan) load.Config {
 	return c
 }
 
-// existingBuckets are the keys of the plans on buckets that exist, escaped for a terminal.
-func existingBuckets(plans []load.Plan) []string {
-	var out []string
-	for _, p := range plans {
-		if p.Target.Exists() {
-			out = append(out, format.SafeKey(p.Target.Key))
-		}
-	}
-	return out
-}
-
 // confirmLoad asks before a run on existing buckets: --yes, or a person at a terminal.
 func confirmLoad(f *Factory, opts *LoadOptions, plans []load.Plan) error {
-	existing := existingBuckets(plans)
+	var existing, changes []string
+	for _, p := range plans {
+		if p.Target.Exists() {
+			if existing == nil {
+				changes = p.Changes
+			}
+			existing = append(existing, format.SafeKey(p.Target.Key))
+		}
+	}
 	if len(existing) == 0 || opts.Yes {
 		return nil
 	}
 	if !f.IO.CanPrompt() {
-		var changes []string
-		for _, p := range plans {
-			if p.Target.Exists() {
-				changes = p.Changes
-				break
-			}
-		}
 		return usagef("%s already exists: a load test would change its %s; pass --yes to run on it anyway (preview with --dry-run; nothing was touched)",
 			strings.Join(existing, ", "), strings.Join(changes, ", "))
 	}
@@ -122,8 +103,7 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 	return refused
 }
 
-// existing is the keys that exist, or may: those the server says are missing, in one
-// round trip within d, are left out.
+// existing leaves out the keys the server says are missing, in one round trip within d.
 func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
 	if d <= 0 {
 		return keys

@@ -107,12 +107,7 @@ func loadRun(opts *LoadOptions) (err error) {
 			return &SilentError{Code: ExitInterrupted}
 		}
 	}
-	errs := false
-	for _, r := range reports {
-		errs = errs || r.Errors > 0
-	}
-	if errs {
-		// Requests failed: if Redis went away and stays away, say so (exit 3).
+	if failed, _ := load.Failed(reports); failed > 0 {
 		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(load.AfterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
 			return st.Redis().Ping(ctx).Err()
 		})
@@ -128,10 +123,8 @@ func loadRun(opts *LoadOptions) (err error) {
 	return nil
 }
 
-// loadProcs is how many processors Go schedules the workers on against a server on this
-// machine: one fewer than the default's (procs: CPUs, affinity and cgroup quota), the
-// server's own; 0 (no change) for a remote server or when GOMAXPROCS is set. On 2 cores
-// it takes load --pipeline 1 from 0.74x to 0.91x of redis-benchmark ('help performance').
+// loadProcs leaves a server on this machine one of the default processors ('help
+// performance'); 0 (no change) for a remote server or when GOMAXPROCS is set.
 func loadProcs(addr, gomaxprocs string, procs int) int {
 	host, _, _ := net.SplitHostPort(addr)
 	ip := net.ParseIP(host)
@@ -141,8 +134,7 @@ func loadProcs(addr, gomaxprocs string, procs int) int {
 	return max(1, procs-1)
 }
 
-// everyRequestFailed is the error of a run whose every request failed, worded as consume's
-// refused write.
+// everyRequestFailed is worded as consume's refused write.
 func everyRequestFailed(f *Factory, r load.Report) error {
 	what := "load " + format.QuoteKey(r.Key)
 	if len(r.ErrorSamples) == 0 {
@@ -192,8 +184,7 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 	return w, nil
 }
 
-// loadPlain runs execute with one progress line on stderr just after each whole second of
-// the run, so its "last second" is the one that has just ended.
+// loadPlain prints a progress line just after each whole second of the run.
 func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()) {
 	done := make(chan struct{})
 	go func() {
@@ -223,7 +214,6 @@ func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()
 	}
 }
 
-// plainWait is how long until just after the run's next whole second (before it starts, a short wait).
 func plainWait(s load.Snapshot) time.Duration {
 	const margin = 10 * time.Millisecond // the answers of the second's last moments are recorded
 	if !s.Running {
@@ -232,11 +222,11 @@ func plainWait(s load.Snapshot) time.Duration {
 	return s.Elapsed.Truncate(time.Second) + time.Second + margin - s.Elapsed
 }
 
-// reportWidth is the width of the printed report: piped, and on a terminal at least as wide.
+// reportWidth is the printed report's width, at most the terminal's.
 const reportWidth = 80
 
-// workerStore is st over a client of the workers' own on a standalone server: RESP2, so
-// that each worker keeps one connection and a request costs no socket peek.
+// workerStore gives the workers a RESP2 client of their own on a standalone server: one
+// connection each, and no socket peek per request.
 func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.Store, func()) {
 	c, ok := st.Redis().(*redis.Client)
 	if !ok || c.Options().Addr == "FailoverClient" {

@@ -68,11 +68,9 @@ exit-codes', 'bucketctl help formats'; the list of topics is at the end of this 
 	return root
 }
 
-// NewCmdRoot builds the whole command tree.
 func NewCmdRoot(f *Factory) *cobra.Command { return newCmdRootFor(f, nil) }
 
-// commands are the root's subcommands and help topics in the order help lists them, each
-// built only when needed (newCmdRootFor).
+// commands are the root's subcommands and help topics in the order help lists them.
 func commands() []subcommand {
 	cs := []subcommand{
 		{"script", NewCmdScript},
@@ -101,9 +99,8 @@ type subcommand struct {
 	build func(*Factory) *cobra.Command
 }
 
-// newCmdRootFor builds the tree args need: the root and the one command they name, or the
-// whole tree when they name none (root help, an unknown word, help, shell completion).
-// cobra finds the command word among stand-ins that cost a name each.
+// newCmdRootFor builds the root and the one command args name (found among stand-ins), or
+// the whole tree when they name none (root help, an unknown word, help, completion).
 func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 	root := newCmdRootOnly(f)
 	for _, c := range commands() {
@@ -158,8 +155,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return ExitCode(err)
 }
 
-// addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the
-// first the default.
+// addOutputFlag defines -o, --output: one of formats (default table, json, yaml), the first the default.
 func addOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	if len(formats) == 0 {
 		formats = []string{output.FormatTable, output.FormatJSON, output.FormatYAML}

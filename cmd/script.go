@@ -10,7 +10,6 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// NewCmdScript groups `script load` and `script show`.
 func NewCmdScript(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "script",
@@ -26,13 +25,11 @@ master up front; 'script show' prints it, so it can be reviewed or loaded by oth
 	return cmd
 }
 
-// ScriptLoadOptions are `script load`'s.
 type ScriptLoadOptions struct {
 	Env
 	Output string
 }
 
-// NewCmdScriptLoad builds `script load`.
 func NewCmdScriptLoad(f *Factory, runF func(*ScriptLoadOptions) error) *cobra.Command {
 	opts := &ScriptLoadOptions{}
 	cmd := &cobra.Command{
@@ -48,7 +45,6 @@ func NewCmdScriptLoad(f *Factory, runF func(*ScriptLoadOptions) error) *cobra.Co
 	return cmd
 }
 
-// scriptLoadRun loads the native scripts on every master and names the masters.
 func scriptLoadRun(opts *ScriptLoadOptions) error {
 	st, err := opts.src.Store(opts.Ctx)
 	if err != nil {
@@ -68,13 +64,11 @@ func scriptLoadRun(opts *ScriptLoadOptions) error {
 	return t.Render()
 }
 
-// ScriptShowOptions are `script show`'s.
 type ScriptShowOptions struct {
 	Env
 	SHAOnly bool
 }
 
-// NewCmdScriptShow builds `script show`.
 func NewCmdScriptShow(f *Factory, runF func(*ScriptShowOptions) error) *cobra.Command {
 	opts := &ScriptShowOptions{}
 	cmd := &cobra.Command{

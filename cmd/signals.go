@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// catchSignals makes Ctrl-C and SIGTERM cancel cmd's context, so that it stops cleanly
-// (after the batch in flight, views closed, sandbox stopped) with exit 130. Only the
-// process's Factory catches them (f.Signals), and not for a quick command (quickKey).
+// catchSignals makes Ctrl-C and SIGTERM cancel cmd's context, so that it stops cleanly with
+// exit 130; only in the process's Factory (f.Signals), and not for a quickKey command.
 func (f *Factory) catchSignals(cmd *cobra.Command) {
 	if !f.Signals || f.quick || f.signals != nil {
 		return
@@ -25,7 +24,6 @@ func (f *Factory) interrupted() bool {
 	return f.signals != nil && f.signals.Err() != nil
 }
 
-// releaseSignals gives Ctrl-C and SIGTERM back their default action.
 func (f *Factory) releaseSignals() {
 	if f.stopSignals != nil {
 		f.stopSignals()

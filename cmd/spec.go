@@ -86,8 +86,8 @@ func (f *Factory) resolver(s *SpecFlags) (bucket.Resolver, error) {
 	return cfg.RuleTable().Resolver(base, s.CostSet), nil
 }
 
-// completeKeys completes keys from Redis with a short SCAN, silent on failure; a two-key
-// bucket is named by its tokens key.
+// completeKeys completes keys with a short SCAN, silent on failure; a two-key bucket is
+// named by its tokens key.
 func completeKeys(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -126,12 +126,7 @@ func completeContexts(f *Factory) func(*cobra.Command, []string, string) ([]stri
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for n := range cfg.Contexts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return cfg.ContextNames(), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

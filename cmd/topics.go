@@ -37,7 +37,6 @@ func topicText(name string) string {
 	return fillTopic(strings.TrimRight(string(b), "\n"))
 }
 
-// commandHelp is the long help of the command name, from help/NAME.txt.
 func commandHelp(name string) string {
 	b, err := topicFiles.ReadFile("help/" + name + ".txt")
 	if err != nil {
@@ -46,7 +45,6 @@ func commandHelp(name string) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
-// newCmdTopic builds a help topic: a command with no Run ('bucketctl help NAME').
 func newCmdTopic(name, short string) *cobra.Command {
 	return &cobra.Command{Use: name, Short: short, Long: topicText(name)}
 }

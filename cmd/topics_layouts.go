@@ -23,7 +23,6 @@ func fillTopic(s string) string {
 	return s
 }
 
-// layoutTable lists the presets and where each comes from.
 func layoutTable() string {
 	var b strings.Builder
 	w := nameWidth(0)
@@ -33,7 +32,6 @@ func layoutTable() string {
 	return b.String()
 }
 
-// nameWidth is the width of the longest preset name, at least least.
 func nameWidth(least int) int {
 	for _, l := range bucket.Registry() {
 		least = max(least, len(l.Name))
@@ -41,8 +39,7 @@ func nameWidth(least int) int {
 	return least
 }
 
-// fidelityTable lists each preset's clock, time step, and what a stored time ahead of the
-// clock does.
+// fidelityTable lists each preset's clock, time step, and what a stored time ahead does.
 func fidelityTable() string {
 	w := nameWidth(len("layout"))
 	var b strings.Builder

@@ -13,8 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/cmd/connect"
 )
 
-// argsError is a usage error of too many arguments; Run adds what the command line shows
-// of a flag value the shell split into words (see splitHint).
+// argsError is a usage error of too many arguments, which Run may give a splitHint.
 type argsError struct {
 	usage error
 	cmd   *cobra.Command
@@ -28,8 +27,7 @@ func tooManyArgs(cmd *cobra.Command, args []string, format string, a ...any) err
 	return &argsError{usage: usagef(format, a...), cmd: cmd, args: args}
 }
 
-// withSplitHint replaces the line of too many arguments by one that names the flag whose
-// value looks split by the shell (--rate 5 per second, unquoted), when raw shows one.
+// withSplitHint names the flag whose value looks split by the shell (--rate 5 per second).
 func withSplitHint(err error, raw []string) error {
 	var ae *argsError
 	if !errors.As(err, &ae) {
@@ -42,8 +40,6 @@ func withSplitHint(err error, raw []string) error {
 	return err
 }
 
-// splitHint finds a flag in raw whose value is followed by words the command took as
-// arguments, and says how to quote it.
 func splitHint(cmd *cobra.Command, raw, args []string) string {
 	for i := 0; i < len(raw); i++ {
 		w := raw[i]
@@ -97,8 +93,7 @@ func argsFit(cmd *cobra.Command, args, extra []string) bool {
 	return cmd.Args == nil || cmd.Args(cmd, rest) == nil
 }
 
-// cobraUsage turns a usage error of cobra's into one line, an unknown command with a
-// "did you mean" of its own; other errors are returned as they are.
+// cobraUsage turns a usage error of cobra's into one line of ours.
 func cobraUsage(root *cobra.Command, err error) error {
 	var ue *UsageError
 	if errors.As(err, &ue) || !slices.ContainsFunc([]string{"unknown command", "unknown flag", "unknown shorthand", "accepts ",
@@ -116,8 +111,7 @@ func cobraUsage(root *cobra.Command, err error) error {
 	return &UsageError{Err: fmt.Errorf("%v (see 'bucketctl --help')", err)}
 }
 
-// flagError is the usage error for a bad flag: an unknown long flag gets the nearest
-// flag's name.
+// flagError is the usage error for a bad flag, with the nearest name for an unknown one.
 func flagError(c *cobra.Command, err error) error {
 	if line, ok := invalidValue(err); ok {
 		return usagef("%s", line)
@@ -155,7 +149,6 @@ func closestFlag(name string, names []string) string {
 	return ""
 }
 
-// unknownCommand is the usage error for a word that names no subcommand of c.
 func unknownCommand(c *cobra.Command, word string) error {
 	of := ""
 	if c.HasParent() {
@@ -167,8 +160,7 @@ func unknownCommand(c *cobra.Command, word string) error {
 	return usagef("unknown command %q%s (see '%s --help')", word, of, c.CommandPath())
 }
 
-// helpOrUnknown is the RunE of a group (script, config): its help, or a usage error for a
-// word that names no subcommand.
+// helpOrUnknown is the RunE of a group (script, config).
 func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()

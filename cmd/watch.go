@@ -18,7 +18,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WatchOptions are the options of watch.
 type WatchOptions struct {
 	Env
 	Key      string
@@ -30,7 +29,6 @@ type WatchOptions struct {
 	Output   string
 }
 
-// NewCmdWatch builds `watch`.
 func NewCmdWatch(f *Factory, runF func(*WatchOptions) error) *cobra.Command {
 	opts := &WatchOptions{}
 	cmd := &cobra.Command{
@@ -111,7 +109,6 @@ func withDuration(ctx context.Context, d time.Duration) (context.Context, contex
 	return context.WithCancel(ctx)
 }
 
-// runProgram runs a full-screen bubbletea program on the streams.
 func runProgram(ctx context.Context, io *IOStreams, m tea.Model) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out))
 	_, err := p.Run()

@@ -13,9 +13,8 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// WriteError is a write (reset, consume) the server answered with an error reply, as one
-// line: what was written, the server, how far it got, and each distinct reply (counted,
-// without the script's SHA1 and line) with the fix when the server refuses every write.
+// WriteError is a write (reset, consume, load) the server answered with error replies, as one
+// line: what, where, how far it got, and each distinct reply counted.
 type WriteError struct {
 	What    string // `reset "rate:user:1"`, `reset --match "rate:*"`
 	Server  string
@@ -59,7 +58,6 @@ func (e *WriteError) Error() string {
 	return fmt.Sprintf("%s on %s%s: %s", e.What, e.Server, outcome, strings.Join(parts, "; "))
 }
 
-// Unwrap returns the first reply, for errors.Is and As.
 func (e *WriteError) Unwrap() error {
 	if len(e.causes) == 0 {
 		return nil
@@ -123,8 +121,7 @@ func hasReply(err error) bool {
 	return errors.As(err, &re) || errors.As(err, &pe)
 }
 
-// writeFailure names what was written and the server in the error of a write the server
-// answered with an error reply; any other error is returned as it is.
+// writeFailure makes a WriteError of an error reply; any other error is returned as it is.
 func writeFailure(f *Factory, what, outcome string, err error) error {
 	if !hasReply(err) {
 		return err

@@ -13,8 +13,7 @@ import (
 
 const maxSamples = 4096 // the chart's history, whatever the window and interval
 
-// bucketView is the body of the watch screen and top's detail pane: gauge, rates, timings
-// and level chart of one bucket, fed one state at a time.
+// bucketView is the body of the watch screen and top's detail pane, fed one state at a time.
 type bucketView struct {
 	st          Styles
 	cost        float64

@@ -23,9 +23,8 @@ type sample struct {
 // minChartSpan is the least history worth a chart; below it the chart says it is collecting.
 const minChartSpan = 2 * time.Second
 
-// levelChart draws the token level over the last span of history as a braille line in a
-// w×h box: X ends at now (Redis server time), labelled at multiples of one round step
-// (-30s -20s -10s now); Y runs from 0 to top.
+// levelChart draws the token level as a braille line in a w×h box: X ends at now (Redis
+// server time), labelled at round steps (-30s -20s -10s now); Y runs from 0 to top.
 func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) string {
 	if w < 20 || h < 4 || len(hist) < 2 {
 		return ""
@@ -55,8 +54,7 @@ func levelChart(st Styles, hist []sample, now int64, w, h int, top float64) stri
 	return strings.Join(lines, "\n")
 }
 
-// brailleLine draws pts as a braille line on lc, broken before each point where gap(i)
-// (nil: never).
+// brailleLine draws pts as a braille line on lc, broken before each point where gap(i).
 func brailleLine(lc *linechart.Model, pts []canvas.Float64Point, gap func(i int) bool, sty lipgloss.Style) {
 	g := graph.NewBrailleGrid(lc.GraphWidth(), lc.GraphHeight(), lc.MinX(), lc.MaxX(), lc.MinY(), lc.MaxY())
 	var prev canvas.Point
@@ -89,8 +87,7 @@ var labelSteps = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 
 	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour}
 
-// xAxisLabels is the label row under a time axis of span seconds ending at "now", over
-// graphW cells from column x0 of a w-cell row, at the smallest round step that fits.
+// xAxisLabels labels a time axis of span seconds ending at "now", at a round step that fits.
 func xAxisLabels(span float64, x0, graphW, w int) string {
 	row := []rune(strings.Repeat(" ", w))
 	col := func(sec float64) int { // seconds before now → column

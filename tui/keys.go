@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 )
 
-// globalKeys are the bindings of every screen: quit and the help toggle.
 type globalKeys struct{ Quit, Help key.Binding }
 
 func newGlobalKeys() globalKeys {
@@ -26,8 +25,7 @@ func (g globalKeys) bindings() []key.Binding   { return []key.Binding{g.Help, g.
 func (g globalKeys) ShortHelp() []key.Binding  { return g.bindings() }
 func (g globalKeys) FullHelp() [][]key.Binding { return [][]key.Binding{g.bindings()} }
 
-// footer is a screen's bottom lines: the short help, or with ? the full help and what
-// the screen costs Redis.
+// footer is the short help, or with ? the full help and what the screen costs Redis.
 func (f *frame) footer(km help.KeyMap, cost string) []string {
 	if f.showHelp {
 		return append(fullHelpLines(f.st, km.FullHelp(), f.w), wrapText(f.st.Subtle, "Redis cost: "+cost, f.w)...)
@@ -46,8 +44,7 @@ func shortHelpLines(st Styles, bindings []key.Binding, w int) []string {
 	return wrapJoin(items, st.Help.ShortSeparator.Render(" • "), "", w)
 }
 
-// fullHelpLines lays the groups out as columns, as many side by side as fit in w, the
-// others below, so no key is cut off.
+// fullHelpLines lays the groups out as columns, as many side by side as fit in w.
 func fullHelpLines(st Styles, groups [][]key.Binding, w int) []string {
 	h := help.New() // no width: a column is never cut
 	h.Styles = st.Help

@@ -124,8 +124,8 @@ func (l *live) finish(err error) {
 	l.err, l.lastOK = nil, l.Now()
 }
 
-// headerLines are name and subject on the left, the server, extra, the interval and the
-// last good read's time on the right (as many as fit), then the banner.
+// headerLines are name and subject on the left, as much of the server, extra, the interval
+// and the last good read's time as fits on the right, then the banner.
 func (l *live) headerLines(name, label, subject string, extra []string, hasData bool) []string {
 	right := append(extra, "every "+format.Duration(l.Interval))
 	if !l.lastOK.IsZero() {
@@ -217,8 +217,7 @@ func header(left, right string, w int) string {
 	return trunc(left, w)
 }
 
-// screen stacks top lines, a blank line, the body drawn for the lines left and the bottom
-// lines into exactly h lines of at most w cells.
+// screen stacks top, a blank line, body and bottom into exactly h lines of at most w cells.
 func screen(w, h int, top, bottom []string, body func(h int) string) string {
 	head, tail := append(splitAll(top), ""), splitAll(bottom)
 	room := max(0, h-len(head)-len(tail))

@@ -39,8 +39,7 @@ func ratesChart(st Styles, s load.Snapshot, w, h int) string {
 		}
 		return format.Axis(math.Pow(10, d))
 	}
-	// X labels at round steps, each on the column nearest its time; the formatter is asked
-	// for every column (step 1) and names only those.
+	// X labels at round steps, each on the column nearest its time.
 	var step, colW float64 // seconds between labels; seconds per column
 	xLabel := func(i int, _ float64) string {
 		t := math.Round(float64(i)*colW/step) * step

@@ -36,8 +36,7 @@ func LoadProgressLine(s load.Snapshot) string {
 	return b.String()
 }
 
-// RenderLoadReport writes a run's report for a person, w cells wide: counts, throughput,
-// the theoretical maximum and over-grant, latency percentiles and a histogram.
+// RenderLoadReport writes a run's report for a person, w cells wide.
 func RenderLoadReport(st Styles, r load.Report, w int) string {
 	w = max(w, 40)
 	how := string(r.Strategy) + " · " + arrivalText(r) + " · " + format.Plural(r.Concurrency, "worker")
@@ -97,7 +96,6 @@ func specText(r load.Report) string {
 	return fmt.Sprintf("capacity %s · rate %s · cost %s", format.Tokens(r.Capacity), format.Rate(r.Rate), format.Tokens(r.Cost))
 }
 
-// reportHead is a report's title and key, then the lines about the run.
 func reportHead(st Styles, title, key, about string, w int) []string {
 	lines := wrapLine(st.Title.Render(title)+" "+st.Value.Render(format.SafeKey(key)), "  ", w)
 	for _, l := range strings.Split(ansi.Wordwrap(about, w, ""), "\n") {
@@ -130,7 +128,6 @@ func overGrant(st Styles, pct float64) string {
 
 const maxHistRows = 8 // adjacent bands are merged to fit
 
-// histogramLines draws the latency bands as bars with counts and shares.
 func histogramLines(st Styles, bands []load.Band, w int) []string {
 	if len(bands) == 0 {
 		return nil
@@ -168,8 +165,7 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 	return lines
 }
 
-// RenderLoadComparison writes a comparison of strategies run on the same spec for the
-// same time: one row per run, then what it shows.
+// RenderLoadComparison writes one row per strategy run, then what they show.
 func RenderLoadComparison(st Styles, rs []load.Report, w int) string {
 	w = max(w, 40)
 	if len(rs) == 0 {

@@ -15,7 +15,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadSource returns the load run so far (load.Engine.Snapshot: no Redis command).
+// LoadSource returns the load run so far (load.Session.Snapshot: no Redis command).
 type LoadSource func() load.Snapshot
 
 // LoadOptions configure the load test's live view. Zero values take the defaults.
@@ -31,8 +31,7 @@ type LoadOptions struct {
 // report (RenderLoadReport): bubbletea would cut a tall frame.
 type LoadDoneMsg struct{}
 
-// Load is the live view of a load run: progress, decisions per second, the bucket's level
-// and the latency so far.
+// Load is the live view of a load run.
 type Load struct {
 	frame
 	src  LoadSource
@@ -45,7 +44,6 @@ type Load struct {
 	sized                         bool // until sized, one line: a first frame's scrolled-off top stays
 }
 
-// NewLoad returns the live view reading snapshots from src.
 func NewLoad(src LoadSource, opts LoadOptions) Load {
 	if opts.Interval <= 0 {
 		opts.Interval = 250 * time.Millisecond
@@ -63,12 +61,10 @@ func NewLoad(src LoadSource, opts LoadOptions) Load {
 
 type loadSnapMsg load.Snapshot
 
-// Init takes the first snapshot and starts the ticker.
 func (m Load) Init() tea.Cmd { return tea.Batch(m.read(), tick(m.opts.Interval)) }
 
 func (m Load) read() tea.Cmd { return func() tea.Msg { return loadSnapMsg(m.src()) } }
 
-// Update handles keys, resizes, ticks, snapshots and the end of the run.
 func (m Load) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -108,8 +104,7 @@ func (m Load) key(msg tea.KeyMsg) (Load, tea.Cmd) {
 	return m, nil
 }
 
-// View renders the live screen; nothing once the run is done or the view quits, so the
-// report printed next stands alone.
+// View is empty once the run is done or the view quits, so the report printed next stands alone.
 func (m Load) View() string {
 	if m.done || m.quitting {
 		return ""
@@ -177,7 +172,6 @@ func (m Load) body(w, h int) string {
 	return strings.Join(lines, "\n") + "\n" + chart
 }
 
-// countItems are a run's allowed, denied and errors, and its retries if any.
 func countItems(st Styles, allowed, denied, errs, retries int64) []string {
 	errSty := st.Value
 	if errs > 0 {
@@ -228,7 +222,6 @@ func (m Load) tokensLine(w int) string {
 	return text + m.st.Bar(max(0, min(30, w-lipgloss.Width(text))), s.Tokens/s.Spec.Capacity)
 }
 
-// sidePanel is the latency percentiles and the token level, sidePanelW wide.
 func (m Load) sidePanel() string {
 	s, st := m.snap, m.st
 	row := func(label string, v float64) string {

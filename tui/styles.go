@@ -33,8 +33,7 @@ type Styles struct {
 	Help                               help.Styles
 }
 
-// NewStyles builds the styles for colour profile p (termenv.Ascii draws none;
-// lipgloss.ColorProfile() is the terminal's).
+// NewStyles builds the styles for colour profile p (termenv.Ascii draws none).
 func NewStyles(p termenv.Profile) Styles {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(p)

@@ -55,8 +55,7 @@ func wrapJoin(parts []string, sep, indent string, w int) []string {
 	return out
 }
 
-// wrapLine breaks a line wider than w cells between its words (within a word only when
-// one is wider than a line), continuing after indent.
+// wrapLine breaks a line wider than w cells between its words, continuing after indent.
 func wrapLine(s, indent string, w int) []string {
 	if lipgloss.Width(s) <= w {
 		return []string{s}
@@ -85,7 +84,6 @@ func wrapText(sty lipgloss.Style, text string, w int) []string {
 	return lines
 }
 
-// splitAll splits parts, each of one line or more, into lines.
 func splitAll(parts []string) []string {
 	var lines []string
 	for _, p := range parts {

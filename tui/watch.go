@@ -38,7 +38,6 @@ type Watch struct {
 	body    bucketView
 }
 
-// NewWatch returns the watch screen reading from src.
 func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	l := newLive(&opts.LiveOptions)
 	return Watch{live: l, src: src, watched: opts.Key,
@@ -47,10 +46,8 @@ func NewWatch(src WatchSource, opts WatchOptions) Watch {
 	}
 }
 
-// Init starts the first read and the refresh ticker.
 func (m Watch) Init() tea.Cmd { return tea.Batch(fetch(&m.live, m.src), tick(m.Interval)) }
 
-// Update handles keys, resizes, ticks and reads.
 func (m Watch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -82,7 +79,6 @@ func (m Watch) onKey(msg tea.KeyMsg) (Watch, tea.Cmd) {
 	return m, nil
 }
 
-// View renders the watch screen.
 func (m Watch) View() string {
 	keyName := m.watched
 	if m.body.has {

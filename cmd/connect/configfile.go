@@ -35,8 +35,7 @@ func ReadDoc(path string) (*yaml.Node, error) {
 	return doc, nil
 }
 
-// WriteDoc replaces the file with doc atomically, keeping its mode; a new file is private
-// (0600) in a private directory.
+// WriteDoc replaces the file with doc atomically, keeping its mode (a new file's is 0600).
 func WriteDoc(path string, doc *yaml.Node) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -53,7 +52,6 @@ func WriteDoc(path string, doc *yaml.Node) error {
 	return nil
 }
 
-// writeAtomic writes data to a temporary file renamed over path.
 func writeAtomic(path string, data []byte) error {
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
@@ -150,8 +148,7 @@ func SetContext(doc *yaml.Node, name string, values map[string]*yaml.Node, unset
 	return verb, nil
 }
 
-// replaceServer removes from ctx the server forms other than the one values names; two
-// forms in values are a usage error.
+// replaceServer removes from ctx the server forms other than the one values names.
 func replaceServer(ctx *yaml.Node, values map[string]*yaml.Node) error {
 	named := -1
 	for i, form := range serverForms {
@@ -238,7 +235,7 @@ func RedactNode(n *yaml.Node) {
 	}
 }
 
-// redactURLField hides a url field's secrets as the parser reads it (normalised first).
+// redactURLField hides a url field's secrets as the parser reads it.
 func redactURLField(v string) string {
 	n := NormalizeURL(v)
 	if r := RedactValue(n); r != n {

@@ -205,7 +205,6 @@ func Closest(word string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)

@@ -108,8 +108,7 @@ func (h *firstPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
-// serverRefusal turns a reply refusing a setting (a database, Cluster mode) into a usage
-// error naming it; other errors are returned as they are.
+// serverRefusal turns a reply refusing a setting (a database, Cluster mode) into a usage error.
 func (s *Server) serverRefusal(err error) error {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -137,8 +136,7 @@ func (s *Server) serverRefusal(err error) error {
 	return err
 }
 
-// NodeOf returns a function naming the master that serves a key (from the cached slot
-// map, the master a Sentinel client dialled, or the one server).
+// NodeOf returns a function naming the master that serves a key.
 func (s *Server) NodeOf(ctx context.Context, c bucket.Client) func(key string) string {
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		return func(key string) string {

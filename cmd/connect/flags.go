@@ -6,8 +6,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// AddFlags defines the connection flags Resolve reads; duration defines a duration flag
-// with the caller's parser (nil: pflag's).
+// AddFlags defines the connection flags Resolve reads; duration defines the durations (nil: pflag's).
 func AddFlags(pf *pflag.FlagSet, configPath string, duration func(fs *pflag.FlagSet, name string, def time.Duration, usage string)) {
 	if duration == nil {
 		duration = func(fs *pflag.FlagSet, name string, def time.Duration, usage string) { fs.Duration(name, def, usage) }

@@ -19,9 +19,8 @@ type resolver struct {
 	ctxTyped  bool // a typed --context wins over the variables
 }
 
-// Resolve chooses the one Server from the root's flags (already bound by BindEnv), the
-// environment and the config file's context: flags, then BUCKETCTL_* variables, then the
-// context, then the defaults ('bucketctl help environment').
+// Resolve chooses the one Server: flags (already bound by BindEnv), then BUCKETCTL_*
+// variables, then the config file's context, then the defaults ('help environment').
 func Resolve(flags *pflag.FlagSet, lookupEnv func(string) (string, bool), cfg *Config) (*Server, error) {
 	r := &resolver{flags: flags, lookupEnv: lookupEnv}
 	name := r.env("context") // set to "": the file's current-context, as when unset
@@ -155,7 +154,6 @@ func (r *resolver) slice(key string) []string {
 	return v
 }
 
-// flagLevel names key's flag when it was typed.
 func (r *resolver) flagLevel(key string) (string, error) {
 	if r.typed(key) {
 		return "--" + key, nil
@@ -198,7 +196,6 @@ func (r *resolver) str(key, fromCtx string) string {
 	return r.flags.Lookup(key).Value.String()
 }
 
-// source names where key's value came from, for a message.
 func (r *resolver) source(key string) string {
 	switch {
 	case r.typed(key):

@@ -31,10 +31,8 @@ func System() *IOStreams {
 	return io
 }
 
-// CanPrompt reports whether the user can be asked a question.
 func (s *IOStreams) CanPrompt() bool { return s.Prompt != nil }
 
-// Color reports whether output to stdout may be coloured.
 func (s *IOStreams) Color() bool { return s.StdoutTTY && !s.NoColor }
 
 func (s *IOStreams) readLine(question string) (string, error) {

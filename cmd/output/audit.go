@@ -49,7 +49,6 @@ type FamilyView struct {
 	MemoryBytes int64            `json:"memory_bytes"`
 }
 
-// AuditOf is audit's document of report r over a scan with stats s.
 func AuditOf(r audit.Report, s scan.Stats, truncated bool) AuditView {
 	v := AuditView{Findings: []FindingView{}, Families: []FamilyView{}, Worst: string(r.Worst()),
 		KeysScanned: s.Keys, Buckets: s.Buckets, OtherKeys: s.Other, MemorySamples: r.Samples, MemoryNote: r.NoMemory,

@@ -23,8 +23,7 @@ type DecisionOf struct {
 	State                 *bucket.State // the bucket a check read; nil for a consume
 }
 
-// PrintDecision prints a decision of check or consume: a line (with notes on stderr) or a
-// ResultView, and the HTTP headers when asked.
+// PrintDecision prints a decision of check or consume: a line (notes on stderr) or a ResultView.
 func PrintDecision(io *iostreams.IOStreams, d bucket.Decision, p DecisionOf) error {
 	layout, exists, preset := p.Layout, p.Exists, bucket.Presets[p.Layout]
 	res := d.Result

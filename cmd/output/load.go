@@ -10,8 +10,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// PrintLoadPlan writes load's plan as a table, on stderr (before a question) with toErr;
-// yes and keep are load's --yes and --keep.
+// PrintLoadPlan writes load's plan as a table, on stderr (before a question) with toErr.
 func PrintLoadPlan(ios *iostreams.IOStreams, plans []load.Plan, yes, keep, toErr bool) error {
 	io := *ios
 	if toErr {

@@ -18,8 +18,7 @@ func Current() string {
 	return Command(exe, exec.LookPath, bi, wd)
 }
 
-// Command names the program at exe: a 'go run' of its module when 'go run' built it, the
-// bare name when PATH finds this very file, else its absolute path.
+// Command names the program at exe: 'go run' of its module, its name on PATH, or its path.
 func Command(exe string, lookPath func(string) (string, error), bi *debug.BuildInfo, wd string) string {
 	if exe == "" {
 		return "bucketctl"
