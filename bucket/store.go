@@ -34,7 +34,6 @@ type Store struct {
 	nativeFirst, nativeOff atomic.Bool  // how scanned pages are read (read_native.go)
 }
 
-// Option configures a Store.
 type Option func(*Store)
 
 // WithClientClock makes the script use the caller's clock instead of Redis TIME (servers
@@ -60,7 +59,6 @@ func NewStore(rdb Client, opts ...Option) *Store {
 	return s
 }
 
-// Redis returns the underlying client.
 func (s *Store) Redis() Client { return s.rdb }
 
 // Through returns a Store like s, never coalesced, whose decisions go through rdb.
@@ -70,7 +68,7 @@ func (s *Store) Through(rdb Client) *Store {
 	return d
 }
 
-// SHA is the SHA1 of the native script, as EVALSHA knows it.
+// SHA is the native script's SHA1, as EVALSHA knows it.
 func (s *Store) SHA() string { return nativeScript().Hash() }
 
 // argsEntry caches the boxed ARGV of the last spec and cost: a hot path allocates none.
@@ -89,7 +87,6 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 		}
 	}
 	capS, rateS := spec.args()
-	// The cost goes when it is not 1 or options follow.
 	args := []interface{}{capS, rateS}
 	keep := s.keep && !peek
 	options := s.now != nil || peek || s.grace != "" || keep
@@ -181,8 +178,8 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 	return s.SHA(), nodes, err
 }
 
-// ForEachMaster calls fn for every master (a Cluster's masters, a Ring's shards, or the one
-// server), one at a time in the order of their addresses.
+// ForEachMaster calls fn for every master (Cluster masters, Ring shards, or the one server),
+// one at a time in the order of their addresses.
 func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
 	var (
 		mu      sync.Mutex

@@ -1,13 +1,11 @@
-// Package scripts holds bucketctl's Lua sources, embedded: the prelude with the number
-// grammar (number.lua), the native, multi-tier, reset and read scripts, and other limiters'
-// scripts verbatim with their licence and source (third_party/). The sub-directories are
-// programs of the repository; runbook-test.sh is make test's runbook (TestRunbookScript).
+// Package scripts holds bucketctl's Lua sources, embedded: the prelude (number.lua), the
+// native, multi-tier, reset and read scripts, and other limiters' scripts verbatim with their
+// licence and source (third_party/). runbook-test.sh is make test's runbook.
 //
-// The native bucket is one string of 64 bytes, struct.pack('<c13BddI7I7ddI4'): the tag
-// "bucketctl:v1:", last (1: allowed), tokens, ts (µs), allowed, denied, capacity, rate,
-// expires (a Unix second before which the TTL of the last SET PX stands; 0 unknown). A hash
-// of the older layout (native-hash) is read, and converted by the next write; anything else
-// is refused untouched with an error reply (bucket/errors.go).
+// The native bucket is 64 bytes, struct.pack('<c13BddI7I7ddI4'): the tag "bucketctl:v1:",
+// last (1: allowed), tokens, ts (µs), allowed, denied, capacity, rate, expires (a Unix second
+// before which the TTL of the last SET PX stands; 0 unknown). A native-hash bucket is read and
+// converted by the next write; anything else is refused with an error reply (bucket/errors.go).
 //
 // token_bucket.lua decides one key per call:
 //

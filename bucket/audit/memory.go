@@ -9,8 +9,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// MemoryProbe is one bucket (or other key) whose size the audit measures: its keys and,
-// once measured, their MEMORY USAGE in bytes.
+// MemoryProbe is the keys of one bucket (or other key) and, once measured, their bytes.
 type MemoryProbe struct {
 	Keys  []string
 	Bytes int64
@@ -19,7 +18,7 @@ type MemoryProbe struct {
 	kinds  []FindingKind
 }
 
-// AddMemory adds measured probes (from Add, after Measure) to the estimates.
+// AddMemory adds measured probes (from Add) to the estimates.
 func (a *Auditor) AddMemory(probes []MemoryProbe) {
 	for _, p := range probes {
 		if p.family != nil {

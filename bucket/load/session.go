@@ -95,7 +95,7 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created, within wait, and returns those left and the first error.
+// CleanupAll deletes the keys a session created, within wait, and returns those left.
 func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
 	deadline := time.Now().Add(wait)
 	for i, k := range created {

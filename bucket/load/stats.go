@@ -31,11 +31,10 @@ type Second struct {
 type counts struct {
 	allowed, denied, errors int64
 	retries, calls          int64
-	// first is the earliest send (-1 before one), last the latest answer.
-	first, last time.Duration
-	tokens      float64 // the level after the latest decision, at tokensAt
-	tokensAt    time.Duration
-	hasLevel    bool
+	first, last             time.Duration // the earliest send (-1 before one), the latest answer
+	tokens                  float64       // the level after the latest decision, at tokensAt
+	tokensAt                time.Duration
+	hasLevel                bool
 }
 
 func (c *counts) add(o *counts) {
