@@ -333,7 +333,6 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 	return d
 }
 
-// gcraResetNow is the server's time just before the writes, when an op writes a TAT.
 func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, error) {
 	if !slices.ContainsFunc(ops, func(op ResetOp) bool { return op.Layout.Type == GCRA && !op.To.Delete }) {
 		return time.Time{}, nil

@@ -19,11 +19,9 @@
 //	ARGV[7]  "keep" refuses a spec other than the stored one; else a given spec is written
 //
 // More keys make a batch, decision i (i >= 2) taking ARGV[3i+2..3i+4] as capacity, rate and
-// cost, each decided alone at one server time. The reply is the record from byte 14 on,
-// '<BddI7I7' (allowed, tokens left, ts, counters), plus capacity and rate ('dd') when either
-// came from the bucket; a batch replies with an array, a refusal as an error element. A write
-// (on deny too) is SETRANGE of the record, keeping the TTL, or SET PX when the bucket is new,
-// its spec changed, the clock is the client's or the stored expires is too short.
+// cost, all at one server time. The reply is the record from byte 14 on, '<BddI7I7' (allowed,
+// tokens left, ts, counters), plus capacity and rate ('dd') when either came from the bucket;
+// a batch replies with an array, a refusal as an error element.
 //
 // multi_bucket.lua decides several native buckets all or nothing:
 //
@@ -32,9 +30,7 @@
 //	ARGV[2]     TTL in milliseconds kept after a bucket is full; "": 60000
 //	ARGV[3i..3i+2]  tier i's capacity ("" = stored), rate ("" = stored) and cost
 //
-// Allowed when every tier holds its cost: the cost is taken and allowed counted everywhere;
-// denied: denied is counted on the tiers lacking their cost. Every tier is written (SET PX)
-// unless a cost exceeds its capacity. The reply: {0, or the first tier lacking its cost, then
-// per tier had_cost, remaining (string), retry_after_us (-1 never), reset_after_us, capacity
-// and rate (strings)}. Invalid arguments give an error reply and write nothing.
+// Allowed when every tier holds its cost; denied is counted on the tiers lacking theirs. The
+// reply: {0, or the first tier lacking its cost, then per tier had_cost, remaining (string),
+// retry_after_us (-1 never), reset_after_us, capacity and rate (strings)}.
 package scripts

@@ -30,8 +30,8 @@ func (a *Auditor) AddMemory(probes []MemoryProbe) {
 	}
 }
 
-// AddPage tallies one page of states and measures its sampled keys in one round trip. An
-// ACL that refuses MEMORY USAGE leaves memory out of the report (Report.NoMemory).
+// AddPage tallies one page of states and measures its sampled keys in one round trip; an ACL
+// that refuses MEMORY USAGE leaves memory out (Report.NoMemory).
 func (a *Auditor) AddPage(ctx context.Context, st *bucket.Store, states []bucket.State) error {
 	probes := a.Add(states)
 	if a.noMemory != "" {

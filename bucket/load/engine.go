@@ -270,7 +270,6 @@ func (e *Engine) claim() int {
 	}
 }
 
-// nextArrival hands an open-loop worker the next arrival due before the end.
 func (e *Engine) nextArrival() (time.Duration, bool) {
 	e.schedMu.Lock()
 	defer e.schedMu.Unlock()

@@ -131,7 +131,6 @@ func (s Snapshot) Progress() float64 {
 	return math.Min(1, math.Max(0, p))
 }
 
-// merged sums the shards: their counts, histograms, error messages and seconds.
 func (e *Engine) merged() (counts, *hdr.Histogram, map[string]int64, []Second) {
 	tot, h, errs := counts{first: -1}, newHistogram(), map[string]int64{}
 	var secs []Second

@@ -23,8 +23,8 @@ type Session struct {
 // AfterRunGrace is the time the PING and clean-up after a run may take in all.
 const AfterRunGrace = time.Second
 
-// Run runs each config in turn on store until one fails or ctx ends. A run with errors
-// after which the server does not answer a PING within AfterRunGrace ends the session.
+// Run runs each config in turn on store until one fails, ctx ends, or a run with errors
+// leaves the server not answering a PING within AfterRunGrace.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	lastEnd, err := s.run(ctx, store, configs, server)
 	s.mu.Lock()

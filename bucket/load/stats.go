@@ -27,7 +27,6 @@ type Second struct {
 	Errors  int64 `json:"errors"`
 }
 
-// counts are the tallies every shard keeps and a snapshot sums.
 type counts struct {
 	allowed, denied, errors int64
 	retries, calls          int64
@@ -140,7 +139,6 @@ var bandEdges = func() []int64 {
 	return append(e, histMax)
 }()
 
-// bands folds the histogram into bands, from the fastest decision's to the slowest's.
 func bands(h *hdr.Histogram) []Band {
 	if h.TotalCount() == 0 {
 		return nil

@@ -47,7 +47,6 @@ type luaDecider struct {
 	conn   *redis.Conn
 }
 
-// pinned is a client whose decisions go out on one connection of its own.
 type pinned struct {
 	*redis.Client
 	conn *redis.Conn
@@ -162,7 +161,6 @@ func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, wr
 	return r, write(redis.NewStatusCmd(ctx, "set", d.cfg.Key, bucket.EncodeNative(nv), "px", ttl))
 }
 
-// watched decides under WATCH, retried while the key changed before EXEC.
 func (d *naiveDecider) watched(ctx context.Context, calls, retries *int) (bucket.Result, error) {
 	var res bucket.Result
 	fn := func(tx *redis.Tx) error {
