@@ -252,7 +252,6 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	}
 }
 
-// claim hands a closed-loop worker up to Pipeline requests, within the request count.
 func (e *Engine) claim() int {
 	n := e.cfg.Pipeline
 	if e.cfg.Requests == 0 {
