@@ -21,7 +21,7 @@ func (l Layout) Level(spec Spec, stored Level, now int64) Level {
 	return l.Model().Level(l, spec, stored, now)
 }
 
-// Decision is a decision the application would make now, without making it.
+// Decision is what the application would decide now, without deciding.
 type Decision struct {
 	Result                                    // Remaining is the level seen; RetryAfter the true wait (-1: never)
 	Ahead                       time.Duration // how far the stored time is ahead of now
@@ -148,9 +148,6 @@ func (l Layout) ResetWrite(spec Spec, stored Level, exists bool, now int64, toke
 // KeepsLaterTime says a reset keeps a stored time ahead of the server's (all but webman).
 func (l Layout) KeepsLaterTime() bool { return !l.Model().RefillsBackwards() }
 
-// NoTTLByDesign says the application sets no TTL on purpose (webman): not a leak.
-func (l Layout) NoTTLByDesign() bool { return l.Model().NoTTLByDesign() }
-
 // Decide is the decision the bucket's application makes now for a request of cost.
 func (s State) Decide(cost float64) Decision {
 	if s.Layout.Type == GCRA {
@@ -201,7 +198,7 @@ func (d Decision) ClockSplit(step time.Duration) bool {
 		diff(w.RetryAfter, d.RetryAfter) || diff(w.ResetAfter, d.ResetAfter)
 }
 
-// RefillTime is how long the bucket takes to refill to full by its rate, whatever its TTL.
+// RefillTime is the time to full by refill alone, whatever the TTL.
 func (s State) RefillTime() time.Duration {
 	if !s.HasSpec() {
 		return 0
@@ -217,7 +214,7 @@ func (s State) Ambiguous() bool {
 	return s.Decide(1).ClockSplit(s.Layout.Step())
 }
 
-// ResetReads is the level the application reads after a reset, on the server's and the writer's clock.
+// ResetReads is the level read after a reset, on the server's and the writer's clock.
 func (l Layout) ResetReads(spec Spec, stored Level, exists bool, now int64, tokens float64) (server, writer float64, writerDiffers bool) {
 	if l.Type == GCRA {
 		w, err := l.gcraReset(spec, tokens, time.UnixMicro(now))

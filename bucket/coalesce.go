@@ -204,7 +204,6 @@ func answered(err error) bool {
 	return err == nil || (errors.As(err, &re) && !redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
-// batchReply is decision j's record or error out of a batch reply of n.
 func batchReply(v interface{}, err error, j, n int) (interface{}, error) {
 	if err != nil {
 		return nil, err
@@ -235,10 +234,8 @@ func mergeable(calls []*scriptCall) int {
 	return n
 }
 
-// options are a native decision's shared options (ARGV[4] on).
 func options(args []interface{}) []interface{} { return args[min(3, len(args)):] }
 
-// costArg is a native decision's cost argument (ARGV[3], absent when 1).
 func costArg(args []interface{}) interface{} {
 	if len(args) < 3 {
 		return "1"

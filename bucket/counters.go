@@ -213,7 +213,6 @@ var counterForms = []CounterForm{
 		typ:    "string", fits: ttlSet},
 }
 
-// notAfter says the time digits (in unit since the epoch) is not after now.
 func notAfter(digits string, unit time.Duration, now time.Time) bool {
 	n, err := strconv.ParseInt(digits, 10, 64)
 	return err == nil && time.Duration(n)*unit <= time.Duration(now.UnixNano())+time.Second

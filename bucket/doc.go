@@ -11,15 +11,13 @@
 // A Layout says how an application stores its buckets: NativeLayout is bucketctl's own
 // (native.go), Presets the applications it reads, each with its owner's Model
 // (layout_NAME.go). Inspect reads keys as State values; State.Decide is what the
-// application would decide. A key is a bucket of a layout only if its whole shape fits;
-// it is written only where it is native or its layout is declared, and one recognised by
-// its shape alone is a guess (State.Guess), never written.
+// application would decide. A key is written only where it is native or its layout is
+// declared; one recognised by its shape alone is a guess (State.Guess).
 //
-// Errors are matched with errors.Is against the Err values; errors about one key come as
-// a *KeyError, a TakeMany's failures as a *BatchError, a decision sent without a reply as
-// an *UncertainError.
+// Errors match the Err values with errors.Is; errors about one key come as a *KeyError, a
+// TakeMany's as a *BatchError, a decision sent without a reply as an *UncertainError.
 //
-// Sub-packages build on a Store: scan, audit, hot, load, resetplan, rules, units,
-// httplimit, redistest and sandbox; below it are rediserr, cost and slot. The package
-// never prints and imports no CLI or terminal code.
+// Sub-packages build on a Store (scan, audit, hot, load, demo, resetplan, rules, units,
+// httplimit; the test harnesses redistest and sandbox) or sit below it (rediserr, cost,
+// slot). The package never prints.
 package bucket

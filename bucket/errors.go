@@ -89,7 +89,6 @@ func (e *SpecDiffersError) Error() string {
 
 func (e *SpecDiffersError) Unwrap() error { return ErrSpecDiffers }
 
-// specDiffers parses the script's "capacity C rate R".
 func specDiffers(key, rest string) error {
 	var c, r float64
 	fields := strings.Fields(rediserr.ReplyText(errors.New(rest)))

@@ -43,24 +43,14 @@ func (l Layout) lib() (gcraLib, error) {
 	return nil, fmt.Errorf("%w: layout %q: library %q must be one of %s", ErrInvalid, l.Name, l.Library, strings.Join(names, ", "))
 }
 
-func (l Layout) validateGCRA() error {
-	lib, err := l.lib()
-	if err != nil {
-		return err
-	}
-	return lib.validate(l)
-}
-
 // TAT is a GCRA bucket's stored theoretical arrival time: when the bucket is full again.
 type TAT struct {
 	Unix    int64   // Unix nanoseconds
 	seconds float64 // as a float-seconds library reads it, since its epoch
 }
 
-// Time is the TAT as a time.
 func (t TAT) Time() time.Time { return time.Unix(0, t.Unix) }
 
-// parseTAT reads a stored value as the library does, refusing what it could not have written.
 func (l Layout) parseTAT(v string) (TAT, error) {
 	lib, err := l.lib()
 	if err != nil {
@@ -96,7 +86,6 @@ type gcraAnswer struct {
 	TTL                 time.Duration
 }
 
-// gcraDecide is the library's answer to a request of cost at now (stored nil: missing).
 func (l Layout) gcraDecide(spec Spec, stored *TAT, now time.Time, cost int) (gcraAnswer, error) {
 	if err := spec.Validate(); err != nil {
 		return gcraAnswer{}, err
@@ -128,7 +117,6 @@ type gcraWrite struct {
 	TAT    TAT
 }
 
-// gcraReset is the write that leaves tokens at now, in the library's format and TTL.
 func (l Layout) gcraReset(spec Spec, tokens float64, now time.Time) (gcraWrite, error) {
 	if err := spec.Validate(); err != nil {
 		return gcraWrite{}, err
@@ -211,7 +199,6 @@ func (l Layout) gcraShape(key, value string, pttl time.Duration, now time.Time) 
 	return sureGCRA, ""
 }
 
-// tatFromNow says where a TAT lies: "the TAT is 4.2s from now", or its date when far off.
 func tatFromNow(t TAT, ahead time.Duration) string {
 	if ahead > -24*time.Hour && ahead < 24*time.Hour {
 		return fmt.Sprintf("the TAT is %s from now", ahead.Round(time.Millisecond))
@@ -256,7 +243,6 @@ type gcraReading struct {
 	TTL    time.Duration // PTTL: -1 none, -2 missing
 }
 
-// gcraState reads one gcra bucket from its GET reply and PTTL at now.
 func gcraState(l Layout, spec Spec, key, value string, exists bool, pttl time.Duration, now time.Time) (gcraReading, error) {
 	if _, err := l.lib(); err != nil {
 		return gcraReading{}, err
@@ -315,14 +301,12 @@ func (s State) gcraStored() *TAT {
 	return s.Layout.tatFor(s.Spec, s.Tokens, now)
 }
 
-// tatFor is the TAT that leaves tokens at now (a full bucket: now itself).
 func (l Layout) tatFor(spec Spec, tokens float64, now time.Time) *TAT {
 	lib, _ := l.lib()
 	t := lib.tatFor(l, spec, math.Max(0, math.Min(spec.Capacity, tokens)), now)
 	return &t
 }
 
-// gcraDecision is the library's answer to a request of cost at now (µs), as a Decision.
 func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) Decision {
 	at := time.UnixMicro(now)
 	n := int(math.Ceil(math.Max(0, cost)))
@@ -349,7 +333,6 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 	return d
 }
 
-// gcraResetNow is the server's time just before the writes, when an op writes a TAT.
 func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, error) {
 	if !slices.ContainsFunc(ops, func(op ResetOp) bool { return op.Layout.Type == GCRA && !op.To.Delete }) {
 		return time.Time{}, nil
@@ -365,7 +348,6 @@ func (s *Store) gcraResetNow(ctx context.Context, ops []ResetOp) (time.Time, err
 	return t, nil
 }
 
-// gcraResetArgs are the reset script's arguments for a GCRA bucket.
 func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []interface{}, error) {
 	mode, value, ttl := "delete", "", ""
 	if !op.To.Delete {

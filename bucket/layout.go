@@ -43,13 +43,11 @@ func (u TimeUnit) perSecond() float64 {
 
 // Layout describes how an application stores its buckets.
 type Layout struct {
-	Name string  `json:"name" yaml:"name"`
-	Type KeyType `json:"type" yaml:"type"`
-	// TokensField and TimeField name a hash layout's fields.
-	TokensField string `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty"`
-	TimeField   string `json:"time_field,omitempty" yaml:"time_field,omitempty"`
-	// TokensKey and TimeKey name a two-key bucket's keys by patterns with one '*'; the
-	// bucket is named by its tokens key.
+	Name        string  `json:"name" yaml:"name"`
+	Type        KeyType `json:"type" yaml:"type"`
+	TokensField string  `json:"tokens_field,omitempty" yaml:"tokens_field,omitempty"`
+	TimeField   string  `json:"time_field,omitempty" yaml:"time_field,omitempty"`
+	// TokensKey and TimeKey are a two-key bucket's key patterns (one '*'); the first names it.
 	TokensKey string   `json:"tokens_key,omitempty" yaml:"tokens_key,omitempty"`
 	TimeKey   string   `json:"time_key,omitempty" yaml:"time_key,omitempty"`
 	TimeUnit  TimeUnit `json:"time_unit" yaml:"time_unit"`
@@ -95,7 +93,11 @@ func (l Layout) Validate() error {
 			return fmt.Errorf("%w: layout %q: tokens_key and time_key are both %q: name the two keys apart", ErrInvalid, l.Name, l.TimeKey)
 		}
 	case GCRA:
-		return l.validateGCRA()
+		lib, err := l.lib()
+		if err != nil {
+			return err
+		}
+		return lib.validate(l)
 	case JSON:
 		if err := l.validateJSON(); err != nil {
 			return err
@@ -176,8 +178,7 @@ func (l Layout) WithLike() Layout {
 	return l
 }
 
-// ParseTime turns a stored time into microseconds since the epoch, within 0 to maxTime
-// before rounding, as the scripts check it.
+// ParseTime turns a stored time into microseconds since the epoch, as the scripts check it.
 func (l Layout) ParseTime(s string) (int64, error) {
 	f, ok := ParseNumber(s)
 	if !ok {
@@ -260,7 +261,6 @@ func (l Layout) TokensKeyOf(key string) (string, bool) {
 	return swapPattern(l.TimeKey, l.TokensKey, key)
 }
 
-// IsTimeKey says key is named as a time key of the (two-key) layout.
 func (l Layout) IsTimeKey(key string) bool {
 	_, ok := l.TokensKeyOf(key)
 	return l.Type == Strings && ok

@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// mennanov: mennanov/limiters' TokenBucket over its TokenBucketRedis backend
-// (scripts/third_party/mennanov-limiters/tokenbucket.go): the decision is Go on the
+// mennanov: mennanov/limiters' TokenBucket over TokenBucketRedis: the decision is Go on the
 // client, the state one JSON string (mennanov_state.go).
 func init() {
 	register(Layout{Name: "mennanov", Type: JSON, TimeUnit: unitNS, model: mennanovModel{},
@@ -37,8 +36,7 @@ func (mennanovModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 	return Level{Tokens: float64(avail), TS: ceilDiv(last, 1000)}
 }
 
-// Allows: takeMinMax refuses when minTokens > Available (tokenbucket.go:125), a whole
-// number of tokens.
+// Allows: takeMinMax refuses when minTokens > Available (tokenbucket.go:125).
 func (mennanovModel) Allows(_ Spec, level, cost float64) bool { return level >= math.Ceil(cost) }
 
 // AppRetryAfter: refillRate × (minTokens − Available) (tokenbucket.go:126), which counts
@@ -58,8 +56,7 @@ func (mennanovModel) NoTTLByDesign() bool { return true }
 // MissingTime: a missing Last is the zero state, full (tokenbucket.go:517-530): Last 0.
 func (mennanovModel) MissingTime(int64) int64 { return 0 }
 
-// wholeTokens says the layout's owner keeps whole tokens (an int64 it parses): a reset
-// to a fraction of one is refused before anything is sent.
+// wholeTokens refuses a reset to a fraction of a token: the owner parses an int64.
 func wholeTokens(op ResetOp) error {
 	if _, ok := op.Layout.Model().(mennanovModel); ok && !op.To.Delete && op.To.Tokens != math.Trunc(op.To.Tokens) {
 		return fmt.Errorf("%w: tokens %v: %s keeps whole tokens: give a whole number", ErrInvalid, op.To.Tokens, op.Layout.Name)
@@ -67,8 +64,8 @@ func wholeTokens(op ResetOp) error {
 	return nil
 }
 
-// ResetWritesFull says a reset to full writes the owner's own zero state, which it reads
-// as full, rather than delete the bucket (its version must go on counting).
+// ResetWritesFull says a reset to full writes the owner's zero state (read as full) rather
+// than delete the bucket, whose version must go on counting.
 func (l Layout) ResetWritesFull() bool {
 	_, ok := l.Model().(mennanovModel)
 	return ok

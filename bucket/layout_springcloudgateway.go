@@ -31,7 +31,6 @@ func (springCloudGatewayModel) ResetTTL(spec Spec, full time.Duration) time.Dura
 // MissingTime: tonumber(redis.call("get", timestamp_key)) or 0.
 func (springCloudGatewayModel) MissingTime(int64) int64 { return 0 }
 
-// unitsAt is now (µs) as a clock in the layout's unit reads it.
 func unitsAt(l Layout, now int64) float64 {
 	u := l.TimeUnit.perSecond()
 	if l.FloatTime || u > 1e6 {

@@ -7,27 +7,21 @@ import (
 	"time"
 )
 
-// The json layouts' state: mennanov/limiters' TokenBucketRedis keeps one string at
-// "{PREFIX}state" (redisKey, tokenbucket.go:447-449) holding json.Marshal of its state and
-// version (tokenbucket.go:633-642), field order and all.
-
+// mennanov/limiters' TokenBucketRedis keeps json.Marshal of its state and version at
+// "{PREFIX}state" (tokenbucket.go:447-449, 633-642), field order and all.
 const (
 	jsonStatePrefix = `{"state":{"Last":`
 	jsonKeyPrefix   = "{"
 	jsonKeySuffix   = "}state"
-	// maxJSONVersion bounds a stored version: the reset script increments it as digits,
-	// and the owner reads it into an int64.
-	maxJSONVersion = 1e18
+	maxJSONVersion  = 1e18 // reset.lua increments it as digits; the owner reads an int64
 )
 
-// jsonState is one stored state: Last in Unix ns, Available whole tokens, the version
-// the owner's optimistic check compares.
+// jsonState: Last in Unix ns, Available whole tokens, the version of the owner's optimistic check.
 type jsonState struct {
 	Last, Available, Version int64
 }
 
-// parseJSONState reads v when it is exactly what the owner writes: its field order, no
-// spaces, canonical non-negative integers; ok is false for anything else.
+// parseJSONState reads v only when it is exactly what the owner writes.
 func parseJSONState(v string) (s jsonState, ok bool) {
 	rest, ok := strings.CutPrefix(v, jsonStatePrefix)
 	if !ok {
@@ -45,12 +39,10 @@ func parseJSONState(v string) (s jsonState, ok bool) {
 	return jsonState{Last: nums[0], Available: nums[1], Version: nums[2]}, rest == ""
 }
 
-// isJSONKey says key is named as the owner names its state: {PREFIX}state.
 func isJSONKey(key string) bool {
 	return len(key) > len(jsonKeyPrefix)+len(jsonKeySuffix) && strings.HasPrefix(key, jsonKeyPrefix) && strings.HasSuffix(key, jsonKeySuffix)
 }
 
-// validateJSON checks a json layout is the form the preset reads.
 func (l Layout) validateJSON() error {
 	if l.TimeUnit != unitNS || l.FloatTime {
 		return fmt.Errorf("%w: layout %q: a json layout stores integer nanoseconds: set time_unit ns", ErrInvalid, l.Name)
@@ -58,11 +50,7 @@ func (l Layout) validateJSON() error {
 	return nil
 }
 
-// jsonPresets are the json presets, in registry order.
-func jsonPresets() []Layout { return presetsOf(JSON) }
-
-// classifyJSON reads a string that may be a json layout's state; handled is false when
-// neither a json layout is declared for the key nor the value has the state's form.
+// classifyJSON reads a string that may be a json layout's state; false: it is not one.
 func classifyJSON(st State, t Target, v string) (State, bool) {
 	declared := t.Layout != nil && t.Layout.Type == JSON
 	if !declared && (t.Layout != nil || !strings.HasPrefix(v, jsonStatePrefix)) {
@@ -73,13 +61,13 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 	case declared && !ok:
 		st.fail(NotBucket, "a string that is not %s's state (%s...)", t.Layout.Name, jsonStatePrefix)
 		return withCounter(st, "string", v, ""), true
-	case !ok || !declared && (!isJSONKey(st.Key) || len(jsonPresets()) == 0):
+	case !ok || !declared && (!isJSONKey(st.Key) || len(presetsOf(JSON)) == 0):
 		return st, false
 	}
 	if declared {
 		st.Layout = *t.Layout
 	} else {
-		st.Layout, st.Detected = jsonPresets()[0], true
+		st.Layout, st.Detected = presetsOf(JSON)[0], true
 		st.Guess = guessHint("a JSON state of this form is also what an application's own value may hold", st.Layout.Name)
 	}
 	st.Spec, st.SpecSource = t.Spec, t.Source
@@ -91,9 +79,8 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 		st.fail(Corrupt, "Available %d is beyond any bucket's capacity", js.Available)
 		return st, true
 	}
-	// Last in whole µs, rounded up: the level the model sees is never ahead of the owner's.
-	// The owner reads a zero state (its Reset's) as full (tokenbucket.go:105-108): the
-	// refill from Last 0 fills it at any now, in the model too.
+	// Last rounded up to µs: the model's level is never ahead of the owner's. A zero state
+	// (the owner's Reset) refills to full from Last 0, as tokenbucket.go:105-108 reads it.
 	st.Stored = Level{Tokens: float64(js.Available), TS: ceilDiv(js.Last, 1000)}
 	if st.Stored.TS > st.Now {
 		st.Ahead = time.Duration(st.Stored.TS-st.Now) * time.Microsecond
@@ -105,9 +92,8 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 	return st, true
 }
 
-// jsonResetArgs are the reset script's arguments for a json bucket (scripts/reset.lua):
-// the script re-reads the state, keeps a later Last, and writes the version plus one, so
-// that a decision the owner read before the reset fails its optimistic check.
+// jsonResetArgs: reset.lua writes the version plus one, so that a decision the owner read
+// before the reset fails its optimistic check.
 func jsonResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, error) {
 	mode, tokens := "delete", ""
 	if !op.To.Delete {
@@ -121,10 +107,8 @@ func jsonResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, 
 	return []string{op.Key}, args, nil
 }
 
-// legacyResetArgs are the reset script's arguments for a bucket of the two-key form
-// (mennanov-legacy): as a json bucket's, over its two keys and its version key, which the
-// script increments where it exists, as the owner's SetState does (v1.13.0 :479-488).
-// ok is false for other layouts.
+// legacyResetArgs are jsonResetArgs over mennanov-legacy's keys plus its version key, which
+// the script increments where it exists, as SetState does (v1.13.0 :479-488).
 func legacyResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, bool) {
 	if _, ok := op.Layout.Model().(mennanovModel); !ok || op.Layout.Type != Strings {
 		return nil, nil, false

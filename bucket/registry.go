@@ -70,7 +70,7 @@ var registry struct { // the presets in the order detection tries them
 }
 
 // Presets are the named layouts bucketctl knows, by name.
-var Presets = make(map[string]Layout, 24)
+var Presets = make(map[string]Layout, maxPresets)
 
 // register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {
@@ -102,7 +102,6 @@ func LookupLayout(name string) (Layout, error) {
 	return Layout{}, fmt.Errorf("%w: unknown layout %q (known: %s)", ErrInvalid, name, strings.Join(PresetNames(), ", "))
 }
 
-// presetsOf lists the presets of one key type, in registry order.
 func presetsOf(t KeyType) []Layout { return slices.Clip(byType()[t]) }
 
 var byType = sync.OnceValue(func() map[KeyType][]Layout {

@@ -15,13 +15,11 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// Client is the go-redis surface the Store needs (*redis.Client, *redis.ClusterClient,
-// *redis.Ring). Give it MaxRetries -1: a re-sent decision would be applied twice; the
-// Store itself re-sends only after NOSCRIPT, which proves nothing ran.
+// Client is the go-redis client the Store needs. Give it MaxRetries -1: a re-sent decision
+// would be applied twice (the Store re-sends only after NOSCRIPT, which proves nothing ran).
 type Client = redis.UniversalClient
 
-// Store runs bucket decisions and reads against Redis. It is safe for concurrent use, and
-// concurrent decisions (Take, TakeAll) share round trips: see WithCoalescing.
+// Store runs bucket decisions and reads against Redis, safe for concurrent use.
 type Store struct {
 	rdb   Client
 	now   func() time.Time // nil: Redis server TIME
@@ -34,7 +32,6 @@ type Store struct {
 	nativeFirst, nativeOff atomic.Bool  // how scanned pages are read (read_native.go)
 }
 
-// Option configures a Store.
 type Option func(*Store)
 
 // WithClientClock makes the script use the caller's clock instead of Redis TIME (servers
@@ -47,8 +44,7 @@ func WithTTLGrace(d time.Duration) Option {
 	return func(s *Store) { s.grace = strconv.FormatInt(d.Milliseconds(), 10) }
 }
 
-// WithStoredSpec refuses a Take whose spec differs from an existing bucket's stored one
-// (ErrSpecDiffers, nothing written) instead of writing the new spec into the bucket.
+// WithStoredSpec refuses a Take whose spec differs from the bucket's stored one (ErrSpecDiffers).
 func WithStoredSpec() Option { return func(s *Store) { s.keep = true } }
 
 // NewStore returns a Store over rdb.
@@ -60,7 +56,6 @@ func NewStore(rdb Client, opts ...Option) *Store {
 	return s
 }
 
-// Redis returns the underlying client.
 func (s *Store) Redis() Client { return s.rdb }
 
 // Through returns a Store like s, never coalesced, whose decisions go through rdb.
@@ -70,7 +65,7 @@ func (s *Store) Through(rdb Client) *Store {
 	return d
 }
 
-// SHA is the SHA1 of the native script, as EVALSHA knows it.
+// SHA is the native script's SHA1, as EVALSHA knows it.
 func (s *Store) SHA() string { return nativeScript().Hash() }
 
 // argsEntry caches the boxed ARGV of the last spec and cost: a hot path allocates none.
@@ -89,7 +84,6 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 		}
 	}
 	capS, rateS := spec.args()
-	// The cost goes when it is not 1 or options follow.
 	args := []interface{}{capS, rateS}
 	keep := s.keep && !peek
 	options := s.now != nil || peek || s.grace != "" || keep
@@ -128,8 +122,8 @@ func (s *Store) check(key string, spec Spec, cost float64) error {
 	return spec.ValidateCost(cost)
 }
 
-// Take consumes cost tokens from the bucket at key if it holds them, in one atomic
-// EVALSHA (WithCoalescing). A zero spec takes the bucket's stored capacity and rate.
+// Take consumes cost tokens from the bucket at key if it holds them, atomically. A zero
+// spec takes the bucket's stored capacity and rate.
 func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (Result, error) {
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
@@ -141,8 +135,7 @@ func (s *Store) Take(ctx context.Context, key string, spec Spec, cost float64) (
 	return nativeResult(v, spec, cost)
 }
 
-// Peek computes the decision Take would make and writes nothing (EVALSHA_RO, or EVALSHA
-// in the script's peek mode before Redis 7).
+// Peek computes the decision Take would make and writes nothing.
 func (s *Store) Peek(ctx context.Context, key string, spec Spec, cost float64) (Result, error) {
 	if err := s.check(key, spec, cost); err != nil {
 		return Result{}, err
@@ -181,8 +174,8 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 	return s.SHA(), nodes, err
 }
 
-// ForEachMaster calls fn for every master (a Cluster's masters, a Ring's shards, or the one
-// server), one at a time in the order of their addresses.
+// ForEachMaster calls fn for every master (Cluster masters, Ring shards, or the one server),
+// one at a time in the order of their addresses.
 func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
 	var (
 		mu      sync.Mutex

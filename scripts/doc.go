@@ -1,13 +1,11 @@
-// Package scripts holds bucketctl's Lua sources, embedded: the prelude with the number
-// grammar (number.lua), the native, multi-tier, reset and read scripts, and other limiters'
-// scripts verbatim with their licence and source (third_party/). The sub-directories are
-// programs of the repository; runbook-test.sh is make test's runbook (TestRunbookScript).
+// Package scripts holds bucketctl's Lua sources, embedded: the prelude (number.lua), the
+// native, multi-tier, reset and read scripts, and other limiters' scripts verbatim with their
+// licence and source (third_party/). runbook-test.sh is make test's runbook.
 //
-// The native bucket is one string of 64 bytes, struct.pack('<c13BddI7I7ddI4'): the tag
-// "bucketctl:v1:", last (1: allowed), tokens, ts (µs), allowed, denied, capacity, rate,
-// expires (a Unix second before which the TTL of the last SET PX stands; 0 unknown). A hash
-// of the older layout (native-hash) is read, and converted by the next write; anything else
-// is refused untouched with an error reply (bucket/errors.go).
+// The native bucket is 64 bytes, struct.pack('<c13BddI7I7ddI4'): the tag "bucketctl:v1:",
+// last (1: allowed), tokens, ts (µs), allowed, denied, capacity, rate, expires (a Unix second
+// before which the TTL of the last SET PX stands; 0 unknown). A native-hash bucket is read and
+// converted by the next write; anything else is refused with an error reply (bucket/errors.go).
 //
 // token_bucket.lua decides one key per call:
 //
@@ -21,11 +19,9 @@
 //	ARGV[7]  "keep" refuses a spec other than the stored one; else a given spec is written
 //
 // More keys make a batch, decision i (i >= 2) taking ARGV[3i+2..3i+4] as capacity, rate and
-// cost, each decided alone at one server time. The reply is the record from byte 14 on,
-// '<BddI7I7' (allowed, tokens left, ts, counters), plus capacity and rate ('dd') when either
-// came from the bucket; a batch replies with an array, a refusal as an error element. A write
-// (on deny too) is SETRANGE of the record, keeping the TTL, or SET PX when the bucket is new,
-// its spec changed, the clock is the client's or the stored expires is too short.
+// cost, all at one server time. The reply is the record from byte 14 on, '<BddI7I7' (allowed,
+// tokens left, ts, counters), plus capacity and rate ('dd') when either came from the bucket;
+// a batch replies with an array, a refusal as an error element.
 //
 // multi_bucket.lua decides several native buckets all or nothing:
 //
@@ -34,9 +30,7 @@
 //	ARGV[2]     TTL in milliseconds kept after a bucket is full; "": 60000
 //	ARGV[3i..3i+2]  tier i's capacity ("" = stored), rate ("" = stored) and cost
 //
-// Allowed when every tier holds its cost: the cost is taken and allowed counted everywhere;
-// denied: denied is counted on the tiers lacking their cost. Every tier is written (SET PX)
-// unless a cost exceeds its capacity. The reply: {0, or the first tier lacking its cost, then
-// per tier had_cost, remaining (string), retry_after_us (-1 never), reset_after_us, capacity
-// and rate (strings)}. Invalid arguments give an error reply and write nothing.
+// Allowed when every tier holds its cost; denied is counted on the tiers lacking theirs. The
+// reply: {0, or the first tier lacking its cost, then per tier had_cost, remaining (string),
+// retry_after_us (-1 never), reset_after_us, capacity and rate (strings)}.
 package scripts

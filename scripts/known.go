@@ -8,11 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Named is one of bucketctl's scripts: its name and its source.
+// Named is one of bucketctl's scripts.
 type Named struct{ Name, Src string }
 
-// BySHA maps the SHA1 of each of bucketctl's scripts (as EVALSHA names it) to its name and
-// source: for reading ACL messages, and for EVAL or SCRIPT LOAD after NOSCRIPT.
+// BySHA maps each of bucketctl's scripts' SHA1 (as EVALSHA names it) to the script.
 var BySHA = sync.OnceValue(func() map[string]Named {
 	m := map[string]Named{}
 	for name, src := range map[string]string{"token_bucket": TokenBucket(), "reset": Reset(), "multi_bucket": MultiBucket(), "read": Read} {
@@ -22,7 +21,7 @@ var BySHA = sync.OnceValue(func() map[string]Named {
 	return m
 })
 
-// Lazy makes a script (and hashes it) on first use, not at every command's start-up.
+// Lazy makes a script (and hashes it) on first use.
 func Lazy(src func() string) func() *redis.Script {
 	return sync.OnceValue(func() *redis.Script { return redis.NewScript(src()) })
 }

@@ -1,6 +1,5 @@
--- bucketctl's multi-tier token bucket: one all-or-nothing decision over several native
--- buckets in one atomic call (KEYS, ARGV and the reply: scripts/doc.go). The identity check,
--- the grammar and the TTL are the prelude's; the refill is token_bucket.lua's.
+-- bucketctl's multi-tier token bucket: all or nothing over several native buckets (KEYS, ARGV
+-- and reply: scripts/doc.go). The refill is token_bucket.lua's.
 local num, native, refusal, tagged, ttl_ms, checked, clock, struct =
   prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
 local n = #KEYS

@@ -1,13 +1,11 @@
--- bucketctl's prelude, assembled before each script that reads stored numbers: the number
--- grammar (Go: bucket/number.go) and the native bucket (bucket/native.go, scripts/doc.go).
--- prelude() makes the functions where a script needs them: closures cost every call.
+-- The prelude: the number grammar (bucket/number.go) and the native bucket (bucket/native.go).
+-- prelude() makes the functions only where a script needs them: closures cost every call.
 local TAG, TAG_LEN, NATIVE_LEN = 'bucketctl:v1:', 13, 64
 local MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S = 1e15, 1e17, 9007199254740992, 3153600000
 
 local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
-  -- num(v): the number v holds by the grammar (sign, digits, fraction, exponent, at most 64
-  -- bytes, finite), or nil; nil, 'overflow' for one too large. The byte class, anchored (one
-  -- pass), leaves tonumber nothing but the grammar.
+  -- num(v): the number v holds by the grammar (at most 64 bytes, finite), or nil; nil,
+  -- 'overflow' for one too large. The anchored byte class leaves tonumber only the grammar.
   local function num(v)
     if type(v) ~= 'string' or #v == 0 or #v > 64 or not string.find(v, '^[0-9eE%.%+%-]*$') then return nil end
     local n = tonumber(v)
@@ -16,10 +14,9 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return n
   end
 
-  -- native(h): the verdict on a native-hash bucket read by HGETALL: tokens, ts, capacity,
-  -- rate, allowed, denied (0 when missing) and capacity and rate as stored; or nil, kind, why,
-  -- kind 'shape' (not a native bucket), 'none' (no field of one), 'layout' (no capacity:
-  -- another layout) or 'corrupt' (a value overflows or is out of range).
+  -- native(h): a native-hash bucket read by HGETALL: tokens, ts, capacity, rate, allowed,
+  -- denied, and capacity and rate as stored; or nil, kind ('shape', 'none', 'layout',
+  -- 'corrupt'), why.
   local function native(h)
     local n, v1, v2, v3, v4, v5, v6 = #h
     if h[1] == 'tokens' and h[3] == 'ts' and h[7] == 'capacity' and h[9] == 'rate' and (n == 10 or n == 12) then
@@ -44,8 +41,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
       if not (v1 and v2 and v3 and v4) then return nil, 'shape', 'a field of a native bucket is missing' end
       if others then return nil, 'shape', 'the hash holds other fields too' end
     end
-    -- The common path: plain decimals (linear patterns over the values joined), which
-    -- arithmetic converts with one strtod, never negative, NaN or infinite.
+    -- The common path: plain decimals, which arithmetic converts, never negative, NaN or inf.
     local j = v1 .. ' ' .. v2 .. ' ' .. v3 .. ' ' .. v4 .. ' ' .. (v5 or '0') .. ' ' .. (v6 or '0')
     if #j <= 64 and string.find(j, '^%d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]* %d[%d.]*$')
       and not string.find(j, '%.%d*%.') then
@@ -57,8 +53,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
         return t, ts, c, r, a, d, v3, v4
       end
     end
-    -- Else the byte class over the values joined, then tonumber on each; anything that
-    -- fails takes the per-field path, which names the first bad value.
+    -- Else tonumber on each; what fails takes the per-field path, naming the first bad value.
     j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
     if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
         and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
@@ -109,8 +104,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return 'ERR bucketctl: not a native bucket (' .. why .. '): left untouched'
   end
 
-  -- struct is Redis's; a server without it (the demo's miniredis) gets the formats the
-  -- scripts use ('<', cN, B, x, IN, d) in plain Lua.
+  -- struct is Redis's; without it (the demo's miniredis), the scripts' formats in plain Lua.
   local struct = rawget(_G, 'struct') or (function()
     local floor, char, byte = math.floor, string.char, string.byte
     local function items(f)
@@ -202,7 +196,6 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
     return t, ts, c, r, a, d, e
   end
 
-  -- ttl_ms: a write's SET PX, the time to full in whole ms plus the grace.
   local function ttl_ms(capacity, tokens, rate, grace)
     local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
     if ttl < 1 then return 1 end

@@ -6,8 +6,7 @@ import (
 	"sync"
 )
 
-// Prelude (number.lua) starts every script that reads stored numbers: the number grammar
-// (Go: bucket.ParseNumber) and the native bucket's identity and ranges.
+// Prelude (number.lua) starts every script that reads stored numbers.
 //
 //go:embed number.lua
 var Prelude string
@@ -25,11 +24,10 @@ var (
 	reset string
 )
 
-// TokenBucket is the native token-bucket script (see the package documentation). The
-// sources are assembled on first use, not at start-up.
+// TokenBucket is the native script (see the package documentation), assembled on first use.
 var TokenBucket = sync.OnceValue(func() string { return Prelude + tokenBucket })
 
-// MultiBucket decides several native buckets all or nothing in one atomic call.
+// MultiBucket decides several native buckets all or nothing.
 var MultiBucket = sync.OnceValue(func() string { return Prelude + multiBucket })
 
 // Reset sets a bucket of any layout to N tokens, or deletes it (see reset.lua).
@@ -40,8 +38,6 @@ var Reset = sync.OnceValue(func() string { return Prelude + reset })
 //go:embed read.lua
 var Read string
 
-// apps are the other limiters' scripts, verbatim: the demo's traffic and the tests' oracles.
-//
 //go:embed third_party/*/*.lua
 var apps embed.FS
 

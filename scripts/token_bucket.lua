@@ -1,6 +1,5 @@
--- bucketctl's native token bucket: one atomic decision per key (KEYS, ARGV and the reply:
--- scripts/doc.go). Written for the server's cost ('help design'): the prelude's functions are
--- made only on a refusal or a rare argument; the tag and ranges are checked inline.
+-- bucketctl's native token bucket (KEYS, ARGV and reply: scripts/doc.go). For the server's cost,
+-- the prelude's functions are made only on a refusal or a rare argument.
 local keys, argv = KEYS, ARGV
 local cap1, rate1, cost1, mode = argv[1], argv[2], argv[3], argv[5]
 local fn -- the prelude's functions, made when first needed

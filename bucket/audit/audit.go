@@ -28,7 +28,6 @@ func (s Severity) Rank() int { return slices.Index([]Severity{Info, Warning, Err
 // FindingKind names a finding.
 type FindingKind string
 
-// The findings, in the order they are reported.
 const (
 	FindingCorrupt       FindingKind = "corrupt"
 	FindingOverCapacity  FindingKind = "over-capacity"
@@ -108,14 +107,13 @@ type Family struct {
 
 // Options tune an audit.
 type Options struct {
-	Depth    int // ':'-separated segments that name a family (0: all but the last)
-	Examples int // keys a finding keeps (default 5)
-	// Samples is the keys of each family and finding measured with MEMORY USAGE (default 5;
-	// below 0: none), MaxSamples the most in all (default 1000).
-	Samples, MaxSamples int
-	MaxFamilies         int   // families kept (default 1000); further keys count under "(other)"
-	HotSlotMin          int64 // the fewest buckets of a family, half in one slot, for hot-slot (default 16)
-	Cluster             bool  // slots matter (cross-slot and hot-slot findings)
+	Depth       int   // ':'-separated segments that name a family (0: all but the last)
+	Examples    int   // keys a finding keeps (default 5)
+	Samples     int   // keys of each family and finding measured with MEMORY USAGE (default 5; < 0: none)
+	MaxSamples  int   // the most keys measured in all (default 1000)
+	MaxFamilies int   // families kept (default 1000); further keys count under "(other)"
+	HotSlotMin  int64 // the fewest buckets of a family, half in one slot, for hot-slot (default 16)
+	Cluster     bool  // slots matter (cross-slot and hot-slot findings)
 }
 
 func (o *Options) defaults() {
@@ -130,8 +128,7 @@ func positive[T int | int64](v, def T) T {
 	return v
 }
 
-// FamilyOf is the family of key: its prefix up to the last ':' segment, or its first depth
-// segments; "" for a key without ':'.
+// FamilyOf is key up to its last ':' (depth 0) or its first depth segments; "" without ':'.
 func FamilyOf(key string, depth int) string {
 	if depth <= 0 {
 		i := strings.LastIndexByte(key, ':')
@@ -197,7 +194,7 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 		out = append(out, FindingOverCapacity)
 	}
 	switch {
-	case s.TTL == -1 && s.Layout.NoTTLByDesign():
+	case s.TTL == -1 && s.Layout.Model().NoTTLByDesign():
 		out = append(out, FindingNoTTLByDesign)
 	case s.TTL == -1:
 		out = append(out, FindingNoTTL)
@@ -220,8 +217,7 @@ func (a *Auditor) kinds(s bucket.State) []FindingKind {
 	return out
 }
 
-// Add tallies one page of states and returns the keys to measure (a few per family and per
-// finding, MaxSamples in all), for AddMemory.
+// Add tallies one page of states and returns the keys to measure for AddMemory.
 func (a *Auditor) Add(states []bucket.State) []MemoryProbe {
 	var probes []MemoryProbe
 	for _, s := range states {
@@ -370,7 +366,6 @@ func SuggestRule(s bucket.State) string {
 	return fmt.Sprintf(`rules: - {match: %q, layout: %s, capacity: <the library's>, rate: <per second>}`, match, s.Layout.Name)
 }
 
-// counterDetail adds the limiter of a counter form to a counter finding's detail.
 func counterDetail(detail, form string) string {
 	f, ok := bucket.LookupCounter(form)
 	if !ok || strings.Contains(detail, f.Limiter) {

@@ -9,8 +9,7 @@ import (
 	"github.com/bucketctl/bucketctl/bucket"
 )
 
-// MemoryProbe is one bucket (or other key) whose size the audit measures: its keys and,
-// once measured, their MEMORY USAGE in bytes.
+// MemoryProbe is the keys of one bucket (or other key) and, once measured, their bytes.
 type MemoryProbe struct {
 	Keys  []string
 	Bytes int64
@@ -19,7 +18,7 @@ type MemoryProbe struct {
 	kinds  []FindingKind
 }
 
-// AddMemory adds measured probes (from Add, after Measure) to the estimates.
+// AddMemory adds measured probes (from Add) to the estimates.
 func (a *Auditor) AddMemory(probes []MemoryProbe) {
 	for _, p := range probes {
 		if p.family != nil {
@@ -31,8 +30,8 @@ func (a *Auditor) AddMemory(probes []MemoryProbe) {
 	}
 }
 
-// AddPage tallies one page of states and measures its sampled keys in one round trip. An
-// ACL that refuses MEMORY USAGE leaves memory out of the report (Report.NoMemory).
+// AddPage tallies one page of states and measures its sampled keys in one round trip; an ACL
+// that refuses MEMORY USAGE leaves memory out (Report.NoMemory).
 func (a *Auditor) AddPage(ctx context.Context, st *bucket.Store, states []bucket.State) error {
 	probes := a.Add(states)
 	if a.noMemory != "" {

@@ -65,7 +65,6 @@ func (b *breaker) acquire() (call, probe bool) {
 	return true, false
 }
 
-// retryIn is the time left in the cool-down (0 when Redis may be called).
 func (b *breaker) retryIn() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()

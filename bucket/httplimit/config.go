@@ -22,7 +22,6 @@ func (p FailurePolicy) String() string {
 	return nameOf(int(p), "unset", "unset", "fail-open", "fail-closed", "fail-local")
 }
 
-// nameOf is names[i], or def when i is out of their range.
 func nameOf(i int, def string, names ...string) string {
 	if i < 0 || i >= len(names) {
 		return def

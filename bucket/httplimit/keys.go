@@ -117,8 +117,7 @@ func FirstOf(fns ...KeyFunc) KeyFunc {
 	}
 }
 
-// partitionID makes id safe for a key's hash tag: a digest for an id with braces or over
-// 64 bytes, so that clients cannot make keys of any size.
+// partitionID digests an id with braces or over 64 bytes: clients cannot make keys of any size.
 func partitionID(id string) string {
 	if len(id) > 64 || strings.ContainsAny(id, "{}") {
 		return "h:" + digest(id)
@@ -126,7 +125,6 @@ func partitionID(id string) string {
 	return id
 }
 
-// digest is 32 hex digits of s's SHA-256.
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:16])

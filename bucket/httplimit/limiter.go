@@ -210,7 +210,6 @@ func refused(d Decision, status int, err error) Decision {
 	return d
 }
 
-// fallback applies the failure policy.
 func (l *Limiter) fallback(d Decision, err error) Decision {
 	d.Err = err
 	switch l.cfg.OnFailure {

@@ -32,7 +32,6 @@ func newLocalBuckets(max int) *localBuckets {
 	return &localBuckets{max: max, order: list.New(), byKey: make(map[string]*list.Element)}
 }
 
-// takeAll decides tiers (with their local specs) at now, in microseconds.
 func (lb *localBuckets) takeAll(tiers []bucket.Tier, now int64) bucket.MultiResult {
 	levels := make([]bucket.Level, len(tiers))
 	exists := make([]bool, len(tiers))

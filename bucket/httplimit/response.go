@@ -77,7 +77,6 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-// problem is the application/problem+json body of a refusal.
 type problem struct {
 	Type       string   `json:"type"`
 	Title      string   `json:"title"`

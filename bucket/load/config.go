@@ -61,7 +61,6 @@ func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", bucket.ErrInvalid, fmt.Sprintf(format, a...))
 }
 
-// oneOf is nil when v is one of all, else the error that lists them.
 func oneOf[T ~string](what string, v T, all []T) error {
 	if slices.Contains(all, v) {
 		return nil
@@ -152,12 +151,9 @@ func (c Config) Validate() error {
 type Arrival string
 
 const (
-	// Closed: each worker sends its next request once the previous one is answered.
-	Closed Arrival = "closed"
-	// Constant is an open loop at a fixed rate: request i is due at i/rate.
-	Constant Arrival = "constant"
-	// Poisson is an open loop with exponentially distributed gaps around a mean rate.
-	Poisson Arrival = "poisson"
+	Closed   Arrival = "closed"   // a worker sends its next request once the previous is answered
+	Constant Arrival = "constant" // an open loop at a fixed rate: request i is due at i/rate
+	Poisson  Arrival = "poisson"  // an open loop with exponential gaps around a mean rate
 )
 
 // Arrivals lists the arrival modes.

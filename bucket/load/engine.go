@@ -39,8 +39,8 @@ type Engine struct {
 	over    bool  // the schedule reached the end
 }
 
-// New returns an engine for cfg on store, whose client needs a PoolSize above the
-// concurrency and MaxRetries -1.
+// New returns an engine for cfg on store, whose client needs MaxRetries -1 and a PoolSize
+// above the concurrency.
 func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func New(store *bucket.Store, cfg Config) (*Engine, error) {
 func (e *Engine) newDecider() decider {
 	c := e.cfg
 	if c.Strategy != Lua {
-		return &naiveDecider{rdb: e.store.Redis(), cfg: c, watch: c.Strategy == Watch, retries: c.WatchRetries}
+		return &naiveDecider{rdb: e.store.Redis(), cfg: c}
 	}
 	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
 	if rdb, ok := e.store.Redis().(*redis.Client); ok && rdb.Options().Protocol == 2 && rdb.Options().PoolSize > c.Concurrency {
@@ -157,7 +157,6 @@ type StoppedError struct{ Err error }
 func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// isFatal reports whether a decision's error stops the run.
 func isFatal(err error) bool {
 	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
@@ -239,7 +238,6 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 		if first := e.firstDone.Load(); e.sched == nil && first >= 0 && o.first >= time.Duration(first)+e.cfg.Duration {
 			return
 		}
-		// A closed loop facing a failing server backs off.
 		if e.sched != nil || o.allowed+o.denied > 0 {
 			backoff = 0
 			continue
@@ -254,7 +252,6 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	}
 }
 
-// claim hands a closed-loop worker up to Pipeline requests, within the request count.
 func (e *Engine) claim() int {
 	n := e.cfg.Pipeline
 	if e.cfg.Requests == 0 {
@@ -272,7 +269,6 @@ func (e *Engine) claim() int {
 	}
 }
 
-// nextArrival hands an open-loop worker the next arrival due before the end.
 func (e *Engine) nextArrival() (time.Duration, bool) {
 	e.schedMu.Lock()
 	defer e.schedMu.Unlock()

@@ -90,7 +90,6 @@ func (e *Engine) report(interrupted bool, unsent int64) Report {
 	return r
 }
 
-// errorSamples lists the error messages, most frequent first.
 func errorSamples(errs map[string]int64) []ErrorSample {
 	out := make([]ErrorSample, 0, len(errs))
 	for m, n := range errs {
@@ -132,7 +131,6 @@ func (s Snapshot) Progress() float64 {
 	return math.Min(1, math.Max(0, p))
 }
 
-// merged sums the shards: their counts, histograms, error messages and seconds.
 func (e *Engine) merged() (counts, *hdr.Histogram, map[string]int64, []Second) {
 	tot, h, errs := counts{first: -1}, newHistogram(), map[string]int64{}
 	var secs []Second
@@ -152,7 +150,7 @@ func (e *Engine) merged() (counts, *hdr.Histogram, map[string]int64, []Second) {
 	return tot, h, errs, secs
 }
 
-// Snapshot returns the run so far. It is safe to call at any time, from any goroutine.
+// Snapshot returns the run so far, from any goroutine.
 func (e *Engine) Snapshot() Snapshot {
 	c, h, _, secs := e.merged()
 	s := Snapshot{Key: e.cfg.Key, Strategy: e.cfg.Strategy, Spec: e.cfg.Spec,

@@ -23,8 +23,8 @@ type Session struct {
 // AfterRunGrace is the time the PING and clean-up after a run may take in all.
 const AfterRunGrace = time.Second
 
-// Run runs each config in turn on store until one fails or ctx ends. A run with errors
-// after which the server does not answer a PING within AfterRunGrace ends the session.
+// Run runs each config in turn on store until one fails, ctx ends, or a run with errors
+// leaves the server not answering a PING within AfterRunGrace.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
 	lastEnd, err := s.run(ctx, store, configs, server)
 	s.mu.Lock()
@@ -95,7 +95,7 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created, within wait, and returns those left and the first error.
+// CleanupAll deletes the keys a session created, within wait, and returns those left.
 func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
 	deadline := time.Now().Add(wait)
 	for i, k := range created {

@@ -27,15 +27,13 @@ type Second struct {
 	Errors  int64 `json:"errors"`
 }
 
-// counts are the tallies every shard keeps and a snapshot sums.
 type counts struct {
 	allowed, denied, errors int64
 	retries, calls          int64
-	// first is the earliest send (-1 before one), last the latest answer.
-	first, last time.Duration
-	tokens      float64 // the level after the latest decision, at tokensAt
-	tokensAt    time.Duration
-	hasLevel    bool
+	first, last             time.Duration // the earliest send (-1 before one), the latest answer
+	tokens                  float64       // the level after the latest decision, at tokensAt
+	tokensAt                time.Duration
+	hasLevel                bool
 }
 
 func (c *counts) add(o *counts) {
@@ -141,7 +139,6 @@ var bandEdges = func() []int64 {
 	return append(e, histMax)
 }()
 
-// bands folds the histogram into bands, from the fastest decision's to the slowest's.
 func bands(h *hdr.Histogram) []Band {
 	if h.TotalCount() == 0 {
 		return nil

@@ -15,12 +15,9 @@ import (
 type Strategy string
 
 const (
-	// Lua is bucketctl's script: one atomic EVALSHA per decision (bucket.Store.Take).
-	Lua Strategy = "lua"
-	// Multi reads with GET, computes in Go and writes with SET PX: callers race and over-grant.
-	Multi Strategy = "multi"
-	// Watch is optimistic locking (WATCH, GET, MULTI/SET PX/EXEC), retried on a change.
-	Watch Strategy = "watch"
+	Lua   Strategy = "lua"   // bucketctl's script: one atomic EVALSHA per decision
+	Multi Strategy = "multi" // GET, compute in Go, SET PX: callers race and over-grant
+	Watch Strategy = "watch" // optimistic locking (WATCH, GET, MULTI/SET PX/EXEC), retried
 )
 
 // Strategies lists the strategies in the order a comparison runs them.
@@ -40,8 +37,7 @@ type decider interface {
 	close()
 }
 
-// luaDecider runs the native script (Take, or TakeMany for a batch), pinned to a
-// connection of its own over a RESP2 standalone client.
+// luaDecider runs Take (TakeMany for a batch), on a connection of its own over RESP2 standalone.
 type luaDecider struct {
 	store  *bucket.Store
 	keys   []string // the key, repeated for TakeMany
@@ -51,7 +47,6 @@ type luaDecider struct {
 	conn   *redis.Conn
 }
 
-// pinned is a client whose decisions go out on one connection of its own.
 type pinned struct {
 	*redis.Client
 	conn *redis.Conn
@@ -110,10 +105,8 @@ func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []err
 
 // naiveDecider is the multi and watch strategies: bucket.Spec's model on the client's clock.
 type naiveDecider struct {
-	rdb     bucket.Client
-	cfg     Config
-	watch   bool
-	retries int
+	rdb bucket.Client
+	cfg Config
 }
 
 func (d *naiveDecider) dial(ctx context.Context, key string) { _ = d.rdb.Exists(ctx, key).Err() }
@@ -121,7 +114,7 @@ func (d *naiveDecider) close()                               {}
 
 func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int) {
 	for i := range out {
-		if d.watch {
+		if d.cfg.Strategy == Watch {
 			out[i], errs[i] = d.watched(ctx, &calls, &retries)
 		} else {
 			out[i], errs[i] = d.once(ctx, d.rdb, &calls, func(set redis.Cmder) error { return d.rdb.Process(ctx, set) })
@@ -168,7 +161,6 @@ func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, wr
 	return r, write(redis.NewStatusCmd(ctx, "set", d.cfg.Key, bucket.EncodeNative(nv), "px", ttl))
 }
 
-// watched decides under WATCH, retried while the key changed before EXEC.
 func (d *naiveDecider) watched(ctx context.Context, calls, retries *int) (bucket.Result, error) {
 	var res bucket.Result
 	fn := func(tx *redis.Tx) error {
@@ -187,7 +179,7 @@ func (d *naiveDecider) watched(ctx context.Context, calls, retries *int) (bucket
 		if !errors.Is(err, redis.TxFailedErr) {
 			return res, err
 		}
-		if attempt == d.retries {
+		if attempt == d.cfg.WatchRetries {
 			return res, fmt.Errorf("%w after %d attempts", ErrRetriesExhausted, attempt+1)
 		}
 		*retries++

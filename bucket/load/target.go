@@ -23,7 +23,6 @@ type Stored struct {
 	Allowed, Denied int64
 }
 
-// nativeValue reads a native bucket's value as bucket.DecodeNative does.
 func nativeValue(v string) (s Stored, problem string) {
 	if !bucket.IsNativeValue(v) {
 		return s, "is a string without the native bucket's tag"
@@ -122,14 +121,13 @@ func NotBucketError(t Target) error {
 
 // Plan is what a run will do to its key.
 type Plan struct {
-	Target Target
-	// Spec is the run's; StoredSpec: the bucket's own, left as stored.
+	Target     Target
 	Spec       bucket.Spec
-	StoredSpec bool
+	StoredSpec bool     // Spec is the bucket's own, left as stored
 	Changes    []string // the fields the run writes, then "TTL"
 }
 
-// ErrSpecDiffers is a run refused because --capacity or --rate differ from the stored spec.
+// ErrSpecDiffers is a run refused because its spec differs from the stored one.
 var ErrSpecDiffers = bucket.ErrSpecDiffers
 
 // PlanFor plans a run on t: a missing key is created with spec, a native bucket keeps its

@@ -164,8 +164,7 @@ func GlobPrefix(pattern string) string {
 	return pattern
 }
 
-// QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \): QuoteGlob(prefix) + "*"
-// matches the keys starting with prefix.
+// QuoteGlob escapes the Redis glob metacharacters of s (* ? [ ] \).
 func QuoteGlob(s string) string {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {

@@ -41,7 +41,6 @@ func ParseWhole(s string) (int64, error) {
 	return int64(v), nil
 }
 
-// rateUnit is the seconds of a rate's unit (0: not one).
 func rateUnit(u string) float64 {
 	switch strings.ToLower(u) {
 	case "s", "sec", "second":
@@ -111,8 +110,7 @@ func ParseDuration(s string, unitIfBare time.Duration) (time.Duration, error) {
 
 const notNumber = "not a number" // parseNumber's reason for what is no number at all
 
-// parseNumber reads bucket.ParseNumber's grammar with thousands separators (1,500) and a
-// k/M/G suffix (340k), or says why s is refused.
+// parseNumber reads bucket.ParseNumber's grammar with separators (1,500) and k/M/G, or says why not.
 func parseNumber(s string) (float64, string) {
 	switch {
 	case s == "":
