@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"syscall"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
@@ -55,7 +54,7 @@ func lostCause(server string, err error) string {
 		return fmt.Sprintf("no reply from %s within --timeout (%s)", server, rootText(err))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf("the connection to %s was lost before the reply (EOF: closed by the server, a restart, a proxy or a firewall?)", server)
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+	case rediserr.IsLost(err):
 		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, rootText(err))
 	}
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
@@ -68,8 +67,7 @@ func (f *Factory) namedLoss(msg string, err error) string {
 		oe *outcomeError
 		ue *UnreachableError
 	)
-	lost := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-	if !lost || errors.As(err, &oe) || errors.As(err, &ue) {
+	if !rediserr.IsLost(err) || errors.As(err, &oe) || errors.As(err, &ue) {
 		return msg
 	}
 	root := rootText(err)

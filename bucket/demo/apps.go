@@ -125,7 +125,7 @@ var Apps = map[string]*App{
 			if s.Rate < 1 {
 				ttl = 1 + int(1/s.Rate)
 			}
-			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), traefikMaxDelay(s.Rate).Microseconds()}
+			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), bucket.TraefikMaxDelay(s.Rate).Microseconds()}
 		},
 		servedAt: func(v any, s bucket.Spec) bool {
 			a, _ := v.([]any)
@@ -133,7 +133,7 @@ var Apps = map[string]*App{
 				return false
 			}
 			delay, err := strconv.ParseFloat(fmt.Sprint(a[1]), 64)
-			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= traefikMaxDelay(s.Rate)
+			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= bucket.TraefikMaxDelay(s.Rate)
 		}},
 
 	// @upstash/ratelimit tokenBucket: hash refilledAt/tokens, client time in ms, refillRate
@@ -238,11 +238,4 @@ func mennanovTake(ctx context.Context, rdb redis.Cmdable, key string, spec bucke
 	}
 	v := fmt.Sprintf(`{"state":{"Last":%d,"Available":%d},"version":1}`, last, avail)
 	return true, rdb.Set(ctx, key, v, 0).Err()
-}
-
-func traefikMaxDelay(rate float64) time.Duration {
-	if rate < 1 {
-		return 500 * time.Millisecond
-	}
-	return time.Second / (time.Duration(rate) * 2)
 }

@@ -39,7 +39,12 @@ func IsUnreachable(err error) bool {
 // IsNetwork reports whether err is a network error rather than a reply from the server.
 func IsNetwork(err error) bool {
 	var ne net.Error
-	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
+	return IsLost(err) || errors.As(err, &ne)
+}
+
+// IsLost reports whether err is a connection lost before the reply: EOF, reset or broken.
+func IsLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // ReloadSlots refreshes a Cluster client's slot map after a network error: a dead node
@@ -80,15 +85,15 @@ func IsTimeout(err error) bool {
 		strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "connection pool timeout")
 }
 
-// lazyRegexp compiles expr on first use, not at every command's start-up.
-func lazyRegexp(expr string) func() *regexp.Regexp {
+// LazyRegexp compiles expr on first use, not at every command's start-up.
+func LazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 var (
-	quotedCommand = lazyRegexp(`'([^' ]+)' command`)
-	scriptLine    = lazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
-	luaCall       = lazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
+	quotedCommand = LazyRegexp(`'([^' ]+)' command`)
+	scriptLine    = LazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	luaCall       = LazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
 )
 
 // ACLDenial is what a server's ACL refused: a command sent directly, or one a script calls.
@@ -140,8 +145,8 @@ func commandAt(src, n string) string {
 }
 
 var (
-	scriptTrailer = lazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
-	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
+	scriptTrailer = LazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
+	refusalCode   = LazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
 )
 
 // ReplyText is an error's text without the script SHA1 and line Redis 7 appends to a reply

@@ -7,11 +7,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Redacted stands in for a secret wherever one would be shown.
 const Redacted = "xxxxx"
+
+var lazyRegexp = rediserr.LazyRegexp
 
 // The forms a secret takes in a text, compiled on first use (most runs redact nothing).
 var (
@@ -234,10 +237,6 @@ func redactList(items []string) []string {
 		off += len(item) + 1
 	}
 	return out
-}
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // secretsIn returns the secrets the value s holds, so a text quoting one alone is redacted
