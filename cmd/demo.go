@@ -90,8 +90,8 @@ func demoRun(opts *DemoOptions) error {
 	}()
 	resolve := demo.Resolver(keys)
 	if f.IO.StdoutTTY {
-		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Interval: time.Second, Resolve: resolve,
-			NodeClient: conn.NodeClient, Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
+		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Resolve: resolve, NodeClient: conn.NodeClient,
+			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)
 	}
