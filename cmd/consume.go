@@ -53,7 +53,7 @@ func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 	return decideCommand(cmd, f, opts, runF)
 }
 
-// decideCommand completes consume's and check's command: one KEY and the decision flags.
+// decideCommand adds consume's and check's KEY and flags.
 func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF func(*DecideOptions) error) *cobra.Command {
 	cmd.Args = exactKey
 	cmd.ValidArgsFunction = completeKeys(f)
@@ -137,8 +137,8 @@ func decide(ctx context.Context, f *Factory, st *bucket.Store, key string, t buc
 	return decision{}, writeFailure(f, "consume "+format.QuoteKey(key), "", &bucket.KeyError{Key: key, Err: err})
 }
 
-// readDecision decides the way the bucket's application does; a consume (peek false)
-// refuses what the native script would: another layout, another spec.
+// readDecision decides as the bucket's application does; a consume refuses what the native
+// script would (another layout, another spec).
 func readDecision(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (decision, error) {
 	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
 	if err != nil {
@@ -165,8 +165,7 @@ func readDecision(ctx context.Context, st *bucket.Store, key string, t bucket.Ta
 	return decision{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists, State: &s}, nil
 }
 
-// specDiffersErr is the usage error of a decision whose spec differs from the stored one,
-// in exact values (rounded, two specs that differ can read the same).
+// specDiffersErr is the usage error of a spec differing from the stored one, in exact values.
 func specDiffersErr(err error, given bucket.Spec) error {
 	var sd *bucket.SpecDiffersError
 	if !errors.As(err, &sd) {

@@ -108,14 +108,13 @@ func demoRun(opts *DemoOptions) error {
 	return nil
 }
 
-// demoSummary is the demo's closing line, its counts written as every count is.
+// demoSummary is the demo's closing line.
 func demoSummary(allowed, denied, errs int64) string {
 	return fmt.Sprintf("demo over: %s allowed, %s denied, %s errors; sandbox stopped",
 		format.Count(allowed), format.Count(denied), format.Count(errs))
 }
 
-// demoTry is the command the demo suggests, to look at its sandbox from another terminal,
-// on lines short enough for 80 columns. self is how to run this bucketctl.
+// demoTry suggests a command to look at the sandbox from another terminal, in 80 columns.
 func demoTry(self, addr, key string) string {
 	if line := "  " + self + " --url " + addr + " inspect " + key; len(line) <= 78 {
 		return "try this in another terminal:\n" + line

@@ -92,8 +92,8 @@ type TopParams struct {
 	ErrText    func(error) string
 }
 
-// topDefaults are top's flag defaults, and what a zero field of TopParams takes. The
-// budget is about 4% of one core.
+// topDefaults are top's flag defaults and what a zero TopParams field takes (a budget of
+// about 4% of one core).
 var topDefaults = TopParams{Match: "*", Interval: time.Second, PageSize: 200, Budget: 10000}
 
 func (p TopParams) withDefaults() TopParams {
@@ -141,7 +141,7 @@ type TopSource struct {
 	addr string // for a refused reset's message
 }
 
-// NewTopSource returns the source of the top dashboard over st.
+// NewTopSource returns top's source over st.
 func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	p = p.withDefaults()
 	live := scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
@@ -179,8 +179,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	return snap, nil
 }
 
-// Reset refills the bucket as 'bucketctl reset' does by default (by deleting its keys),
-// under the same rule of what may be reset.
+// Reset refills the bucket by deleting its keys, as 'bucketctl reset' does by default.
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {

@@ -12,8 +12,7 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// outcomeError is a write whose round trip failed: Text says what was done (nothing, or
-// unknown: sent, and no reply came), on which server, and why.
+// outcomeError is a write whose round trip failed: Text says what was done, where and why.
 type outcomeError struct {
 	Text string
 	Err  error
@@ -60,8 +59,8 @@ func lostCause(server string, err error) string {
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
 }
 
-// namedLoss is msg, the text of err, with a bare lost connection in it (EOF, a reset)
-// replaced by lostCause, unless err says so already (outcomeError, UnreachableError).
+// namedLoss replaces a bare lost connection in msg, the text of err, by lostCause, unless
+// err names it already.
 func (f *Factory) namedLoss(msg string, err error) string {
 	var (
 		oe *outcomeError

@@ -47,8 +47,7 @@ func IsLost(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// ReloadSlots refreshes a Cluster client's slot map after a network error: a dead node
-// sends no MOVED.
+// ReloadSlots refreshes a Cluster client's slot map after a network error (no MOVED comes).
 func ReloadSlots(rdb redis.UniversalClient, err error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok && IsNetwork(err) {
 		c.ReloadState(context.Background())
@@ -67,8 +66,7 @@ func NotSent(err error) bool {
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// IsTimeout reports whether err is a server reached that did not answer in time, as opposed
-// to one not reached at all.
+// IsTimeout reports whether a server reached did not answer in time (not one unreached).
 func IsTimeout(err error) bool {
 	if err == nil {
 		return false
@@ -149,8 +147,7 @@ var (
 	refusalCode   = LazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
 )
 
-// ReplyText is an error's text without the script SHA1 and line Redis 7 appends to a reply
-// raised inside a script.
+// ReplyText is an error's text without the script SHA1 and line Redis 7 appends.
 func ReplyText(err error) string {
 	return scriptTrailer().ReplaceAllString(err.Error(), "")
 }

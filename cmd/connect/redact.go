@@ -16,7 +16,7 @@ const Redacted = "xxxxx"
 
 var lazyRegexp = rediserr.LazyRegexp
 
-// The forms a secret takes in a text, compiled on first use (most runs redact nothing).
+// The forms a secret takes in a text.
 var (
 	// "scheme://user:password@" or "//user:password@": the password runs to the last '@'.
 	urlPasswordRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s:/@"',]*:)([^\s"',]*)@`)
@@ -36,7 +36,7 @@ var (
 // a value (RedactValue). Redactor.Apply adds the secrets known by value.
 func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
-		return RedactValue(s) // one word: read as a value
+		return RedactValue(s)
 	}
 	s = flagArgRe().ReplaceAllStringFunc(s, func(m string) string {
 		sub := flagArgRe().FindStringSubmatch(m)
@@ -49,8 +49,7 @@ func Redact(s string) string {
 	return redactForms(s)
 }
 
-// RedactValue hides the secrets of a URL or address list where the parsers find them, then
-// those Redact finds.
+// RedactValue hides the secrets of a URL or address list, where the parsers find them.
 func RedactValue(v string) string {
 	spans := valueSecrets(v)
 	for k := len(spans) - 1; k >= 0; k-- {
@@ -109,8 +108,8 @@ type span struct {
 	user bool
 }
 
-// valueSecrets finds the secrets of one value: each address's own (itemSecret) up to the
-// first item that is no address, then the rest conservatively (restSecret).
+// valueSecrets finds the secrets of each address of a list, then of the rest from the
+// first item that is no address (restSecret).
 func valueSecrets(s string) []span {
 	if !strings.Contains(s, "@") {
 		return nil
@@ -198,7 +197,6 @@ func restSecret(s string, off int) []span {
 	return []span{{start, at, false}}
 }
 
-// serverScheme says s starts with redis://, rediss://, unix:// or //, in any case.
 func serverScheme(s string) bool {
 	for _, p := range []string{"redis://", "rediss://", "unix://", "//"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
@@ -208,7 +206,6 @@ func serverScheme(s string) bool {
 	return false
 }
 
-// urlForm matches a text that starts as a URL: "scheme://" or "//".
 var urlForm = lazyRegexp(`^(?:[A-Za-z][A-Za-z0-9+.-]*:)?//`)
 
 // redactList hides the secrets of a list read joined, as the parser reads it.
@@ -280,8 +277,7 @@ func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 	return s[:start], s[start : start+at], s[start+at:], true
 }
 
-// minSecretLen is the shortest secret replaced by value in free text (shorter ones would
-// garble messages; in an address a secret is hidden by position).
+// minSecretLen is the shortest secret replaced by value in free text (shorter ones garble).
 const minSecretLen = 4
 
 // Redactor hides the secrets it knows by value and those Redact finds by form.
@@ -345,8 +341,8 @@ func (r *Redactor) Apply(msg string) string {
 	return Redact(msg)
 }
 
-// Secrets returns a Redactor that knows every secret this invocation may hold: password
-// variables, given addresses, the config file's and the resolved server's. cfg and srv may be nil.
+// Secrets returns a Redactor that knows every secret this invocation may hold: the
+// environment's, the given addresses', cfg's and srv's (both may be nil).
 func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
 	r := &Redactor{}
 	for _, k := range []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"} {
