@@ -160,8 +160,7 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 	return n, nil
 }
 
-// dedicated are master m's client options for one connection, never re-sent, in RESP2 (a
-// RESP3 redirect target would get pushes, not messages).
+// dedicated are m's options for one connection, never re-sent, in RESP2 (RESP3 gets pushes).
 func dedicated(m *redis.Client) *redis.Options {
 	o := *m.Options()
 	o.Protocol, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns, o.MaxRetries = 2, 1, 0, 0, 0, -1

@@ -101,8 +101,7 @@ type ACLDenial struct {
 	Script   string // the script, when one of bucketctl's ("token_bucket", "reset")
 }
 
-// Denied reports whether err is a refusal by the server's ACL, and what was refused (a
-// script's command is read from its source at the line Redis 7 names).
+// Denied reports whether err is a refusal by the server's ACL, and what was refused.
 func Denied(err error) (ACLDenial, bool) {
 	if err == nil {
 		return ACLDenial{}, false

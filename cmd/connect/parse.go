@@ -232,8 +232,8 @@ func checkHostPort(addr string) error {
 	return nil
 }
 
-// TypedPassword is the usage error for a typed flag value holding a password, or nil; fix
-// says where the password goes instead.
+// TypedPassword is the usage error of a flag value holding a password, or nil; fix says
+// where the password goes.
 func TypedPassword(flag, value, fix string) error {
 	if len(secretsIn(value, false)) == 0 {
 		return nil

@@ -168,8 +168,7 @@ func itemSecret(item string) (span, bool) {
 // unixPath says a URL is a socket path, whose '@' is no user info (unix:///run/a@b.sock).
 func unixPath(item string) bool { return strings.HasPrefix(strings.TrimLeft(item, " \t"), "unix:///") }
 
-// restSecret is the user info s holds from off on, from "//" or the first colon to the
-// last '@': more than the secret, never less.
+// restSecret is the user info s holds from off on: more than the secret, never less.
 func restSecret(s string, off int) []span {
 	rest := s[off:]
 	at := strings.LastIndexByte(s, '@')
@@ -236,8 +235,7 @@ func redactList(items []string) []string {
 	return out
 }
 
-// secretsIn returns the secrets the value s holds, so a text quoting one alone is redacted
-// too; with users, colon-less user info counts.
+// secretsIn returns the secrets the value s holds; with users, colon-less user info counts.
 func secretsIn(s string, users bool) []string {
 	var out []string
 	for _, sp := range valueSecrets(s) {
