@@ -108,7 +108,6 @@ func demoRun(opts *DemoOptions) error {
 	return nil
 }
 
-// demoSummary is the demo's closing line.
 func demoSummary(allowed, denied, errs int64) string {
 	return fmt.Sprintf("demo over: %s allowed, %s denied, %s errors; sandbox stopped",
 		format.Count(allowed), format.Count(denied), format.Count(errs))

@@ -235,8 +235,8 @@ func (m *Top) apply(s TopSnapshot) {
 	m.refilter()
 }
 
-// refilter recomputes the visible rows (filter, then sort) and puts the cursor back on
-// its bucket, or on the first row while the user has not moved it.
+// refilter filters and sorts the rows, and puts the cursor back on its bucket (or the first
+// row while the user has not moved it).
 func (m *Top) refilter() {
 	f := strings.ToLower(m.filter)
 	m.visible = m.visible[:0]

@@ -152,7 +152,6 @@ func (m *Top) emptyText() string {
 	return "no keys"
 }
 
-// moreText sums up the rows the table does not show.
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {

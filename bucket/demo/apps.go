@@ -74,9 +74,9 @@ func firstIsOne(v any) bool {
 	return n == 1
 }
 
-// Apps are the applications of the layouts bucketctl knows, by layout name.
+// Apps are the applications of the layouts bucketctl knows, by layout name, each with its
+// script's keys, arguments and clock (see 'bucketctl help layouts').
 var Apps = map[string]*App{
-	// Webman (PHP): two strings, client time (microtime(true)), no TTL.
 	"webman": {Layout: "webman", script: appScript("webman"),
 		keys: func(k string) []string { return []string{k, k + ":last_time"} },
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -84,7 +84,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// The Go benchmark: client time in ms, PEXPIRE from the caller.
 	"go-bench": {Layout: "go-bench", script: appScript("go-bench"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -92,7 +91,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Spring Boot: Redis TIME in whole seconds; returns its boolean.
 	"spring": {Layout: "spring", script: appScript("spring"),
 		keys: one,
 		args: func(s bucket.Spec, _ time.Time) []any {
@@ -100,7 +98,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// The multi-tier design (Python): client time in float seconds.
 	"multi-tier": {Layout: "multi-tier", script: appScript("multi-tier"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -108,7 +105,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Traefik v3: client time in µs, rate per µs; serves a wait within its max delay.
 	"traefik": {Layout: "traefik", script: appScript("traefik"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -127,8 +123,7 @@ var Apps = map[string]*App{
 			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= bucket.TraefikMaxDelay(s.Rate)
 		}},
 
-	// @upstash/ratelimit tokenBucket: client time in ms, refillRate per 1 s interval; the
-	// dynamic-limit key (none set) shares the key's slot.
+	// The dynamic-limit key (none set) shares the key's slot.
 	"upstash": {Layout: "upstash", script: appScript("upstash"),
 		keys: func(k string) []string { return []string{k, "{" + k + "}:dynamic:global"} },
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -142,7 +137,6 @@ var Apps = map[string]*App{
 			return false
 		}},
 
-	// Express (Node): client time in float seconds (Date.now()/1000).
 	"express": {Layout: "express", script: appScript("express"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -150,7 +144,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Spring Cloud Gateway's RedisRateLimiter: two strings, Redis TIME in whole seconds.
 	"spring-cloud-gateway": {Layout: "spring-cloud-gateway", script: appScript("spring-cloud-gateway"),
 		keys: func(k string) []string { return bucket.Presets["spring-cloud-gateway"].Keys(k) },
 		args: func(s bucket.Spec, _ time.Time) []any {
@@ -158,7 +151,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// sethvargo/go-redisstore: client time in ns, capacity tokens per capacity/rate.
 	"go-redisstore": {Layout: "go-redisstore", script: appScript("go-redisstore"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
