@@ -25,7 +25,7 @@ func (traefikModel) Level(_ Layout, spec Spec, stored Level, now int64) Level {
 
 // Allows: Traefik serves after a delay when the deficit's wait is within its max delay.
 func (traefikModel) Allows(spec Spec, level, cost float64) bool {
-	return level-cost >= 0 || traefikDelay(spec, level, cost) <= traefikMaxDelay(spec.Rate)
+	return level-cost >= 0 || traefikDelay(spec, level, cost) <= TraefikMaxDelay(spec.Rate)
 }
 
 // AppRetryAfter: X-Retry-In, the wait until level - cost reaches 0.
@@ -56,7 +56,8 @@ func traefikDelay(spec Spec, level, cost float64) time.Duration {
 	return time.Duration(f * float64(time.Microsecond))
 }
 
-func traefikMaxDelay(rate float64) time.Duration {
+// TraefikMaxDelay is the longest wait Traefik serves a request after, at rate per second.
+func TraefikMaxDelay(rate float64) time.Duration {
 	if rate < 1 {
 		return 500 * time.Millisecond
 	}

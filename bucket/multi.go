@@ -3,15 +3,14 @@ package bucket
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/slot"
 	"github.com/bucketctl/bucketctl/scripts"
 )
@@ -123,6 +122,8 @@ func (s *Store) checkSlots(keys []string) error {
 	return nil
 }
 
+var lazyRegexp = rediserr.LazyRegexp
+
 var tierInMsg = lazyRegexp(`\(tier (\d+)\)$`)
 
 func multiErr(tiers []Tier, keys []string, err error) error {
@@ -186,8 +187,4 @@ func TakeAllModel(tiers []Tier, levels []Level, exists []bool, now int64) (out [
 		return append(out[:0:0], levels...), false, r
 	}
 	return out, true, r
-}
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

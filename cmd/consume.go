@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/consume"
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -52,7 +53,7 @@ func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
 	return decideCommand(cmd, f, opts, runF)
 }
 
-// decideCommand completes consume's and check's command: one KEY and the decision flags.
+// decideCommand adds consume's and check's KEY and flags.
 func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF func(*DecideOptions) error) *cobra.Command {
 	cmd.Args = exactKey
 	cmd.ValidArgsFunction = completeKeys(f)
@@ -82,11 +83,7 @@ func decideRun(opts *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	o, err := consume.Decide(ctx, st, opts.Key, t, opts.peek)
-	var wf *consume.WriteFailed
-	if errors.As(err, &wf) {
-		err = writeFailure(f, "consume "+format.QuoteKey(opts.Key), "", wf.Err)
-	}
+	o, err := decide(ctx, f, st, opts.Key, t, opts.peek)
 	if err != nil {
 		switch {
 		case errors.Is(err, bucket.ErrNoKey) && opts.peek:
@@ -113,8 +110,62 @@ func decideRun(opts *DecideOptions) error {
 	return nil
 }
 
-// specDiffersErr is the usage error of a decision whose spec differs from the stored one,
-// in exact values (rounded, two specs that differ can read the same).
+// decision is a decision with the layout the key was read as and whether it exists.
+type decision struct {
+	bucket.Decision
+	Layout string
+	Exists bool
+	State  *bucket.State // the bucket as read (nil when the script decided)
+}
+
+// decide decides for key with target t: a check when peek, else a consume.
+func decide(ctx context.Context, f *Factory, st *bucket.Store, key string, t bucket.Target, peek bool) (decision, error) {
+	never := !t.Spec.IsZero() && t.Cost > t.Spec.Capacity // denied unwritten: a read decides
+	if peek || never {
+		return readDecision(ctx, st, key, t, peek)
+	}
+	res, err := st.Take(ctx, key, t.Spec, t.Cost)
+	if err == nil {
+		return decision{Decision: bucket.Decision{Result: res}, Layout: bucket.NativeLayout.Name, Exists: true}, nil
+	}
+	if errors.Is(err, bucket.ErrWrongType) || errors.Is(err, bucket.ErrForeign) {
+		// A read names what the script refused.
+		if _, rerr := readDecision(ctx, st, key, t, false); rerr != nil && !rediserr.IsUnreachable(rerr) {
+			return decision{}, rerr
+		}
+	}
+	return decision{}, writeFailure(f, "consume "+format.QuoteKey(key), "", &bucket.KeyError{Key: key, Err: err})
+}
+
+// readDecision decides as the bucket's application does; a consume refuses what the native
+// script would (another layout, another spec).
+func readDecision(ctx context.Context, st *bucket.Store, key string, t bucket.Target, peek bool) (decision, error) {
+	states, err := st.Inspect(ctx, []string{key}, func(string) bucket.Target { return t })
+	if err != nil {
+		return decision{}, err
+	}
+	s := states[0]
+	if s.Problem != "" {
+		return decision{Exists: true}, s.NotBucketError()
+	}
+	if !peek && !s.Layout.Native {
+		what := fmt.Sprintf("a bucket of layout %s: consume works on native buckets only; use inspect, check or reset", s.Layout.Name)
+		if s.Guess != "" { // not proven to be a bucket at all: not said to be another one's
+			what = fmt.Sprintf("read as layout %s only by a guess (%s): consume works on native buckets only",
+				s.Layout.Name, strings.TrimPrefix(s.Guess, "a guess: "))
+		}
+		return decision{Exists: true}, fmt.Errorf("%w: %q is %s", bucket.ErrForeign, key, what)
+	}
+	if !peek && s.Exists && !t.Spec.IsZero() && t.Spec != s.Spec {
+		return decision{Exists: true}, &bucket.SpecDiffersError{Key: key, Stored: s.Spec}
+	}
+	if _, err := s.Peek(t.Cost); err != nil {
+		return decision{Exists: s.Exists}, err
+	}
+	return decision{Decision: s.Decide(t.Cost), Layout: s.Layout.Name, Exists: s.Exists, State: &s}, nil
+}
+
+// specDiffersErr is the usage error of a spec differing from the stored one, in exact values.
 func specDiffersErr(err error, given bucket.Spec) error {
 	var sd *bucket.SpecDiffersError
 	if !errors.As(err, &sd) {

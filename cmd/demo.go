@@ -90,8 +90,8 @@ func demoRun(opts *DemoOptions) error {
 	}()
 	resolve := demo.Resolver(keys)
 	if f.IO.StdoutTTY {
-		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Interval: time.Second, Resolve: resolve,
-			NodeClient: conn.NodeClient, Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
+		err = RunTop(ctx, f.IO, st, TopParams{Match: "*demo:*", Resolve: resolve, NodeClient: conn.NodeClient,
+			Addr: sb.Addr(), Server: sb.Addr() + " (demo sandbox)", Sort: tui.SortBusy, Hint: try})
 	} else {
 		err = demoLines(ctx, f, st, keys, resolve)
 	}
@@ -108,14 +108,12 @@ func demoRun(opts *DemoOptions) error {
 	return nil
 }
 
-// demoSummary is the demo's closing line, its counts written as every count is.
 func demoSummary(allowed, denied, errs int64) string {
 	return fmt.Sprintf("demo over: %s allowed, %s denied, %s errors; sandbox stopped",
 		format.Count(allowed), format.Count(denied), format.Count(errs))
 }
 
-// demoTry is the command the demo suggests, to look at its sandbox from another terminal,
-// on lines short enough for 80 columns. self is how to run this bucketctl.
+// demoTry suggests a command to look at the sandbox from another terminal, in 80 columns.
 func demoTry(self, addr, key string) string {
 	if line := "  " + self + " --url " + addr + " inspect " + key; len(line) <= 78 {
 		return "try this in another terminal:\n" + line

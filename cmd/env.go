@@ -29,8 +29,8 @@ func (f *Factory) env(ctx context.Context) Env {
 	return Env{IO: f.IO, Ctx: ctx, Now: f.Now, Getenv: f.getenv, src: f}
 }
 
-// dispatch ends a command's RunE once its flags are checked: signals are caught, the Env
-// and the spec flags given are filled in, then runF runs (a test's) or else run.
+// dispatch ends a command's RunE: it catches signals, fills the Env and the spec flags
+// given, then runs runF (a test's) or else run.
 func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *SpecFlags, runF, run func(*O) error) error {
 	f.catchSignals(cmd)
 	*env = f.env(cmd.Context())
@@ -54,8 +54,7 @@ type Selection struct {
 // safe escapes a key name or a message holding one for a person's terminal.
 func safe(s string) string { return format.SafeKey(s) }
 
-// confirm asks question on the terminal: yes goes on; anything else cancels, and nothing
-// changed (exit 1).
+// confirm asks question on the terminal; any answer but yes cancels (exit 1).
 func confirm(io *IOStreams, question string) error {
 	answer, err := io.Prompt(question)
 	if err != nil {

@@ -111,13 +111,13 @@ func TestRunsWithoutCobra(t *testing.T) {
 	})
 	t.Run("top", func(t *testing.T) {
 		env, out, _ := directEnv(t, url)
-		err := topRun(&TopOptions{Env: env, Match: "direct:*", Interval: time.Second, PageSize: 10, Budget: 1000})
+		err := topRun(&TopOptions{Env: env, TopParams: TopParams{Match: "direct:*", Interval: time.Second, PageSize: 10, Budget: 1000}})
 		if code := ExitCode(err); code != ExitUsage || out.Len() != 0 {
 			t.Fatalf("top without a terminal: exit %d (%v), stdout %q", code, err, out)
 		}
 		env.IO.StdoutTTY = true
-		if err := topRun(&TopOptions{Env: env, Match: "direct:*", Interval: 50 * time.Millisecond, Duration: 500 * time.Millisecond,
-			PageSize: 10, Budget: 1000}); err != nil {
+		if err := topRun(&TopOptions{Env: env, TopParams: TopParams{Match: "direct:*", Interval: 50 * time.Millisecond,
+			PageSize: 10, Budget: 1000}, Duration: 500 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), "direct:a") {

@@ -19,12 +19,8 @@ import (
 // TopOptions are the options of top.
 type TopOptions struct {
 	Env
-	Match    string
-	Interval time.Duration
+	TopParams
 	Duration time.Duration
-	PageSize int
-	Budget   int
-	Limit    int
 	Spec     SpecFlags
 }
 
@@ -51,11 +47,11 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Match, "match", "*", "Redis glob pattern of the keys to show (SCAN, never KEYS)")
-	durationVarP(fl, &opts.Interval, "interval", "i", time.Second, "time between refreshes")
+	fl.StringVar(&opts.Match, "match", topDefaults.Match, "Redis glob pattern of the keys to show (SCAN, never KEYS)")
+	durationVarP(fl, &opts.Interval, "interval", "i", topDefaults.Interval, "time between refreshes")
 	durationVarP(fl, &opts.Duration, "duration", "", 0, "quit after this long (0 = until q)")
-	intVar(fl, &opts.PageSize, "page-size", 200, "SCAN COUNT, and buckets read per pipelined round trip")
-	intVar(fl, &opts.Budget, "budget", defaultTopBudget, "the most Redis commands per second top may send")
+	intVar(fl, &opts.PageSize, "page-size", topDefaults.PageSize, "SCAN COUNT, and buckets read per pipelined round trip")
+	intVar(fl, &opts.Budget, "budget", topDefaults.Budget, "the most Redis commands per second top may send")
 	intVarP(fl, &opts.Limit, "limit", "n", 0, "look at the first N buckets found only, then start over (0 = no limit)")
 	opts.Spec.register(cmd, f, false)
 	return cmd
@@ -72,50 +68,62 @@ func topRun(opts *TopOptions) error {
 	if err != nil {
 		return err
 	}
-	return endedByDuration(opts.Ctx, RunTop(opts.Ctx, opts.IO, rd.st, TopParams{Match: opts.Match, Interval: opts.Interval,
-		PageSize: opts.PageSize, Budget: opts.Budget, Limit: opts.Limit, Resolve: rd.resolve, Custom: rd.custom, Addr: rd.conn.Addr(),
-		Server: rd.conn.Label(), NodeClient: rd.conn.NodeClient, ErrText: opts.src.errText}))
+	p := opts.TopParams
+	p.Resolve, p.Custom, p.NodeClient = rd.resolve, rd.custom, rd.conn.NodeClient
+	p.Addr, p.Server, p.ErrText = rd.conn.Addr(), rd.conn.Label(), opts.src.errText
+	return endedByDuration(opts.Ctx, RunTop(opts.Ctx, opts.IO, rd.st, p))
 }
 
-// TopParams say what RunTop shows; zero values take the defaults.
+// TopParams say what RunTop shows: top fills them from its flags, demo for its sandbox.
 type TopParams struct {
-	Match    string        // the SCAN pattern (default "*")
-	Interval time.Duration // between refreshes (default 1 s)
-	PageSize int           // SCAN COUNT and buckets per pipeline (default 200)
-	Budget   int           // the most Redis commands per second (default 10,000)
-	Limit    int           // above 0: each pass looks at the first Limit buckets only
-	// Resolve gives each key's layout and spec (nil: detected, spec from the bucket).
-	Resolve    bucket.Resolver
-	Custom     []bucket.Layout // the config file's layouts
-	NodeClient hot.NodeClient  // builds the clients that follow writes
-	// Addr names the server in the banner when Redis is unreachable, Server (default:
-	// Addr) in the header.
-	Addr, Server string
-	// Sort is the order the dashboard opens in; Hint a line under its header.
-	Sort tui.SortBy
-	Hint string
-	// ErrText is how an error shows (default: secrets found by their form hidden).
-	ErrText func(error) string
+	Match    string
+	Interval time.Duration
+	PageSize int // SCAN COUNT and buckets per pipeline
+	Budget   int // the most Redis commands per second
+	Limit    int // above 0: each pass looks at the first Limit buckets only
+
+	Resolve    bucket.Resolver // nil: layouts detected, specs read from the buckets
+	Custom     []bucket.Layout
+	NodeClient hot.NodeClient
+	Addr       string // named in the banner when Redis is unreachable
+	Server     string // named in the header (default Addr)
+	Sort       tui.SortBy
+	Hint       string // a line under the header
+	ErrText    func(error) string
+}
+
+// topDefaults are top's flag defaults and what a zero TopParams field takes (a budget of
+// about 4% of one core).
+var topDefaults = TopParams{Match: "*", Interval: time.Second, PageSize: 200, Budget: 10000}
+
+func (p TopParams) withDefaults() TopParams {
+	if p.Match == "" {
+		p.Match = topDefaults.Match
+	}
+	if p.Interval <= 0 {
+		p.Interval = topDefaults.Interval
+	}
+	if p.Budget <= 0 {
+		p.Budget = topDefaults.Budget
+	}
+	if p.ErrText == nil {
+		p.ErrText = (*Factory)(nil).errText // secrets found by their form hidden
+	}
+	return p
 }
 
 // RunTop runs the top dashboard full screen over st until the user quits or ctx ends.
 func RunTop(ctx context.Context, ios *IOStreams, st *bucket.Store, p TopParams) error {
-	if p.Match == "" {
-		p.Match = "*"
-	}
+	p = p.withDefaults()
 	styles := tuiStyles(ios)
 	src := NewTopSource(st, p)
-	if p.ErrText == nil {
-		p.ErrText = (*Factory)(nil).errText
-	}
+	defer src.Close()
 	opts := tui.TopOptions{Match: p.Match, Sort: p.Sort, Hint: p.Hint, LiveOptions: tui.LiveOptions{Addr: p.Addr,
 		Server: p.Server, Interval: p.Interval, Styles: &styles, ErrText: p.ErrText}}
 	if p.Resolve != nil {
 		opts.CostOf = func(key string) float64 { return p.Resolve(key).Cost }
 	}
-	m := tui.NewTop(src, opts)
-	defer src.Close()
-	return runProgram(ctx, ios, m)
+	return runProgram(ctx, ios, tui.NewTop(src, opts))
 }
 
 // tuiStyles are the live views' styles: the terminal's colours, none with --no-color.
@@ -130,22 +138,15 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 type TopSource struct {
 	st   *bucket.Store
 	live *scan.Live
-	addr string // the server, for a refused reset's message
+	addr string // for a refused reset's message
 }
 
-// NewTopSource returns the source of the top dashboard over st.
+// NewTopSource returns top's source over st.
 func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
-	if p.Match == "" {
-		p.Match = "*"
-	}
-	if p.Interval <= 0 {
-		p.Interval = time.Second
-	}
-	if p.Budget <= 0 {
-		p.Budget = defaultTopBudget
-	}
-	return &TopSource{st: st, addr: p.Addr, live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
-		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})}
+	p = p.withDefaults()
+	live := scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
+		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})
+	return &TopSource{st: st, addr: p.Addr, live: live}
 }
 
 // Close ends following writes.
@@ -153,9 +154,6 @@ func (s *TopSource) Close() { s.live.Close() }
 
 // Keep keeps the bucket under the cursor in every snapshot while it exists.
 func (s *TopSource) Keep(key string) { s.live.Keep(key) }
-
-// defaultTopBudget is top's Redis budget in commands per second: about 4% of one core.
-const defaultTopBudget = 10000
 
 // Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
@@ -181,8 +179,7 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	return snap, nil
 }
 
-// Reset refills the bucket as 'bucketctl reset' does by default (by deleting its keys),
-// under the same rule of what may be reset.
+// Reset refills the bucket by deleting its keys, as 'bucketctl reset' does by default.
 func (s *TopSource) Reset(ctx context.Context, b bucket.State) error {
 	_, err := s.st.ResetState(ctx, b, bucket.ResetTo{Delete: true})
 	if !hasReply(err) {

@@ -6,15 +6,13 @@ import (
 	"io"
 	"net"
 	"strings"
-	"syscall"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// outcomeError is a write whose round trip failed: Text says what was done (nothing, or
-// unknown: sent, and no reply came), on which server, and why.
+// outcomeError is a write whose round trip failed: Text says what was done, where and why.
 type outcomeError struct {
 	Text string
 	Err  error
@@ -55,21 +53,20 @@ func lostCause(server string, err error) string {
 		return fmt.Sprintf("no reply from %s within --timeout (%s)", server, rootText(err))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf("the connection to %s was lost before the reply (EOF: closed by the server, a restart, a proxy or a firewall?)", server)
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+	case rediserr.IsLost(err):
 		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, rootText(err))
 	}
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
 }
 
-// namedLoss is msg, the text of err, with a bare lost connection in it (EOF, a reset)
-// replaced by lostCause, unless err says so already (outcomeError, UnreachableError).
+// namedLoss replaces a bare lost connection in msg, the text of err, by lostCause, unless
+// err names it already.
 func (f *Factory) namedLoss(msg string, err error) string {
 	var (
 		oe *outcomeError
 		ue *UnreachableError
 	)
-	lost := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-	if !lost || errors.As(err, &oe) || errors.As(err, &ue) {
+	if !rediserr.IsLost(err) || errors.As(err, &oe) || errors.As(err, &ue) {
 		return msg
 	}
 	root := rootText(err)

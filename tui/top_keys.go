@@ -159,8 +159,7 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 	return m, nil
 }
 
-// typeFilter edits the filter line: printable keys append, backspace deletes, ctrl+u
-// clears, enter keeps the filter and esc clears it.
+// typeFilter edits the filter line: enter keeps it, esc clears it.
 func (m *Top) typeFilter(msg tea.KeyMsg) {
 	f := []rune(m.filter)
 	switch {
@@ -184,8 +183,7 @@ func (m *Top) typeFilter(msg tea.KeyMsg) {
 	}
 }
 
-// askReset opens the reset dialog for the bucket in the detail pane or under the cursor;
-// a bucket already gone needs no reset.
+// askReset opens the reset dialog for the bucket in the detail pane or under the cursor.
 func (m Top) askReset() (Top, tea.Cmd) {
 	r := m.selected()
 	switch {

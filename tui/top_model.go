@@ -20,15 +20,12 @@ type TopSource interface {
 
 // TopSnapshot is one refresh of the dashboard.
 type TopSnapshot struct {
-	States []bucket.State // the matching buckets, in any order
-	Cost   Cost           // what the refresh cost Redis, as the source measured it
-	Took   time.Duration
-	// Coverage says how much of the keyspace a bounded part came from ("scanned 340k of
-	// ~1.3M keys"); Keyspace about how many keys there are.
-	Coverage string
-	Keyspace int64
-	// Hot are writes per second by key (marked, first); HotSource names the source,
-	// HotNote why it is unavailable.
+	States   []bucket.State // the matching buckets, in any order
+	Cost     Cost           // what the refresh cost Redis, as the source measured it
+	Took     time.Duration
+	Coverage string // how much of the keyspace was read ("scanned 340k of ~1.3M keys")
+	Keyspace int64  // about how many keys there are
+	// Hot are writes per second by key; HotNote says why they are unavailable.
 	Hot                map[string]float64
 	HotSource, HotNote string
 }
@@ -36,7 +33,7 @@ type TopSnapshot struct {
 // Cost is the Redis cost of one refresh.
 type Cost struct {
 	Commands, RoundTrips int
-	Detail               string // what the round trips were ("3 SCAN pages, 2 pipelines")
+	Detail               string // "3 SCAN pages, 2 pipelines"
 }
 
 func (c Cost) String() string {
@@ -117,11 +114,11 @@ type topResetMsg struct {
 
 type noticeExpiredMsg struct{ id int }
 
-// Init starts the first refresh and the ticker.
+// Init starts the first read and the ticker.
 func (m Top) Init() tea.Cmd { return tea.Batch(m.fetch(), tick(m.Interval)) }
 
-// TopKeeper is a TopSource over part of a large keyspace: it keeps the bucket Keep names
-// (the one under the cursor, "" none) in its snapshots while it exists.
+// TopKeeper is a TopSource over part of a large keyspace that keeps the bucket under the
+// cursor ("" none) in its snapshots while it exists.
 type TopKeeper interface{ Keep(key string) }
 
 func (m *Top) fetch() tea.Cmd {
@@ -144,7 +141,7 @@ func (m *Top) say(text string, bad bool) tea.Cmd {
 	return tea.Tick(m.opts.NoticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{id} })
 }
 
-// Update handles keys, resizes, ticks, refreshes and resets.
+// Update handles keys, resizes, ticks, reads and resets.
 func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -238,8 +235,8 @@ func (m *Top) apply(s TopSnapshot) {
 	m.refilter()
 }
 
-// refilter recomputes the visible rows (filter, then sort) and puts the cursor back on
-// its bucket, or on the first row while the user has not moved it.
+// refilter filters and sorts the rows, and puts the cursor back on its bucket (or the first
+// row while the user has not moved it).
 func (m *Top) refilter() {
 	f := strings.ToLower(m.filter)
 	m.visible = m.visible[:0]
@@ -299,8 +296,7 @@ func (m *Top) scroll() {
 	m.offset = max(0, min(m.offset, len(m.visible)-n))
 }
 
-// tableRows is how many bucket rows fit between the chrome, the table's header and its
-// "more" line.
+// tableRows is how many bucket rows fit under the chrome and the table's header.
 func (m *Top) tableRows() int {
 	return max(1, m.h-len(splitAll(m.topLines()))-1-len(splitAll(m.bottomLines()))-2)
 }

@@ -67,9 +67,8 @@ func (m *Top) sortRows() {
 	})
 }
 
-// less orders two rows (but by name): hot ones first, then by the sort's measure as shown
-// and steadied, rows without a fill after the others, then by fill (when sorted by fill),
-// then by key. Fills move every refresh: by rate, rows alike stay in key order.
+// less orders two rows: hot ones first, then by the sort's steadied measure as shown, rows
+// without a fill last, then by fill (sorted by fill), then by key.
 func (m *Top) less(a, b *topRow) bool {
 	if m.sortBy == SortName {
 		if m.reverse {
@@ -105,9 +104,8 @@ func (m *Top) less(a, b *topRow) bool {
 // steadyOrder are the rates the order uses: hot writes, decisions, denials (-1: unknown).
 type steadyOrder struct{ hot, busy, deny float64 }
 
-// steadied is this refresh's measures (decisions from the native counters, else tokens
-// consumed), except that one within its noise of was (nil: a new row) keeps was's value,
-// so rows of jittery traffic do not swap every refresh.
+// steadied is this refresh's measures, each kept at was's value while within its noise, so
+// rows of jittery traffic do not swap every refresh (was nil: a new row).
 func (r *topRow) steadied(was *steadyOrder) steadyOrder {
 	now := steadyOrder{hot: r.hot, busy: -1, deny: -1}
 	switch {
@@ -122,8 +120,8 @@ func (r *topRow) steadied(was *steadyOrder) steadyOrder {
 	return steadyOrder{hot: steady(was.hot, now.hot), busy: steady(was.busy, now.busy), deny: steady(was.deny, now.deny)}
 }
 
-// steady is now, or old when now is within old's noise: a third of it, and at least 2 a
-// second. Becoming known, unknown, zero or non-zero always counts.
+// steady keeps old while now is within its noise (a third, at least 2/s); a change between
+// unknown, zero and non-zero always counts.
 func steady(old, now float64) float64 {
 	if (old < 0) != (now < 0) || (old == 0) != (now == 0) {
 		return now

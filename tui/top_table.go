@@ -63,9 +63,9 @@ func rateCell(known bool, v float64) string {
 	return format.PerSecond(v)
 }
 
-// columns picks the columns that fit in w and the key column's width: the sorted column
-// and the essential ones first, then the key up to keyWant or two fifths of w, then the
-// others by priority; what remains widens the fill bar, then the key.
+// columns picks the columns that fit in w and the key's width: the sorted and essential
+// columns, the key up to keyWant or 2/5 of w, the others by priority; the rest widens the
+// fill bar, then the key.
 func columns(w, keyWant int, sorted string) (cols []column, keyW int) {
 	avail := w - gutter
 	kmin := min(keyMin, max(8, avail/2))
@@ -152,7 +152,6 @@ func (m *Top) emptyText() string {
 	return "no keys"
 }
 
-// moreText sums up the rows the table does not show.
 func (m *Top) moreText(end int) string {
 	var parts []string
 	if len(m.visible) > 0 {

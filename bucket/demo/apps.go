@@ -18,16 +18,13 @@ import (
 
 // App decides one request the way an application does, in its own layout.
 type App struct {
-	// Layout is the preset the application's buckets read as.
-	Layout string
-	script func() *redis.Script
-	keys   func(key string) []string
-	args   func(spec bucket.Spec, now time.Time) []any
-	// allowed reads the script's reply; servedAt, where set, reads one whose decision
-	// depends on the spec (Traefik's max delay).
+	Layout   string // the preset its buckets read as
+	script   func() *redis.Script
+	keys     func(key string) []string
+	args     func(spec bucket.Spec, now time.Time) []any
 	allowed  func(reply any) bool
-	servedAt func(reply any, spec bucket.Spec) bool
-	// decide, where set, is an application that decides in its own code, not a script.
+	servedAt func(reply any, spec bucket.Spec) bool // instead of allowed: a reply read with the spec
+	// decide, where set, decides in Go instead of a script.
 	decide func(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error)
 }
 
@@ -57,7 +54,6 @@ func (a *App) Take(ctx context.Context, rdb redis.Cmdable, key string, spec buck
 	return a.allowed(v), nil
 }
 
-// appScript is the application's published script, read and hashed on first use.
 func appScript(name string) func() *redis.Script {
 	return scripts.Lazy(func() string { return scripts.App(name) })
 }
@@ -78,10 +74,9 @@ func firstIsOne(v any) bool {
 	return n == 1
 }
 
-// Apps are the applications of the layouts bucketctl knows, by layout name.
+// Apps are the applications of the layouts bucketctl knows, by layout name, each with its
+// script's keys, arguments and clock (see 'bucketctl help layouts').
 var Apps = map[string]*App{
-	// Webman (PHP): two strings, client time (microtime(true)), no TTL; a denial writes
-	// nothing.
 	"webman": {Layout: "webman", script: appScript("webman"),
 		keys: func(k string) []string { return []string{k, k + ":last_time"} },
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -89,8 +84,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// The Go benchmark: hash tokens/ts, client time in ms, ts = max(now, ts), always
-	// writes back, PEXPIRE from the caller.
 	"go-bench": {Layout: "go-bench", script: appScript("go-bench"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -98,8 +91,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Spring Boot: hash tokens/last_refill_time, Redis TIME in whole seconds, EXPIRE
-	// ceil(cap/rate)+60; returns its boolean.
 	"spring": {Layout: "spring", script: appScript("spring"),
 		keys: one,
 		args: func(s bucket.Spec, _ time.Time) []any {
@@ -107,8 +98,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// The multi-tier design (Python): hash tokens/last_refill_at, client time in float
-	// seconds, EXPIRE ceil(2·burst/rate).
 	"multi-tier": {Layout: "multi-tier", script: appScript("multi-tier"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -116,8 +105,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Traefik v3: hash last/tokens, client time in µs, rate per µs; serves a request whose
-	// wait is within its max delay (1 s / (int(rate)·2), 500 ms below 1/s).
 	"traefik": {Layout: "traefik", script: appScript("traefik"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -125,7 +112,7 @@ var Apps = map[string]*App{
 			if s.Rate < 1 {
 				ttl = 1 + int(1/s.Rate)
 			}
-			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), traefikMaxDelay(s.Rate).Microseconds()}
+			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), bucket.TraefikMaxDelay(s.Rate).Microseconds()}
 		},
 		servedAt: func(v any, s bucket.Spec) bool {
 			a, _ := v.([]any)
@@ -133,12 +120,10 @@ var Apps = map[string]*App{
 				return false
 			}
 			delay, err := strconv.ParseFloat(fmt.Sprint(a[1]), 64)
-			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= traefikMaxDelay(s.Rate)
+			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= bucket.TraefikMaxDelay(s.Rate)
 		}},
 
-	// @upstash/ratelimit tokenBucket: hash refilledAt/tokens, client time in ms, refillRate
-	// per 1 s interval; success is remaining >= 0. The dynamic-limit key (none set) shares
-	// the key's slot.
+	// The dynamic-limit key (none set) shares the key's slot.
 	"upstash": {Layout: "upstash", script: appScript("upstash"),
 		keys: func(k string) []string { return []string{k, "{" + k + "}:dynamic:global"} },
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -152,8 +137,6 @@ var Apps = map[string]*App{
 			return false
 		}},
 
-	// Express (Node): hash tokens/last_refill, client time in float seconds
-	// (Date.now()/1000), EXPIRE ceil(2·cap/rate).
 	"express": {Layout: "express", script: appScript("express"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -161,8 +144,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// Spring Cloud Gateway's RedisRateLimiter: strings request_rate_limiter.{ID}.tokens and
-	// .timestamp, Redis TIME in whole seconds, SETEX floor(2·burst/rate) on both.
 	"spring-cloud-gateway": {Layout: "spring-cloud-gateway", script: appScript("spring-cloud-gateway"),
 		keys: func(k string) []string { return bucket.Presets["spring-cloud-gateway"].Keys(k) },
 		args: func(s bucket.Spec, _ time.Time) []any {
@@ -170,9 +151,6 @@ var Apps = map[string]*App{
 		},
 		allowed: firstIsOne},
 
-	// sethvargo/go-redisstore: hash s/t/k/m/i, client time in ns, Tokens per Interval
-	// (capacity per capacity/rate); full again at each whole interval; reply {max, tokens,
-	// next, ok}.
 	"go-redisstore": {Layout: "go-redisstore", script: appScript("go-redisstore"),
 		keys: one,
 		args: func(s bucket.Spec, now time.Time) []any {
@@ -189,9 +167,8 @@ func init() {
 	Apps["mennanov-legacy"] = &App{Layout: "mennanov-legacy", decide: mennanovTake}
 }
 
-// mennanovTake is mennanov/limiters' TokenBucket.Take(1) over TokenBucketRedis with no race
-// check and no TTL (tokenbucket.go:84-141 and 556-653; v1.13.0's two-key form for a key
-// {P}available): the decision is the client's, the state read and written whole.
+// mennanovTake is mennanov/limiters' TokenBucket.Take(1) over TokenBucketRedis, no race
+// check, no TTL (v1.13.0's two-key form for a key {P}available).
 func mennanovTake(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error) {
 	base, legacy := strings.CutSuffix(key, "available")
 	if !legacy {
@@ -238,11 +215,4 @@ func mennanovTake(ctx context.Context, rdb redis.Cmdable, key string, spec bucke
 	}
 	v := fmt.Sprintf(`{"state":{"Last":%d,"Available":%d},"version":1}`, last, avail)
 	return true, rdb.Set(ctx, key, v, 0).Err()
-}
-
-func traefikMaxDelay(rate float64) time.Duration {
-	if rate < 1 {
-		return 500 * time.Millisecond
-	}
-	return time.Second / (time.Duration(rate) * 2)
 }

@@ -13,13 +13,10 @@ import (
 // Key is one bucket the demo drives: Poisson arrivals at a mean of RPS per second, plus a
 // burst of Burst requests every BurstEvery (the first after FirstBurst).
 type Key struct {
-	Key  string
-	Spec bucket.Spec
-	// App decides its requests; nil is bucketctl's own script.
-	App *App
-	// Start is the level the bucket is seeded with, in its layout (0: not seeded; its
-	// first request creates it full).
-	Start float64
+	Key   string
+	Spec  bucket.Spec
+	App   *App    // nil: bucketctl's own script
+	Start float64 // the level it is seeded with (0: none; its first request creates it full)
 
 	RPS        float64
 	Burst      int
@@ -37,9 +34,8 @@ func (k *Key) Layout() bucket.Layout {
 	return bucket.Presets[k.App.Layout]
 }
 
-// Keys are the demo's buckets under prefix: bucketctl's own, one that throttles within
-// the first seconds (a scraper far above its rate), and one or two of every other
-// application, with the limits their articles use.
+// Keys are the demo's buckets under prefix: bucketctl's own (one, a scraper, throttled
+// at once) and one or two of every other application, with their articles' limits.
 func Keys(prefix string) []*Key {
 	p := func(s string) string { return prefix + s }
 	return []*Key{
@@ -71,8 +67,7 @@ func Keys(prefix string) []*Key {
 	}
 }
 
-// Resolver gives each demo key its layout and spec (their applications keep the spec in
-// their code, as a config rule does for an operator).
+// Resolver gives each demo key its layout and spec, as a config rule would.
 func Resolver(keys []*Key) bucket.Resolver {
 	by := make(map[string]*Key, len(keys))
 	for _, k := range keys {
@@ -88,8 +83,7 @@ func Resolver(keys []*Key) bucket.Resolver {
 	}
 }
 
-// Seed writes the keys' start levels in their own layouts, as their applications would
-// have left them.
+// Seed writes the keys' start levels in their own layouts.
 func Seed(ctx context.Context, st *bucket.Store, keys []*Key) error {
 	for _, k := range keys {
 		if k.Start == 0 {
@@ -139,7 +133,6 @@ func (k *Key) Drive(ctx context.Context, st *bucket.Store, seed uint64) {
 	}
 }
 
-// take decides one request and counts it.
 func (k *Key) take(ctx context.Context, st *bucket.Store) {
 	var ok bool
 	var err error

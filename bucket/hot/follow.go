@@ -28,8 +28,7 @@ type Follower struct {
 	match     string
 }
 
-// NewFollower follows the writes to the keys matching the glob match from the first Next,
-// with the Tracker options o (Prefixes: match's).
+// NewFollower follows the writes to the keys matching the glob match from the first Next.
 func NewFollower(match string, o Options) *Follower {
 	o.Prefixes = nil
 	h := &Follower{notBucket: map[string]bool{}, match: match, opts: o}
@@ -77,8 +76,8 @@ func (h *Follower) Next(ctx context.Context, st *bucket.Store) []string {
 	return keys
 }
 
-// Done takes what the watchlist read: keys that are not buckets are not read again; the hot
-// buckets come back as writes/s by key.
+// Done takes what was read (keys that are no bucket are not read again) and returns the hot
+// buckets' writes/s by key.
 func (h *Follower) Done(states []bucket.State, notBuckets []string) map[string]float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -101,7 +100,7 @@ func (h *Follower) Done(states []bucket.State, notBuckets []string) map[string]f
 	return out
 }
 
-// Note says why hot buckets are unavailable ("" while they are available).
+// Note says why hot buckets are unavailable, or "".
 func (h *Follower) Note() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -24,8 +24,7 @@ type Report struct {
 	Source   string        // what ranked the keys (SourceTracking)
 	Observed time.Duration // how long writes were followed
 	Masters  int
-	// Keys is the distinct keys written, NotBuckets the busiest read that were not buckets,
-	// Messages the invalidations received, Reads the read commands sent.
+	// Keys written, NotBuckets among the busiest, invalidation Messages, read commands.
 	Keys, NotBuckets, Messages, Reads int64
 }
 
@@ -37,9 +36,8 @@ type Query struct {
 	Resolve bucket.Resolver // each key's layout and spec (nil: detect)
 }
 
-// Buckets follows writes for q.For and returns the buckets written most, busiest first. The
-// busiest keys are read a quarter in (at most 1 s) and at the end, so that native buckets'
-// rates come from their counters.
+// Buckets follows writes for q.For and returns the buckets written most, busiest first,
+// read a quarter in (at most 1 s) and at the end: native buckets' rates are their counters'.
 func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 	if q.For <= 0 {
 		q.For = 1500 * time.Millisecond

@@ -18,13 +18,13 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
-// SourceTracking names the ranking's source: client tracking's invalidations.
+// SourceTracking names client tracking as the source of the ranking.
 const SourceTracking = "client-tracking"
 
 const invalidateChannel = "__redis__:invalidate"
 
-// UnsupportedError says the server cannot report written keys: a Redis older than 6, or an
-// ACL refusing CLIENT or SUBSCRIBE.
+// UnsupportedError says the server cannot report written keys: Redis before 6, or an ACL
+// refusing CLIENT or SUBSCRIBE.
 type UnsupportedError struct {
 	Addr   string
 	NoPerm bool // the ACL refused a command (else the server has no client tracking)
@@ -63,12 +63,10 @@ type Options struct {
 	NodeClient NodeClient      // nil: redis.NewClient
 }
 
-// NodeClient builds the client of a dedicated connection from its master's options (the
-// connection package's constructor, so these carry its hooks).
+// NodeClient builds the client of a dedicated connection from its master's options.
 type NodeClient func(*redis.Options) *redis.Client
 
-// Tracker counts the writes each key receives on every master until Close. It is safe for
-// concurrent use.
+// Tracker counts the writes each key receives on every master until Close.
 type Tracker struct {
 	nodes   []*hotNode
 	pairs   []bucket.Layout // the two-key layouts, whose time keys fold into their buckets
@@ -91,7 +89,7 @@ type hotNode struct {
 	closers []io.Closer // in the order opened
 }
 
-// Count is a key and the writes seen to it.
+// Count is the writes seen to a key.
 type Count struct {
 	Key    string
 	Writes int64
@@ -162,8 +160,7 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 	return n, nil
 }
 
-// dedicated are master m's client options for one connection, never re-sent, in RESP2 (a
-// RESP3 redirect target would get pushes, not messages).
+// dedicated are m's options for one connection, never re-sent, in RESP2 (RESP3 gets pushes).
 func dedicated(m *redis.Client) *redis.Options {
 	o := *m.Options()
 	o.Protocol, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns, o.MaxRetries = 2, 1, 0, 0, 0, -1
@@ -261,8 +258,7 @@ func (t *Tracker) shrink() {
 	}
 }
 
-// Top returns the n keys written most since the start (or the last Reset), most first,
-// leaving out the keys skip says to.
+// Top returns the n keys written most since the start or the last Reset, unless skipped.
 func (t *Tracker) Top(n int, skip func(string) bool) []Count {
 	t.mu.Lock()
 	out := make([]Count, 0, len(t.counts))
@@ -290,7 +286,6 @@ func (t *Tracker) Reset() time.Duration {
 	return d
 }
 
-// observed is how long the current counts cover, and the keys counted.
 func (t *Tracker) observed() (time.Duration, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

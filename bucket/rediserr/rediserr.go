@@ -39,11 +39,15 @@ func IsUnreachable(err error) bool {
 // IsNetwork reports whether err is a network error rather than a reply from the server.
 func IsNetwork(err error) bool {
 	var ne net.Error
-	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne))
+	return IsLost(err) || errors.As(err, &ne)
 }
 
-// ReloadSlots refreshes a Cluster client's slot map after a network error: a dead node
-// sends no MOVED.
+// IsLost reports whether err is a connection lost before the reply: EOF, reset or broken.
+func IsLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// ReloadSlots refreshes a Cluster client's slot map after a network error (no MOVED comes).
 func ReloadSlots(rdb redis.UniversalClient, err error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok && IsNetwork(err) {
 		c.ReloadState(context.Background())
@@ -62,8 +66,7 @@ func NotSent(err error) bool {
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// IsTimeout reports whether err is a server reached that did not answer in time, as opposed
-// to one not reached at all.
+// IsTimeout reports whether a server reached did not answer in time (not one unreached).
 func IsTimeout(err error) bool {
 	if err == nil {
 		return false
@@ -80,15 +83,15 @@ func IsTimeout(err error) bool {
 		strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "connection pool timeout")
 }
 
-// lazyRegexp compiles expr on first use, not at every command's start-up.
-func lazyRegexp(expr string) func() *regexp.Regexp {
+// LazyRegexp compiles expr on first use, not at every command's start-up.
+func LazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 var (
-	quotedCommand = lazyRegexp(`'([^' ]+)' command`)
-	scriptLine    = lazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
-	luaCall       = lazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
+	quotedCommand = LazyRegexp(`'([^' ]+)' command`)
+	scriptLine    = LazyRegexp(`script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	luaCall       = LazyRegexp(`redis\.p?call\(\s*'([A-Za-z]+)'`)
 )
 
 // ACLDenial is what a server's ACL refused: a command sent directly, or one a script calls.
@@ -98,8 +101,7 @@ type ACLDenial struct {
 	Script   string // the script, when one of bucketctl's ("token_bucket", "reset")
 }
 
-// Denied reports whether err is a refusal by the server's ACL, and what was refused (a
-// script's command is read from its source at the line Redis 7 names).
+// Denied reports whether err is a refusal by the server's ACL, and what was refused.
 func Denied(err error) (ACLDenial, bool) {
 	if err == nil {
 		return ACLDenial{}, false
@@ -140,12 +142,11 @@ func commandAt(src, n string) string {
 }
 
 var (
-	scriptTrailer = lazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
-	refusalCode   = lazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
+	scriptTrailer = LazyRegexp(`\.? script: [0-9a-f]{40}, on @user_script:\d+\.?$`)
+	refusalCode   = LazyRegexp(`(?:^|[\s-])(NOREPLICAS|READONLY|OOM|MISCONF) `)
 )
 
-// ReplyText is an error's text without the script SHA1 and line Redis 7 appends to a reply
-// raised inside a script.
+// ReplyText is an error's text without the script SHA1 and line Redis 7 appends.
 func ReplyText(err error) string {
 	return scriptTrailer().ReplaceAllString(err.Error(), "")
 }

@@ -100,10 +100,9 @@ func checkDB(raw string, tcp bool) error {
 	return nil
 }
 
-// decimal is plain digits: no sign, no leading zero.
 var decimal = lazyRegexp(`^(?:0|[1-9][0-9]*)$`)
 
-// isDecimal says s is plain decimal digits that fit an int.
+// isDecimal says s is plain decimal digits (no sign, no leading zero) that fit an int.
 func isDecimal(s string) bool {
 	_, err := strconv.Atoi(s)
 	return err == nil && decimal().MatchString(s)
@@ -233,8 +232,8 @@ func checkHostPort(addr string) error {
 	return nil
 }
 
-// TypedPassword is the usage error for a typed flag value holding a password, or nil; fix
-// says where the password goes instead.
+// TypedPassword is the usage error of a flag value holding a password, or nil; fix says
+// where the password goes.
 func TypedPassword(flag, value, fix string) error {
 	if len(secretsIn(value, false)) == 0 {
 		return nil
@@ -243,6 +242,7 @@ func TypedPassword(flag, value, fix string) error {
 		flag, RedactValue(value), fix)
 }
 
+// TypedListPassword is TypedPassword for a list flag's values, read joined.
 func TypedListPassword(flag string, values []string, fix string) error {
 	return TypedPassword(flag, strings.Join(values, ","), fix)
 }

@@ -7,13 +7,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/bucketctl/bucketctl/bucket/rediserr"
 )
 
 // Redacted stands in for a secret wherever one would be shown.
 const Redacted = "xxxxx"
 
-// The forms a secret takes in a text, compiled on first use (most runs redact nothing).
+var lazyRegexp = rediserr.LazyRegexp
+
+// The forms a secret takes in a text.
 var (
 	// "scheme://user:password@" or "//user:password@": the password runs to the last '@'.
 	urlPasswordRe = lazyRegexp(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s:/@"',]*:)([^\s"',]*)@`)
@@ -33,7 +36,7 @@ var (
 // a value (RedactValue). Redactor.Apply adds the secrets known by value.
 func Redact(s string) string {
 	if !strings.ContainsAny(s, " \t\n") {
-		return RedactValue(s) // one word: read as a value
+		return RedactValue(s)
 	}
 	s = flagArgRe().ReplaceAllStringFunc(s, func(m string) string {
 		sub := flagArgRe().FindStringSubmatch(m)
@@ -46,8 +49,7 @@ func Redact(s string) string {
 	return redactForms(s)
 }
 
-// RedactValue hides the secrets of a URL or address list where the parsers find them, then
-// those Redact finds.
+// RedactValue hides the secrets of a URL or address list, where the parsers find them.
 func RedactValue(v string) string {
 	spans := valueSecrets(v)
 	for k := len(spans) - 1; k >= 0; k-- {
@@ -106,8 +108,8 @@ type span struct {
 	user bool
 }
 
-// valueSecrets finds the secrets of one value: each address's own (itemSecret) up to the
-// first item that is no address, then the rest conservatively (restSecret).
+// valueSecrets finds the secrets of each address of a list, then of the rest from the
+// first item that is no address (restSecret).
 func valueSecrets(s string) []span {
 	if !strings.Contains(s, "@") {
 		return nil
@@ -166,8 +168,7 @@ func itemSecret(item string) (span, bool) {
 // unixPath says a URL is a socket path, whose '@' is no user info (unix:///run/a@b.sock).
 func unixPath(item string) bool { return strings.HasPrefix(strings.TrimLeft(item, " \t"), "unix:///") }
 
-// restSecret is the user info s holds from off on, from "//" or the first colon to the
-// last '@': more than the secret, never less.
+// restSecret is the user info s holds from off on: more than the secret, never less.
 func restSecret(s string, off int) []span {
 	rest := s[off:]
 	at := strings.LastIndexByte(s, '@')
@@ -195,7 +196,6 @@ func restSecret(s string, off int) []span {
 	return []span{{start, at, false}}
 }
 
-// serverScheme says s starts with redis://, rediss://, unix:// or //, in any case.
 func serverScheme(s string) bool {
 	for _, p := range []string{"redis://", "rediss://", "unix://", "//"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
@@ -205,7 +205,6 @@ func serverScheme(s string) bool {
 	return false
 }
 
-// urlForm matches a text that starts as a URL: "scheme://" or "//".
 var urlForm = lazyRegexp(`^(?:[A-Za-z][A-Za-z0-9+.-]*:)?//`)
 
 // redactList hides the secrets of a list read joined, as the parser reads it.
@@ -236,12 +235,7 @@ func redactList(items []string) []string {
 	return out
 }
 
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
-// secretsIn returns the secrets the value s holds, so a text quoting one alone is redacted
-// too; with users, colon-less user info counts.
+// secretsIn returns the secrets the value s holds; with users, colon-less user info counts.
 func secretsIn(s string, users bool) []string {
 	var out []string
 	for _, sp := range valueSecrets(s) {
@@ -281,8 +275,7 @@ func splitUserinfo(s string) (prefix, userinfo, rest string, ok bool) {
 	return s[:start], s[start : start+at], s[start+at:], true
 }
 
-// minSecretLen is the shortest secret replaced by value in free text (shorter ones would
-// garble messages; in an address a secret is hidden by position).
+// minSecretLen is the shortest secret replaced by value in free text (shorter ones garble).
 const minSecretLen = 4
 
 // Redactor hides the secrets it knows by value and those Redact finds by form.
@@ -346,8 +339,8 @@ func (r *Redactor) Apply(msg string) string {
 	return Redact(msg)
 }
 
-// Secrets returns a Redactor that knows every secret this invocation may hold: password
-// variables, given addresses, the config file's and the resolved server's. cfg and srv may be nil.
+// Secrets returns a Redactor that knows every secret this invocation may hold: the
+// environment's, the given addresses', cfg's and srv's (both may be nil).
 func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
 	r := &Redactor{}
 	for _, k := range []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"} {
