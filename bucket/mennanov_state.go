@@ -50,7 +50,8 @@ func (l Layout) validateJSON() error {
 	return nil
 }
 
-// classifyJSON reads a string that may be a json layout's state; false: it is not one.
+// classifyJSON reads a string that may be a json layout's state; false: no json layout is
+// declared for the key and the value does not have the state's form.
 func classifyJSON(st State, t Target, v string) (State, bool) {
 	declared := t.Layout != nil && t.Layout.Type == JSON
 	if !declared && (t.Layout != nil || !strings.HasPrefix(v, jsonStatePrefix)) {

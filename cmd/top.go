@@ -92,8 +92,8 @@ type TopParams struct {
 	ErrText    func(error) string
 }
 
-// topDefaults are top's flag defaults and what a zero TopParams field takes (a budget of
-// about 4% of one core).
+// topDefaults are top's flag defaults; a zero Match, Interval or Budget takes its default
+// (a zero PageSize takes the scan's). The budget is about 4% of one core.
 var topDefaults = TopParams{Match: "*", Interval: time.Second, PageSize: 200, Budget: 10000}
 
 func (p TopParams) withDefaults() TopParams {

@@ -34,8 +34,8 @@ func (k *Key) Layout() bucket.Layout {
 	return bucket.Presets[k.App.Layout]
 }
 
-// Keys are the demo's buckets under prefix: bucketctl's own (one, a scraper, throttled
-// at once) and one or two of every other application, with their articles' limits.
+// Keys are the demo's buckets under prefix: bucketctl's own (a scraper among them, far
+// above its rate) and one or two of every other application, with their articles' limits.
 func Keys(prefix string) []*Key {
 	p := func(s string) string { return prefix + s }
 	return []*Key{
