@@ -142,67 +142,53 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			return nil, err
 		}
 	}
-	out := make([]ResetOutcome, len(ops))
 	gcraNow, err := s.gcraResetNow(ctx, ops)
 	if err != nil {
 		return nil, err
 	}
-	useEval := false
-	for attempt := 0; attempt < 3; attempt++ {
-		pipe := s.rdb.Pipeline()
-		idx := make([]int, 0, len(ops))
-		cmds := make([]*redis.Cmd, 0, len(ops))
-		for i, op := range ops {
-			if out[i] != ResetFailed {
-				continue
-			}
-			keys, args, err := s.resetArgs(op, gcraNow)
-			if err != nil {
-				return nil, err
-			}
-			for len(args) > 0 && args[len(args)-1] == "" {
-				args = args[:len(args)-1] // an absent ARGV reads as "" in the script
-			}
-			if useEval {
-				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset(), keys, args...))
-			} else {
-				cmds = append(cmds, pipe.EvalSha(ctx, resetScript().Hash(), keys, args...))
-			}
-			idx = append(idx, i)
-		}
-		if len(cmds) == 0 {
-			return out, nil
-		}
-		_, err := pipe.Exec(ctx)
-		if err != nil && !isPerCommand(err) {
-			s.networkErr(err)
-			if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
-				return nil, &UncertainError{Key: ops[idx[0]].Key, Err: err, Resets: len(cmds)}
-			}
+	var sha interface{} = resetScript().Hash()
+	calls := make([]*redis.Cmd, len(ops))
+	for i, op := range ops {
+		keys, args, err := s.resetArgs(op, gcraNow)
+		if err != nil {
 			return nil, err
 		}
-		noScript := false
-		var errs []error
-		for j, cmd := range cmds {
-			i := idx[j]
-			n, err := cmd.Int64()
-			switch {
-			case err == nil:
-				out[i] = scriptOutcome(n)
-			case redis.HasErrorPrefix(err, "NOSCRIPT"):
-				noScript = true
-			default:
-				errs = append(errs, resetErr(ops[i], err))
-			}
+		for len(args) > 0 && args[len(args)-1] == "" {
+			args = args[:len(args)-1] // an absent ARGV reads as "" in the script
 		}
-		if !noScript || len(errs) > 0 {
-			return out, errors.Join(errs...)
-		}
-		if err := s.rdb.ScriptLoad(ctx, scripts.Reset()).Err(); err != nil {
-			useEval = true // no SCRIPT LOAD permission: send the source
-		}
+		calls[i] = evalCmd(ctx, "evalsha", sha, keys, args)
 	}
-	return out, fmt.Errorf("reset: the server keeps answering NOSCRIPT")
+	out := make([]ResetOutcome, len(ops))
+	if len(ops) == 0 {
+		return out, nil
+	}
+	if _, err := sendCalls(ctx, s.rdb, calls, nil, callRW, resetRetry); err != nil {
+		s.networkErr(err)
+		if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
+			return nil, &UncertainError{Key: ops[0].Key, Err: err, Resets: len(ops)}
+		}
+		return nil, err
+	}
+	var errs []error
+	failed, noScript := false, false
+	for i, call := range calls {
+		n, err := call.Int64()
+		switch {
+		case err == nil:
+			out[i] = scriptOutcome(n)
+		case !failed && failsRead(err):
+			return nil, err // every call's: loading, cluster down, no permission
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			noScript = true
+		default:
+			errs = append(errs, resetErr(ops[i], err))
+		}
+		failed = failed || err != nil
+	}
+	if noScript {
+		errs = append(errs, errors.New("reset: the server keeps answering NOSCRIPT"))
+	}
+	return out, errors.Join(errs...)
 }
 
 // scriptOutcome maps the reset script's reply to an outcome.
