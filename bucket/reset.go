@@ -34,25 +34,36 @@ type ResetOp struct {
 	Respec bool
 }
 
-// ResetOutcome is what a reset did to one bucket.
+// ResetOutcome is what a reset did to one bucket; the reset script replies ResetOutcome-4.
 type ResetOutcome int
 
 const (
-	ResetFailed  ResetOutcome = iota // not applied (see the error)
-	ResetDone                        // deleted or written
-	ResetCreated                     // --tokens on a missing bucket wrote a new one
-	ResetMissing                     // no key: nothing to delete
-	// Left as they are: no longer a bucket of the layout, corrupt, a bare number no layout
-	// is declared for.
-	ResetChanged
-	ResetCorrupt
-	ResetUndeclared
+	ResetFailed     ResetOutcome = iota // not applied (see the error)
+	ResetUndeclared                     // left untouched: a bare number no layout is declared for
+	ResetCorrupt                        // left untouched: corrupt
+	ResetChanged                        // left untouched: no longer a bucket of the layout
+	ResetMissing                        // no key: nothing to delete
+	ResetDone                           // deleted or written
+	ResetCreated                        // --tokens on a missing bucket wrote a new one
 )
 
-func (o ResetOutcome) String() string {
-	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched",
-		"corrupt: left untouched", "no layout declared for it: left untouched"}[o]
+var resetOutcomes = [...]struct{ name, text string }{
+	{"failed", "failed"},
+	{"undeclared", "no layout declared for it: left untouched"},
+	{"corrupt", "corrupt: left untouched"},
+	{"changed", "changed since it was read: left untouched"},
+	{"no key", "no key"},
+	{"reset", "reset"},
+	{"created", "created"},
 }
+
+func (o ResetOutcome) String() string { return resetOutcomes[o].text }
+
+// Name is the outcome as reset's output names it.
+func (o ResetOutcome) Name() string { return resetOutcomes[o].name }
+
+// Applied reports whether the bucket was deleted or written.
+func (o ResetOutcome) Applied() bool { return o == ResetDone || o == ResetCreated }
 
 var resetScript = scripts.Lazy(scripts.Reset)
 
@@ -174,8 +185,9 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 	for i, call := range calls {
 		n, err := call.Int64()
 		switch {
-		case err == nil:
-			out[i] = scriptOutcome(n)
+		case err == nil && n >= -3 && n <= 2:
+			out[i] = ResetOutcome(n + 4)
+		case err == nil: // another reply: ResetFailed
 		case !failed && failsRead(err):
 			return nil, err // every call's: loading, cluster down, no permission
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -189,14 +201,6 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 		errs = append(errs, errors.New("reset: the server keeps answering NOSCRIPT"))
 	}
 	return out, errors.Join(errs...)
-}
-
-// scriptOutcome maps the reset script's reply to an outcome.
-func scriptOutcome(n int64) ResetOutcome {
-	if n < -3 || n > 2 {
-		return ResetFailed
-	}
-	return [...]ResetOutcome{ResetUndeclared, ResetCorrupt, ResetChanged, ResetMissing, ResetDone, ResetCreated}[n+3]
 }
 
 // KeyError is one key's error in a batch; its text is Err's. Layout is the layout to

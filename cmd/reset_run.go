@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/bucket/scan"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -208,10 +210,10 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		}
 		planned, writing = planned+len(ops), true
 		done := 0
-		return resetplan.Run(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
+		return resetBatches(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
 			batches++
 			for k, o := range res {
-				r.tally.Add(batch[k], o)
+				r.tally.add(batch[k], o)
 				if !r.match {
 					outcomes[batch[k].Key] = o
 				} else if stream {
@@ -221,7 +223,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 			}
 			done += len(batch)
 			if err != nil {
-				r.tally.Errs = append(r.tally.Errs, err)
+				r.tally.errs = append(r.tally.errs, err)
 			}
 			if stream {
 				if err := out.Flush(); err != nil {
@@ -229,7 +231,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 				}
 			}
 			if r.match {
-				n := r.tally.Reset()
+				n := r.tally.reset()
 				prog.Show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
 			}
 			return nil
@@ -244,7 +246,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match && err != nil && !writing {
 		return err // read, or not a bucket: nothing was written
 	}
-	someDone := len(r.tally.Errs) == 0 || r.tally.Failed < len(outcomes)
+	someDone := len(r.tally.errs) == 0 || r.tally.n[bucket.ResetFailed] < len(outcomes)
 	if !r.match && (err == nil || batches > 0) && someDone {
 		if planned == 0 && err == nil {
 			return r.nothing(&output.PlanSummary{}, src)
@@ -259,7 +261,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		}
 	}
 	if r.match || (batches > 0 && someDone) {
-		output.ReportTally(f.IO, &r.tally)
+		r.tally.report(f.IO)
 	}
 	if err := r.failure(ctx, err, planned, batches); err != nil {
 		return err
@@ -267,9 +269,9 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match {
 		// A key named that the script left untouched: undeclared exits 2, changed or corrupt 1.
 		switch {
-		case r.tally.Undeclared > 0:
+		case r.tally.n[bucket.ResetUndeclared] > 0:
 			return &SilentError{Code: ExitUsage}
-		case r.tally.Changed+r.tally.Corrupt > 0:
+		case r.tally.n[bucket.ResetChanged]+r.tally.n[bucket.ResetCorrupt] > 0:
 			return &SilentError{Code: ExitError}
 		}
 	}
@@ -278,7 +280,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 
 // failure maps how a reset stopped to its error and exit code.
 func (r *resetter) failure(ctx context.Context, err error, planned, batches int) error {
-	f, n := r.f, r.tally.Reset()
+	f, n := r.f, r.tally.reset()
 	if r.match && (errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()))) {
 		fmt.Fprintf(f.IO.ErrOut, "interrupted: stopped after %s bucket(s); the scan had not finished, so more may match (run the same command again)\n", fmtCount(n))
 		return &SilentError{Code: ExitInterrupted}
@@ -296,9 +298,9 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 			}
 		}
 	}
-	errs := errors.Join(r.tally.Errs...)
+	errs := errors.Join(r.tally.errs...)
 	switch {
-	case errors.Is(err, resetplan.ErrRefused):
+	case errors.Is(err, errRefused):
 		return writeFailure(f, what, stopped, errs)
 	case hasReply(err):
 		return writeFailure(f, what, stopped, err)
@@ -309,18 +311,18 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 	case err != nil:
 		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, fmtCount(n))
 	case hasReply(errs) && r.match:
-		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.Failed)), errs)
+		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.n[bucket.ResetFailed])), errs)
 	case hasReply(errs):
 		return writeFailure(f, what, stopped, errs)
-	case len(r.tally.Errs) > 0:
-		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.Errs[0], len(r.tally.Errs))
+	case len(r.tally.errs) > 0:
+		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
 	}
 	return nil
 }
 
 // withOutcome is v as the reset left it.
 func withOutcome(v output.ResetView, o bucket.ResetOutcome) output.ResetView {
-	v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
+	v.Done, v.Outcome = o.Applied(), o.Name()
 	return v
 }
 
@@ -333,4 +335,88 @@ func notBuckets(n, of int) string {
 		return fmt.Sprintf("1 of %s keys is not a bucket; leave it out and run again", fmtCount(of))
 	}
 	return fmt.Sprintf("%s of %s keys are not buckets; leave them out and run again", fmtCount(n), fmtCount(of))
+}
+
+// resetBatch is the most buckets one pipelined round trip resets.
+const resetBatch = 500
+
+// errRefused stops a bulk reset when the server refuses writes.
+var errRefused = errors.New("the server refuses writes")
+
+// resetBatches resets ops in batches, calling done with each batch's outcomes; the batch in
+// flight completes when ctx ends, a refused write stops it (errRefused).
+func resetBatches(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func([]bucket.ResetOp, []bucket.ResetOutcome, error) error) error {
+	for i := 0; i < len(ops); i += resetBatch {
+		batch := ops[i:min(i+resetBatch, len(ops))]
+		res, err := st.ResetMany(context.WithoutCancel(ctx), batch)
+		if res == nil {
+			return err
+		}
+		if derr := done(batch, res, err); derr != nil {
+			return derr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && rediserr.Refusal(err) != "" {
+			return errRefused
+		}
+	}
+	return nil
+}
+
+// tally counts what resets did: per outcome, with its first five keys, and per layout.
+type tally struct {
+	n        map[bucket.ResetOutcome]int
+	first    map[bucket.ResetOutcome][]string
+	byLayout map[string]int
+	errs     []error
+}
+
+func (t *tally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
+	if t.n == nil {
+		t.n, t.first, t.byLayout = map[bucket.ResetOutcome]int{}, map[bucket.ResetOutcome][]string{}, map[string]int{}
+	}
+	t.n[o]++
+	if len(t.first[o]) < 5 {
+		t.first[o] = append(t.first[o], op.Key)
+	}
+	if o.Applied() {
+		t.byLayout[op.Layout.Name]++
+	}
+}
+
+// reset is how many buckets were reset (or created whole).
+func (t *tally) reset() int { return t.n[bucket.ResetDone] + t.n[bucket.ResetCreated] }
+
+// report says on stderr what the resets did.
+func (t *tally) report(io *iostreams.IOStreams) {
+	var parts []string
+	for n, c := range t.byLayout {
+		parts = append(parts, fmt.Sprintf("%s %s", n, fmtCount(c)))
+	}
+	sort.Strings(parts)
+	layouts := ""
+	if len(parts) > 0 {
+		layouts = " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.reset()), layouts)
+	if n := t.n[bucket.ResetCreated]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(n))
+	}
+	if n := t.n[bucket.ResetMissing]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(n))
+	}
+	if n := t.n[bucket.ResetChanged]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
+			fmtCount(n), strings.Join(t.first[bucket.ResetChanged], ", "))
+	}
+	if n := t.n[bucket.ResetCorrupt]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
+			fmtCount(n), strings.Join(t.first[bucket.ResetCorrupt], ", "))
+	}
+	if n := t.n[bucket.ResetUndeclared]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
+			fmtCount(n), format.DeclareHint(""))
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -44,25 +42,6 @@ func PrintResetTable(ios *iostreams.IOStreams, w io.Writer, plan []ResetView) er
 		}
 	}
 	return nil
-}
-
-// OutcomeName is how reset names what it did to a bucket.
-func OutcomeName(o bucket.ResetOutcome) string {
-	switch o {
-	case bucket.ResetDone:
-		return "reset"
-	case bucket.ResetCreated:
-		return "created"
-	case bucket.ResetMissing:
-		return "no key"
-	case bucket.ResetChanged:
-		return "changed"
-	case bucket.ResetCorrupt:
-		return "corrupt"
-	case bucket.ResetUndeclared:
-		return "undeclared"
-	}
-	return "failed"
 }
 
 // PlanSummary is a bulk reset's plan: counts per layout and the first keys.
@@ -103,38 +82,6 @@ func (p *PlanSummary) String() string {
 	}
 	fmt.Fprintf(&b, "  total: %s bucket(s)\n", count(p.Total))
 	return b.String()
-}
-
-// ReportTally says on stderr what the resets counted in t did.
-func ReportTally(io *iostreams.IOStreams, t *resetplan.Tally) {
-	var parts []string
-	for n, c := range t.ByLayout {
-		parts = append(parts, fmt.Sprintf("%s %s", n, count(c)))
-	}
-	sort.Strings(parts)
-	layouts := ""
-	if len(parts) > 0 {
-		layouts = " (" + strings.Join(parts, ", ") + ")"
-	}
-	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", count(t.Reset()), layouts)
-	if t.Created > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", count(t.Created))
-	}
-	if t.Missing > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", count(t.Missing))
-	}
-	if t.Changed > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			count(t.Changed), strings.Join(t.ChangedKeys, ", "))
-	}
-	if t.Corrupt > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			count(t.Corrupt), strings.Join(t.CorruptKeys, ", "))
-	}
-	if t.Undeclared > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
-			count(t.Undeclared), format.DeclareHint(""))
-	}
 }
 
 func count(n int) string { return format.Count(int64(n)) }
