@@ -13,7 +13,7 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-var readScript = lazyScript(scripts.Read)
+var readScript = scripts.Lazy(func() string { return scripts.Read })
 
 // pipeliner is the Store's client, or a master's during a scan.
 type pipeliner = Client

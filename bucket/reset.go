@@ -224,6 +224,7 @@ func resetErr(op ResetOp, err error) error {
 	return &KeyError{Key: op.Key, Err: scriptErr(op.Key, err)}
 }
 
+// resetArgs are the reset script's KEYS and ARGV for op (scripts/doc.go).
 func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {
 	l := op.Layout
 	if l.Type == GCRA {
@@ -285,9 +286,6 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
 		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec, order}
-	if l.Native && !op.To.Delete {
-		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
-	}
 	if h, ok := l.Model().(hashModel); ok && !op.To.Delete {
 		args[13] = "respec" // its own fields, written into an existing hash too
 		args = append(args, h.resetPairs(op)...)
@@ -295,8 +293,7 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	return l.Keys(op.Key), args, nil
 }
 
-// declaredArg is the reset script's ARGV[13]: "" when nothing is declared, else the most a
-// lone level may hold ("0": none) and, two-key, the PTTL bounds its owner allows.
+// declaredArg is the reset script's ARGV[13].
 func declaredArg(op ResetOp) string {
 	if !op.Declared {
 		return ""

@@ -13,11 +13,6 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// lazyScript is scripts.Lazy of a source known at start-up.
-func lazyScript(src string) func() *redis.Script {
-	return scripts.Lazy(func() string { return src })
-}
-
 var nativeScript = scripts.Lazy(scripts.TokenBucket)
 
 // A script call's mode: EVALSHA_RO (zero, reads), EVALSHA (callRW), or with the source
@@ -56,10 +51,9 @@ func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, arg
 	return call[0]
 }
 
-// sendCalls sends calls through c, pre (the read's TIME) first, in one pipeline, then sends
-// again those answered NOSCRIPT, or "unknown command" to _RO (before Redis 7), as r says.
-// It returns the mode last sent and the error of a send that failed as a whole; reply
-// errors stay the calls' own.
+// sendCalls sends calls, pre (the read's TIME) first, then again those answered NOSCRIPT or
+// "unknown command" to _RO (before Redis 7), as r says. It returns the mode last sent and
+// the error of a send that failed as a whole; reply errors stay the calls' own.
 func sendCalls(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmder, mode int32, r retry) (int32, error) {
 	var loads []*redis.StringCmd
 	for try := 1; ; try++ {

@@ -97,7 +97,7 @@ type resetter struct {
 	st        *bucket.Store
 	opts      *ResetOptions
 	setTokens bool
-	tally     tally
+	tally     output.ResetTally
 	// flagSpec is --capacity/--rate, written over a native bucket's own spec.
 	flagSpec bucket.Spec
 	// match: keys come from --match, where a guess is skipped and counted, not an error.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
 // TestResetStep plans a refill, a write of tokens, a change of spec and a missing key on a real
@@ -82,16 +83,16 @@ func TestResetBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sizes []int
-	var counted tally
+	var counted output.ResetTally
 	err := resetBatches(ctx, st, ops, func(batch []bucket.ResetOp, out []bucket.ResetOutcome, err error) error {
 		sizes = append(sizes, len(batch))
 		for i, o := range out {
-			counted.add(batch[i], o)
+			counted.Add(batch[i], o)
 		}
 		return err
 	})
-	if err != nil || fmt.Sprint(sizes) != "[500 500 201]" || counted.n[bucket.ResetDone] != 1000 || counted.n[bucket.ResetMissing] != 201 || counted.reset() != 1000 ||
-		counted.byLayout["native"] != 1000 {
+	if err != nil || fmt.Sprint(sizes) != "[500 500 201]" || counted.N[bucket.ResetDone] != 1000 || counted.N[bucket.ResetMissing] != 201 || counted.Reset() != 1000 ||
+		counted.ByLayout["native"] != 1000 {
 		t.Fatalf("resetBatches: %v, batches %v, tally %+v", err, sizes, counted)
 	}
 	if n, err := srv.Client(t).DBSize(ctx).Result(); err != nil || n != 0 {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
 	"github.com/bucketctl/bucketctl/bucket/scan"
-	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -213,7 +210,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		return resetBatches(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
 			batches++
 			for k, o := range res {
-				r.tally.add(batch[k], o)
+				r.tally.Add(batch[k], o)
 				if !r.match {
 					outcomes[batch[k].Key] = o
 				} else if stream {
@@ -223,7 +220,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 			}
 			done += len(batch)
 			if err != nil {
-				r.tally.errs = append(r.tally.errs, err)
+				r.tally.Errs = append(r.tally.Errs, err)
 			}
 			if stream {
 				if err := out.Flush(); err != nil {
@@ -231,7 +228,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 				}
 			}
 			if r.match {
-				n := r.tally.reset()
+				n := r.tally.Reset()
 				prog.Show("resetting: %s reset · %s/s", fmtCount(n), fmtCount(int(float64(n)/max(time.Since(start).Seconds(), 1e-3))))
 			}
 			return nil
@@ -246,7 +243,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match && err != nil && !writing {
 		return err // read, or not a bucket: nothing was written
 	}
-	someDone := len(r.tally.errs) == 0 || r.tally.n[bucket.ResetFailed] < len(outcomes)
+	someDone := len(r.tally.Errs) == 0 || r.tally.N[bucket.ResetFailed] < len(outcomes)
 	if !r.match && (err == nil || batches > 0) && someDone {
 		if planned == 0 && err == nil {
 			return r.nothing(&output.PlanSummary{}, src)
@@ -261,7 +258,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		}
 	}
 	if r.match || (batches > 0 && someDone) {
-		r.tally.report(f.IO)
+		r.tally.Report(f.IO)
 	}
 	if err := r.failure(ctx, err, planned, batches); err != nil {
 		return err
@@ -269,9 +266,9 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match {
 		// A key named that the script left untouched: undeclared exits 2, changed or corrupt 1.
 		switch {
-		case r.tally.n[bucket.ResetUndeclared] > 0:
+		case r.tally.N[bucket.ResetUndeclared] > 0:
 			return &SilentError{Code: ExitUsage}
-		case r.tally.n[bucket.ResetChanged]+r.tally.n[bucket.ResetCorrupt] > 0:
+		case r.tally.N[bucket.ResetChanged]+r.tally.N[bucket.ResetCorrupt] > 0:
 			return &SilentError{Code: ExitError}
 		}
 	}
@@ -280,7 +277,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 
 // failure maps how a reset stopped to its error and exit code.
 func (r *resetter) failure(ctx context.Context, err error, planned, batches int) error {
-	f, n := r.f, r.tally.reset()
+	f, n := r.f, r.tally.Reset()
 	if r.match && (errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()))) {
 		fmt.Fprintf(f.IO.ErrOut, "interrupted: stopped after %s bucket(s); the scan had not finished, so more may match (run the same command again)\n", fmtCount(n))
 		return &SilentError{Code: ExitInterrupted}
@@ -298,7 +295,7 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 			}
 		}
 	}
-	errs := errors.Join(r.tally.errs...)
+	errs := errors.Join(r.tally.Errs...)
 	switch {
 	case errors.Is(err, errRefused):
 		return writeFailure(f, what, stopped, errs)
@@ -311,11 +308,11 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 	case err != nil:
 		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, fmtCount(n))
 	case hasReply(errs) && r.match:
-		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.n[bucket.ResetFailed])), errs)
+		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.N[bucket.ResetFailed])), errs)
 	case hasReply(errs):
 		return writeFailure(f, what, stopped, errs)
-	case len(r.tally.errs) > 0:
-		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.errs[0], len(r.tally.errs))
+	case len(r.tally.Errs) > 0:
+		return fmt.Errorf("%w (%d batch(es) had errors)", r.tally.Errs[0], len(r.tally.Errs))
 	}
 	return nil
 }
@@ -363,60 +360,4 @@ func resetBatches(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, d
 		}
 	}
 	return nil
-}
-
-// tally counts what resets did: per outcome, with its first five keys, and per layout.
-type tally struct {
-	n        map[bucket.ResetOutcome]int
-	first    map[bucket.ResetOutcome][]string
-	byLayout map[string]int
-	errs     []error
-}
-
-func (t *tally) add(op bucket.ResetOp, o bucket.ResetOutcome) {
-	if t.n == nil {
-		t.n, t.first, t.byLayout = map[bucket.ResetOutcome]int{}, map[bucket.ResetOutcome][]string{}, map[string]int{}
-	}
-	t.n[o]++
-	if len(t.first[o]) < 5 {
-		t.first[o] = append(t.first[o], op.Key)
-	}
-	if o.Applied() {
-		t.byLayout[op.Layout.Name]++
-	}
-}
-
-// reset is how many buckets were reset (or created whole).
-func (t *tally) reset() int { return t.n[bucket.ResetDone] + t.n[bucket.ResetCreated] }
-
-// report says on stderr what the resets did.
-func (t *tally) report(io *iostreams.IOStreams) {
-	var parts []string
-	for n, c := range t.byLayout {
-		parts = append(parts, fmt.Sprintf("%s %s", n, fmtCount(c)))
-	}
-	sort.Strings(parts)
-	layouts := ""
-	if len(parts) > 0 {
-		layouts = " (" + strings.Join(parts, ", ") + ")"
-	}
-	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", fmtCount(t.reset()), layouts)
-	if n := t.n[bucket.ResetCreated]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", fmtCount(n))
-	}
-	if n := t.n[bucket.ResetMissing]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", fmtCount(n))
-	}
-	if n := t.n[bucket.ResetChanged]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			fmtCount(n), strings.Join(t.first[bucket.ResetChanged], ", "))
-	}
-	if n := t.n[bucket.ResetCorrupt]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			fmtCount(n), strings.Join(t.first[bucket.ResetCorrupt], ", "))
-	}
-	if n := t.n[bucket.ResetUndeclared]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
-			fmtCount(n), format.DeclareHint(""))
-	}
 }

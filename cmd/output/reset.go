@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -82,6 +83,63 @@ func (p *PlanSummary) String() string {
 	}
 	fmt.Fprintf(&b, "  total: %s bucket(s)\n", count(p.Total))
 	return b.String()
+}
+
+// ResetTally counts what resets did: per outcome, with its first five keys, and per layout.
+type ResetTally struct {
+	N        map[bucket.ResetOutcome]int
+	First    map[bucket.ResetOutcome][]string
+	ByLayout map[string]int
+	Errs     []error
+}
+
+// Add counts the outcome o of op.
+func (t *ResetTally) Add(op bucket.ResetOp, o bucket.ResetOutcome) {
+	if t.N == nil {
+		t.N, t.First, t.ByLayout = map[bucket.ResetOutcome]int{}, map[bucket.ResetOutcome][]string{}, map[string]int{}
+	}
+	t.N[o]++
+	if len(t.First[o]) < 5 {
+		t.First[o] = append(t.First[o], op.Key)
+	}
+	if o.Applied() {
+		t.ByLayout[op.Layout.Name]++
+	}
+}
+
+// Reset is how many buckets were reset (or created whole).
+func (t *ResetTally) Reset() int { return t.N[bucket.ResetDone] + t.N[bucket.ResetCreated] }
+
+// Report says on stderr what the resets did.
+func (t *ResetTally) Report(io *iostreams.IOStreams) {
+	var parts []string
+	for n, c := range t.ByLayout {
+		parts = append(parts, fmt.Sprintf("%s %s", n, count(c)))
+	}
+	sort.Strings(parts)
+	layouts := ""
+	if len(parts) > 0 {
+		layouts = " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", count(t.Reset()), layouts)
+	if n := t.N[bucket.ResetCreated]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", count(n))
+	}
+	if n := t.N[bucket.ResetMissing]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", count(n))
+	}
+	if n := t.N[bucket.ResetChanged]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
+			count(n), strings.Join(t.First[bucket.ResetChanged], ", "))
+	}
+	if n := t.N[bucket.ResetCorrupt]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
+			count(n), strings.Join(t.First[bucket.ResetCorrupt], ", "))
+	}
+	if n := t.N[bucket.ResetUndeclared]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
+			count(n), format.DeclareHint(""))
+	}
 }
 
 func count(n int) string { return format.Count(int64(n)) }
