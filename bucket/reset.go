@@ -117,8 +117,7 @@ func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
 	return int64(len(layout.Keys(key))), nil
 }
 
-// Validate checks an op before anything is sent: writing tokens needs the spec and at most
-// capacity tokens.
+// Validate checks an op before anything is sent.
 func (op ResetOp) Validate() error {
 	if err := op.Layout.Validate(); err != nil {
 		return err

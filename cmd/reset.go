@@ -76,7 +76,7 @@ func resetRun(opts *ResetOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &resetter{f: opts.src, st: rd.st, opts: opts, setTokens: opts.TokensSet, match: opts.Match != ""}
+	r := &resetter{f: opts.src, st: rd.st, opts: opts, match: opts.Match != ""}
 	if opts.Spec.CapacitySet {
 		r.flagSpec = bucket.Spec{Capacity: opts.Spec.Capacity, Rate: opts.Spec.Rate}
 	}
@@ -93,20 +93,15 @@ func resetRun(opts *ResetOptions) error {
 
 // resetter carries one reset command's plan and tallies.
 type resetter struct {
-	f         *Factory
-	st        *bucket.Store
-	opts      *ResetOptions
-	setTokens bool
-	tally     output.ResetTally
-	// flagSpec is --capacity/--rate, written over a native bucket's own spec.
-	flagSpec bucket.Spec
-	// match: keys come from --match, where a guess is skipped and counted, not an error.
-	match   bool
-	guesses int
-	// seen: a key SCAN returns twice is reset once (about 100 MB for a million buckets).
-	seen map[string]struct{}
-	// plan is every row of a reset of keys named, in their order.
-	plan []output.ResetView
+	f        *Factory
+	st       *bucket.Store
+	opts     *ResetOptions
+	tally    output.ResetTally
+	flagSpec bucket.Spec // --capacity/--rate, written over a native bucket's own spec
+	match    bool        // keys from --match: a guess is skipped and counted, not an error
+	guesses  int
+	seen     map[string]struct{} // a key SCAN returns twice is reset once
+	plan     []output.ResetView  // every row of a reset of keys named, in their order
 }
 
 // first says a --match pass meets key for the first time in this pass.
@@ -143,9 +138,9 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 	switch {
 	case !step.needed:
 		v.Action = "none (no key: already full)"
-	case r.setTokens && !s.Exists:
+	case r.opts.TokensSet && !s.Exists:
 		v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(r.opts.Tokens))
-	case r.setTokens:
+	case r.opts.TokensSet:
 		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(r.opts.Tokens))
 	case step.op.Respec, !step.op.To.Delete:
 		v.Action = "refill" // a native bucket is written full, its spec kept
@@ -181,7 +176,7 @@ type resetStep struct {
 // tokens without a spec, or with the op's validation error.
 func (r *resetter) step(s bucket.State) (resetStep, error) {
 	var st resetStep
-	op, err := s.ResetOp(bucket.ResetTo{Delete: !r.setTokens, Tokens: r.opts.Tokens})
+	op, err := s.ResetOp(bucket.ResetTo{Delete: !r.opts.TokensSet, Tokens: r.opts.Tokens})
 	if err != nil {
 		return st, err
 	}
@@ -191,14 +186,14 @@ func (r *resetter) step(s bucket.State) (resetStep, error) {
 	}
 	if s.Layout.Native && s.Exists && !r.flagSpec.IsZero() && r.flagSpec != s.Spec {
 		op.Spec, op.Respec, st.storedSpec = r.flagSpec, true, s.Spec
-		if !r.setTokens {
+		if !r.opts.TokensSet {
 			op.To = bucket.ResetTo{Tokens: r.flagSpec.Capacity}
 		}
 	}
 	st.op = op
 	after := op.Spec.Capacity
 	if !op.To.Delete {
-		if r.setTokens {
+		if r.opts.TokensSet {
 			after = r.opts.Tokens
 		}
 		if err := op.Validate(); err != nil {

@@ -49,7 +49,7 @@ func TestResetStep(t *testing.T) {
 	if del, err := (&resetter{opts: &ResetOptions{}}).step(ex[0]); err != nil || !del.needed || !del.op.To.Delete {
 		t.Errorf("refill of an express bucket deletes it: %v %+v", err, del)
 	}
-	set, err := (&resetter{opts: &ResetOptions{Tokens: 3}, setTokens: true}).step(a)
+	set, err := (&resetter{opts: &ResetOptions{Tokens: 3, TokensSet: true}}).step(a)
 	if err != nil || !set.needed || set.op.To.Delete || set.op.To.Tokens != 3 || set.after == nil || *set.after != 3 {
 		t.Errorf("--tokens 3: %v %+v", err, set)
 	}
@@ -61,7 +61,7 @@ func TestResetStep(t *testing.T) {
 	if err != nil || skip.needed || skip.after != nil {
 		t.Errorf("refill of a missing key needs nothing: %v %+v", err, skip)
 	}
-	if _, err := (&resetter{opts: &ResetOptions{Tokens: 1}, setTokens: true}).step(none); !errors.Is(err, bucket.ErrNoSpec) {
+	if _, err := (&resetter{opts: &ResetOptions{Tokens: 1, TokensSet: true}}).step(none); !errors.Is(err, bucket.ErrNoSpec) {
 		t.Errorf("--tokens on a missing key without a spec: %v, want ErrNoSpec", err)
 	}
 }

@@ -58,7 +58,7 @@ func (k *keyPages) run(ctx context.Context, fn func([]bucket.State) error) error
 
 // end is exit 6 for keys named that do not exist, unless --ignore-missing or --tokens.
 func (k *keyPages) end() error {
-	if k.r.opts.IgnoreMissing || k.r.setTokens {
+	if k.r.opts.IgnoreMissing || k.r.opts.TokensSet {
 		return nil
 	}
 	return missingErr(k.states)

@@ -13,7 +13,6 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- The microseconds of one time unit.
 local function unit_us(u)
   if u == 's' then return 1000000 elseif u == 'ms' then return 1000 elseif u == 'us' then return 1
   elseif u == 'ns' then return 0.001 end
@@ -116,8 +115,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
       stored = t
     end
   elseif not missing then
-    -- Two keys, the level and its time key, both numbers; a lone level only where declared,
-    -- within the declared capacity and, after ",", the PTTL bounds in ms its owner allows.
+    -- Two number keys; a lone level only where declared, within ARGV[13]'s capacity and PTTLs.
     local vals = {}
     for i = 1, #KEYS do
       if types[i] == 'none' and i > 1 and t1 ~= 'none' then
@@ -161,7 +159,6 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
   if stored and stored > t and ARGV[12] ~= '0' then t = stored end
   local ts
   if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = string.format('%d', t) end
-  -- The TTL is at least ARGV[10], and a longer one the key had is kept.
   local ttl = tonumber(ARGV[10])
   local function expire(k, before)
     if ttl ~= nil and (before < 0 or before < ttl) then redis.call('PEXPIRE', k, ttl) end
