@@ -102,8 +102,9 @@ func sendCalls(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmde
 		for _, call := range again {
 			a := call.Args()
 			a[0] = callNames[mode]
-			if sha, _ := a[1].(string); mode&callEval != 0 && scripts.BySHA()[sha].Src != "" {
-				a[1] = scripts.BySHA()[sha].Src
+			sha, _ := a[1].(string)
+			if sc, ok := scripts.BySHA()[sha]; ok && mode&callEval != 0 {
+				a[1] = sc.Src
 			}
 			call.SetErr(nil)
 		}
