@@ -22,21 +22,19 @@ type pipeliner = Client
 type readOpts struct {
 	resolve     Resolver
 	pairLayouts []Layout
-	// scanned: keys from SCAN; a vanished key and a two-key bucket's time key are dropped.
-	scanned bool
-	cluster bool
-	most    int64
+	scanned     bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
+	cluster     bool
+	most        int64
 }
 
 // keyRead is the raw reply for one key.
 type keyRead struct {
-	typ     string
-	pttl    int64
-	size    int64
-	payload interface{}
-	// pairVals[i] is pairs[i]'s value, nil when it is not a short string.
+	typ      string
+	pttl     int64
+	size     int64
+	payload  interface{}
 	pairs    []pairKey
-	pairVals []*string
+	pairVals []*string // pairs[i]'s value, nil when it is not a short string
 }
 
 // pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.

@@ -22,16 +22,13 @@ type ResetTo struct {
 
 // ResetOp is one bucket to reset (writing tokens needs the spec, for the TTL).
 type ResetOp struct {
-	Key    string
-	Layout Layout
-	Spec   Spec
-	To     ResetTo
-	// Read is the bucket as read, for the TTL of a write; nil: as if missing.
-	Read *State
-	// Declared: a rule or --layout declares the layout (a lone bare number needs it).
-	Declared bool
-	// Respec writes Spec into an existing native bucket too, not only into one created.
-	Respec bool
+	Key      string
+	Layout   Layout
+	Spec     Spec
+	To       ResetTo
+	Read     *State // the bucket as read, for the TTL of a write; nil: as if missing
+	Declared bool   // a rule or --layout declares the layout (a lone bare number needs it)
+	Respec   bool   // Spec is written into an existing native bucket too
 }
 
 // ResetOutcome is what a reset did to one bucket; the reset script replies ResetOutcome-4.
