@@ -17,7 +17,7 @@
 // Errors match the Err values with errors.Is; errors about one key come as a *KeyError, a
 // TakeMany's as a *BatchError, a decision sent without a reply as an *UncertainError.
 //
-// Sub-packages build on a Store (scan, audit, hot, load, demo, resetplan, rules, units,
+// Sub-packages build on a Store (scan, audit, hot, load, demo, rules, units,
 // httplimit; the test harnesses redistest and sandbox) or sit below it (rediserr, cost,
 // slot). The package never prints.
 package bucket

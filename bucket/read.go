@@ -13,32 +13,28 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-var readScript = lazyScript(scripts.Read)
+var readScript = scripts.Lazy(func() string { return scripts.Read })
 
-// pipeliner is a master's client during a scan, or the Store's.
-type pipeliner interface {
-	Pipeline() redis.Pipeliner
-}
+// pipeliner is the Store's client, or a master's during a scan.
+type pipeliner = Client
 
 // readOpts say how to read and classify a batch of keys.
 type readOpts struct {
 	resolve     Resolver
 	pairLayouts []Layout
-	// scanned: keys from SCAN; a vanished key and a two-key bucket's time key are dropped.
-	scanned bool
-	cluster bool
-	most    int64
+	scanned     bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
+	cluster     bool
+	most        int64
 }
 
 // keyRead is the raw reply for one key.
 type keyRead struct {
-	typ     string
-	pttl    int64
-	size    int64
-	payload interface{}
-	// pairVals[i] is pairs[i]'s value, nil when it is not a short string.
+	typ      string
+	pttl     int64
+	size     int64
+	payload  interface{}
 	pairs    []pairKey
-	pairVals []*string
+	pairVals []*string // pairs[i]'s value, nil when it is not a short string
 }
 
 // pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.
@@ -137,113 +133,60 @@ func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string,
 	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster(), most: most})
 }
 
-// readPipeline sends TIME and the read script for every key (loading it, or EVALSHA before
-// Redis 7, as needed) and fills reads.
+// readPipeline sends TIME and the read script for every key, and fills reads.
 func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pairs [][]pairKey, reads []keyRead, cluster bool) (int64, error) {
 	mode := s.readMode.Load()
-	load := false
-	for attempt := 0; ; attempt++ {
-		pipe := c.Pipeline()
-		var loadCmd *redis.StringCmd
-		if load {
-			loadCmd = pipe.ScriptLoad(ctx, scripts.Read)
-		}
-		timeCmd := pipe.Time(ctx)
-		cmds := make([]*redis.Cmd, len(keys))
-		for i, k := range keys {
-			ks := make([]string, 1, 1+len(pairs[i]))
-			ks[0] = k
-			for _, p := range pairs[i] {
-				if !cluster || slot.Of(p.key) == slot.Of(k) {
-					ks = append(ks, p.key)
-				}
+	var script interface{} = readScript().Hash()
+	if mode&callEval != 0 {
+		script = scripts.Read
+	}
+	args := []interface{}{maxBucketFields, maxReadLen}
+	timeCmd := redis.NewTimeCmd(ctx, "time")
+	calls := make([]*redis.Cmd, len(keys))
+	for i, k := range keys {
+		ks := make([]string, 1, 1+len(pairs[i]))
+		ks[0] = k
+		for _, p := range pairs[i] {
+			if !cluster || slot.Of(p.key) == slot.Of(k) {
+				ks = append(ks, p.key)
 			}
-			cmds[i] = evalRead(ctx, pipe, mode, ks)
 		}
-		_, _ = pipe.Exec(ctx)
-		// A refused SCRIPT LOAD fails no read: the reads say NOSCRIPT, the source goes next.
-		err := timeCmd.Err()
-		for _, cmd := range cmds {
+		calls[i] = evalCmd(ctx, callNames[mode], script, ks, args)
+	}
+	mode, err := sendCalls(ctx, c, calls, timeCmd, mode, readRetry)
+	s.readMode.Store(mode)
+	if err == nil {
+		err = timeCmd.Err()
+		for _, cmd := range calls {
 			if err == nil || isPerCommand(err) {
 				err = cmd.Err()
 			}
 		}
-		if loadCmd != nil && loadCmd.Err() != nil {
-			mode = readEvalFor(mode) // no SCRIPT LOAD permission: send the source
+	}
+	if err != nil && !isPerCommand(err) {
+		s.networkErr(err)
+		return 0, err
+	}
+	now := time.Now().UnixMicro()
+	if t, err := timeCmd.Result(); err == nil {
+		now = t.UnixMicro()
+	}
+	if s.now != nil {
+		now = s.now().UnixMicro()
+	}
+	for i, cmd := range calls {
+		if err := cmd.Err(); err != nil {
+			return 0, fmt.Errorf("read: %w", err)
 		}
-		if err != nil && !isPerCommand(err) {
-			s.networkErr(err)
+		if err := parseRead(cmd, pairs[i], keys[i], cluster, &reads[i]); err != nil {
 			return 0, err
 		}
-		retry := false
-		for _, cmd := range cmds {
-			if err := cmd.Err(); err != nil {
-				switch {
-				case redis.HasErrorPrefix(err, "NOSCRIPT") && attempt < 3:
-					retry, load = true, mode == readRO || mode == readRW
-				case isUnknownCommand(err) && mode == readRO && attempt < 3:
-					mode, retry = readRW, true
-				default:
-					return 0, fmt.Errorf("read: %w", err)
-				}
-				break
-			}
-		}
-		if retry {
-			if cc, ok := c.(*redis.ClusterClient); ok && load {
-				if err := cc.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
-					mode = readEvalFor(mode)
-				}
-				load = false
-			}
-			s.readMode.Store(mode)
-			continue
-		}
-		now := time.Now().UnixMicro()
-		if t, err := timeCmd.Result(); err == nil {
-			now = t.UnixMicro()
-		}
-		if s.now != nil {
-			now = s.now().UnixMicro()
-		}
-		for i, cmd := range cmds {
-			if err := parseRead(cmd, pairs[i], keys[i], cluster, &reads[i]); err != nil {
-				return 0, err
-			}
-		}
-		return now, nil
 	}
-}
-
-// Read modes: EVALSHA_RO, EVALSHA (before Redis 7), and EVAL_RO, EVAL (no SCRIPT LOAD).
-const (
-	readRO int32 = iota
-	readRW
-	readEval
-	readEvalRW
-)
-
-func readEvalFor(mode int32) int32 {
-	if mode == readRW {
-		return readEvalRW
-	}
-	return readEval
+	return now, nil
 }
 
 // maxReadLen is the longest string the read transfers (a json state is at most 100 bytes).
 const maxReadLen = 128
-
-func evalRead(ctx context.Context, pipe redis.Pipeliner, mode int32, keys []string) *redis.Cmd {
-	switch mode {
-	case readRW:
-		return pipe.EvalSha(ctx, readScript().Hash(), keys, maxBucketFields, maxReadLen)
-	case readEval:
-		return pipe.EvalRO(ctx, scripts.Read, keys, maxBucketFields, maxReadLen)
-	case readEvalRW:
-		return pipe.Eval(ctx, scripts.Read, keys, maxBucketFields, maxReadLen)
-	}
-	return pipe.EvalShaRO(ctx, readScript().Hash(), keys, maxBucketFields, maxReadLen)
-}
 
 func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *keyRead) error {
 	v, err := cmd.Slice()

@@ -22,37 +22,45 @@ type ResetTo struct {
 
 // ResetOp is one bucket to reset (writing tokens needs the spec, for the TTL).
 type ResetOp struct {
-	Key    string
-	Layout Layout
-	Spec   Spec
-	To     ResetTo
-	// Read is the bucket as read, for the TTL of a write; nil: as if missing.
-	Read *State
-	// Declared: a rule or --layout declares the layout (a lone bare number needs it).
-	Declared bool
-	// Respec writes Spec into an existing native bucket too, not only into one created.
-	Respec bool
+	Key      string
+	Layout   Layout
+	Spec     Spec
+	To       ResetTo
+	Read     *State // the bucket as read, for the TTL of a write; nil: as if missing
+	Declared bool   // a rule or --layout declares the layout (a lone bare number needs it)
+	Respec   bool   // Spec is written into an existing native bucket too
 }
 
-// ResetOutcome is what a reset did to one bucket.
+// ResetOutcome is what a reset did to one bucket; the reset script replies ResetOutcome-4.
 type ResetOutcome int
 
 const (
-	ResetFailed  ResetOutcome = iota // not applied (see the error)
-	ResetDone                        // deleted or written
-	ResetCreated                     // --tokens on a missing bucket wrote a new one
-	ResetMissing                     // no key: nothing to delete
-	// Left as they are: no longer a bucket of the layout, corrupt, a bare number no layout
-	// is declared for.
-	ResetChanged
-	ResetCorrupt
-	ResetUndeclared
+	ResetFailed     ResetOutcome = iota // not applied (see the error)
+	ResetUndeclared                     // left untouched: a bare number no layout is declared for
+	ResetCorrupt                        // left untouched: corrupt
+	ResetChanged                        // left untouched: no longer a bucket of the layout
+	ResetMissing                        // no key: nothing to delete
+	ResetDone                           // deleted or written
+	ResetCreated                        // --tokens on a missing bucket wrote a new one
 )
 
-func (o ResetOutcome) String() string {
-	return [...]string{"failed", "reset", "created", "no key", "changed since it was read: left untouched",
-		"corrupt: left untouched", "no layout declared for it: left untouched"}[o]
+var resetOutcomes = [...]struct{ name, text string }{
+	{"failed", "failed"},
+	{"undeclared", "no layout declared for it: left untouched"},
+	{"corrupt", "corrupt: left untouched"},
+	{"changed", "changed since it was read: left untouched"},
+	{"no key", "no key"},
+	{"reset", "reset"},
+	{"created", "created"},
 }
+
+func (o ResetOutcome) String() string { return resetOutcomes[o].text }
+
+// Name is the outcome as reset's output names it.
+func (o ResetOutcome) Name() string { return resetOutcomes[o].name }
+
+// Applied reports whether the bucket was deleted or written.
+func (o ResetOutcome) Applied() bool { return o == ResetDone || o == ResetCreated }
 
 var resetScript = scripts.Lazy(scripts.Reset)
 
@@ -106,8 +114,7 @@ func (s *Store) resetOne(ctx context.Context, op ResetOp) (int64, error) {
 	return int64(len(layout.Keys(key))), nil
 }
 
-// Validate checks an op before anything is sent: writing tokens needs the spec and at most
-// capacity tokens.
+// Validate checks an op before anything is sent.
 func (op ResetOp) Validate() error {
 	if err := op.Layout.Validate(); err != nil {
 		return err
@@ -142,75 +149,54 @@ func (s *Store) ResetMany(ctx context.Context, ops []ResetOp) ([]ResetOutcome, e
 			return nil, err
 		}
 	}
-	out := make([]ResetOutcome, len(ops))
 	gcraNow, err := s.gcraResetNow(ctx, ops)
 	if err != nil {
 		return nil, err
 	}
-	useEval := false
-	for attempt := 0; attempt < 3; attempt++ {
-		pipe := s.rdb.Pipeline()
-		idx := make([]int, 0, len(ops))
-		cmds := make([]*redis.Cmd, 0, len(ops))
-		for i, op := range ops {
-			if out[i] != ResetFailed {
-				continue
-			}
-			keys, args, err := s.resetArgs(op, gcraNow)
-			if err != nil {
-				return nil, err
-			}
-			for len(args) > 0 && args[len(args)-1] == "" {
-				args = args[:len(args)-1] // an absent ARGV reads as "" in the script
-			}
-			if useEval {
-				cmds = append(cmds, pipe.Eval(ctx, scripts.Reset(), keys, args...))
-			} else {
-				cmds = append(cmds, pipe.EvalSha(ctx, resetScript().Hash(), keys, args...))
-			}
-			idx = append(idx, i)
-		}
-		if len(cmds) == 0 {
-			return out, nil
-		}
-		_, err := pipe.Exec(ctx)
-		if err != nil && !isPerCommand(err) {
-			s.networkErr(err)
-			if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
-				return nil, &UncertainError{Key: ops[idx[0]].Key, Err: err, Resets: len(cmds)}
-			}
+	var sha interface{} = resetScript().Hash()
+	calls := make([]*redis.Cmd, len(ops))
+	for i, op := range ops {
+		keys, args, err := s.resetArgs(op, gcraNow)
+		if err != nil {
 			return nil, err
 		}
-		noScript := false
-		var errs []error
-		for j, cmd := range cmds {
-			i := idx[j]
-			n, err := cmd.Int64()
-			switch {
-			case err == nil:
-				out[i] = scriptOutcome(n)
-			case redis.HasErrorPrefix(err, "NOSCRIPT"):
-				noScript = true
-			default:
-				errs = append(errs, resetErr(ops[i], err))
-			}
+		for len(args) > 0 && args[len(args)-1] == "" {
+			args = args[:len(args)-1] // an absent ARGV reads as "" in the script
 		}
-		if !noScript || len(errs) > 0 {
-			return out, errors.Join(errs...)
-		}
-		if err := s.rdb.ScriptLoad(ctx, scripts.Reset()).Err(); err != nil {
-			useEval = true // no SCRIPT LOAD permission: send the source
-		}
+		calls[i] = evalCmd(ctx, "evalsha", sha, keys, args)
 	}
-	return out, fmt.Errorf("reset: the server keeps answering NOSCRIPT")
-}
-
-// scriptOutcome maps the reset script's reply to an outcome.
-func scriptOutcome(n int64) ResetOutcome {
-	if n < -3 || n > 2 {
-		return ResetFailed
+	out := make([]ResetOutcome, len(ops))
+	if len(ops) == 0 {
+		return out, nil
 	}
-	return [...]ResetOutcome{ResetUndeclared, ResetCorrupt, ResetChanged, ResetMissing, ResetDone, ResetCreated}[n+3]
+	if _, err := sendCalls(ctx, s.rdb, calls, nil, callRW, resetRetry); err != nil {
+		s.networkErr(err)
+		if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
+			return nil, &UncertainError{Key: ops[0].Key, Err: err, Resets: len(ops)}
+		}
+		return nil, err
+	}
+	var errs []error
+	failed, noScript := false, false
+	for i, call := range calls {
+		n, err := call.Int64()
+		switch {
+		case err == nil && n >= -3 && n <= 2:
+			out[i] = ResetOutcome(n + 4)
+		case err == nil: // another reply: ResetFailed
+		case !failed && failsRead(err):
+			return nil, err // every call's: loading, cluster down, no permission
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			noScript = true
+		default:
+			errs = append(errs, resetErr(ops[i], err))
+		}
+		failed = failed || err != nil
+	}
+	if noScript {
+		errs = append(errs, errors.New("reset: the server keeps answering NOSCRIPT"))
+	}
+	return out, errors.Join(errs...)
 }
 
 // KeyError is one key's error in a batch; its text is Err's. Layout is the layout to
@@ -234,6 +220,7 @@ func resetErr(op ResetOp, err error) error {
 	return &KeyError{Key: op.Key, Err: scriptErr(op.Key, err)}
 }
 
+// resetArgs are the reset script's KEYS and ARGV for op (scripts/doc.go).
 func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{}, error) {
 	l := op.Layout
 	if l.Type == GCRA {
@@ -295,9 +282,6 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	}
 	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
 		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec, order}
-	if l.Native && !op.To.Delete {
-		args = append(args, "capacity", fmtFloat(op.Spec.Capacity), "rate", fmtFloat(op.Spec.Rate))
-	}
 	if h, ok := l.Model().(hashModel); ok && !op.To.Delete {
 		args[13] = "respec" // its own fields, written into an existing hash too
 		args = append(args, h.resetPairs(op)...)
@@ -305,8 +289,7 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	return l.Keys(op.Key), args, nil
 }
 
-// declaredArg is the reset script's ARGV[13]: "" when nothing is declared, else the most a
-// lone level may hold ("0": none) and, two-key, the PTTL bounds its owner allows.
+// declaredArg is the reset script's ARGV[13].
 func declaredArg(op ResetOp) string {
 	if !op.Declared {
 		return ""

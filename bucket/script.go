@@ -2,8 +2,10 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,30 +13,145 @@ import (
 	"github.com/bucketctl/bucketctl/scripts"
 )
 
-// lazyScript is scripts.Lazy of a source known at start-up.
-func lazyScript(src string) func() *redis.Script {
-	return scripts.Lazy(func() string { return src })
-}
-
 var nativeScript = scripts.Lazy(scripts.TokenBucket)
 
+// A script call's mode: EVALSHA_RO (zero, reads), EVALSHA (callRW), or with the source
+// where SCRIPT LOAD is refused, EVAL_RO and EVAL (callEval).
+const (
+	callRW int32 = 1 << iota
+	callEval
+)
+
+var callNames = [...]interface{}{"evalsha_ro", "evalsha", "eval_ro", "eval"}
+
+// retry says how script calls recover from NOSCRIPT: the script loaded and the calls sent
+// again (a refused load: as EVAL, or the error when mustLoad), or as EVAL at once (!load).
+// tries bounds the sends; once: go-redis never re-sends a call itself (help design).
+type retry struct {
+	tries                int
+	load, mustLoad, once bool
+}
+
+var (
+	takeRetry  = retry{tries: 2, once: true}
+	batchRetry = retry{tries: 2, load: true, mustLoad: true, once: true}
+	resetRetry = retry{tries: 3, load: true}
+	readRetry  = retry{tries: 4, load: true}
+)
+
 // runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT),
-// each command sent at most once, even by a ClusterClient's own retry loop (help design).
+// each command sent at most once.
 func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
 	sha, ok := shaArgs()[sc] // boxed once
 	if !ok {
 		sha = sc.Hash()
 	}
-	cmd := evalCmd(ctx, "evalsha", sha, keys, args)
-	_ = c.Process(ctx, noResend{cmd})
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		cmd = evalCmd(ctx, "eval", scripts.BySHA()[sc.Hash()].Src, keys, args)
-		_ = c.Process(ctx, noResend{cmd})
-	}
-	return cmd
+	call := [1]*redis.Cmd{evalCmd(ctx, "evalsha", sha, keys, args)}
+	_, _ = sendCalls(ctx, c, call[:], nil, callRW, takeRetry)
+	return call[0]
 }
 
-func evalCmd(ctx context.Context, name string, script interface{}, keys []string, args []interface{}) *redis.Cmd {
+// sendCalls sends calls, pre (the read's TIME) first, then again those answered NOSCRIPT or
+// "unknown command" to _RO (before Redis 7), as r says. It returns the mode last sent and
+// the error of a send that failed as a whole; reply errors stay the calls' own.
+func sendCalls(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmder, mode int32, r retry) (int32, error) {
+	var loads []*redis.StringCmd
+	for try := 1; ; try++ {
+		if err := send(ctx, c, calls, pre, loads, r.once); err != nil {
+			return mode, err
+		}
+		for _, l := range loads {
+			if err := l.Err(); err != nil && r.mustLoad {
+				return mode, fmt.Errorf("loading the script after NOSCRIPT: %w", err)
+			} else if err != nil {
+				mode |= callEval
+			}
+		}
+		var again []*redis.Cmd
+		var load []string // SHAs
+		for _, call := range calls {
+			err := call.Err()
+			switch {
+			case err == nil:
+				continue
+			case redis.HasErrorPrefix(err, "NOSCRIPT") && r.load && mode&callEval == 0:
+				if sha, _ := call.Args()[1].(string); !slices.Contains(load, sha) {
+					load = append(load, sha)
+				}
+			case redis.HasErrorPrefix(err, "NOSCRIPT"):
+				mode |= callEval
+			case mode&callRW == 0 && isUnknownCommand(err):
+				mode |= callRW
+			default:
+				continue
+			}
+			again = append(again, call)
+		}
+		if len(again) == 0 || try == r.tries {
+			return mode, nil
+		}
+		loads = nil
+		for _, sha := range load {
+			src := scripts.BySHA()[sha].Src
+			if _, lone := c.(*redis.Client); lone {
+				loads = append(loads, redis.NewStringCmd(ctx, "script", "load", src))
+			} else {
+				loads = append(loads, c.ScriptLoad(ctx, src)) // on every master
+			}
+		}
+		for _, call := range again {
+			a := call.Args()
+			a[0] = callNames[mode]
+			sha, _ := a[1].(string)
+			if sc, ok := scripts.BySHA()[sha]; ok && mode&callEval != 0 {
+				a[1] = sc.Src
+			}
+			call.SetErr(nil)
+		}
+		if pre != nil {
+			pre.SetErr(nil)
+		}
+		calls = again
+	}
+}
+
+// send sends calls once, after loads and pre; a lone call goes without a pipeline.
+func send(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmder, loads []*redis.StringCmd, once bool) error {
+	wrap := func(call *redis.Cmd) redis.Cmder {
+		if once {
+			return noResend{call}
+		}
+		return call
+	}
+	var err error
+	if len(calls) == 1 && pre == nil && loads == nil {
+		err = c.Process(ctx, wrap(calls[0]))
+	} else {
+		pipe := c.Pipeline()
+		for _, l := range loads {
+			_ = pipe.Process(ctx, l)
+		}
+		if pre != nil {
+			_ = pipe.Process(ctx, pre)
+		}
+		for _, call := range calls {
+			_ = pipe.Process(ctx, wrap(call))
+		}
+		_, err = pipe.Exec(ctx)
+	}
+	if err == nil || isReply(err) {
+		return nil
+	}
+	return err
+}
+
+// isReply reports whether err is a server's reply.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+func evalCmd(ctx context.Context, name, script interface{}, keys []string, args []interface{}) *redis.Cmd {
 	a := make([]interface{}, 3+len(keys), 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, script, len(keys)
 	for i, k := range keys {

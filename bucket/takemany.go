@@ -2,14 +2,10 @@ package bucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/bucketctl/bucketctl/scripts"
 )
 
 // BatchError reports a TakeMany's failed decisions: Errs[i] is keys[i]'s, nil when it held.
@@ -127,53 +123,11 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	return nil
 }
 
-// sendBatch sends cmds in one pipeline, then re-sends those that answered NOSCRIPT.
+// sendBatch sends cmds, calls of the writing scripts, in one pipeline (see sendCalls).
 func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
-	if err := s.execBatch(ctx, cmds); err != nil {
-		return err
-	}
-	var again []*redis.Cmd
-	var at []int
-	var loaded []string
-	for i, c := range cmds {
-		if !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			continue
-		}
-		sha, _ := c.Args()[1].(string)
-		if sc, ok := scripts.BySHA()[sha]; ok && !slices.Contains(loaded, sha) {
-			if err := s.rdb.ScriptLoad(ctx, sc.Src).Err(); err != nil {
-				return fmt.Errorf("loading the script after NOSCRIPT: %w", err)
-			}
-			loaded = append(loaded, sha)
-		}
-		again, at = append(again, redis.NewCmd(ctx, c.Args()...)), append(at, i)
-	}
-	if len(again) == 0 {
-		return nil
-	}
-	if err := s.execBatch(ctx, again); err != nil {
-		return err
-	}
-	for j, i := range at {
-		cmds[i] = again[j]
-	}
-	return nil
-}
-
-func (s *Store) execBatch(ctx context.Context, cmds []*redis.Cmd) error {
-	pipe := s.rdb.Pipeline()
-	for _, c := range cmds {
-		_ = pipe.Process(ctx, noResend{c})
-	}
-	_, err := pipe.Exec(ctx)
-	if err == nil {
-		return nil
-	}
-	s.networkErr(err)
-	var re redis.Error
-	if errors.As(err, &re) {
-		return nil // a reply error: each command carries its own
-
+	_, err := sendCalls(ctx, s.rdb, cmds, nil, callRW, batchRetry)
+	if err != nil {
+		s.networkErr(err)
 	}
 	return err
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -77,7 +76,7 @@ func resetRun(opts *ResetOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &resetter{f: opts.src, st: rd.st, opts: opts, setTokens: opts.TokensSet, match: opts.Match != ""}
+	r := &resetter{f: opts.src, st: rd.st, opts: opts, match: opts.Match != ""}
 	if opts.Spec.CapacitySet {
 		r.flagSpec = bucket.Spec{Capacity: opts.Spec.Capacity, Rate: opts.Spec.Rate}
 	}
@@ -94,20 +93,15 @@ func resetRun(opts *ResetOptions) error {
 
 // resetter carries one reset command's plan and tallies.
 type resetter struct {
-	f         *Factory
-	st        *bucket.Store
-	opts      *ResetOptions
-	setTokens bool
-	tally     resetplan.Tally
-	// flagSpec is --capacity/--rate, written over a native bucket's own spec.
-	flagSpec bucket.Spec
-	// match: keys come from --match, where a guess is skipped and counted, not an error.
-	match   bool
-	guesses int
-	// seen: a key SCAN returns twice is reset once (about 100 MB for a million buckets).
-	seen map[string]struct{}
-	// plan is every row of a reset of keys named, in their order.
-	plan []output.ResetView
+	f        *Factory
+	st       *bucket.Store
+	opts     *ResetOptions
+	tally    output.ResetTally
+	flagSpec bucket.Spec // --capacity/--rate, written over a native bucket's own spec
+	match    bool        // keys from --match: a guess is skipped and counted, not an error
+	guesses  int
+	seen     map[string]struct{} // a key SCAN returns twice is reset once
+	plan     []output.ResetView  // every row of a reset of keys named, in their order
 }
 
 // first says a --match pass meets key for the first time in this pass.
@@ -128,7 +122,7 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 	if s.Problem != "" {
 		return op, v, false, nil
 	}
-	step, err := resetplan.For(s, resetplan.Settings{SetTokens: r.setTokens, Tokens: r.opts.Tokens, Spec: r.flagSpec})
+	step, err := r.step(s)
 	switch {
 	case errors.Is(err, bucket.ErrUndeclared) && r.match:
 		r.guesses++ // a --match skips it, and says how many it skipped
@@ -140,33 +134,86 @@ func (r *resetter) op(s bucket.State) (op bucket.ResetOp, v output.ResetView, ok
 	case err != nil:
 		return op, v, false, usagef("%s", safe(strings.TrimPrefix(err.Error(), bucket.ErrInvalid.Error()+": ")))
 	}
-	v.TokensBefore, v.TokensAfter = jsonTokens(step.Before), jsonTokens(step.After)
+	v.TokensBefore, v.TokensAfter = jsonTokens(step.before), jsonTokens(step.after)
 	switch {
-	case !step.Needed:
+	case !step.needed:
 		v.Action = "none (no key: already full)"
-	case r.setTokens && !s.Exists:
+	case r.opts.TokensSet && !s.Exists:
 		v.Action = fmt.Sprintf("create with %s tokens", format.Tokens(r.opts.Tokens))
-	case r.setTokens:
+	case r.opts.TokensSet:
 		v.Action = fmt.Sprintf("set %s tokens", format.Tokens(r.opts.Tokens))
-	case step.Respec, !step.Op.To.Delete:
+	case step.op.Respec, !step.op.To.Delete:
 		v.Action = "refill" // a native bucket is written full, its spec kept
 	case s.Layout.ResetWritesFull():
 		v.Action = "refill (its owner's zero state)" // the owner's Reset, its version bumped
 	}
-	if step.Respec {
+	if step.op.Respec {
 		v.Action += fmt.Sprintf(" with the new spec %s @ %s (stored: %s @ %s)", format.Tokens(r.flagSpec.Capacity),
-			format.Rate(r.flagSpec.Rate), format.Tokens(step.StoredSpec.Capacity), format.Rate(step.StoredSpec.Rate))
+			format.Rate(r.flagSpec.Rate), format.Tokens(step.storedSpec.Capacity), format.Rate(step.storedSpec.Rate))
 	}
-	if !step.Needed {
-		return step.Op, v, false, nil
+	if !step.needed {
+		return step.op, v, false, nil
 	}
-	v.AheadMS = format.JSONMS(step.Ahead)
-	if step.AfterWriter != nil {
-		v.TokensAfterWriterClock = jsonTokens(step.AfterWriter)
+	v.AheadMS = format.JSONMS(s.Ahead)
+	if step.afterWriter != nil {
+		v.TokensAfterWriterClock = jsonTokens(step.afterWriter)
 		v.Note = fmt.Sprintf("stored time %s: %s reads %s tokens on the server's clock, %s on the writer's (a clock at least that fast)",
-			format.Ahead(s.Ahead), s.Layout.Name, format.Tokens(max(0, *step.After)), format.Tokens(max(0, *step.AfterWriter)))
+			format.Ahead(s.Ahead), s.Layout.Name, format.Tokens(max(0, *step.after)), format.Tokens(max(0, *step.afterWriter)))
 	}
-	return step.Op, v, true, nil
+	return step.op, v, true, nil
+}
+
+// resetStep is the reset of one bucket as planned, with the tokens before and after as its
+// application reads them, on the server's clock and (when it differs) a writer's ahead.
+type resetStep struct {
+	op                         bucket.ResetOp
+	needed                     bool     // false: no key, and a refill (already full)
+	before, after, afterWriter *float64 // nil: unknown
+	storedSpec                 bucket.Spec
+}
+
+// step plans the reset of s; it fails as State.ResetOp does, with bucket.ErrNoSpec for
+// tokens without a spec, or with the op's validation error.
+func (r *resetter) step(s bucket.State) (resetStep, error) {
+	var st resetStep
+	op, err := s.ResetOp(bucket.ResetTo{Delete: !r.opts.TokensSet, Tokens: r.opts.Tokens})
+	if err != nil {
+		return st, err
+	}
+	if s.HasSpec() || s.Exists {
+		before := s.Tokens
+		st.before = &before
+	}
+	if s.Layout.Native && s.Exists && !r.flagSpec.IsZero() && r.flagSpec != s.Spec {
+		op.Spec, op.Respec, st.storedSpec = r.flagSpec, true, s.Spec
+		if !r.opts.TokensSet {
+			op.To = bucket.ResetTo{Tokens: r.flagSpec.Capacity}
+		}
+	}
+	st.op = op
+	after := op.Spec.Capacity
+	if !op.To.Delete {
+		if r.opts.TokensSet {
+			after = r.opts.Tokens
+		}
+		if err := op.Validate(); err != nil {
+			return st, err
+		}
+	} else if !s.Exists {
+		return st, nil // no key: already full
+	}
+	st.needed = true
+	if !op.To.Delete {
+		server, writer, differs := s.Layout.ResetReads(op.Spec, s.Stored, s.Exists, s.Now, after)
+		after = server
+		if differs {
+			st.afterWriter = &writer
+		}
+	}
+	if !op.To.Delete || s.HasSpec() {
+		st.after = &after
+	}
+	return st, nil
 }
 
 // jsonTokens is a level rounded for JSON, nil for unknown.

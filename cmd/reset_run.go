@@ -8,7 +8,6 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
@@ -59,7 +58,7 @@ func (k *keyPages) run(ctx context.Context, fn func([]bucket.State) error) error
 
 // end is exit 6 for keys named that do not exist, unless --ignore-missing or --tokens.
 func (k *keyPages) end() error {
-	if k.r.opts.IgnoreMissing || k.r.setTokens {
+	if k.r.opts.IgnoreMissing || k.r.opts.TokensSet {
 		return nil
 	}
 	return missingErr(k.states)
@@ -208,7 +207,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		}
 		planned, writing = planned+len(ops), true
 		done := 0
-		return resetplan.Run(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
+		return resetBatches(ctx, r.st, ops, func(batch []bucket.ResetOp, res []bucket.ResetOutcome, err error) error {
 			batches++
 			for k, o := range res {
 				r.tally.Add(batch[k], o)
@@ -244,7 +243,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match && err != nil && !writing {
 		return err // read, or not a bucket: nothing was written
 	}
-	someDone := len(r.tally.Errs) == 0 || r.tally.Failed < len(outcomes)
+	someDone := len(r.tally.Errs) == 0 || r.tally.N[bucket.ResetFailed] < len(outcomes)
 	if !r.match && (err == nil || batches > 0) && someDone {
 		if planned == 0 && err == nil {
 			return r.nothing(&output.PlanSummary{}, src)
@@ -259,7 +258,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 		}
 	}
 	if r.match || (batches > 0 && someDone) {
-		output.ReportTally(f.IO, &r.tally)
+		r.tally.Report(f.IO)
 	}
 	if err := r.failure(ctx, err, planned, batches); err != nil {
 		return err
@@ -267,9 +266,9 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	if !r.match {
 		// A key named that the script left untouched: undeclared exits 2, changed or corrupt 1.
 		switch {
-		case r.tally.Undeclared > 0:
+		case r.tally.N[bucket.ResetUndeclared] > 0:
 			return &SilentError{Code: ExitUsage}
-		case r.tally.Changed+r.tally.Corrupt > 0:
+		case r.tally.N[bucket.ResetChanged]+r.tally.N[bucket.ResetCorrupt] > 0:
 			return &SilentError{Code: ExitError}
 		}
 	}
@@ -298,7 +297,7 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 	}
 	errs := errors.Join(r.tally.Errs...)
 	switch {
-	case errors.Is(err, resetplan.ErrRefused):
+	case errors.Is(err, errRefused):
 		return writeFailure(f, what, stopped, errs)
 	case hasReply(err):
 		return writeFailure(f, what, stopped, err)
@@ -309,7 +308,7 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 	case err != nil:
 		return fmt.Errorf("%w (%s bucket(s) were reset before it)", err, fmtCount(n))
 	case hasReply(errs) && r.match:
-		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.Failed)), errs)
+		return writeFailure(f, what, fmt.Sprintf("reset %s bucket(s), %s failed", fmtCount(n), fmtCount(r.tally.N[bucket.ResetFailed])), errs)
 	case hasReply(errs):
 		return writeFailure(f, what, stopped, errs)
 	case len(r.tally.Errs) > 0:
@@ -320,7 +319,7 @@ func (r *resetter) failure(ctx context.Context, err error, planned, batches int)
 
 // withOutcome is v as the reset left it.
 func withOutcome(v output.ResetView, o bucket.ResetOutcome) output.ResetView {
-	v.Done, v.Outcome = o == bucket.ResetDone || o == bucket.ResetCreated, output.OutcomeName(o)
+	v.Done, v.Outcome = o.Applied(), o.Name()
 	return v
 }
 
@@ -333,4 +332,32 @@ func notBuckets(n, of int) string {
 		return fmt.Sprintf("1 of %s keys is not a bucket; leave it out and run again", fmtCount(of))
 	}
 	return fmt.Sprintf("%s of %s keys are not buckets; leave them out and run again", fmtCount(n), fmtCount(of))
+}
+
+// resetBatch is the most buckets one pipelined round trip resets.
+const resetBatch = 500
+
+// errRefused stops a bulk reset when the server refuses writes.
+var errRefused = errors.New("the server refuses writes")
+
+// resetBatches resets ops in batches, calling done with each batch's outcomes; the batch in
+// flight completes when ctx ends, a refused write stops it (errRefused).
+func resetBatches(ctx context.Context, st *bucket.Store, ops []bucket.ResetOp, done func([]bucket.ResetOp, []bucket.ResetOutcome, error) error) error {
+	for i := 0; i < len(ops); i += resetBatch {
+		batch := ops[i:min(i+resetBatch, len(ops))]
+		res, err := st.ResetMany(context.WithoutCancel(ctx), batch)
+		if res == nil {
+			return err
+		}
+		if derr := done(batch, res, err); derr != nil {
+			return derr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && rediserr.Refusal(err) != "" {
+			return errRefused
+		}
+	}
+	return nil
 }

@@ -1,9 +1,4 @@
--- bucketctl read: what one key holds, in one command, writing nothing; a hash of more than
--- ARGV[1] fields or a string longer than ARGV[2] is answered with its size alone.
--- KEYS[1] the key; KEYS[2..n] the keys that may pair with it in a two-key layout (same slot).
--- Reply: { type, pttl, HLEN or STRLEN (else 0), HGETALL flat | the string | false, then for
--- each KEYS[2..n] its value when it is a short string, else false }.
-
+-- bucketctl read: what one key holds, in one command, writing nothing (scripts/doc.go).
 local maxf, maxlen = tonumber(ARGV[1]), tonumber(ARGV[2])
 local t = redis.call('TYPE', KEYS[1])['ok']
 local r = { t, redis.call('PTTL', KEYS[1]), 0, false }

@@ -1,9 +1,5 @@
--- bucketctl reset: compare-and-delete or compare-and-set one bucket of any layout, only while
--- its keys still hold a bucket of the planned layout (bucket/shape.go's rule), checked here.
--- ARGV[1] "delete" or "set", ARGV[2] the layout's type; the rest per type, as resetArgs builds
--- them (bucket/reset.go); ARGV[11] now in µs ("" = TIME), ARGV[13] the declared capacity.
--- Reply: 1 reset, 2 created, 0 no key; left untouched: -1 not a bucket of the layout,
--- -2 corrupt, -3 no layout declared for it ('help design').
+-- bucketctl reset: compare-and-delete or compare-and-set one bucket of any layout; its
+-- arguments and replies are in scripts/doc.go.
 local num, native, refusal, tagged, ttl_ms, checked, clock, struct =
   prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_COUNTER, MAX_REFILL_S)
 
@@ -17,15 +13,12 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- The microseconds of one time unit.
 local function unit_us(u)
   if u == 's' then return 1000000 elseif u == 'ms' then return 1000 elseif u == 'us' then return 1
   elseif u == 'ns' then return 0.001 end
 end
 
 if kind == 'tagged' then
-  -- ARGV[7] tokens, ARGV[10] the TTL grace in ms ("" = 60000), ARGV[12] "0" writes now over
-  -- a later stored time, ARGV[14] "respec", ARGV[15..18] "capacity", C, "rate", R.
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a native bucket is one key') end
   local t = redis.call('TYPE', KEYS[1])['ok']
   local s_tokens, s_ts, s_cap, s_rate, s_allowed, s_denied
@@ -76,10 +69,7 @@ if kind == 'tagged' then
 end
 
 if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
-  -- hash or strings: ARGV[3] tokens field, ARGV[4] time field, ARGV[5] other required fields,
-  -- ARGV[6] optional ones (comma-separated), ARGV[7] tokens, ARGV[8] time unit, ARGV[9] "1" a
-  -- float time, ARGV[10] the least TTL in ms ("" keeps it), ARGV[12] "0" writes now over a
-  -- later stored time, ARGV[14] "respec", ARGV[15] "time-first", ARGV[16..] spec pairs.
+  -- hash or strings
   local hash = kind == 'hash'
   local t1 = redis.call('TYPE', KEYS[1])['ok']
   local types, missing = { t1 }, t1 == 'none'
@@ -125,8 +115,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
       stored = t
     end
   elseif not missing then
-    -- Two keys, the level and its time key, both numbers; a lone level only where declared,
-    -- within the declared capacity and, after ",", the PTTL bounds in ms its owner allows.
+    -- Two number keys; a lone level only where declared, within ARGV[13]'s capacity and PTTLs.
     local vals = {}
     for i = 1, #KEYS do
       if types[i] == 'none' and i > 1 and t1 ~= 'none' then
@@ -170,7 +159,6 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
   if stored and stored > t and ARGV[12] ~= '0' then t = stored end
   local ts
   if ARGV[9] == '1' and div ~= 1 then ts = string.format('%.6f', t) else ts = string.format('%d', t) end
-  -- The TTL is at least ARGV[10], and a longer one the key had is kept.
   local ttl = tonumber(ARGV[10])
   local function expire(k, before)
     if ttl ~= nil and (before < 0 or before < ttl) then redis.call('PEXPIRE', k, ttl) end
@@ -204,10 +192,7 @@ end
 local function digits_lt(a, b) return #a < #b or (#a == #b and a < b) end
 
 if kind == 'gcra' then
-  -- ARGV[3] the least stored number of the library's form, ARGV[12] the first beyond it,
-  -- ARGV[4] its epoch in Unix s, ARGV[5] and ARGV[6] the TTL bounds below and above in µs
-  -- (gcraTTLBounds), ARGV[7] the TAT to SET, ARGV[8] its unit, ARGV[9] "1" a float,
-  -- ARGV[10] its TTL in ms. The key must hold one such number with a TTL the library sets.
+  -- The key must hold one number of the library's form with a TTL the library sets.
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a gcra bucket is one key') end
   local t = redis.call('TYPE', KEYS[1])['ok']
   if t == 'none' then
@@ -249,8 +234,7 @@ local function incr(d)
 end
 
 if kind == 'json' then
-  -- ARGV[7] whole tokens, ARGV[10] the least TTL in ms, ARGV[12] as above. Set writes Last
-  -- max(now, stored) in ns, delete the owner's zero state (full); both the version plus one.
+  -- Set writes Last max(now, stored) in ns, delete the owner's zero state; both version + 1.
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a json bucket is one key') end
   local t = redis.call('TYPE', KEYS[1])['ok']
   local last, avail, ver
@@ -288,8 +272,7 @@ if kind == 'json' then
   return 1
 end
 
--- mennanov-keys: as json over the two-key form's available and last (canonical integers), and
--- KEYS[3] (if given) its version counter, incremented where it exists (set: created).
+-- mennanov-keys: as json over the two-key form's available and last, and its version KEYS[3].
 local vals, missing = {}, true
 for i = 1, 2 do
   local t = redis.call('TYPE', KEYS[i])['ok']

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/bucketctl/bucketctl/bucket"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
 	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -44,25 +43,6 @@ func PrintResetTable(ios *iostreams.IOStreams, w io.Writer, plan []ResetView) er
 		}
 	}
 	return nil
-}
-
-// OutcomeName is how reset names what it did to a bucket.
-func OutcomeName(o bucket.ResetOutcome) string {
-	switch o {
-	case bucket.ResetDone:
-		return "reset"
-	case bucket.ResetCreated:
-		return "created"
-	case bucket.ResetMissing:
-		return "no key"
-	case bucket.ResetChanged:
-		return "changed"
-	case bucket.ResetCorrupt:
-		return "corrupt"
-	case bucket.ResetUndeclared:
-		return "undeclared"
-	}
-	return "failed"
 }
 
 // PlanSummary is a bulk reset's plan: counts per layout and the first keys.
@@ -105,8 +85,33 @@ func (p *PlanSummary) String() string {
 	return b.String()
 }
 
-// ReportTally says on stderr what the resets counted in t did.
-func ReportTally(io *iostreams.IOStreams, t *resetplan.Tally) {
+// ResetTally counts what resets did: per outcome, with its first five keys, and per layout.
+type ResetTally struct {
+	N        map[bucket.ResetOutcome]int
+	First    map[bucket.ResetOutcome][]string
+	ByLayout map[string]int
+	Errs     []error
+}
+
+// Add counts the outcome o of op.
+func (t *ResetTally) Add(op bucket.ResetOp, o bucket.ResetOutcome) {
+	if t.N == nil {
+		t.N, t.First, t.ByLayout = map[bucket.ResetOutcome]int{}, map[bucket.ResetOutcome][]string{}, map[string]int{}
+	}
+	t.N[o]++
+	if len(t.First[o]) < 5 {
+		t.First[o] = append(t.First[o], op.Key)
+	}
+	if o.Applied() {
+		t.ByLayout[op.Layout.Name]++
+	}
+}
+
+// Reset is how many buckets were reset (or created whole).
+func (t *ResetTally) Reset() int { return t.N[bucket.ResetDone] + t.N[bucket.ResetCreated] }
+
+// Report says on stderr what the resets did.
+func (t *ResetTally) Report(io *iostreams.IOStreams) {
 	var parts []string
 	for n, c := range t.ByLayout {
 		parts = append(parts, fmt.Sprintf("%s %s", n, count(c)))
@@ -117,23 +122,23 @@ func ReportTally(io *iostreams.IOStreams, t *resetplan.Tally) {
 		layouts = " (" + strings.Join(parts, ", ") + ")"
 	}
 	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", count(t.Reset()), layouts)
-	if t.Created > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", count(t.Created))
+	if n := t.N[bucket.ResetCreated]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", count(n))
 	}
-	if t.Missing > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", count(t.Missing))
+	if n := t.N[bucket.ResetMissing]; n > 0 {
+		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", count(n))
 	}
-	if t.Changed > 0 {
+	if n := t.N[bucket.ResetChanged]; n > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			count(t.Changed), strings.Join(t.ChangedKeys, ", "))
+			count(n), strings.Join(t.First[bucket.ResetChanged], ", "))
 	}
-	if t.Corrupt > 0 {
+	if n := t.N[bucket.ResetCorrupt]; n > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			count(t.Corrupt), strings.Join(t.CorruptKeys, ", "))
+			count(n), strings.Join(t.First[bucket.ResetCorrupt], ", "))
 	}
-	if t.Undeclared > 0 {
+	if n := t.N[bucket.ResetUndeclared]; n > 0 {
 		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
-			count(t.Undeclared), format.DeclareHint(""))
+			count(n), format.DeclareHint(""))
 	}
 }
 

@@ -1,4 +1,4 @@
-package resetplan_test
+package cmd
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/redistest"
-	"github.com/bucketctl/bucketctl/bucket/resetplan"
+	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
-// TestFor plans a refill, a write of tokens, a change of spec and a missing key on a real
+// TestResetStep plans a refill, a write of tokens, a change of spec and a missing key on a real
 // server's buckets.
-func TestFor(t *testing.T) {
+func TestResetStep(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -30,9 +30,9 @@ func TestFor(t *testing.T) {
 
 	// A native bucket is refilled by writing it full (its spec and counters kept), so it
 	// still reads after the reset; other layouts are refilled by deleting.
-	refill, err := resetplan.For(a, resetplan.Settings{})
-	if err != nil || !refill.Needed || refill.Op.To.Delete || refill.Op.To.Tokens != 10 || refill.Op.Spec != spec || refill.Before == nil || *refill.Before < 6 || *refill.Before > 6.01 ||
-		refill.After == nil || *refill.After != 10 || refill.Respec {
+	refill, err := (&resetter{opts: &ResetOptions{}}).step(a)
+	if err != nil || !refill.needed || refill.op.To.Delete || refill.op.To.Tokens != 10 || refill.op.Spec != spec || refill.before == nil || *refill.before < 6 || *refill.before > 6.01 ||
+		refill.after == nil || *refill.after != 10 || refill.op.Respec {
 		t.Errorf("refill: %v %+v", err, refill)
 	}
 	c := srv.Client(t)
@@ -46,28 +46,28 @@ func TestFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if del, err := resetplan.For(ex[0], resetplan.Settings{}); err != nil || !del.Needed || !del.Op.To.Delete {
+	if del, err := (&resetter{opts: &ResetOptions{}}).step(ex[0]); err != nil || !del.needed || !del.op.To.Delete {
 		t.Errorf("refill of an express bucket deletes it: %v %+v", err, del)
 	}
-	set, err := resetplan.For(a, resetplan.Settings{SetTokens: true, Tokens: 3})
-	if err != nil || !set.Needed || set.Op.To.Delete || set.Op.To.Tokens != 3 || set.After == nil || *set.After != 3 {
+	set, err := (&resetter{opts: &ResetOptions{Tokens: 3, TokensSet: true}}).step(a)
+	if err != nil || !set.needed || set.op.To.Delete || set.op.To.Tokens != 3 || set.after == nil || *set.after != 3 {
 		t.Errorf("--tokens 3: %v %+v", err, set)
 	}
-	respec, err := resetplan.For(a, resetplan.Settings{Spec: bucket.Spec{Capacity: 20, Rate: 1}})
-	if err != nil || !respec.Respec || !respec.Op.Respec || respec.StoredSpec != spec || respec.Op.To.Delete || respec.Op.To.Tokens != 20 {
+	respec, err := (&resetter{opts: &ResetOptions{}, flagSpec: bucket.Spec{Capacity: 20, Rate: 1}}).step(a)
+	if err != nil || !respec.op.Respec || respec.storedSpec != spec || respec.op.To.Delete || respec.op.To.Tokens != 20 {
 		t.Errorf("new spec: %v %+v", err, respec)
 	}
-	skip, err := resetplan.For(none, resetplan.Settings{})
-	if err != nil || skip.Needed || skip.After != nil {
+	skip, err := (&resetter{opts: &ResetOptions{}}).step(none)
+	if err != nil || skip.needed || skip.after != nil {
 		t.Errorf("refill of a missing key needs nothing: %v %+v", err, skip)
 	}
-	if _, err := resetplan.For(none, resetplan.Settings{SetTokens: true, Tokens: 1}); !errors.Is(err, bucket.ErrNoSpec) {
+	if _, err := (&resetter{opts: &ResetOptions{Tokens: 1, TokensSet: true}}).step(none); !errors.Is(err, bucket.ErrNoSpec) {
 		t.Errorf("--tokens on a missing key without a spec: %v, want ErrNoSpec", err)
 	}
 }
 
-// TestRunBatches: 1,201 resets go in three batches of at most 500, every one tallied.
-func TestRunBatches(t *testing.T) {
+// TestResetBatches: 1,201 resets go in three batches of at most 500, every one tallied.
+func TestResetBatches(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -83,17 +83,17 @@ func TestRunBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sizes []int
-	var tally resetplan.Tally
-	err := resetplan.Run(ctx, st, ops, func(batch []bucket.ResetOp, out []bucket.ResetOutcome, err error) error {
+	var counted output.ResetTally
+	err := resetBatches(ctx, st, ops, func(batch []bucket.ResetOp, out []bucket.ResetOutcome, err error) error {
 		sizes = append(sizes, len(batch))
 		for i, o := range out {
-			tally.Add(batch[i], o)
+			counted.Add(batch[i], o)
 		}
 		return err
 	})
-	if err != nil || fmt.Sprint(sizes) != "[500 500 201]" || tally.Done != 1000 || tally.Missing != 201 || tally.Reset() != 1000 ||
-		tally.ByLayout["native"] != 1000 {
-		t.Fatalf("Run: %v, batches %v, tally %+v", err, sizes, tally)
+	if err != nil || fmt.Sprint(sizes) != "[500 500 201]" || counted.N[bucket.ResetDone] != 1000 || counted.N[bucket.ResetMissing] != 201 || counted.Reset() != 1000 ||
+		counted.ByLayout["native"] != 1000 {
+		t.Fatalf("resetBatches: %v, batches %v, tally %+v", err, sizes, counted)
 	}
 	if n, err := srv.Client(t).DBSize(ctx).Result(); err != nil || n != 0 {
 		t.Fatalf("after the resets %d keys are left (%v)", n, err)
