@@ -15,24 +15,29 @@ func nativeCandidate(t Target) bool { return t.Layout == nil || t.Layout.Native 
 // refused them, and native reads are off for this Store.
 func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, reads []keyRead) (now int64, rest []int, ok bool, err error) {
 	pipe := c.Pipeline()
-	timeCmd := pipe.Time(ctx)
+	timeCmd := redis.NewTimeCmd(ctx, "time")
 	type nativeCmds struct {
 		i    int
 		get  *redis.StringCmd
 		pttl *redis.DurationCmd
 	}
 	cmds := make([]nativeCmds, 0, len(keys))
+	batch := make([]redis.Cmder, 1, 1+2*len(keys))
+	batch[0] = timeCmd
 	for i, k := range keys {
 		if !nativeCandidate(targets[i]) {
 			rest = append(rest, i)
 			continue
 		}
 		// One byte past a native value's length: a longer string is not one.
-		cmds = append(cmds, nativeCmds{i, pipe.GetRange(ctx, k, 0, int64(nativeLen)), pipe.PTTL(ctx, k)})
+		key := any(k)
+		nc := nativeCmds{i, redis.NewStringCmd(ctx, "getrange", key, 0, nativeLen), redis.NewDurationCmd(ctx, time.Millisecond, "pttl", key)}
+		cmds, batch = append(cmds, nc), append(batch, nc.get, nc.pttl)
 	}
 	if len(cmds) == 0 {
 		return 0, rest, true, nil
 	}
+	_ = pipe.BatchProcess(ctx, batch...)
 	_, _ = pipe.Exec(ctx)
 	err = timeCmd.Err()
 	for _, nc := range cmds {

@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/hot"
@@ -16,7 +17,7 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-")
 	}
-	tokens, capacity, rate, fill, full := levelCells(s)
+	tokens, capacity, rate, fill, full := levelCells(&s)
 	if !s.Exists {
 		tokens, fill, full = "no such key", "-", "-"
 	}
@@ -37,18 +38,36 @@ func nodeRow(node func(string) string, key string, cells ...string) []string {
 }
 
 // levelCells are the TOKENS, CAPACITY, RATE, FILL and FULL-IN cells of an existing bucket.
-func levelCells(s bucket.State) (tokens, capacity, rate, fill, full string) {
+func levelCells(s *bucket.State) (tokens, capacity, rate, fill, full string) {
 	tokens, capacity, rate, fill, full = format.Tokens(s.Tokens), "?", "?", "?", "?"
 	switch {
 	case s.HasSpec():
-		capacity, rate = format.Tokens(s.Spec.Capacity), format.Rate(s.Spec.Rate)
-		fill, full = format.Percent(s.Fill()), format.Wait(s.TimeToFull())
+		capacity, rate = specCells(s.Spec)
+		fill, full = format.Percent(s.Fill()), format.Wait(s.Decide(0).ResetAfter)
 	case !s.LevelKnown():
 		tokens = UnknownTAT
 	default:
 		tokens += " (stored)"
 	}
 	return
+}
+
+// lastSpec is the spec whose cells specCells wrote last: the buckets of a rule share theirs.
+var lastSpec atomic.Pointer[specText]
+
+type specText struct {
+	spec           bucket.Spec
+	capacity, rate string
+}
+
+// specCells are the CAPACITY and RATE cells of spec.
+func specCells(spec bucket.Spec) (capacity, rate string) {
+	if t := lastSpec.Load(); t != nil && t.spec == spec {
+		return t.capacity, t.rate
+	}
+	t := &specText{spec, format.Tokens(spec.Capacity), format.Rate(spec.Rate)}
+	lastSpec.Store(t)
+	return t.capacity, t.rate
 }
 
 // UnknownTAT is the tokens of a GCRA bucket whose spec is unknown.
@@ -108,7 +127,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
 		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem))
 	}
-	tokens, capacity, rate, fill, full := levelCells(s)
+	tokens, capacity, rate, fill, full := levelCells(&s)
 	note := ""
 	switch {
 	case s.Ahead > 0 && s.Layout.Type == bucket.GCRA:
@@ -149,7 +168,7 @@ func HotRow(b hot.Bucket, node func(string) string) []string {
 	} else {
 		rate += " (writes)"
 	}
-	tokens, capacity, _, fill, _ := levelCells(s)
+	tokens, capacity, _, fill, _ := levelCells(&s)
 	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s))
 }
 

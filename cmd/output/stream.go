@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 
@@ -114,6 +112,7 @@ type streamTable struct {
 	head    lipgloss.Style
 	width   int // terminal width; 0: piped
 	started bool
+	buf     []byte // the line being laid out
 }
 
 func newStreamTable(io *iostreams.IOStreams, header []string) *streamTable {
@@ -147,15 +146,13 @@ func (t *streamTable) writePage(w *bufio.Writer) {
 	if !t.started {
 		t.widths = make([]int, len(t.header))
 		for i, h := range t.header {
-			t.widths[i] = ansi.StringWidth(h)
+			t.widths[i] = format.Width(h)
 		}
 	}
 	for _, r := range t.rows {
 		for i, c := range r {
 			if i < len(t.widths) {
-				if cw := ansi.StringWidth(c); cw > t.widths[i] {
-					t.widths[i] = cw
-				}
+				t.widths[i] = max(t.widths[i], format.Width(c))
 			}
 		}
 	}
@@ -170,7 +167,7 @@ func (t *streamTable) writePage(w *bufio.Writer) {
 	}
 	if !t.started {
 		t.started = true
-		line := t.line(t.header)
+		line := string(t.line(t.header))
 		if t.bold {
 			line = t.head.Render(line)
 		}
@@ -178,26 +175,32 @@ func (t *streamTable) writePage(w *bufio.Writer) {
 		w.WriteByte('\n')
 	}
 	for _, r := range t.rows {
-		w.WriteString(t.line(r))
+		w.Write(t.line(r))
 		w.WriteByte('\n')
 	}
+	clear(t.rows)
 	t.rows = t.rows[:0]
 }
 
-func (t *streamTable) line(cells []string) string {
-	var b strings.Builder
+// line lays out cells in t.buf, which the next call reuses.
+func (t *streamTable) line(cells []string) []byte {
+	b := t.buf[:0]
 	for i, c := range cells {
 		if i == 0 && t.width > 0 {
 			c = format.TruncMiddle(c, t.widths[0])
 		}
-		b.WriteString(c)
+		b = append(b, c...)
 		if i < len(cells)-1 {
-			if pad := t.widths[i] - ansi.StringWidth(c) + colGap; pad > 0 {
-				b.WriteString(strings.Repeat(" ", pad))
+			for pad := t.widths[i] - format.Width(c) + colGap; pad > 0; pad-- {
+				b = append(b, ' ')
 			}
 		}
 	}
-	return strings.TrimRight(b.String(), " ")
+	for len(b) > 0 && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	t.buf = b
+	return b
 }
 
 // Progress is a one-line report on stderr, redrawn in place, only on a terminal.

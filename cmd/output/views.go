@@ -146,8 +146,11 @@ func StateOfCost(s bucket.State, cost float64) StateView {
 		if s.Ambiguous() {
 			v.Ambiguous = AmbiguityNote(s)
 		}
-		if d1 := s.Decide(1); d1.Writer != nil {
-			v.WriterClock = ClockOf(*d1.Writer)
+		if cost != 1 {
+			dc = s.Decide(1)
+		}
+		if dc.Writer != nil {
+			v.WriterClock = ClockOf(*dc.Writer)
 		}
 	} else if s.LevelKnown() {
 		v.Missing = "capacity and rate: tokens are as stored, not refilled (pass --capacity/--rate or add a rule)"

@@ -34,11 +34,11 @@ func Duration(d time.Duration) string {
 }
 
 func compound(d, big time.Duration, bigU string, small time.Duration, smallU string) string {
-	s := strconv.FormatInt(int64(d/big), 10) + bigU
+	b := append(strconv.AppendInt(make([]byte, 0, 24), int64(d/big), 10), bigU...)
 	if r := (d % big) / small; r > 0 {
-		s += strconv.FormatInt(int64(r), 10) + smallU
+		b = append(strconv.AppendInt(b, int64(r), 10), smallU...)
 	}
-	return s
+	return string(b)
 }
 
 // Seconds writes a measured run time to the millisecond, cut toward zero: 2.004s, 61.5s.

@@ -56,10 +56,29 @@ func appendU(b []byte, r rune) []byte {
 	return append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
 }
 
+// printableASCII says s is all printable ASCII (space included): shown as it is, a column
+// a byte.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// Width is s's width on a terminal (ansi.StringWidth, at once for printable ASCII).
+func Width(s string) int {
+	if printableASCII(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
 // SafeKey makes a Redis key safe to show on a terminal: printable text as it is, any other
 // key as a Go string literal without its quotes (\x1b, \n, \xff, \u200b).
 func SafeKey(key string) string {
-	if !strings.ContainsFunc(key, Unprintable) {
+	if printableASCII(key) || !strings.ContainsFunc(key, Unprintable) {
 		return key
 	}
 	q := strconv.QuoteToGraphic(key)
@@ -96,7 +115,7 @@ func QuoteKey(key string) string { return SafeKey(strconv.Quote(key)) }
 // TruncMiddle cuts plain text s to width cells by replacing its middle with an ellipsis,
 // so a key's start and tail both stay: rl:{tenant-4711}:r…/orders.
 func TruncMiddle(s string, width int) string {
-	w := ansi.StringWidth(s)
+	w := Width(s)
 	switch {
 	case w <= width:
 		return s

@@ -124,8 +124,20 @@ func Percent(r float64) string {
 	if r > 0 && r < 0.01-noise/100 {
 		return "<1%"
 	}
-	return strconv.FormatFloat(floorTo(r*100, 0), 'f', 0, 64) + "%"
+	p := floorTo(r*100, 0)
+	if p >= 0 && p <= 100 {
+		return percents[int(p)]
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
+
+// percents are Percent's whole percentages, 0% to 100%.
+var percents = func() (p [101]string) {
+	for i := range p {
+		p[i] = strconv.Itoa(i) + "%"
+	}
+	return p
+}()
 
 // Axis writes a chart axis tick compactly: 0.5, 20, 500, 2.5k, 1.5M.
 func Axis(v float64) string {
@@ -173,6 +185,9 @@ func Fixed(v float64, prec int) string {
 
 // Decimal writes v with at most prec decimals, trailing zeros dropped: 2.5, 3.
 func Decimal(v float64, prec int) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10) // the same digits, without the float's
+	}
 	s := strconv.FormatFloat(v, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
