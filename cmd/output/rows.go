@@ -182,7 +182,7 @@ func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {
 	return v
 }
 
-// ResetView is one line of reset's JSON/YAML; Outcome (OutcomeName) is empty in a plan.
+// ResetView is one line of reset's JSON/YAML; Outcome (ResetOutcome.Name) is empty in a plan.
 type ResetView struct {
 	Key                    string   `json:"key"`
 	Layout                 string   `json:"layout"`
