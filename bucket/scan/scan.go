@@ -56,6 +56,16 @@ type Scanner struct {
 	turn    int
 	stats   Stats
 	cost    cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
+	// ahead: each master's next SCAN is sent as soon as its cursor is known (Pages of an
+	// unlimited scan), so the server walks the keyspace while the page before is read.
+	ahead bool
+}
+
+// scanReply is one SCAN's answer.
+type scanReply struct {
+	keys []string
+	next uint64
+	err  error
 }
 
 type scanNode struct {
@@ -65,8 +75,9 @@ type scanNode struct {
 	done   bool
 	// held are keys left for the next call (a capped page, a failed read); moved: read
 	// them through the Cluster client, which follows MOVED.
-	held  []string
-	moved bool
+	held    []string
+	moved   bool
+	pending chan scanReply // the SCAN sent ahead, if any
 }
 
 // New prepares a scan of every master of s, counting its cost (cost.Install).
@@ -168,7 +179,13 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 		return nil, nil, io.EOF
 	}
 	addr := n.c.Options().Addr
-	keys, next, err := n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
+	var r scanReply
+	if n.pending != nil {
+		r, n.pending = <-n.pending, nil
+	} else {
+		r.keys, r.next, r.err = n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
+	}
+	keys, next, err := r.keys, r.next, r.err
 	if err != nil {
 		rediserr.ReloadSlots(sc.s.Redis(), err)
 		return nil, nil, fmt.Errorf("scan %s: %w", addr, err)
@@ -176,6 +193,14 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	n.cursor, n.done = next, next == 0
 	if int64(len(keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
 		n.count = min(2*n.count, sc.o.MaxCount)
+	}
+	if sc.ahead && !n.done {
+		n.pending = make(chan scanReply, 1)
+		go func(ch chan<- scanReply, cursor uint64, count int64) {
+			var r scanReply
+			r.keys, r.next, r.err = n.c.Scan(ctx, cursor, sc.o.Match, count).Result()
+			ch <- r
+		}(n.pending, n.cursor, n.count)
 	}
 	sc.stats.Pages++
 	sc.stats.Keys += int64(len(keys))
@@ -201,7 +226,7 @@ func (sc *Scanner) Stats() Stats {
 // Restart begins a new pass over the keyspace (the counts go on).
 func (sc *Scanner) Restart() {
 	for _, n := range sc.nodes {
-		n.cursor, n.done, n.held, n.moved = 0, false, nil, false
+		n.cursor, n.done, n.held, n.moved, n.pending = 0, false, nil, false, nil
 	}
 	sc.stats.Done = false
 }
@@ -316,6 +341,7 @@ type Page struct {
 // Pages reads up to ahead pages ahead in a goroutine; the channel closes at the end or
 // after a Page with Err. Cancel ctx to stop it early.
 func (sc *Scanner) Pages(ctx context.Context, ahead int) <-chan Page {
+	sc.ahead = sc.o.Limit == 0 // a limited scan sends no SCAN it may not need
 	ch := make(chan Page, ahead)
 	go func() {
 		defer close(ch)
