@@ -92,7 +92,6 @@ func listRun(opts *ListOptions) error {
 		limit = 0 // sortedRows keeps the first --limit
 	}
 	node, run := sr.node, sr.scan(opts.Match, limit, opts.All)
-	run.streams = opts.SortBy == ""
 	out := output.NewStream(opts.IO, opts.Output, output.WithNode(node, "KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "NOTE")...)
 	noTTL := 0
 	write := output.StateWriter(out, node, output.ListRow, func(s bucket.State) {

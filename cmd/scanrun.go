@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,9 +56,6 @@ type scanRun struct {
 	all   bool
 	// listsOthers names what lists the keys left out ("": --all).
 	listsOthers string
-	// streams: fn keeps no page, so the live heap is a page or two and the collector may
-	// let garbage reach 4x it (GOGC 400, unless set) rather than run every 4 MB.
-	streams bool
 
 	truncated bool
 	stats     scan.Stats
@@ -111,9 +106,6 @@ func (r *reading) scan(match string, limit int, all bool) *scanRun {
 
 // run calls fn with each page's states, the progress line cleared first.
 func (r *scanRun) run(ctx context.Context, fn func([]bucket.State) error) error {
-	if r.streams && os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
 	prog := output.NewProgress(r.io)
 	defer prog.Clear()
 	start, last := time.Now(), time.Time{}
