@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,7 +171,7 @@ func TestClusterPageKeepsItsCap(t *testing.T) {
 	for pages := 0; ; pages++ {
 		before := sc.Stats()
 		page, err := sc.NextWithin(ctx, 21) // TIME and 10 keys at two commands each
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, scan.ErrEnd) {
 			break
 		}
 		if err != nil {

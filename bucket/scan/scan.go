@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/redis/go-redis/v9"
 
@@ -15,6 +14,10 @@ import (
 
 // ErrStop, returned by a States or Keys callback, ends the scan without an error.
 var ErrStop = errors.New("stop scan")
+
+// ErrEnd is Next's error once every master's scan has ended (never a lost connection's
+// io.EOF, which ends a scan with that error).
+var ErrEnd = errors.New("scan: every key was scanned")
 
 // Options say what to scan.
 type Options struct {
@@ -105,7 +108,7 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 // errNoRoom: a capped page could not read even one key (they are held for the next call).
 var errNoRoom = errors.New("scan: no room for a read in the page's budget")
 
-// Next reads the next page (possibly empty); io.EOF when every master's scan has ended.
+// Next reads the next page (possibly empty); ErrEnd when every master's scan has ended.
 func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc.NextWithin(ctx, 0) }
 
 // NextWithin is Next sending at most most commands for the reads (0: no cap; SCAN not
@@ -157,7 +160,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 	return states, nil
 }
 
-// nextKeys returns the keys held back, else a SCAN page of the next master (io.EOF: none).
+// nextKeys returns the keys held back, else a SCAN page of the next master (ErrEnd: none).
 func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	for _, n := range sc.nodes {
 		if len(n.held) > 0 {
@@ -176,7 +179,7 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	}
 	if n == nil {
 		sc.stats.Done = true
-		return nil, nil, io.EOF
+		return nil, nil, ErrEnd
 	}
 	addr := n.c.Options().Addr
 	var r scanReply
@@ -311,7 +314,7 @@ func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) err
 	ctx = cost.With(ctx, &sc.cost)
 	for handed := int64(0); o.Limit <= 0 || handed < o.Limit; {
 		_, keys, err := sc.nextKeys(ctx)
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, ErrEnd) {
 			return nil
 		}
 		if err != nil {
@@ -347,7 +350,7 @@ func (sc *Scanner) Pages(ctx context.Context, ahead int) <-chan Page {
 		defer close(ch)
 		for {
 			states, err := sc.Next(ctx)
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, ErrEnd) {
 				return
 			}
 			p := Page{States: states, Stats: sc.Stats(), Err: err}

@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"errors"
-	"io"
 	"sort"
 	"time"
 
@@ -112,7 +111,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		var page []bucket.State
 		var err error
 		if w.limit > 0 && w.passBuckets >= w.limit {
-			err = io.EOF // the pass ends at the limit
+			err = ErrEnd // the pass ends at the limit
 		} else {
 			page, err = w.sc.NextWithin(ctx, room+1) // the reads and TIME
 		}
@@ -121,7 +120,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 		if errors.Is(err, errNoRoom) {
 			break
 		}
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, ErrEnd) {
 			w.sc.Restart()
 			w.passBuckets = 0
 			w.pass++

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -140,7 +139,7 @@ func TestScannerHeldKeysFollowAReshard(t *testing.T) {
 	}
 	for i := 0; i < 20 && len(seen) < len(keys); i++ {
 		page, err := sc.NextWithin(ctx, 11)
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, scan.ErrEnd) {
 			break
 		}
 		if err != nil && !strings.Contains(err.Error(), "no room") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -198,7 +197,7 @@ func TestScannerNextWithinHoldsTheRest(t *testing.T) {
 	var sizes []int
 	for {
 		page, err := sc.NextWithin(ctx, 101) // TIME and 100 reads
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, scan.ErrEnd) {
 			break
 		}
 		if err != nil {

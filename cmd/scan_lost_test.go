@@ -1,0 +1,43 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bucketctl/bucketctl/bucket/redistest"
+)
+
+// TestScanLostConnectionIsNoEnd: a connection dropped in the middle of a scan (go-redis
+// reports io.EOF) fails the command; it is not taken for the end of the keyspace.
+func TestScanLostConnectionIsNoEnd(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	pipe := admin.Pipeline()
+	for i := range 3000 {
+		pipe.HSet(ctx, fmt.Sprintf("e:%d", i), "tokens", "2", "last_refill", "1700000000")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"list", "--match", "e:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--limit", "0", "-o", "jsonl"},
+		{"reset", "--match", "e:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--tokens", "1", "--yes", "-o", "jsonl"},
+		{"audit", "--match", "e:*", "-o", "json"},
+	} {
+		p := redistest.StartProxy(t, srv.Addr())
+		p.Arm(redistest.Rule{Match: "scan", Skip: 2, Fault: redistest.Drop})
+		r := run(t, p.URL(), args...)
+		t.Logf("%s: exit %d: %q", args[0], r.code, r.errOut)
+		if r.code == ExitOK || r.code == ExitFindings {
+			t.Errorf("%s: exit %d after a dropped connection, as if the scan had ended: %d lines out, stderr %q",
+				args[0], r.code, strings.Count(r.out, "\n"), r.errOut)
+		}
+		if !strings.Contains(r.errOut, p.Addr()) && !strings.Contains(r.errOut, "lost") {
+			t.Errorf("%s: stderr names neither the server nor the lost connection: %q", args[0], r.errOut)
+		}
+	}
+}
