@@ -10,7 +10,7 @@ import (
 // to what is shown: 9.96s is 9.9s. A time to wait is a Wait, rounded up.
 func Duration(d time.Duration) string {
 	if d < 0 {
-		return "-" + Duration(-d)
+		return "-" + Duration(-max(d, -math.MaxInt64)) // -MinInt64 overflows
 	}
 	switch {
 	case d == 0:

@@ -109,4 +109,7 @@ func TestWait(t *testing.T) {
 			t.Errorf("Duration(%v) = %q, want %q", c.d, got, c.dur)
 		}
 	}
+	if got := Duration(math.MinInt64); got != "-106751d23h" { // its negation overflows
+		t.Errorf("Duration(MinInt64) = %q", got)
+	}
 }
