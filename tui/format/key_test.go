@@ -3,6 +3,8 @@ package format
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestSafeKey(t *testing.T) {
@@ -88,6 +90,23 @@ func TestEscapes(t *testing.T) {
 		"bidi\u202e": true, "c1\u009b": true, "ls\u2028": true} {
 		if got := Escapes(s); got != want {
 			t.Errorf("Escapes(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestWidthIsANSIWidth: Width's shortcut for printable ASCII gives ansi.StringWidth's answer
+// for every string of one or two bytes and for escapes, wide runes and invalid UTF-8.
+func TestWidthIsANSIWidth(t *testing.T) {
+	cases := []string{"", "rate:user:42", "\x1b[31mred\x1b[0m", "日本", "é", "\xff\xfe", "a\tb", "x\u200by", "🙂 ok"}
+	for a := 0; a < 256; a++ {
+		cases = append(cases, string([]byte{byte(a)}))
+		for b := 0; b < 256; b += 3 {
+			cases = append(cases, string([]byte{byte(a), byte(b)}))
+		}
+	}
+	for _, s := range cases {
+		if got, want := Width(s), ansi.StringWidth(s); got != want {
+			t.Errorf("Width(%q) = %d, ansi.StringWidth %d", s, got, want)
 		}
 	}
 }
