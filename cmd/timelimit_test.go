@@ -213,3 +213,15 @@ func TestHostileReplySizeRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeLimitListHotHeldSubscribe: list --hot whose SUBSCRIBE is never confirmed ends
+// within --timeout, as every command does, not when the server answers.
+func TestTimeLimitListHotHeldSubscribe(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.StartProxy(t, srv.Addr())
+	p.Arm(redistest.Rule{Match: "subscribe", Fault: redistest.Hold})
+	endsInTime(t, "list --hot", func() result {
+		return run(t, p.URL(), "--timeout", limitArg, "list", "--hot", "--for", "500ms", "-o", "json")
+	})
+}

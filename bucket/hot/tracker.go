@@ -142,7 +142,8 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 	sub := newClient(subOpt)
 	n.ps = sub.Subscribe(ctx, invalidateChannel)
 	n.closers = append(n.closers, sub, n.ps)
-	if _, err := n.ps.Receive(ctx); err != nil {
+	// The confirmation within the read timeout (--timeout): Receive alone would wait for ever.
+	if _, err := n.ps.ReceiveTimeout(ctx, max(subOpt.ReadTimeout, 0)); err != nil {
 		n.close()
 		return nil, hotErr(n.addr, err)
 	}
