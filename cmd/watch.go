@@ -126,6 +126,15 @@ func endedByDuration(ctx context.Context, err error) error {
 	return err
 }
 
+// endErr is how a stream ends with ctx: the end of --duration after a failed refresh is
+// that failure (Redis still unreachable is no success); else ctx's error.
+func endErr(ctx context.Context, lastErr error) error {
+	if lastErr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return lastErr
+	}
+	return ctx.Err()
+}
+
 // watchStream prints one line (or JSON object) per refresh until ctx ends or Count reads
 // were attempted; reads never overlap.
 func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost float64, addr string, read tui.WatchSource) error {
@@ -139,7 +148,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		if n > 0 {
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return endErr(ctx, lastErr)
 			case <-tick.C:
 			}
 		}
@@ -148,7 +157,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return endErr(ctx, lastErr)
 			}
 			if rediserr.IsUnreachable(err) {
 				err = &UnreachableError{Addr: addr, Err: err}

@@ -276,3 +276,27 @@ func TestWatchYAMLStreamsDocuments(t *testing.T) {
 		t.Fatalf("a number with an exponent:\n%s", r.out)
 	}
 }
+
+// TestWatchDurationEndsUnreachable: a watch whose --duration ends while Redis is still
+// unreachable exits 3 (the failure), not 0 as if it had watched to the end.
+func TestWatchDurationEndsUnreachable(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	f := newTestFactory(t, &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, NoColor: true}, VersionInfo{Version: "test"})
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(context.Background(), f, []string{"--url", srv.URL(), "--timeout", "300ms", "watch", "w:u",
+			"--capacity", "5", "--rate", "1", "--interval", "50ms", "--duration", "3s"})
+	}()
+	redistest.WaitFor(t, 15*time.Second, "a first line", func() bool { return strings.Contains(out.String(), "key=w:u") })
+	srv.Kill()
+	select {
+	case c := <-code:
+		if c != ExitUnreachable || !strings.Contains(errOut.String(), "cannot reach Redis at "+srv.Addr()) {
+			t.Errorf("exit %d, stderr %q: want 3 and the unreachable server named", c, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch did not end at --duration")
+	}
+}
