@@ -149,6 +149,10 @@ func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error 
 	if errors.Is(err, load.ErrNotBucket) {
 		return fmt.Errorf("the run's key %s was left as it is: %w", strings.Join(left, ", "), err)
 	}
+	if rediserr.IsNetwork(err) && !rediserr.NotSent(err) {
+		return fmt.Errorf("the delete of the run's key %s was sent but its reply was lost, so it may be left behind; check it once Redis answers again: %w",
+			strings.Join(left, ", "), err)
+	}
 	return fmt.Errorf("could not delete the run's key %s, so it is left behind; delete it once Redis answers again: %w",
 		strings.Join(left, ", "), err)
 }

@@ -195,3 +195,19 @@ func TestFailedCountIsExact(t *testing.T) {
 		t.Errorf("failedCount = %q, want %q", got, want)
 	}
 }
+
+// TestLoadCleanupReplyLost: the clean-up's delete reaches Redis and its reply is lost: the
+// error says the key may be left behind (the delete may have been applied: here it was),
+// not that it is.
+func TestLoadCleanupReplyLost(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.StartProxy(t, srv.Addr())
+	p.Arm(redistest.Rule{Match: "STRLEN", Fault: redistest.Drop}) // the clean-up script's source, sent after NOSCRIPT
+	r := run(t, p.URL(), "load", "lost", "-c", "2", "-d", "300ms", "-o", "json")
+	if r.code != ExitUnreachable || !strings.Contains(r.errOut, "bucketctl:load:lost was sent but its reply was lost, so it may be left behind") {
+		t.Fatalf("exit %d %q: want 3 and the key named as possibly left behind", r.code, r.errOut)
+	}
+	c := srv.Client(t)
+	redistest.WaitFor(t, 10*time.Second, "the delete applied", func() bool { return c.Exists(context.Background(), "bucketctl:load:lost").Val() == 0 })
+}
