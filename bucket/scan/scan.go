@@ -186,28 +186,30 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	if n.pending != nil {
 		r, n.pending = <-n.pending, nil
 	} else {
-		r.keys, r.next, r.err = n.c.Scan(ctx, n.cursor, sc.o.Match, n.count).Result()
+		r = sc.scanOnce(ctx, n.c, n.cursor, n.count)
 	}
-	keys, next, err := r.keys, r.next, r.err
-	if err != nil {
-		rediserr.ReloadSlots(sc.s.Redis(), err)
-		return nil, nil, fmt.Errorf("scan %s: %w", addr, err)
+	if r.err != nil {
+		rediserr.ReloadSlots(sc.s.Redis(), r.err)
+		return nil, nil, fmt.Errorf("scan %s: %w", addr, r.err)
 	}
-	n.cursor, n.done = next, next == 0
-	if int64(len(keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
+	n.cursor, n.done = r.next, r.next == 0
+	if int64(len(r.keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
 		n.count = min(2*n.count, sc.o.MaxCount)
 	}
 	if sc.ahead && !n.done {
-		n.pending = make(chan scanReply, 1)
-		go func(ch chan<- scanReply, cursor uint64, count int64) {
-			var r scanReply
-			r.keys, r.next, r.err = n.c.Scan(ctx, cursor, sc.o.Match, count).Result()
-			ch <- r
-		}(n.pending, n.cursor, n.count)
+		ch, cursor, count := make(chan scanReply, 1), n.cursor, n.count
+		n.pending = ch
+		go func() { ch <- sc.scanOnce(ctx, n.c, cursor, count) }()
 	}
 	sc.stats.Pages++
-	sc.stats.Keys += int64(len(keys))
-	return n, keys, nil
+	sc.stats.Keys += int64(len(r.keys))
+	return n, r.keys, nil
+}
+
+// scanOnce sends one SCAN to c.
+func (sc *Scanner) scanOnce(ctx context.Context, c *redis.Client, cursor uint64, count int64) scanReply {
+	keys, next, err := c.Scan(ctx, cursor, sc.o.Match, count).Result()
+	return scanReply{keys, next, err}
 }
 
 func (sc *Scanner) allDone() bool {
