@@ -55,6 +55,7 @@ var passes = flag.Int("passes", 1, "BenchmarkTake: how many times each row runs,
 // BenchmarkTake measures one decision per op against a real local redis-server, side by side
 // with go-redis/redis_rate's Allow in the same run: 1, 16, 64 and 256 goroutines, on one hot
 // key and on one key per goroutine; with -passes N, each row N times, competitors interleaved.
+// One goroutine's rows are paired (takePaired).
 //
 //	go test ./bucket -run NONE -bench 'Take$' -benchmem -passes 5
 func BenchmarkTake(b *testing.B) {
@@ -63,7 +64,10 @@ func BenchmarkTake(b *testing.B) {
 	defer rdb.Close()
 	impls := competitors(b, rdb, true)
 	for _, mode := range []string{"hot_key", "per_key"} {
-		for _, g := range []int{1, 16, 64, 256} {
+		for range *passes {
+			b.Run("paired/"+mode+"/g1", func(b *testing.B) { takePaired(b, impls, mode) })
+		}
+		for _, g := range []int{16, 64, 256} {
 			for _, impl := range slices.Repeat(impls, *passes) {
 				b.Run(fmt.Sprintf("%s/%s/g%d", impl.name, mode, g), func(b *testing.B) {
 					keys := make([]string, g)
@@ -100,6 +104,37 @@ func BenchmarkTake(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// takePaired measures one goroutine's decisions as pairs: each op is one decision by every
+// competitor, the first of them rotating, so a slow spell of the machine falls on all alike.
+// A lone decision is one round trip, whose time on a busy host swings several-fold within
+// seconds; passes run back to back would measure the machine, not the competitors.
+func takePaired(b *testing.B, impls []competitor, mode string) {
+	keys := make([]string, len(impls))
+	for i, impl := range impls {
+		keys[i] = "bench:" + mode + ":" + impl.name
+		if mode == "per_key" {
+			keys[i] += ":0"
+		}
+	}
+	spent := make([]time.Duration, len(impls))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for j := range impls {
+			i := (n + j) % len(impls)
+			t0 := time.Now()
+			if err := impls[i].take(keys[i]); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	for i, impl := range impls {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), impl.name+"-ns/take")
 	}
 }
 
