@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 
@@ -176,11 +177,9 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.paused {
 			return m, say
 		}
-		if cmd := m.fetch(); cmd != nil {
-			return m, tea.Batch(say, cmd)
-		}
-		m.again = true
-		return m, say
+		read := m.fetch()
+		m.again = read == nil // a read is in flight: read again when it returns
+		return m, tea.Batch(say, read)
 	case noticeExpiredMsg:
 		if msg.id == m.noticeID {
 			m.notice = ""
@@ -247,7 +246,7 @@ func (m *Top) refilter() {
 			m.keyWant = max(m.keyWant, ansi.StringWidth(format.SafeKey(m.rows[i].state.Key)))
 		}
 	}
-	m.sortRows()
+	sort.SliceStable(m.visible, func(a, b int) bool { return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]]) })
 	if !m.pinned {
 		m.cursor, m.offset = 0, 0
 	} else {

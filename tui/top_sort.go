@@ -3,7 +3,6 @@ package tui
 import (
 	"cmp"
 	"math"
-	"sort"
 
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -59,12 +58,6 @@ func (r *topRow) fillShown() float64 {
 func (m *Top) setSort(s SortBy) {
 	m.sortBy = s
 	m.refilter()
-}
-
-func (m *Top) sortRows() {
-	sort.SliceStable(m.visible, func(a, b int) bool {
-		return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]])
-	})
 }
 
 // less orders two rows: hot ones first, then by the sort's steadied measure as shown, rows
