@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -85,9 +86,8 @@ type Top struct {
 	detail, detailGone bool
 	detailView         bucketView
 	confirm            *bucket.State
-	again              bool // refresh again when the read in flight returns
-	notice             string
-	noticeBad          bool
+	again              bool   // refresh again when the read in flight returns
+	notice             string // styled
 	noticeID           int
 	paused             bool
 	pending            *TopSnapshot // a read that came back while paused
@@ -135,9 +135,9 @@ func (m *Top) fetch() tea.Cmd {
 	})
 }
 
-func (m *Top) say(text string, bad bool) tea.Cmd {
+func (m *Top) say(text string, sty lipgloss.Style) tea.Cmd {
 	m.noticeID++
-	m.notice, m.noticeBad = text, bad
+	m.notice = sty.Render(text)
 	id := m.noticeID
 	return tea.Tick(m.opts.NoticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{id} })
 }
@@ -171,9 +171,9 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.errText(msg.err), true)
+			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.errText(msg.err), m.st.Bad)
 		}
-		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", false)
+		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", m.st.Good)
 		if m.paused {
 			return m, say
 		}
