@@ -30,6 +30,7 @@ type LiveOptions struct {
 func (o *LiveOptions) defaults() {
 	o.Interval = cmp.Or(o.Interval, time.Second)
 	o.Timeout = cmp.Or(o.Timeout, FetchTimeout(o.Interval))
+	o.Window = cmp.Or(o.Window, 5*time.Minute)
 	if o.Styles == nil {
 		s := NewStyles(lipgloss.ColorProfile())
 		o.Styles = &s

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"strings"
@@ -97,9 +98,7 @@ type Top struct {
 
 // NewTop returns the dashboard reading from src.
 func NewTop(src TopSource, opts TopOptions) Top {
-	if opts.NoticeFor <= 0 {
-		opts.NoticeFor = 4 * time.Second
-	}
+	opts.NoticeFor = cmp.Or(opts.NoticeFor, 4*time.Second)
 	l := newLive(&opts.LiveOptions)
 	return Top{
 		live: l, src: src, opts: opts, sortBy: opts.Sort,

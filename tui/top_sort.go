@@ -29,20 +29,13 @@ var sortNames = [...][3]string{
 	SortBusy: {"busy ↓", "busy ↑ (reversed)", "ALLOW/s"},
 }
 
-func (s SortBy) names() [3]string {
-	if s < SortFill || s > SortBusy {
-		s = SortFill
-	}
-	return sortNames[s]
-}
-
-func (s SortBy) column() string { return s.names()[2] }
+func (s SortBy) column() string { return sortNames[s][2] }
 
 func (s SortBy) label(reverse bool) string {
 	if reverse {
-		return s.names()[1]
+		return sortNames[s][1]
 	}
-	return s.names()[0]
+	return sortNames[s][0]
 }
 
 func (r *topRow) unknownFill() bool { return r.state.Problem != "" || !r.state.HasSpec() }
