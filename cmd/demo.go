@@ -18,7 +18,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// DemoOptions are the options of demo.
 type DemoOptions struct {
 	Env
 	Duration  time.Duration

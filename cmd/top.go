@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// TopOptions are the options of top.
 type TopOptions struct {
 	Env
 	TopParams
@@ -24,7 +24,6 @@ type TopOptions struct {
 	Spec     SpecFlags
 }
 
-// NewCmdTop builds `top`.
 func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 	opts := &TopOptions{}
 	cmd := &cobra.Command{
@@ -61,9 +60,9 @@ func topRun(opts *TopOptions) error {
 	if !opts.IO.StdoutTTY {
 		return usagef("top needs a terminal; for scripts use 'bucketctl list --match %s' or 'bucketctl watch KEY -o json'", opts.Match)
 	}
-	var cancel context.CancelFunc
-	opts.Ctx, cancel = withDuration(opts.Ctx, opts.Duration)
+	ctx, cancel := withDuration(opts.Ctx, opts.Duration)
 	defer cancel()
+	opts.Ctx = ctx
 	rd, err := opts.reading(&opts.Spec)
 	if err != nil {
 		return err
@@ -71,7 +70,7 @@ func topRun(opts *TopOptions) error {
 	p := opts.TopParams
 	p.Resolve, p.Custom, p.NodeClient = rd.resolve, rd.custom, rd.conn.NodeClient
 	p.Addr, p.Server, p.ErrText = rd.conn.Addr(), rd.conn.Label(), opts.src.errText
-	return endedByDuration(opts.Ctx, RunTop(opts.Ctx, opts.IO, rd.st, p))
+	return endedByDuration(ctx, RunTop(ctx, opts.IO, rd.st, p))
 }
 
 // TopParams say what RunTop shows: top fills them from its flags, demo for its sandbox.
@@ -97,15 +96,9 @@ type TopParams struct {
 var topDefaults = TopParams{Match: "*", Interval: time.Second, PageSize: 200, Budget: 10000}
 
 func (p TopParams) withDefaults() TopParams {
-	if p.Match == "" {
-		p.Match = topDefaults.Match
-	}
-	if p.Interval <= 0 {
-		p.Interval = topDefaults.Interval
-	}
-	if p.Budget <= 0 {
-		p.Budget = topDefaults.Budget
-	}
+	p.Match = cmp.Or(p.Match, topDefaults.Match)
+	p.Interval = cmp.Or(p.Interval, topDefaults.Interval)
+	p.Budget = cmp.Or(p.Budget, topDefaults.Budget)
 	if p.ErrText == nil {
 		p.ErrText = (*Factory)(nil).errText // secrets found by their form hidden
 	}
@@ -134,35 +127,29 @@ func tuiStyles(ios *IOStreams) tui.Styles {
 	return tui.NewStyles(lipgloss.NewRenderer(ios.Out).ColorProfile())
 }
 
-// TopSource is the Redis side of top: a budgeted scan.Live view, busiest buckets first.
+// TopSource is the Redis side of top: a budgeted scan.Live view, busiest buckets first. Its
+// Keep keeps the bucket under the cursor in every snapshot while it exists.
 type TopSource struct {
+	*scan.Live
 	st   *bucket.Store
-	live *scan.Live
 	addr string // for a refused reset's message
 }
 
 // NewTopSource returns top's source over st.
 func NewTopSource(st *bucket.Store, p TopParams) *TopSource {
 	p = p.withDefaults()
-	live := scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval, Limit: int64(p.Limit), NodeClient: p.NodeClient,
-		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})
-	return &TopSource{st: st, addr: p.Addr, live: live}
+	return &TopSource{st: st, addr: p.Addr, Live: scan.NewLive(st, scan.WatchOptions{PerSecond: int64(p.Budget), Interval: p.Interval,
+		Limit: int64(p.Limit), NodeClient: p.NodeClient,
+		Options: scan.Options{Match: p.Match, Count: int64(p.PageSize), Resolve: p.Resolve, Custom: p.Custom}})}
 }
-
-// Close ends following writes.
-func (s *TopSource) Close() { s.live.Close() }
-
-// Keep keeps the bucket under the cursor in every snapshot while it exists.
-func (s *TopSource) Keep(key string) { s.live.Keep(key) }
 
 // Fetch runs one refresh within the budget.
 func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
-	r, err := s.live.Refresh(ctx)
+	r, err := s.Refresh(ctx)
 	if err != nil {
 		return tui.TopSnapshot{}, err
 	}
 	res := r.Watch
-	spent := tui.Cost{Commands: int(res.Commands), RoundTrips: int(res.RoundTrips)}
 	cover := "scanned " + format.Plural(res.Scanned, "key")
 	if res.DBSize > 0 {
 		cover = fmt.Sprintf("scanned %s of ~%s", format.Count(res.Scanned), format.Plural(res.DBSize, "key"))
@@ -170,7 +157,8 @@ func (s *TopSource) Fetch(ctx context.Context) (tui.TopSnapshot, error) {
 	if res.Passes > 0 {
 		cover += fmt.Sprintf(" (pass %d)", res.Passes+1)
 	}
-	spent.Detail = fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))
+	spent := tui.Cost{Commands: int(res.Commands), RoundTrips: int(res.RoundTrips),
+		Detail: fmt.Sprintf("%s; %s, %s kept", cover, format.Plural(int(res.Pages), "SCAN page"), format.Plural(len(res.States), "bucket"))}
 	snap := tui.TopSnapshot{States: res.States, Cost: spent, Took: r.Took, Coverage: cover,
 		Keyspace: max(0, res.DBSize), Hot: r.Hot, HotSource: "client tracking", HotNote: r.HotNote}
 	if res.Whole {

@@ -136,14 +136,15 @@ func endErr(ctx context.Context, lastErr error) error {
 }
 
 // watchStream prints one line (or JSON object) per refresh until ctx ends or Count reads
-// were attempted; reads never overlap.
+// were attempted (a failed one fails the run); reads never overlap.
 func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost float64, addr string, read tui.WatchSource) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	timeout := tui.FetchTimeout(opts.Interval)
 	var prev bucket.State
 	var hasPrev, saidMissing bool
-	var lastErr error
+	var lastErr, failed error // the last read's failure; the last failure of any read
+	printed := 0
 	for n := 0; opts.Count == 0 || n < opts.Count; n++ {
 		if n > 0 {
 			select {
@@ -163,7 +164,7 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 				err = &UnreachableError{Addr: addr, Err: err}
 			}
 			fmt.Fprintf(ios.ErrOut, "bucketctl: %s (retrying every %s)\n", opts.src.errText(err), opts.Interval)
-			lastErr = err
+			lastErr, failed = err, err
 			continue
 		}
 		lastErr = nil
@@ -191,6 +192,10 @@ func watchStream(ctx context.Context, ios *IOStreams, opts *WatchOptions, cost f
 			return err
 		}
 		prev, hasPrev = s, true
+		printed++
 	}
-	return lastErr
+	if failed != nil {
+		return fmt.Errorf("printed %d of %d records: %w", printed, opts.Count, failed)
+	}
+	return nil
 }

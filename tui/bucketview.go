@@ -30,9 +30,6 @@ func newBucketView(st Styles, cost float64, window time.Duration) bucketView {
 	if cost <= 0 {
 		cost = 1
 	}
-	if window <= 0 {
-		window = 5 * time.Minute
-	}
 	return bucketView{st: st, cost: cost, window: window}
 }
 

@@ -28,12 +28,9 @@ type LiveOptions struct {
 }
 
 func (o *LiveOptions) defaults() {
-	if o.Interval <= 0 {
-		o.Interval = time.Second
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = FetchTimeout(o.Interval)
-	}
+	o.Interval = cmp.Or(o.Interval, time.Second)
+	o.Timeout = cmp.Or(o.Timeout, FetchTimeout(o.Interval))
+	o.Window = cmp.Or(o.Window, 5*time.Minute)
 	if o.Styles == nil {
 		s := NewStyles(lipgloss.ColorProfile())
 		o.Styles = &s

@@ -91,7 +91,7 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 			}
 		case "n", "N", "esc", "q":
 			m.confirm = nil
-			return m, m.say("reset cancelled", false)
+			return m, m.say("reset cancelled", m.st.Good)
 		}
 		return m, nil
 	}
@@ -116,7 +116,7 @@ func (m Top) onKey(msg tea.KeyMsg) (Top, tea.Cmd) {
 		return m, m.setPaused(!m.paused)
 	case key.Matches(msg, k.Refresh):
 		if m.paused {
-			return m, m.say("paused: space resumes", false)
+			return m, m.say("paused: space resumes", m.st.Good)
 		}
 		return m, m.fetch()
 	case key.Matches(msg, k.Reset):
@@ -192,7 +192,7 @@ func (m Top) askReset() (Top, tea.Cmd) {
 		if m.detail {
 			k = m.detailView.cur.Key
 		}
-		return m, m.say(format.SafeKey(k)+" is gone already: it reads as full", false)
+		return m, m.say(format.SafeKey(k)+" is gone already: it reads as full", m.st.Good)
 	case m.detail:
 		st := m.detailView.cur
 		m.confirm = &st

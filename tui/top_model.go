@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"cmp"
 	"context"
+	"sort"
 	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -84,9 +87,8 @@ type Top struct {
 	detail, detailGone bool
 	detailView         bucketView
 	confirm            *bucket.State
-	again              bool // refresh again when the read in flight returns
-	notice             string
-	noticeBad          bool
+	again              bool   // refresh again when the read in flight returns
+	notice             string // styled
 	noticeID           int
 	paused             bool
 	pending            *TopSnapshot // a read that came back while paused
@@ -96,9 +98,7 @@ type Top struct {
 
 // NewTop returns the dashboard reading from src.
 func NewTop(src TopSource, opts TopOptions) Top {
-	if opts.NoticeFor <= 0 {
-		opts.NoticeFor = 4 * time.Second
-	}
+	opts.NoticeFor = cmp.Or(opts.NoticeFor, 4*time.Second)
 	l := newLive(&opts.LiveOptions)
 	return Top{
 		live: l, src: src, opts: opts, sortBy: opts.Sort,
@@ -134,9 +134,9 @@ func (m *Top) fetch() tea.Cmd {
 	})
 }
 
-func (m *Top) say(text string, bad bool) tea.Cmd {
+func (m *Top) say(text string, sty lipgloss.Style) tea.Cmd {
 	m.noticeID++
-	m.notice, m.noticeBad = text, bad
+	m.notice = sty.Render(text)
 	id := m.noticeID
 	return tea.Tick(m.opts.NoticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{id} })
 }
@@ -170,17 +170,15 @@ func (m Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case topResetMsg:
 		if msg.err != nil {
-			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.errText(msg.err), true)
+			return m, m.say("reset "+format.SafeKey(msg.key)+" failed: "+m.errText(msg.err), m.st.Bad)
 		}
-		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", false)
+		say := m.say("reset "+format.SafeKey(msg.key)+": it reads as full now", m.st.Good)
 		if m.paused {
 			return m, say
 		}
-		if cmd := m.fetch(); cmd != nil {
-			return m, tea.Batch(say, cmd)
-		}
-		m.again = true
-		return m, say
+		read := m.fetch()
+		m.again = read == nil // a read is in flight: read again when it returns
+		return m, tea.Batch(say, read)
 	case noticeExpiredMsg:
 		if msg.id == m.noticeID {
 			m.notice = ""
@@ -247,7 +245,7 @@ func (m *Top) refilter() {
 			m.keyWant = max(m.keyWant, ansi.StringWidth(format.SafeKey(m.rows[i].state.Key)))
 		}
 	}
-	m.sortRows()
+	sort.SliceStable(m.visible, func(a, b int) bool { return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]]) })
 	if !m.pinned {
 		m.cursor, m.offset = 0, 0
 	} else {

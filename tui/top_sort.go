@@ -3,7 +3,6 @@ package tui
 import (
 	"cmp"
 	"math"
-	"sort"
 
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -30,20 +29,13 @@ var sortNames = [...][3]string{
 	SortBusy: {"busy ↓", "busy ↑ (reversed)", "ALLOW/s"},
 }
 
-func (s SortBy) names() [3]string {
-	if s < SortFill || s > SortBusy {
-		s = SortFill
-	}
-	return sortNames[s]
-}
-
-func (s SortBy) column() string { return s.names()[2] }
+func (s SortBy) column() string { return sortNames[s][2] }
 
 func (s SortBy) label(reverse bool) string {
 	if reverse {
-		return s.names()[1]
+		return sortNames[s][1]
 	}
-	return s.names()[0]
+	return sortNames[s][0]
 }
 
 func (r *topRow) unknownFill() bool { return r.state.Problem != "" || !r.state.HasSpec() }
@@ -59,12 +51,6 @@ func (r *topRow) fillShown() float64 {
 func (m *Top) setSort(s SortBy) {
 	m.sortBy = s
 	m.refilter()
-}
-
-func (m *Top) sortRows() {
-	sort.SliceStable(m.visible, func(a, b int) bool {
-		return m.less(&m.rows[m.visible[a]], &m.rows[m.visible[b]])
-	})
 }
 
 // less orders two rows: hot ones first, then by the sort's steadied measure as shown, rows

@@ -65,11 +65,7 @@ func (m *Top) topLines() []string {
 		status = append(status, line)
 	}
 	if m.notice != "" {
-		sty := m.st.Good
-		if m.noticeBad {
-			sty = m.st.Bad
-		}
-		status = append(status, sty.Render(m.notice))
+		status = append(status, m.notice)
 	}
 	for _, s := range status {
 		lines = append(lines, wrapLine(s, "", m.w)...)
