@@ -63,11 +63,10 @@ type Rule struct {
 
 // DefaultPath is the config file under os.UserConfigDir's directory, read from getenv.
 func DefaultPath(getenv func(string) string) string {
-	dir := userConfigDir(runtime.GOOS, getenv)
-	if dir == "" {
-		return ""
+	if dir := userConfigDir(runtime.GOOS, getenv); dir != "" {
+		return filepath.Join(dir, "bucketctl", "config.yaml")
 	}
-	return filepath.Join(dir, "bucketctl", "config.yaml")
+	return ""
 }
 
 // userConfigDir mirrors os.UserConfigDir for goos over getenv ("" where it would fail).
@@ -265,8 +264,6 @@ func (c *Config) noteEmptyServers(doc *yaml.Node) {
 		c.Contexts[name] = cc
 	}
 }
-
-func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
 
 func (c *Config) RuleTable() *rules.Table { return c.ruleTable }
 
