@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,12 +85,7 @@ func configVerb(f *Factory, cmd *cobra.Command, run func(*ConfigOptions) error) 
 	return cmd, opts
 }
 
-func (f *Factory) configPath() string {
-	if p := f.flag("config"); p != "" {
-		return p
-	}
-	return f.DefaultConfigPath()
-}
+func (f *Factory) configPath() string { return cmp.Or(f.flag("config"), f.DefaultConfigPath()) }
 
 func currentContextRun(opts *ConfigOptions) error {
 	cfg, err := opts.src.Config()

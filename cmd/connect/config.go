@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -161,9 +162,7 @@ func unwrapPathErr(err error) error {
 func (cfg *Config) validate() error {
 	path := cfg.Path
 	for name, l := range cfg.Layouts {
-		if l.Name == "" {
-			l.Name = name
-		}
+		l.Name = cmp.Or(l.Name, name)
 		l = l.WithLike()
 		if err := l.Validate(); err != nil {
 			return Usagef("config file %s: %v", path, err)
@@ -176,9 +175,7 @@ func (cfg *Config) validate() error {
 		if r.Match == "" {
 			return Usagef("config file %s: rule %d has no match pattern", path, i+1)
 		}
-		if r.Name == "" {
-			r.Name = r.Match
-		}
+		r.Name = cmp.Or(r.Name, r.Match)
 		list[i] = rules.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: float64(r.Capacity), Rate: float64(r.Rate)}, Cost: float64(r.Cost)}
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
@@ -218,10 +215,7 @@ func (c *Config) CustomLayouts() []bucket.Layout { return slices.Collect(maps.Va
 
 // ContextFor returns the context name (else current-context) and its name, if any.
 func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
-	if name == "" {
-		name = c.CurrentContext
-	}
-	if name == "" {
+	if name = cmp.Or(name, c.CurrentContext); name == "" {
 		return ContextConfig{}, "", nil
 	}
 	ctx, ok := c.Contexts[name]

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -147,19 +148,11 @@ func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string)
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
+	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
+		if f.IsExported() && name != "-" {
+			out[cmp.Or(name, strings.ToLower(f.Name))] = f.Type
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -205,13 +206,10 @@ func authRefusal(addr, user string, err error) string {
 		return fmt.Sprintf("Redis at %s: the sentinels refused the client (NOAUTH or WRONGPASS): "+
 			"set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user", addr)
 	}
-	if user == "" {
-		user = "default"
-	}
 	if strings.Contains(err.Error(), "NOAUTH") {
 		return fmt.Sprintf("Redis at %s requires a password and none was sent (NOAUTH): %s", addr, fix)
 	}
-	return fmt.Sprintf("Redis at %s refused the password for user %s (WRONGPASS: a wrong password, or no such user, or a disabled one): %s", addr, user, fix)
+	return fmt.Sprintf("Redis at %s refused the password for user %s (WRONGPASS: a wrong password, or no such user, or a disabled one): %s", addr, cmp.Or(user, "default"), fix)
 }
 
 func describeConnErr(addr string, err error) string {
@@ -279,8 +277,7 @@ func (passHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	return next
 }
 
-// aclHook turns a refusal by ACL (NOPERM) into a PermissionError naming user ("default"
-// when none is given) and command.
+// aclHook turns a refusal by ACL (NOPERM) into a PermissionError naming user and command.
 type aclHook struct {
 	passHook
 	user string

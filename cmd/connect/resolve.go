@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func (r *resolver) server(s *Server) error {
 	// variable gives them; a typed password is refused.
 	addrs := func(key string, fromCtx []string, dst *[]string) error {
 		if s.Context == "" {
-			fromCtx = r.slice(key)
+			fromCtx, _ = r.flags.GetStringSlice(key)
 		}
 		l, err := parseAddrs(fromCtx)
 		if err != nil {
@@ -143,13 +144,11 @@ func (r *resolver) server(s *Server) error {
 		}
 		*dst = l.addrs
 		if r.typed(key) {
-			if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
+			if err := TypedListPassword(key, fromCtx, PasswordHome); err != nil {
 				return err
 			}
 		}
-		if s.User == "" {
-			s.User = l.user
-		}
+		s.User = cmp.Or(s.User, l.user)
 		if l.hasPassword {
 			s.password = l.password
 		}
@@ -169,11 +168,6 @@ func (r *resolver) server(s *Server) error {
 		s.URL = DefaultURL
 	}
 	return nil
-}
-
-func (r *resolver) slice(key string) []string {
-	v, _ := r.flags.GetStringSlice(key)
-	return v
 }
 
 func (r *resolver) flagLevel(key string) (string, error) {
@@ -299,12 +293,9 @@ func (r *resolver) check(s *Server) error {
 	if s.SentinelUser != "" && s.sentinelPassword == "" {
 		return Usagef("%s %q has no password: set BUCKETCTL_SENTINEL_PASSWORD, or the context's sentinel-password-env", r.source("sentinel-user"), s.SentinelUser)
 	}
-	for _, d := range []struct {
-		key string
-		val time.Duration
-	}{{"dial-timeout", s.DialTimeout}, {"timeout", s.Timeout}} {
-		if d.val <= 0 {
-			return Usagef("%s %v: must be above 0 (e.g. 2s)", r.source(d.key), d.val)
+	for _, key := range []string{"dial-timeout", "timeout"} {
+		if d, _ := r.flags.GetDuration(key); d <= 0 {
+			return Usagef("%s %v: must be above 0 (e.g. 2s)", r.source(key), d)
 		}
 	}
 	if (s.TLSCert == "") != (s.TLSKey == "") {
