@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/cmd/connect"
+	"github.com/bucketctl/bucketctl/cmd/iostreams"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
@@ -52,15 +54,11 @@ func NewFactory(io *IOStreams, version VersionInfo) *Factory {
 func (f *Factory) Config() (*connect.Config, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.cfg != nil {
-		return f.cfg, nil
+	var err error
+	if f.cfg == nil {
+		f.cfg, err = connect.Load(f.flag("config"), f.DefaultConfigPath())
 	}
-	cfg, err := connect.Load(f.flag("config"), f.DefaultConfigPath())
-	if err != nil {
-		return nil, err
-	}
-	f.cfg = cfg
-	return cfg, nil
+	return f.cfg, err
 }
 
 // Conn resolves the server, once (see connect.Resolve).
@@ -176,15 +174,7 @@ func (f *Factory) redactor() *connect.Redactor {
 	f.mu.Lock()
 	cfg, conn := f.cfg, f.conn
 	f.mu.Unlock()
-	var given []string
-	if f.Flags != nil {
-		for _, k := range []string{"url", "cluster", "sentinel-addrs"} {
-			if fl := f.Flags.Lookup(k); fl != nil {
-				given = append(given, fl.Value.String())
-			}
-		}
-	}
-	return connect.Secrets(f.getenv, cfg, conn, given...)
+	return connect.Secrets(f.getenv, cfg, conn, f.flag("url"), f.flag("cluster"), f.flag("sentinel-addrs"))
 }
 
 func (f *Factory) getenv(k string) string {
@@ -217,4 +207,59 @@ func (f *Factory) flag(name string) string {
 		return fl.Value.String()
 	}
 	return ""
+}
+
+// IOStreams is where a command reads and writes (see package iostreams).
+type IOStreams = iostreams.IOStreams
+
+// Env is what a command's run reads besides its flags; src gives the config, the server
+// and the Store, lazily. A test builds it with Factory.env and calls the run directly.
+type Env struct {
+	IO     *IOStreams
+	Ctx    context.Context
+	Now    func() time.Time
+	Getenv func(string) string
+	src    *Factory
+}
+
+func (f *Factory) env(ctx context.Context) Env {
+	return Env{IO: f.IO, Ctx: ctx, Now: f.Now, Getenv: f.getenv, src: f}
+}
+
+// dispatch ends a command's RunE: it catches signals, fills the Env and the spec flags
+// given, then runs runF (a test's) or else run.
+func dispatch[O any](cmd *cobra.Command, f *Factory, opts *O, env *Env, spec *SpecFlags, runF, run func(*O) error) error {
+	f.catchSignals(cmd)
+	*env = f.env(cmd.Context())
+	if spec != nil {
+		spec.given(cmd)
+	}
+	if runF != nil {
+		return runF(opts)
+	}
+	return run(opts)
+}
+
+// Selection are the options of the commands that read many buckets.
+type Selection struct {
+	Match  string
+	Limit  int
+	Spec   SpecFlags
+	Output string
+}
+
+// safe escapes a key name or a message holding one for a person's terminal.
+func safe(s string) string { return format.SafeKey(s) }
+
+// confirm asks question on the terminal; any answer but yes cancels (exit 1).
+func confirm(io *IOStreams, question string) error {
+	answer, err := io.Prompt(question)
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(answer); a != "y" && a != "yes" {
+		fmt.Fprintln(io.ErrOut, "cancelled: nothing changed")
+		return &SilentError{Code: ExitError}
+	}
+	return nil
 }

@@ -124,8 +124,7 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 // Main runs bucketctl and returns the exit code.
 func Main() int {
 	connect.QuietLogs()
-	io := iostreams.System()
-	f := NewFactory(io, buildVersion())
+	f := NewFactory(iostreams.System(), buildVersion())
 	f.Signals = true
 	return Run(context.Background(), f, os.Args[1:])
 }

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -146,11 +147,7 @@ func (o *Server) NewClient() (bucket.Client, error) {
 
 // hook puts on c the hooks every client carries: ACL refusals named, Redis cost counted.
 func (o *Server) hook(c *redis.Client) {
-	user := c.Options().Username
-	if user == "" {
-		user = o.User
-	}
-	c.AddHook(aclHook{user: user})
+	c.AddHook(aclHook{user: cmp.Or(c.Options().Username, o.User, "default")})
 	cost.Install(c)
 }
 

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,11 +64,10 @@ type Rule struct {
 
 // DefaultPath is the config file under os.UserConfigDir's directory, read from getenv.
 func DefaultPath(getenv func(string) string) string {
-	dir := userConfigDir(runtime.GOOS, getenv)
-	if dir == "" {
-		return ""
+	if dir := userConfigDir(runtime.GOOS, getenv); dir != "" {
+		return filepath.Join(dir, "bucketctl", "config.yaml")
 	}
-	return filepath.Join(dir, "bucketctl", "config.yaml")
+	return ""
 }
 
 // userConfigDir mirrors os.UserConfigDir for goos over getenv ("" where it would fail).
@@ -162,9 +162,7 @@ func unwrapPathErr(err error) error {
 func (cfg *Config) validate() error {
 	path := cfg.Path
 	for name, l := range cfg.Layouts {
-		if l.Name == "" {
-			l.Name = name
-		}
+		l.Name = cmp.Or(l.Name, name)
 		l = l.WithLike()
 		if err := l.Validate(); err != nil {
 			return Usagef("config file %s: %v", path, err)
@@ -177,9 +175,7 @@ func (cfg *Config) validate() error {
 		if r.Match == "" {
 			return Usagef("config file %s: rule %d has no match pattern", path, i+1)
 		}
-		if r.Name == "" {
-			r.Name = r.Match
-		}
+		r.Name = cmp.Or(r.Name, r.Match)
 		list[i] = rules.Rule{Name: r.Name, Match: r.Match, Spec: bucket.Spec{Capacity: float64(r.Capacity), Rate: float64(r.Rate)}, Cost: float64(r.Cost)}
 		if r.Layout != "" {
 			l, err := cfg.Layout(r.Layout)
@@ -219,10 +215,7 @@ func (c *Config) CustomLayouts() []bucket.Layout { return slices.Collect(maps.Va
 
 // ContextFor returns the context name (else current-context) and its name, if any.
 func (c *Config) ContextFor(name string) (ContextConfig, string, error) {
-	if name == "" {
-		name = c.CurrentContext
-	}
-	if name == "" {
+	if name = cmp.Or(name, c.CurrentContext); name == "" {
 		return ContextConfig{}, "", nil
 	}
 	ctx, ok := c.Contexts[name]
@@ -265,8 +258,6 @@ func (c *Config) noteEmptyServers(doc *yaml.Node) {
 		c.Contexts[name] = cc
 	}
 }
-
-func (r *Rule) String() string { return fmt.Sprintf("rule %q", r.Name) }
 
 func (c *Config) RuleTable() *rules.Table { return c.ruleTable }
 

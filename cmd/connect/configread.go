@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +22,19 @@ const MaxConfigSize = 1 << 20
 // readNode parses the config file's one YAML document, a mapping (nil when empty); a file
 // that is not regular or over MaxConfigSize is refused before a byte is read.
 func readNode(path string) (*yaml.Node, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	tooBig := Usagef("config file %s: over the limit of 1 MiB: it must be a YAML file of at most 1 MiB (point --config at one)", path)
+	check := func(st fs.FileInfo, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case !st.Mode().IsRegular():
+			return Usagef("config file %s: not a regular file (%s): it must be a YAML file of at most 1 MiB (point --config at one)", path, fileKind(st.Mode()))
+		case st.Size() > MaxConfigSize:
+			return tooBig
+		}
+		return nil
 	}
-	if err := checkConfigStat(path, st); err != nil {
+	if err := check(os.Stat(path)); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -33,34 +42,17 @@ func readNode(path string) (*yaml.Node, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := checkConfigStat(path, st); err != nil { // replaced since
+	if err := check(f.Stat()); err != nil { // replaced since
 		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	if err == nil && len(data) > MaxConfigSize {
+		err = tooBig
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxConfigSize {
-		return nil, tooBig(path)
-	}
 	return parseNode(path, data)
-}
-
-func checkConfigStat(path string, st fs.FileInfo) error {
-	if !st.Mode().IsRegular() {
-		return Usagef("config file %s: not a regular file (%s): it must be a YAML file of at most 1 MiB (point --config at one)", path, fileKind(st.Mode()))
-	}
-	if st.Size() > MaxConfigSize {
-		return tooBig(path)
-	}
-	return nil
-}
-
-func tooBig(path string) error {
-	return Usagef("config file %s: over the limit of 1 MiB: it must be a YAML file of at most 1 MiB (point --config at one)", path)
 }
 
 func fileKind(m fs.FileMode) string {
@@ -156,19 +148,11 @@ func checkFields(path string, n *yaml.Node, t reflect.Type, where, field string)
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
+	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
+		if f.IsExported() && name != "-" {
+			out[cmp.Or(name, strings.ToLower(f.Name))] = f.Type
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
 	}
 	return out
 }

@@ -1,11 +1,16 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 
@@ -160,3 +165,147 @@ func (quietLogger) Printf(context.Context, string, ...interface{}) {}
 
 // QuietLogs silences go-redis's own logging: errors reach the user as one line.
 func QuietLogs() { redis.SetLogger(quietLogger{}) }
+
+// UsageError is bad flags, arguments, environment or config file (exit 2; Redis untouched).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// UnreachableError is a failure to connect or authenticate to Redis at Addr, as User
+// ("" the default user). A refused password (IsAuth) says so: the server was reached.
+type UnreachableError struct {
+	Addr string
+	User string
+	Err  error
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+func (e *UnreachableError) Error() string {
+	if IsAuth(e.Err) {
+		return authRefusal(e.Addr, e.User, e.Err)
+	}
+	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
+}
+
+// IsAuth reports a refused (WRONGPASS) or missing (NOAUTH) password.
+func IsAuth(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "invalid password")
+}
+
+func authRefusal(addr, user string, err error) string {
+	const fix = "set the password in REDISCLI_AUTH or BUCKETCTL_PASSWORD (or the context's password-env), the user with --user"
+	if strings.HasPrefix(addr, "sentinel ") && strings.Contains(err.Error(), "all sentinels") {
+		return fmt.Sprintf("Redis at %s: the sentinels refused the client (NOAUTH or WRONGPASS): "+
+			"set the sentinels' password in BUCKETCTL_SENTINEL_PASSWORD or the context's sentinel-password-env, their user with --sentinel-user", addr)
+	}
+	if strings.Contains(err.Error(), "NOAUTH") {
+		return fmt.Sprintf("Redis at %s requires a password and none was sent (NOAUTH): %s", addr, fix)
+	}
+	return fmt.Sprintf("Redis at %s refused the password for user %s (WRONGPASS: a wrong password, or no such user, or a disabled one): %s", addr, cmp.Or(user, "default"), fix)
+}
+
+func describeConnErr(addr string, err error) string {
+	msg := err.Error()
+	server, flag := "redis-server", "--url"
+	switch {
+	case strings.HasPrefix(addr, "cluster "):
+		flag = "--cluster"
+	case strings.HasPrefix(addr, "sentinel "):
+		server, flag = "redis-sentinel", "--sentinel-addrs"
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("connection refused (is %s running there? check %s or the context)", server, flag)
+	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
+		return "timed out (raise --dial-timeout or --timeout, or check the address, the firewall and the server's load)"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return "the connection was lost before the reply (" + msg + ": closed by the server, a restart, a proxy or a firewall?)"
+	}
+	return msg
+}
+
+// IsTimeout reports a network timeout.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// PermissionError is a command the server's ACL refuses the user (NOPERM): exit 1, not 3.
+type PermissionError struct {
+	User   string
+	Denial rediserr.ACLDenial
+	Err    error
+}
+
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+func (e *PermissionError) Error() string {
+	what := "run " + e.Denial.Command
+	if e.Denial.Command == "" {
+		what = "use these keys"
+	}
+	if e.Denial.InScript {
+		script := "a script"
+		if e.Denial.Script != "" {
+			script = "bucketctl's " + e.Denial.Script + " script"
+		}
+		what += ", called by " + script + " (ACLs apply inside scripts),"
+	}
+	return fmt.Sprintf("user %s may not %s on this server (NOPERM): grant it, or use a user with the runbook ACL (see 'bucketctl help cluster')", e.User, what)
+}
+
+// IsPermission reports a refusal by the server's ACL (NOPERM), wrapped or not.
+func IsPermission(err error) bool {
+	var pe *PermissionError
+	return errors.As(err, &pe) || redis.IsPermissionError(err)
+}
+
+// passHook passes every call on: a hook embeds it and overrides what it changes.
+type passHook struct{}
+
+func (passHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (passHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (passHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// aclHook turns a refusal by ACL (NOPERM) into a PermissionError naming user and command.
+type aclHook struct {
+	passHook
+	user string
+}
+
+func (h aclHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.wrap(next(ctx, cmd)) }
+}
+
+func (h aclHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if w := h.wrap(c.Err()); w != c.Err() {
+				c.SetErr(w)
+			}
+		}
+		return h.wrap(err)
+	}
+}
+
+func (h aclHook) wrap(err error) error {
+	var pe *PermissionError
+	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	if d, ok := rediserr.Denied(err); ok {
+		return &PermissionError{User: h.user, Denial: d, Err: err}
+	}
+	return err
+}

@@ -23,10 +23,22 @@ func NormalizeURL(s string) string {
 
 // serverURL is go-redis's options of a URL (nil when it does not parse) and its user info.
 type serverURL struct {
-	opt         *redis.Options
-	user        string
-	password    string
-	hasPassword bool
+	opt *redis.Options
+	userInfo
+}
+
+// userInfo is the user (unescaped) and password of "user[:password]".
+type userInfo struct {
+	user, password string
+	hasPassword    bool
+}
+
+func parseUserInfo(s string) userInfo {
+	user, pw, found := strings.Cut(s, ":")
+	if un, err := url.PathUnescape(user); err == nil {
+		user = un
+	}
+	return userInfo{user, pw, found}
 }
 
 // parseURL is the one parse of a Redis URL; its error quotes neither URL nor password.
@@ -36,11 +48,7 @@ func parseURL(raw string) (serverURL, error) {
 	_, userinfo, _, hasInfo := splitUserinfo(raw)
 	hasInfo = hasInfo && !unixPath(raw)
 	if hasInfo {
-		user, pw, found := strings.Cut(userinfo, ":")
-		u.user, u.password, u.hasPassword = user, pw, found
-		if un, err := url.PathUnescape(user); err == nil {
-			u.user = un
-		}
+		u.userInfo = parseUserInfo(userinfo)
 	}
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
@@ -100,12 +108,10 @@ func checkDB(raw string, tcp bool) error {
 	return nil
 }
 
-var decimal = lazyRegexp(`^(?:0|[1-9][0-9]*)$`)
-
 // isDecimal says s is plain decimal digits (no sign, no leading zero) that fit an int.
 func isDecimal(s string) bool {
-	_, err := strconv.Atoi(s)
-	return err == nil && decimal().MatchString(s)
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && strconv.Itoa(n) == s
 }
 
 // hostPart is the host[:port] of a URL as written.
@@ -141,10 +147,8 @@ func urlErrText(err error) string {
 
 // addrList is a list of addresses (seeds, sentinels) and their user info's credentials.
 type addrList struct {
-	addrs       []string
-	user        string
-	password    string
-	hasPassword bool
+	addrs []string
+	userInfo
 }
 
 // parseAddrs parses comma-separated host:port, each with the same user info or none.
@@ -168,15 +172,11 @@ func parseAddrs(values []string) (addrList, error) {
 		addr := a
 		if i := strings.LastIndexByte(a, '@'); i >= 0 {
 			addr = a[i+1:]
-			user, pw, found := strings.Cut(a[:i], ":")
-			if un, err := url.PathUnescape(user); err == nil {
-				user = un
-			}
-			if seenInfo && (user != l.user || pw != l.password) {
+			info := parseUserInfo(a[:i])
+			if seenInfo && (info.user != l.user || info.password != l.password) {
 				return l, fmt.Errorf("%s: the addresses name different users or passwords (give the credentials once: --user, REDISCLI_AUTH)", RedactValue(joined))
 			}
-			seenInfo = true
-			l.user, l.password, l.hasPassword = user, pw, found
+			seenInfo, l.userInfo = true, info
 		}
 		addr = strings.TrimSuffix(addr, "/")
 		if err := checkHostPort(addr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -281,18 +282,20 @@ const minSecretLen = 4
 // Redactor hides the secrets it knows by value and those Redact finds by form.
 type Redactor struct{ secrets []string }
 
-// Add records a secret and the forms a message may quote it in.
-func (r *Redactor) Add(s string) {
-	if len(s) < minSecretLen {
-		return
-	}
-	r.secrets = append(r.secrets, s, url.QueryEscape(s), url.PathEscape(s))
-	if u, err := url.PathUnescape(s); err == nil {
-		r.secrets = append(r.secrets, u)
-	}
-	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), `"` + redisRepr(s) + `"`} {
-		if q != `"`+s+`"` {
-			r.secrets = append(r.secrets, q[1:len(q)-1])
+// Add records secrets and the forms a message may quote them in.
+func (r *Redactor) Add(secrets ...string) {
+	for _, s := range secrets {
+		if len(s) < minSecretLen {
+			continue
+		}
+		r.secrets = append(r.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+		if u, err := url.PathUnescape(s); err == nil {
+			r.secrets = append(r.secrets, u)
+		}
+		for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), `"` + redisRepr(s) + `"`} {
+			if q != `"`+s+`"` {
+				r.secrets = append(r.secrets, q[1:len(q)-1])
+			}
 		}
 	}
 }
@@ -343,31 +346,23 @@ func (r *Redactor) Apply(msg string) string {
 // environment's, the given addresses', cfg's and srv's (both may be nil).
 func Secrets(getenv func(string) string, cfg *Config, srv *Server, given ...string) *Redactor {
 	r := &Redactor{}
-	for _, k := range []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH", "BUCKETCTL_SENTINEL_PASSWORD"} {
-		r.Add(getenv(k))
-	}
-	for _, k := range []string{"BUCKETCTL_URL", "BUCKETCTL_CLUSTER", "BUCKETCTL_SENTINEL_ADDRS"} {
-		r.AddFrom(getenv(k))
-	}
+	r.Add(getenv("BUCKETCTL_PASSWORD"), getenv("REDISCLI_AUTH"), getenv("BUCKETCTL_SENTINEL_PASSWORD"))
+	r.AddFrom(getenv("BUCKETCTL_URL"), getenv("BUCKETCTL_CLUSTER"), getenv("BUCKETCTL_SENTINEL_ADDRS"))
 	r.AddFrom(given...)
 	if srv != nil {
-		r.Add(srv.password)
-		r.Add(srv.sentinelPassword)
-		r.AddFrom(srv.URL)
-		r.AddFrom(srv.Cluster...)
-		r.AddFrom(srv.SentinelAddrs...)
+		r.Add(srv.password, srv.sentinelPassword)
+		r.AddFrom(slices.Concat([]string{srv.URL}, srv.Cluster, srv.SentinelAddrs)...)
 	}
 	if cfg != nil {
 		for _, c := range cfg.Contexts {
-			r.Add(c.Password)
-			for _, env := range []string{c.PasswordEnv, c.SentinelPasswordEnv} {
-				if env != "" {
-					r.Add(getenv(env))
-				}
+			if c.PasswordEnv != "" {
+				r.Add(getenv(c.PasswordEnv))
 			}
-			r.AddFrom(c.URL)
-			r.AddFrom(c.Cluster...)
-			r.AddFrom(c.SentinelAddrs...)
+			if c.SentinelPasswordEnv != "" {
+				r.Add(getenv(c.SentinelPasswordEnv))
+			}
+			r.Add(c.Password)
+			r.AddFrom(slices.Concat([]string{c.URL}, c.Cluster, c.SentinelAddrs)...)
 		}
 	}
 	return r

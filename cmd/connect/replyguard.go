@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,13 +77,7 @@ type replyScanner struct {
 }
 
 // counted says whether a line of type t holds a length.
-func counted(t byte) bool {
-	switch t {
-	case '$', '=', '!', '*', '~', '>', '%', '|':
-		return true
-	}
-	return false
-}
+func counted(t byte) bool { return strings.IndexByte("$=!*~>%|", t) >= 0 }
 
 func (s *replyScanner) scan(b []byte) error {
 	if s.err != nil {

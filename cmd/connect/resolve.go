@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,28 @@ import (
 
 // DefaultURL is the server when neither a flag, a variable nor a context names one.
 const DefaultURL = "redis://127.0.0.1:6379"
+
+// AddFlags defines the connection flags Resolve reads; duration defines the durations (nil: pflag's).
+func AddFlags(pf *pflag.FlagSet, configPath string, duration func(fs *pflag.FlagSet, name string, def time.Duration, usage string)) {
+	if duration == nil {
+		duration = func(fs *pflag.FlagSet, name string, def time.Duration, usage string) { fs.Duration(name, def, usage) }
+	}
+	pf.String("url", DefaultURL, "Redis URL: host:port, redis://[user@]host:port[/db], rediss:// for TLS, unix:///path.sock (no password: see REDISCLI_AUTH)")
+	pf.StringSlice("cluster", nil, "Redis Cluster seed addresses host:port[,host:port] (instead of --url)")
+	pf.String("sentinel-master", "", "Sentinel master name (with --sentinel-addrs)")
+	pf.StringSlice("sentinel-addrs", nil, "Sentinel addresses host:port[,host:port]")
+	pf.String("sentinel-user", "", "user for the sentinels themselves, if they need AUTH (password from BUCKETCTL_SENTINEL_PASSWORD)")
+	pf.String("user", "", "ACL user name (password from REDISCLI_AUTH or BUCKETCTL_PASSWORD)")
+	pf.String("tls-ca", "", "CA certificate file (PEM) to verify the server")
+	pf.String("tls-cert", "", "client certificate file (PEM) for mutual TLS")
+	pf.String("tls-key", "", "client key file (PEM) for mutual TLS")
+	pf.Bool("insecure-skip-verify", false, "INSECURE: do not verify the server's TLS certificate")
+	duration(pf, "dial-timeout", 5*time.Second, "time allowed for the TCP (and TLS) connection")
+	duration(pf, "timeout", 3*time.Second, "longest wait for Redis: each request, the connection's handshake included; "+
+		"a one-key command (inspect, check, consume, reset KEY) ends within it (never retried)")
+	pf.String("context", "", "named context from the config file (typed, it wins over BUCKETCTL_URL and the other variables)")
+	pf.String("config", "", "config file (default "+configPath+")")
+}
 
 type resolver struct {
 	flags     *pflag.FlagSet
@@ -113,7 +136,7 @@ func (r *resolver) server(s *Server) error {
 	// variable gives them; a typed password is refused.
 	addrs := func(key string, fromCtx []string, dst *[]string) error {
 		if s.Context == "" {
-			fromCtx = r.slice(key)
+			fromCtx, _ = r.flags.GetStringSlice(key)
 		}
 		l, err := parseAddrs(fromCtx)
 		if err != nil {
@@ -121,13 +144,11 @@ func (r *resolver) server(s *Server) error {
 		}
 		*dst = l.addrs
 		if r.typed(key) {
-			if err := TypedListPassword(key, r.slice(key), PasswordHome); err != nil {
+			if err := TypedListPassword(key, fromCtx, PasswordHome); err != nil {
 				return err
 			}
 		}
-		if s.User == "" {
-			s.User = l.user
-		}
+		s.User = cmp.Or(s.User, l.user)
 		if l.hasPassword {
 			s.password = l.password
 		}
@@ -147,11 +168,6 @@ func (r *resolver) server(s *Server) error {
 		s.URL = DefaultURL
 	}
 	return nil
-}
-
-func (r *resolver) slice(key string) []string {
-	v, _ := r.flags.GetStringSlice(key)
-	return v
 }
 
 func (r *resolver) flagLevel(key string) (string, error) {
@@ -211,38 +227,33 @@ func (r *resolver) source(key string) string {
 // passwords are never from argv: the variables, else the context's (a typed --context first).
 func (r *resolver) passwords(s *Server) error {
 	cc := r.ctx
-	fromEnv := func(field, name string) (string, error) {
-		if v, _ := r.lookupEnv(name); v != "" {
-			return v, nil
+	pick := func(dst *string, vars []string, field, envName, literal string) error {
+		if !r.ctxTyped || envName == "" && literal == "" {
+			for _, k := range vars {
+				if v, _ := r.lookupEnv(k); v != "" {
+					*dst = v
+					return nil
+				}
+			}
 		}
-		return "", Usagef("context %q: %s names the environment variable %s, which is not set (export it, or remove %s)", r.ctxName, field, name, field)
-	}
-	getenv := func(k string) string { v, _ := r.lookupEnv(k); return v }
-	ctxFirst := r.ctxTyped && (cc.PasswordEnv != "" || cc.Password != "")
-	var err error
-	switch {
-	case !ctxFirst && getenv("BUCKETCTL_PASSWORD") != "":
-		s.password = getenv("BUCKETCTL_PASSWORD")
-	case !ctxFirst && getenv("REDISCLI_AUTH") != "":
-		s.password = getenv("REDISCLI_AUTH")
-	case cc.PasswordEnv != "":
-		if s.password, err = fromEnv("password-env", cc.PasswordEnv); err != nil {
-			return err
+		if envName == "" {
+			if literal != "" {
+				*dst = literal
+			}
+			return nil
 		}
-	case cc.Password != "":
-		s.password = cc.Password
-	}
-	ctxFirst = r.ctxTyped && cc.SentinelPasswordEnv != ""
-	switch {
-	case s.SentinelMaster == "":
-	case !ctxFirst && getenv("BUCKETCTL_SENTINEL_PASSWORD") != "":
-		s.sentinelPassword = getenv("BUCKETCTL_SENTINEL_PASSWORD")
-	case cc.SentinelPasswordEnv != "":
-		if s.sentinelPassword, err = fromEnv("sentinel-password-env", cc.SentinelPasswordEnv); err != nil {
-			return err
+		v, _ := r.lookupEnv(envName)
+		if v == "" {
+			return Usagef("context %q: %s names the environment variable %s, which is not set (export it, or remove %s)", r.ctxName, field, envName, field)
 		}
+		*dst = v
+		return nil
 	}
-	return nil
+	err := pick(&s.password, []string{"BUCKETCTL_PASSWORD", "REDISCLI_AUTH"}, "password-env", cc.PasswordEnv, cc.Password)
+	if err != nil || s.SentinelMaster == "" {
+		return err
+	}
+	return pick(&s.sentinelPassword, []string{"BUCKETCTL_SENTINEL_PASSWORD"}, "sentinel-password-env", cc.SentinelPasswordEnv, "")
 }
 
 // check refuses what cannot work, before anything is dialled.
@@ -282,12 +293,9 @@ func (r *resolver) check(s *Server) error {
 	if s.SentinelUser != "" && s.sentinelPassword == "" {
 		return Usagef("%s %q has no password: set BUCKETCTL_SENTINEL_PASSWORD, or the context's sentinel-password-env", r.source("sentinel-user"), s.SentinelUser)
 	}
-	for _, d := range []struct {
-		key string
-		val time.Duration
-	}{{"dial-timeout", s.DialTimeout}, {"timeout", s.Timeout}} {
-		if d.val <= 0 {
-			return Usagef("%s %v: must be above 0 (e.g. 2s)", r.source(d.key), d.val)
+	for _, key := range []string{"dial-timeout", "timeout"} {
+		if d, _ := r.flags.GetDuration(key); d <= 0 {
+			return Usagef("%s %v: must be above 0 (e.g. 2s)", r.source(key), d)
 		}
 	}
 	if (s.TLSCert == "") != (s.TLSKey == "") {
