@@ -88,11 +88,7 @@ func inspectRun(opts *InspectOptions) error {
 		return missingErr(states)
 	}
 	run := sr.scan(opts.Match, opts.Limit, opts.All)
-	err = run.run(ctx, emit)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := out.End(run.run(ctx, emit)); err != nil {
 		return err
 	}
 	run.notes(opts.Match)

@@ -184,9 +184,7 @@ func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary
 		return err
 	})
 	if full {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.End(err)
 	}
 	return sum, err
 }
@@ -236,9 +234,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	})
 	prog.Clear()
 	if stream {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.End(err)
 	}
 	if !r.match && err != nil && !writing {
 		return err // read, or not a bucket: nothing was written
