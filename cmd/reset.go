@@ -109,11 +109,9 @@ func (r *resetter) first(key string) bool {
 	if r.seen == nil {
 		r.seen = map[string]struct{}{}
 	}
-	if _, dup := r.seen[key]; dup {
-		return false
-	}
+	_, dup := r.seen[key]
 	r.seen[key] = struct{}{}
-	return true
+	return !dup
 }
 
 // op is the reset of one bucket and its line of the plan; ok=false: nothing to do.
@@ -235,17 +233,3 @@ func serverOf(f *Factory) string {
 }
 
 func fmtCount(n int) string { return format.Count(int64(n)) }
-
-// onlyBareNumbers reports whether every key that is not a bucket is an undeclared bare number.
-func onlyBareNumbers(states []bucket.State) bool {
-	n := 0
-	for _, s := range states {
-		if s.Problem != "" {
-			if !s.Bare {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}
