@@ -190,6 +190,9 @@ func (r *resetter) step(s bucket.State) (resetStep, error) {
 	}
 	st.op = op
 	after := op.Spec.Capacity
+	if op.To.Delete && !s.Exists {
+		return st, nil // no key: already full
+	}
 	if !op.To.Delete {
 		if r.opts.TokensSet {
 			after = r.opts.Tokens
@@ -197,17 +200,13 @@ func (r *resetter) step(s bucket.State) (resetStep, error) {
 		if err := op.Validate(); err != nil {
 			return st, err
 		}
-	} else if !s.Exists {
-		return st, nil // no key: already full
-	}
-	st.needed = true
-	if !op.To.Delete {
 		server, writer, differs := s.Layout.ResetReads(op.Spec, s.Stored, s.Exists, s.Now, after)
 		after = server
 		if differs {
 			st.afterWriter = &writer
 		}
 	}
+	st.needed = true
 	if !op.To.Delete || s.HasSpec() {
 		st.after = &after
 	}

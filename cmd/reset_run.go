@@ -38,14 +38,7 @@ func (k *keyPages) run(ctx context.Context, fn func([]bucket.State) error) error
 		return err
 	}
 	k.states = states
-	problems := 0
-	for _, s := range states {
-		if s.Problem != "" {
-			problems++
-		}
-	}
-	if problems > 0 {
-		err := problemsErr(k.r.f, states)
+	if problems, err := problemsErr(k.r.f, states); problems > 0 {
 		if !slices.ContainsFunc(states, func(s bucket.State) bool { return s.Problem != "" && !s.Bare }) {
 			err = &SilentError{Code: ExitUsage} // writing a bare number needs a declaration
 		}

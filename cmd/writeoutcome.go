@@ -59,8 +59,8 @@ func lostCause(server string, err error) string {
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
 }
 
-// namedLoss replaces a bare lost connection in msg, the text of err, by lostCause, unless
-// err names it already.
+// namedLoss replaces a bare lost connection or reply timeout in msg, the text of err, by
+// lostCause, unless err names it already.
 func (f *Factory) namedLoss(msg string, err error) string {
 	var (
 		oe *outcomeError
