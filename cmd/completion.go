@@ -9,13 +9,8 @@ func NewCmdCompletion(f *Factory) *cobra.Command {
 	standIn.SetOut(f.IO.Out)
 	standIn.AddCommand(&cobra.Command{Use: "stand-in", Run: func(*cobra.Command, []string) {}})
 	standIn.InitDefaultCompletionCmd()
-	var comp *cobra.Command
-	for _, c := range standIn.Commands() {
-		if c.Name() == "completion" {
-			comp = c
-		}
-	}
-	if comp == nil {
+	comp, _, err := standIn.Find([]string{"completion"})
+	if err != nil || comp == standIn {
 		panic("gen: cobra made no completion command to copy")
 	}
 	standIn.RemoveCommand(comp)

@@ -26,8 +26,7 @@ type DecideOptions struct {
 
 // NewCmdConsume builds `consume`: take tokens, atomically, with the native script.
 func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
-	opts := &DecideOptions{}
-	cmd := &cobra.Command{
+	return decideCommand(f, &DecideOptions{}, runF, &cobra.Command{
 		Use:   "consume KEY",
 		Short: "Take tokens from a bucket (exit 4 when denied)",
 		Long:  commandHelp("consume") + "\n\n" + commandHelp("decision-json") + "\n\n" + commandHelp("consume-exit"),
@@ -35,26 +34,23 @@ func NewCmdConsume(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
   bucketctl consume rate:user:42 --cost 3 -o json
   bucketctl consume rate:user:42 || echo "throttled, exit $?"
   bucketctl consume rate:user:42 --headers     # RateLimit, X-RateLimit-*, Retry-After`,
-	}
-	return decideCommand(cmd, f, opts, runF)
+	})
 }
 
 // NewCmdCheck builds `check`: the decision consume would make, without writing.
 func NewCmdCheck(f *Factory, runF func(*DecideOptions) error) *cobra.Command {
-	opts := &DecideOptions{peek: true}
-	cmd := &cobra.Command{
+	return decideCommand(f, &DecideOptions{peek: true}, runF, &cobra.Command{
 		Use:   "check KEY",
 		Short: "Say whether a request would be allowed, without consuming (exit 4 if not)",
 		Long:  commandHelp("check") + "\n\n" + commandHelp("decision-json") + "\n\n" + commandHelp("check-exit"),
 		Example: `  bucketctl check rate:user:42
   bucketctl check rate:user:42 --cost 5 -o json
   bucketctl check rate:ip:10.0.0.7 --layout express --capacity 100 --rate 10`,
-	}
-	return decideCommand(cmd, f, opts, runF)
+	})
 }
 
 // decideCommand adds consume's and check's KEY and flags.
-func decideCommand(cmd *cobra.Command, f *Factory, opts *DecideOptions, runF func(*DecideOptions) error) *cobra.Command {
+func decideCommand(f *Factory, opts *DecideOptions, runF func(*DecideOptions) error, cmd *cobra.Command) *cobra.Command {
 	cmd.Args = exactKey
 	cmd.ValidArgsFunction = completeKeys(f)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

@@ -105,16 +105,11 @@ func errorMessage(err error) string {
 	if errors.As(err, &ue) || errors.Is(err, bucket.ErrInvalid) {
 		msg = strings.TrimPrefix(msg, bucket.ErrInvalid.Error()+": ")
 	}
-	var (
-		re *UnreachableError
-		ce *bucket.UncertainError
-		oe *outcomeError
-	)
-	if connect.IsTimeout(err) && !errors.As(err, &re) && !errors.As(err, &ce) && !errors.As(err, &oe) {
-		msg = "no reply from Redis within --timeout (" + msg + ")"
-	}
+	var re *UnreachableError
 	if errors.As(err, &re) && connect.IsAuth(re.Err) {
 		msg = re.Error() // the refusal alone, not the step that met it
+	} else if errors.As(err, &re) && replyTimeout(re.Err) {
+		msg = lostCause(re.Addr, re.Err) // connected: the reply timed out, not the dial
 	}
 	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {
 		msg += ": " + a
@@ -125,6 +120,8 @@ func errorMessage(err error) string {
 // adviceFor is what the user can do about err, in the command line's words.
 func adviceFor(err error) string {
 	switch {
+	case replyTimeout(err):
+		return "raise --timeout, or check the server's load"
 	case errors.Is(err, bucket.ErrNoSpec):
 		return specAdvice
 	case errors.Is(err, bucket.ErrUndeclared):

@@ -82,17 +82,13 @@ func inspectRun(opts *InspectOptions) error {
 			return err
 		}
 		notes.Print(f.IO, opts.Output)
-		if err := problemsErr(f, states); err != nil {
+		if _, err := problemsErr(f, states); err != nil {
 			return err
 		}
 		return missingErr(states)
 	}
 	run := sr.scan(opts.Match, opts.Limit, opts.All)
-	err = run.run(ctx, emit)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := out.End(run.run(ctx, emit)); err != nil {
 		return err
 	}
 	run.notes(opts.Match)
@@ -100,9 +96,8 @@ func inspectRun(opts *InspectOptions) error {
 	return nil
 }
 
-// problemsErr reports each key named that is not a bucket on stderr: exit 1.
-func problemsErr(f *Factory, states []bucket.State) error {
-	n := 0
+// problemsErr reports each of the n keys named that are not buckets on stderr: exit 1.
+func problemsErr(f *Factory, states []bucket.State) (n int, err error) {
 	for _, s := range states {
 		if s.Problem != "" {
 			n++
@@ -110,9 +105,9 @@ func problemsErr(f *Factory, states []bucket.State) error {
 		}
 	}
 	if n > 0 {
-		return &SilentError{Code: ExitError}
+		err = &SilentError{Code: ExitError}
 	}
-	return nil
+	return n, err
 }
 
 // missingErr is exit 6 when a key named does not exist: a typo must not read as full.

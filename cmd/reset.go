@@ -109,11 +109,9 @@ func (r *resetter) first(key string) bool {
 	if r.seen == nil {
 		r.seen = map[string]struct{}{}
 	}
-	if _, dup := r.seen[key]; dup {
-		return false
-	}
+	_, dup := r.seen[key]
 	r.seen[key] = struct{}{}
-	return true
+	return !dup
 }
 
 // op is the reset of one bucket and its line of the plan; ok=false: nothing to do.
@@ -192,6 +190,9 @@ func (r *resetter) step(s bucket.State) (resetStep, error) {
 	}
 	st.op = op
 	after := op.Spec.Capacity
+	if op.To.Delete && !s.Exists {
+		return st, nil // no key: already full
+	}
 	if !op.To.Delete {
 		if r.opts.TokensSet {
 			after = r.opts.Tokens
@@ -199,17 +200,13 @@ func (r *resetter) step(s bucket.State) (resetStep, error) {
 		if err := op.Validate(); err != nil {
 			return st, err
 		}
-	} else if !s.Exists {
-		return st, nil // no key: already full
-	}
-	st.needed = true
-	if !op.To.Delete {
 		server, writer, differs := s.Layout.ResetReads(op.Spec, s.Stored, s.Exists, s.Now, after)
 		after = server
 		if differs {
 			st.afterWriter = &writer
 		}
 	}
+	st.needed = true
 	if !op.To.Delete || s.HasSpec() {
 		st.after = &after
 	}
@@ -235,17 +232,3 @@ func serverOf(f *Factory) string {
 }
 
 func fmtCount(n int) string { return format.Count(int64(n)) }
-
-// onlyBareNumbers reports whether every key that is not a bucket is an undeclared bare number.
-func onlyBareNumbers(states []bucket.State) bool {
-	n := 0
-	for _, s := range states {
-		if s.Problem != "" {
-			if !s.Bare {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bucketctl/bucketctl/bucket"
@@ -37,15 +38,8 @@ func (k *keyPages) run(ctx context.Context, fn func([]bucket.State) error) error
 		return err
 	}
 	k.states = states
-	problems := 0
-	for _, s := range states {
-		if s.Problem != "" {
-			problems++
-		}
-	}
-	if problems > 0 {
-		err := problemsErr(k.r.f, states)
-		if onlyBareNumbers(states) {
+	if problems, err := problemsErr(k.r.f, states); problems > 0 {
+		if !slices.ContainsFunc(states, func(s bucket.State) bool { return s.Problem != "" && !s.Bare }) {
 			err = &SilentError{Code: ExitUsage} // writing a bare number needs a declaration
 		}
 		if len(states) > 1 { // one key: its own line says it all
@@ -169,7 +163,7 @@ func (r *resetter) plans(page []bucket.State) ([]bucket.ResetOp, []output.ResetV
 func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary, error) {
 	sum := &output.PlanSummary{}
 	full := r.match && r.opts.DryRun && (r.opts.Output != output.FormatTable || !r.f.IO.StdoutTTY)
-	out := output.NewStream(r.f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	out := output.NewStream(r.f.IO, r.opts.Output, output.ResetHeader...)
 	err := src.run(ctx, func(page []bucket.State) error {
 		_, views, err := r.plans(page)
 		for _, v := range views {
@@ -184,9 +178,7 @@ func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary
 		return err
 	})
 	if full {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.End(err)
 	}
 	return sum, err
 }
@@ -196,7 +188,7 @@ func (r *resetter) planPass(ctx context.Context, src pages) (*output.PlanSummary
 func (r *resetter) apply(ctx context.Context, src pages) error {
 	f := r.f
 	stream := r.match && (r.opts.Output != output.FormatTable || !f.IO.StdoutTTY)
-	out := output.NewStream(f.IO, r.opts.Output, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	out := output.NewStream(f.IO, r.opts.Output, output.ResetHeader...)
 	prog := output.NewProgress(f.IO)
 	start, planned, batches, writing := time.Now(), 0, 0, false
 	outcomes := map[string]bucket.ResetOutcome{}
@@ -236,9 +228,7 @@ func (r *resetter) apply(ctx context.Context, src pages) error {
 	})
 	prog.Clear()
 	if stream {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.End(err)
 	}
 	if !r.match && err != nil && !writing {
 		return err // read, or not a bucket: nothing was written

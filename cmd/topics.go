@@ -30,19 +30,17 @@ var helpTopics = []struct{ name, short string }{
 
 // topicText is the text of a help topic, its placeholders filled.
 func topicText(name string) string {
-	b, err := topicFiles.ReadFile("topics/" + name + ".txt")
-	if err != nil {
-		panic("help topic " + name + " is not embedded")
-	}
-	return fillTopic(strings.TrimRight(string(b), "\n"))
+	return fillTopic(strings.TrimRight(embedded("topics/"+name+".txt"), "\n"))
 }
 
-func commandHelp(name string) string {
-	b, err := topicFiles.ReadFile("help/" + name + ".txt")
+func commandHelp(name string) string { return strings.TrimSuffix(embedded("help/"+name+".txt"), "\n") }
+
+func embedded(path string) string {
+	b, err := topicFiles.ReadFile(path)
 	if err != nil {
-		panic("help of " + name + " is not embedded")
+		panic(path + " is not embedded")
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	return string(b)
 }
 
 func newCmdTopic(name, short string) *cobra.Command {

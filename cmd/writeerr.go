@@ -34,7 +34,7 @@ type writeCause struct {
 const maxCauses = 3
 
 func (e *WriteError) Error() string {
-	parts := make([]string, 0, len(e.causes)+1)
+	var parts []string
 	for _, c := range e.causes {
 		s := safe(c.text)
 		switch {
@@ -147,12 +147,10 @@ func refusingMaster(f *Factory, err error) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	node, nerr := f.nodeOf(ctx)
-	if nerr != nil {
-		return ""
-	}
-	if m := node(ke.Key); m != "?" {
-		return " (master " + m + ")"
+	if node, err := f.nodeOf(ctx); err == nil {
+		if m := node(ke.Key); m != "?" {
+			return " (master " + m + ")"
+		}
 	}
 	return ""
 }

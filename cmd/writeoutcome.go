@@ -50,7 +50,7 @@ func lostCause(server string, err error) string {
 	server = format.SafeText(server)
 	switch {
 	case rediserr.IsTimeout(err):
-		return fmt.Sprintf("no reply from %s within --timeout (%s)", server, rootText(err))
+		return fmt.Sprintf("Redis at %s did not answer within --timeout (%s)", server, rootText(err))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf("the connection to %s was lost before the reply (EOF: closed by the server, a restart, a proxy or a firewall?)", server)
 	case rediserr.IsLost(err):
@@ -59,21 +59,36 @@ func lostCause(server string, err error) string {
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
 }
 
-// namedLoss replaces a bare lost connection in msg, the text of err, by lostCause, unless
-// err names it already.
+// namedLoss replaces a bare lost connection or reply timeout in msg, the text of err, by
+// lostCause, unless err names it already.
 func (f *Factory) namedLoss(msg string, err error) string {
 	var (
 		oe *outcomeError
 		ue *UnreachableError
 	)
-	if !rediserr.IsLost(err) || errors.As(err, &oe) || errors.As(err, &ue) {
+	timeout := replyTimeout(err)
+	if !timeout && !rediserr.IsLost(err) || errors.As(err, &oe) || errors.As(err, &ue) {
 		return msg
 	}
-	root := rootText(err)
-	if !strings.Contains(msg, root) {
+	cause := rootText(err)
+	var op *net.OpError
+	if timeout && errors.As(err, &op) {
+		cause = safe(op.Error()) // "read tcp a->b: i/o timeout": lostCause names b
+	}
+	if !strings.Contains(msg, cause) {
 		return msg
 	}
-	return strings.Replace(msg, root, lostCause(serverOf(f), err), 1)
+	return strings.Replace(msg, cause, lostCause(serverOf(f), err), 1)
+}
+
+// replyTimeout reports a server reached that did not answer within --timeout (not a dial).
+func replyTimeout(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // rootText is the innermost error's text ("i/o timeout", "connection reset by peer").

@@ -93,11 +93,12 @@ func PrintAudit(io *iostreams.IOStreams, v AuditView) error {
 		fmt.Fprintln(w)
 		for _, fd := range v.Findings {
 			fmt.Fprintf(w, "%s: %s\n", fd.Kind, fd.Meaning)
-			switch {
-			case fd.MaxAheadMS != nil && fd.Kind == string(audit.FindingGCRADebt):
-				fmt.Fprintf(w, "  largest: %s\n", format.Debt(durMS(*fd.MaxAheadMS)))
-			case fd.MaxAheadMS != nil:
-				fmt.Fprintf(w, "  largest: %s\n", format.Ahead(durMS(*fd.MaxAheadMS)))
+			if fd.MaxAheadMS != nil {
+				largest := format.Ahead
+				if fd.Kind == string(audit.FindingGCRADebt) {
+					largest = format.Debt
+				}
+				fmt.Fprintf(w, "  largest: %s\n", largest(time.Duration(*fd.MaxAheadMS*float64(time.Millisecond))))
 			}
 			if fd.Detail != "" {
 				fmt.Fprintf(w, "  %s\n", format.SafeKey(fd.Detail))
@@ -134,5 +135,3 @@ func layoutList(m map[string]int64) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-func durMS(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

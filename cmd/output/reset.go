@@ -3,6 +3,8 @@ package output
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,26 +13,29 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
+// ResetHeader is the header of reset's table.
+var ResetHeader = []string{"KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER"}
+
 // PrintResetPlan prints reset's plan (or what it did) on stdout in format.
 func PrintResetPlan(io *iostreams.IOStreams, format string, plan []ResetView) error {
-	if format != FormatTable {
-		if format == FormatJSONL {
-			s := NewStream(io, FormatJSONL)
-			for _, v := range plan {
-				_ = s.Add(v)
-			}
-			return s.Close()
+	switch format {
+	case FormatTable:
+		return PrintResetTable(io, io.Out, plan)
+	case FormatJSONL:
+		s := NewStream(io, FormatJSONL)
+		for _, v := range plan {
+			_ = s.Add(v)
 		}
-		return WriteData(io.Out, format, plan)
+		return s.Close()
 	}
-	return PrintResetTable(io, io.Out, plan)
+	return WriteData(io.Out, format, plan)
 }
 
 // PrintResetTable prints reset's plan as a table on w, and its notes on stderr.
 func PrintResetTable(ios *iostreams.IOStreams, w io.Writer, plan []ResetView) error {
 	to := *ios
 	to.Out = w
-	t := NewStream(&to, FormatTable, "KEY", "LAYOUT", "TOKENS", "ACTION", "AFTER")
+	t := NewStream(&to, FormatTable, ResetHeader...)
 	for _, v := range plan {
 		_ = t.Add(nil, ResetRow(v)...)
 	}
@@ -66,12 +71,7 @@ func (p *PlanSummary) Add(v ResetView) {
 
 func (p *PlanSummary) String() string {
 	var b strings.Builder
-	names := make([]string, 0, len(p.byLayout))
-	for n := range p.byLayout {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(p.byLayout)) {
 		fmt.Fprintf(&b, "  %-12s %s bucket(s)\n", n, count(p.byLayout[n]))
 	}
 	if len(p.first) > 0 {
@@ -122,23 +122,19 @@ func (t *ResetTally) Report(io *iostreams.IOStreams) {
 		layouts = " (" + strings.Join(parts, ", ") + ")"
 	}
 	fmt.Fprintf(io.ErrOut, "reset %s bucket(s)%s\n", count(t.Reset()), layouts)
-	if n := t.N[bucket.ResetCreated]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s of them had no key and were created whole\n", count(n))
-	}
-	if n := t.N[bucket.ResetMissing]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) had no key by then (they read as full): nothing to delete\n", count(n))
-	}
-	if n := t.N[bucket.ResetChanged]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) changed since they were read and are no longer buckets: left untouched (%s)\n",
-			count(n), strings.Join(t.First[bucket.ResetChanged], ", "))
-	}
-	if n := t.N[bucket.ResetCorrupt]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (%s)\n",
-			count(n), strings.Join(t.First[bucket.ResetCorrupt], ", "))
-	}
-	if n := t.N[bucket.ResetUndeclared]; n > 0 {
-		fmt.Fprintf(io.ErrOut, "note: %s key(s) are bare numbers with no layout declared: left untouched; to reset one, %s\n",
-			count(n), format.DeclareHint(""))
+	for _, n := range []struct {
+		o    bucket.ResetOutcome
+		text string
+	}{
+		{bucket.ResetCreated, "of them had no key and were created whole"},
+		{bucket.ResetMissing, "bucket(s) had no key by then (they read as full): nothing to delete"},
+		{bucket.ResetChanged, "key(s) changed since they were read and are no longer buckets: left untouched (" + strings.Join(t.First[bucket.ResetChanged], ", ") + ")"},
+		{bucket.ResetCorrupt, "bucket(s) hold corrupt values (overflowing, negative or out of range): left untouched (" + strings.Join(t.First[bucket.ResetCorrupt], ", ") + ")"},
+		{bucket.ResetUndeclared, "key(s) are bare numbers with no layout declared: left untouched; to reset one, " + format.DeclareHint("")},
+	} {
+		if c := t.N[n.o]; c > 0 {
+			fmt.Fprintf(io.ErrOut, "note: %s %s\n", count(c), n.text)
+		}
 	}
 }
 
