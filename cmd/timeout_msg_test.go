@@ -34,8 +34,8 @@ func TestTimeoutSaysAddressAndFix(t *testing.T) {
 		r := run(t, p.URL(), append([]string{"--timeout", "500ms"}, c.args...)...)
 		want := "Redis at " + p.Addr() + " did not answer within --timeout"
 		if r.code != ExitUnreachable || !strings.Contains(r.errOut, want) || !strings.Contains(r.errOut, "raise --timeout") ||
-			strings.Contains(r.errOut, "dial-timeout") || strings.Contains(r.errOut, "cannot reach") {
-			t.Errorf("%v, %s held: exit %d %q: want 3, %q, the fix (raise --timeout) and no dial blamed", c.args, c.match, r.code, r.errOut, want)
+			strings.Contains(r.errOut, "dial-timeout") || strings.Contains(r.errOut, "cannot reach") || strings.Count(r.errOut, p.Addr()) != 1 {
+			t.Errorf("%v, %s held: exit %d %q: want 3, %q once, the fix (raise --timeout) and no dial blamed", c.args, c.match, r.code, r.errOut, want)
 		}
 		oneLine(t, r)
 	}

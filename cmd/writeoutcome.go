@@ -43,11 +43,7 @@ func roundTripFailure(f *Factory, what string, done int, err error) error {
 
 // lostCause says why a round trip to server failed, naming the address: never a bare EOF.
 func lostCause(server string, err error) string {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Addr != nil {
-		server = oe.Addr.String()
-	}
-	server = format.SafeText(server)
+	server = lossAddr(server, err)
 	switch {
 	case rediserr.IsTimeout(err):
 		return fmt.Sprintf("Redis at %s did not answer within --timeout (%s)", server, rootText(err))
@@ -57,6 +53,15 @@ func lostCause(server string, err error) string {
 		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, rootText(err))
 	}
 	return fmt.Sprintf("%s: %s", server, safe(err.Error()))
+}
+
+// lossAddr is the address a round trip to server failed on: the connection's own when err has it.
+func lossAddr(server string, err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Addr != nil {
+		server = oe.Addr.String()
+	}
+	return format.SafeText(server)
 }
 
 // namedLoss replaces a bare lost connection or reply timeout in msg, the text of err, by
@@ -75,10 +80,16 @@ func (f *Factory) namedLoss(msg string, err error) string {
 	if timeout && errors.As(err, &op) {
 		cause = safe(op.Error()) // "read tcp a->b: i/o timeout": lostCause names b
 	}
-	if !strings.Contains(msg, cause) {
+	i := strings.Index(msg, cause)
+	if i < 0 {
 		return msg
 	}
-	return strings.Replace(msg, cause, lostCause(serverOf(f), err), 1)
+	// "scan ADDR: " or "ADDR: " before the cause: lostCause names the address itself.
+	head := strings.TrimSuffix(msg[:i], lossAddr(serverOf(f), err)+": ")
+	if len(head) < i {
+		head = strings.TrimSuffix(head, "scan ")
+	}
+	return head + lostCause(serverOf(f), err) + msg[i+len(cause):]
 }
 
 // replyTimeout reports a server reached that did not answer within --timeout (not a dial).
