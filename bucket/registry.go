@@ -38,10 +38,10 @@ func (ownModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 }
 
 func (ownModel) Step(l Layout) time.Duration {
-	if !l.FloatTime && l.TimeUnit != "" {
-		return max(time.Microsecond, time.Duration(1e6/l.TimeUnit.perSecond())*time.Microsecond)
+	if l.FloatTime || l.TimeUnit == "" {
+		return time.Microsecond
 	}
-	return time.Microsecond
+	return max(time.Microsecond, time.Duration(1e6/l.TimeUnit.perSecond())*time.Microsecond)
 }
 
 func (ownModel) Allows(_ Spec, level, cost float64) bool { return level >= cost }
@@ -62,34 +62,26 @@ const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
-const maxPresets = 24
-
-var registry struct { // the presets in the order detection tries them
-	all [maxPresets]Layout
-	n   int
-}
+var registry []Layout // the presets in the order detection tries them: native first, then by name
 
 // Presets are the named layouts bucketctl knows, by name.
-var Presets = make(map[string]Layout, maxPresets)
+var Presets = map[string]Layout{}
 
 // register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {
-	if l.model == nil && l.gcra == nil || Presets[l.Name].Name != "" || registry.n == maxPresets {
-		panic("bucket: preset " + l.Name + " registered twice, without a model, or past maxPresets")
+	if l.model == nil && l.gcra == nil || Presets[l.Name].Name != "" {
+		panic("bucket: preset " + l.Name + " registered twice or without a model")
 	}
 	Presets[l.Name] = l
-	i := registry.n
-	for ; i > 0 && !registry.all[i-1].Native && (l.Native || l.Name < registry.all[i-1].Name); i-- {
-		registry.all[i] = registry.all[i-1]
+	i := len(registry)
+	for i > 0 && !registry[i-1].Native && (l.Native || l.Name < registry[i-1].Name) {
+		i--
 	}
-	registry.all[i] = l
-	registry.n++
+	registry = slices.Insert(registry, i, l)
 }
 
-func presets() []Layout { return registry.all[:registry.n] }
-
 // Registry lists the presets in the order detection tries them.
-func Registry() []Layout { return slices.Clone(presets()) }
+func Registry() []Layout { return slices.Clone(registry) }
 
 // PresetNames lists the preset names, sorted.
 func PresetNames() []string { return slices.Sorted(maps.Keys(Presets)) }
@@ -106,7 +98,7 @@ func presetsOf(t KeyType) []Layout { return slices.Clip(byType()[t]) }
 
 var byType = sync.OnceValue(func() map[KeyType][]Layout {
 	m := map[KeyType][]Layout{}
-	for _, l := range presets() {
+	for _, l := range registry {
 		m[l.Type] = append(m[l.Type], l)
 	}
 	return m
