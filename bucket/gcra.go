@@ -97,9 +97,15 @@ func (l Layout) gcraDecide(spec Spec, stored *TAT, now time.Time, cost int) (gcr
 	return lib.decide(l, spec, stored, now, cost), nil
 }
 
-// luaDuration is seconds as a Lua script returns them (tostring, %.14g), truncated to ns.
-func luaDuration(f float64) time.Duration {
+// luaNumber is f as a Lua script returns it (tostring, %.14g).
+func luaNumber(f float64) float64 {
 	g, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 14, 64), 64)
+	return g
+}
+
+// luaDuration is seconds as a Lua script returns them, truncated to ns.
+func luaDuration(f float64) time.Duration {
+	g := luaNumber(f)
 	if g == -1 {
 		return -1
 	}
@@ -317,9 +323,8 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 		d.RetryAfter, d.AppRetryAfter = -1, -1
 		return d
 	}
-	if full, err := l.gcraDecide(spec, stored, at, 0); err == nil {
-		d.ResetAfter = max(0, full.ResetAfter)
-	}
+	full, _ := l.gcraDecide(spec, stored, at, 0) // valid as the first
+	d.ResetAfter = max(0, full.ResetAfter)
 	d.Allowed = gd.Allowed
 	if !gd.Allowed {
 		d.RetryAfter, d.AppRetryAfter = gd.Wait, gd.AppRetryAfter

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,9 +108,7 @@ func (l Layout) Validate() error {
 	default:
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings, gcra or json", ErrInvalid, l.Name, l.Type)
 	}
-	switch l.TimeUnit {
-	case unitS, unitMS, unitUS, unitNS:
-	default:
+	if !slices.Contains([]TimeUnit{unitS, unitMS, unitUS, unitNS}, l.TimeUnit) {
 		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns (the unit of the stored time)", ErrInvalid, l.Name, l.TimeUnit)
 	}
 	if l.Clock != "" && l.Clock != "server" && l.Clock != "client" {

@@ -127,16 +127,11 @@ func send(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmder, lo
 		}
 		_, err = pipe.Exec(ctx)
 	}
-	if err == nil || isReply(err) {
-		return nil
+	var re redis.Error
+	if err == nil || errors.As(err, &re) {
+		return nil // a server's reply is the calls' own error
 	}
 	return err
-}
-
-// isReply reports whether err is a server's reply.
-func isReply(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
 }
 
 func evalCmd(ctx context.Context, name, script interface{}, keys []string, args []interface{}) *redis.Cmd {
