@@ -107,14 +107,22 @@ func ttlWithin(pttl, most time.Duration) bool { return pttl > 0 && pttl <= most+
 
 func ttlSet(_ []string, _ int64, pttl time.Duration, _ time.Time) bool { return pttl > 0 }
 
-var periods = map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour,
-	"day": 24 * time.Hour, "month": 30 * 24 * time.Hour}
-
 func periodOf(name string, yearDays int) time.Duration {
-	if name == "year" {
+	switch name {
+	case "second":
+		return time.Second
+	case "minute":
+		return time.Minute
+	case "hour":
+		return time.Hour
+	case "day":
+		return 24 * time.Hour
+	case "month":
+		return 30 * 24 * time.Hour
+	case "year":
 		return time.Duration(yearDays) * 24 * time.Hour
 	}
-	return periods[name]
+	return 0
 }
 
 // loneLevelTTL says why a lone two-key level is not a bucket of l, and the PTTL bounds (ms).

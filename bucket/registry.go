@@ -62,26 +62,34 @@ const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
-var registry []Layout // the presets in the order detection tries them: native first, then by name
+const maxPresets = 24 // a fixed array: registering allocates nothing at startup
+
+var registry struct { // the presets in the order detection tries them
+	all [maxPresets]Layout
+	n   int
+}
 
 // Presets are the named layouts bucketctl knows, by name.
-var Presets = map[string]Layout{}
+var Presets = make(map[string]Layout, maxPresets)
 
 // register adds a preset, in order; each layout file calls it from its init.
 func register(l Layout) {
-	if l.model == nil && l.gcra == nil || Presets[l.Name].Name != "" {
-		panic("bucket: preset " + l.Name + " registered twice or without a model")
+	if l.model == nil && l.gcra == nil || Presets[l.Name].Name != "" || registry.n == maxPresets {
+		panic("bucket: preset " + l.Name + " registered twice, without a model, or past maxPresets")
 	}
 	Presets[l.Name] = l
-	i := len(registry)
-	for i > 0 && !registry[i-1].Native && (l.Native || l.Name < registry[i-1].Name) {
-		i--
+	i := registry.n
+	for ; i > 0 && !registry.all[i-1].Native && (l.Native || l.Name < registry.all[i-1].Name); i-- {
+		registry.all[i] = registry.all[i-1]
 	}
-	registry = slices.Insert(registry, i, l)
+	registry.all[i] = l
+	registry.n++
 }
 
+func presets() []Layout { return registry.all[:registry.n] }
+
 // Registry lists the presets in the order detection tries them.
-func Registry() []Layout { return slices.Clone(registry) }
+func Registry() []Layout { return slices.Clone(presets()) }
 
 // PresetNames lists the preset names, sorted.
 func PresetNames() []string { return slices.Sorted(maps.Keys(Presets)) }
@@ -98,7 +106,7 @@ func presetsOf(t KeyType) []Layout { return slices.Clip(byType()[t]) }
 
 var byType = sync.OnceValue(func() map[KeyType][]Layout {
 	m := map[KeyType][]Layout{}
-	for _, l := range registry {
+	for _, l := range presets() {
 		m[l.Type] = append(m[l.Type], l)
 	}
 	return m
