@@ -6,18 +6,10 @@ import (
 )
 
 // Step is the owner's time resolution: a retry-after is a whole number of steps.
-func (l Layout) Step() time.Duration {
-	if l.Type == GCRA {
-		return time.Microsecond
-	}
-	return l.Model().Step(l)
-}
+func (l Layout) Step() time.Duration { return l.Model().Step(l) }
 
 // Level is the bucket as the application's next decision at now (µs) sees it.
 func (l Layout) Level(spec Spec, stored Level, now int64) Level {
-	if l.Type == GCRA {
-		return spec.At(stored, now)
-	}
 	return l.Model().Level(l, spec, stored, now)
 }
 

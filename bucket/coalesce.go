@@ -20,11 +20,10 @@ const (
 // WithCoalescing sets how many round trips decisions may have in flight (0: no coalescing).
 func WithCoalescing(lanes int) Option {
 	return func(s *Store) {
-		if lanes <= 0 {
-			s.co = nil
-			return
+		s.co = nil
+		if lanes > 0 {
+			s.co = &coalescer{lanes: lanes}
 		}
-		s.co = &coalescer{lanes: lanes}
 	}
 }
 
@@ -66,7 +65,10 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, key string, keys []st
 	if ks == nil {
 		ks = one[:]
 	}
-	return runOnce(ctx, s.rdb, sc, ks, args).Result()
+	// As redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT), each command sent at most once.
+	call := [1]*redis.Cmd{evalCmd(ctx, "evalsha", shaArgs()[sc], ks, args)}
+	_, _ = sendCalls(ctx, s.rdb, call[:], nil, callRW, takeRetry)
+	return call[0].Result()
 }
 
 // enqueue takes a free lane and returns nil, or queues the call and returns it.
@@ -121,13 +123,12 @@ func (c *coalescer) wait(ctx context.Context, call *scriptCall) (interface{}, er
 // release ends a direct call's hold on a lane, handing it to a queue formed meanwhile.
 func (c *coalescer) release(s *Store) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(c.queue) > 0 {
-		c.mu.Unlock()
 		go c.lane(s)
 		return
 	}
 	c.active--
-	c.mu.Unlock()
 }
 
 func (c *coalescer) lane(s *Store) {

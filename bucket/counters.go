@@ -146,6 +146,8 @@ func (l Layout) loneLevelTTL(spec Spec, pttl time.Duration) (why string, lo, hi 
 	return "", 1, hi
 }
 
+var limitsKey = lazyRegexp(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`)
+
 // counterForms are the counter and window limiters production runs, specific forms first.
 var counterForms = []CounterForm{
 	{Name: "kong", Limiter: "Kong's rate-limiting counter",
@@ -162,7 +164,7 @@ var counterForms = []CounterForm{
 		TTL:    "EXPIRE of the window at the first hit",
 		Source: "alisaifee/limits limits/limits.py (key_for), limits/storage/redis.py, lua_scripts/incr_expire.lua",
 		typ:    "string",
-		prefix: "LIMITS:LIMITER/", key: lazyRegexp(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
+		prefix: "LIMITS:LIMITER/", key: limitsKey,
 		fits: limitsWindow(1)},
 	{Name: "limits-sliding", Limiter: "limits' (Flask-Limiter's) sliding-window counter",
 		Pattern: "LIMITS:{LIMITER/<key>/<amount>/<multiples>/<granularity>}, and /-1 for the previous window",
@@ -176,7 +178,7 @@ var counterForms = []CounterForm{
 		TTL:    "EXPIRE of the window at every hit",
 		Source: "alisaifee/limits lua_scripts/acquire_moving_window.lua",
 		typ:    "list",
-		prefix: "LIMITS:LIMITER/", key: lazyRegexp(`^LIMITS:LIMITER/(?:.*/)?([0-9]+)/([0-9]+)/(second|minute|hour|day|month|year)$`),
+		prefix: "LIMITS:LIMITER/", key: limitsKey,
 		fits: limitsWindow(1)},
 	{Name: "ulule", Limiter: "ulule/limiter's counter",
 		Pattern: "limiter:<key>", Value: "hits in the period (INCRBY)", TTL: "PEXPIRE of the period at the first hit",

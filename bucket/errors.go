@@ -89,16 +89,6 @@ func (e *SpecDiffersError) Error() string {
 
 func (e *SpecDiffersError) Unwrap() error { return ErrSpecDiffers }
 
-func specDiffers(key, rest string) error {
-	var c, r float64
-	fields := strings.Fields(rediserr.ReplyText(errors.New(rest)))
-	if len(fields) >= 4 {
-		c, _ = ParseNumber(fields[1])
-		r, _ = ParseNumber(strings.TrimSuffix(fields[3], "."))
-	}
-	return &SpecDiffersError{Key: key, Stored: Spec{Capacity: c, Rate: r}}
-}
-
 func scriptErr(key string, err error) error {
 	msg := err.Error()
 	switch {
@@ -111,7 +101,12 @@ func scriptErr(key string, err error) error {
 		return fmt.Errorf("%q: %w: %s", key, ErrCorrupt, strings.TrimSuffix(rediserr.ReplyText(errors.New(why)), ": left untouched")+" (left untouched)")
 	case strings.Contains(msg, "bucketctl: stored spec differs: "):
 		_, rest, _ := strings.Cut(msg, "stored spec differs: ")
-		return specDiffers(key, rest)
+		e := &SpecDiffersError{Key: key}
+		if f := strings.Fields(rediserr.ReplyText(errors.New(rest))); len(f) >= 4 {
+			e.Stored.Capacity, _ = ParseNumber(f[1])
+			e.Stored.Rate, _ = ParseNumber(strings.TrimSuffix(f[3], "."))
+		}
+		return e
 	case strings.Contains(msg, "bucketctl: no capacity/rate given and no such key"):
 		return fmt.Errorf("%w: %q does not exist (%w)", ErrNoSpec, key, ErrNoKey)
 	case strings.Contains(msg, "bucketctl: no capacity/rate"):

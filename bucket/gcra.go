@@ -23,21 +23,18 @@ type gcraLib interface {
 
 // lib is the layout's GCRA library, found by Library for a custom layout.
 func (l Layout) lib() (gcraLib, error) {
-	if l.Type == GCRA && l.gcra != nil {
+	if l.Type != GCRA {
+		return nil, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
+	}
+	if l.gcra != nil {
 		return l.gcra, nil
 	}
 	var names []string
-	for _, p := range presets() {
-		if p.gcra == nil {
-			continue
-		}
-		if l.Type == GCRA && p.Library == l.Library {
+	for _, p := range presetsOf(GCRA) {
+		if p.Library == l.Library {
 			return p.gcra, nil
 		}
 		names = append(names, p.Library)
-	}
-	if l.Type != GCRA {
-		return nil, fmt.Errorf("%w: layout %q is not a gcra layout", ErrInvalid, l.Name)
 	}
 	slices.Sort(names)
 	return nil, fmt.Errorf("%w: layout %q: library %q must be one of %s", ErrInvalid, l.Name, l.Library, strings.Join(names, ", "))
@@ -100,9 +97,15 @@ func (l Layout) gcraDecide(spec Spec, stored *TAT, now time.Time, cost int) (gcr
 	return lib.decide(l, spec, stored, now, cost), nil
 }
 
-// luaDuration is seconds as a Lua script returns them (tostring, %.14g), truncated to ns.
-func luaDuration(f float64) time.Duration {
+// luaNumber is f as a Lua script returns it (tostring, %.14g).
+func luaNumber(f float64) float64 {
 	g, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 14, 64), 64)
+	return g
+}
+
+// luaDuration is seconds as a Lua script returns them, truncated to ns.
+func luaDuration(f float64) time.Duration {
+	g := luaNumber(f)
 	if g == -1 {
 		return -1
 	}
@@ -320,9 +323,8 @@ func (l Layout) gcraDecision(spec Spec, stored *TAT, now int64, cost float64) De
 		d.RetryAfter, d.AppRetryAfter = -1, -1
 		return d
 	}
-	if full, err := l.gcraDecide(spec, stored, at, 0); err == nil {
-		d.ResetAfter = max(0, full.ResetAfter)
-	}
+	full, _ := l.gcraDecide(spec, stored, at, 0) // valid as the first
+	d.ResetAfter = max(0, full.ResetAfter)
 	d.Allowed = gd.Allowed
 	if !gd.Allowed {
 		d.RetryAfter, d.AppRetryAfter = gd.Wait, gd.AppRetryAfter
@@ -364,13 +366,9 @@ func gcraResetArgs(op ResetOp, now time.Time, clientNow string) ([]string, []int
 		return nil, nil, err
 	}
 	lo, hi := lib.scriptRange()
-	float := ""
-	if op.Layout.FloatTime {
-		float = "1"
-	}
 	below, above := gcraTTLBounds(lib)
 	args := []interface{}{mode, string(GCRA), lo, strconv.FormatInt(op.Layout.Epoch, 10),
 		strconv.FormatInt(below.Microseconds(), 10), strconv.FormatInt(above.Microseconds(), 10),
-		value, string(op.Layout.TimeUnit), float, ttl, clientNow, hi, declaredArg(op)}
+		value, string(op.Layout.TimeUnit), either(op.Layout.FloatTime, "1", ""), ttl, clientNow, hi, declaredArg(op)}
 	return []string{op.Key}, args, nil
 }

@@ -1,8 +1,10 @@
 package bucket
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,10 +85,7 @@ func (l Layout) Validate() error {
 			return fmt.Errorf("%w: layout %q: a hash layout needs tokens_field and time_field", ErrInvalid, l.Name)
 		}
 	case Strings:
-		if err := checkPattern(l.Name, "tokens_key", l.TokensKey); err != nil {
-			return err
-		}
-		if err := checkPattern(l.Name, "time_key", l.TimeKey); err != nil {
+		if err := cmp.Or(checkPattern(l.Name, "tokens_key", l.TokensKey), checkPattern(l.Name, "time_key", l.TimeKey)); err != nil {
 			return err
 		}
 		if l.TokensKey == l.TimeKey {
@@ -99,8 +98,8 @@ func (l Layout) Validate() error {
 		}
 		return lib.validate(l)
 	case JSON:
-		if err := l.validateJSON(); err != nil {
-			return err
+		if l.TimeUnit != unitNS || l.FloatTime {
+			return fmt.Errorf("%w: layout %q: a json layout stores integer nanoseconds: set time_unit ns", ErrInvalid, l.Name)
 		}
 	case Tagged:
 		if !l.Native {
@@ -109,9 +108,7 @@ func (l Layout) Validate() error {
 	default:
 		return fmt.Errorf("%w: layout %q: type %q must be hash, strings, gcra or json", ErrInvalid, l.Name, l.Type)
 	}
-	switch l.TimeUnit {
-	case unitS, unitMS, unitUS, unitNS:
-	default:
+	if !slices.Contains([]TimeUnit{unitS, unitMS, unitUS, unitNS}, l.TimeUnit) {
 		return fmt.Errorf("%w: layout %q: time_unit %q must be s, ms, us or ns (the unit of the stored time)", ErrInvalid, l.Name, l.TimeUnit)
 	}
 	if l.Clock != "" && l.Clock != "server" && l.Clock != "client" {
@@ -155,25 +152,16 @@ func (l Layout) WithLike() Layout {
 	if !ok || p.Native {
 		return l
 	}
-	if l.Type == "" {
-		l.Type = p.Type
-	}
-	fill := func(dst *string, src string) {
-		if *dst == "" {
-			*dst = src
-		}
-	}
-	fill(&l.TokensField, p.TokensField)
-	fill(&l.TimeField, p.TimeField)
-	fill(&l.TokensKey, p.TokensKey)
-	fill(&l.TimeKey, p.TimeKey)
-	fill(&l.Library, p.Library)
-	fill(&l.KeyPrefix, p.KeyPrefix)
+	l.Type = cmp.Or(l.Type, p.Type)
+	l.TokensField = cmp.Or(l.TokensField, p.TokensField)
+	l.TimeField = cmp.Or(l.TimeField, p.TimeField)
+	l.TokensKey = cmp.Or(l.TokensKey, p.TokensKey)
+	l.TimeKey = cmp.Or(l.TimeKey, p.TimeKey)
+	l.Library = cmp.Or(l.Library, p.Library)
+	l.KeyPrefix = cmp.Or(l.KeyPrefix, p.KeyPrefix)
+	l.Epoch = cmp.Or(l.Epoch, p.Epoch)
 	if l.TimeUnit == "" {
 		l.TimeUnit, l.FloatTime = p.TimeUnit, p.FloatTime
-	}
-	if l.Epoch == 0 {
-		l.Epoch = p.Epoch
 	}
 	return l
 }
@@ -201,14 +189,10 @@ func (l Layout) timeOf(f float64) (int64, bool) {
 
 // Quantize truncates now (µs) to the layout's time resolution.
 func (l Layout) Quantize(now int64) int64 {
-	if l.FloatTime || l.TimeUnit == unitUS || l.TimeUnit == "" {
-		return now
+	if step := int64(1e6 / l.TimeUnit.perSecond()); !l.FloatTime && l.TimeUnit != "" && step > 1 {
+		return now - now%step
 	}
-	step := int64(1e6 / l.TimeUnit.perSecond())
-	if step <= 1 {
-		return now
-	}
-	return now - now%step
+	return now
 }
 
 // FormatTime writes microseconds since the epoch in the layout's own unit.

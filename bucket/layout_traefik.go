@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"math"
-	"strconv"
 	"time"
 )
 
@@ -52,8 +51,7 @@ func (traefikModel) ClientClock() bool { return true }
 // traefikDelay is the script's wait_duration as the middleware reads it (tostring, ns).
 func traefikDelay(spec Spec, level, cost float64) time.Duration {
 	wait := float64(-(level - cost)) / float64(spec.Rate/1e6)
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(wait, 'g', 14, 64), 64)
-	return time.Duration(f * float64(time.Microsecond))
+	return time.Duration(luaNumber(wait) * float64(time.Microsecond))
 }
 
 // TraefikMaxDelay is the longest wait Traefik serves a request after, at rate per second.

@@ -1,7 +1,6 @@
 package bucket
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -41,13 +40,6 @@ func parseJSONState(v string) (s jsonState, ok bool) {
 
 func isJSONKey(key string) bool {
 	return len(key) > len(jsonKeyPrefix)+len(jsonKeySuffix) && strings.HasPrefix(key, jsonKeyPrefix) && strings.HasSuffix(key, jsonKeySuffix)
-}
-
-func (l Layout) validateJSON() error {
-	if l.TimeUnit != unitNS || l.FloatTime {
-		return fmt.Errorf("%w: layout %q: a json layout stores integer nanoseconds: set time_unit ns", ErrInvalid, l.Name)
-	}
-	return nil
 }
 
 // classifyJSON reads a string that may be a json layout's state; false: no json layout is
@@ -96,15 +88,12 @@ func classifyJSON(st State, t Target, v string) (State, bool) {
 // jsonResetArgs: reset.lua writes the version plus one, so that a decision the owner read
 // before the reset fails its optimistic check.
 func jsonResetArgs(op ResetOp, ttl, clientNow string) ([]string, []interface{}, error) {
-	mode, tokens := "delete", ""
+	tokens := ""
 	if !op.To.Delete {
-		mode, tokens = "set", strconv.FormatInt(int64(op.To.Tokens), 10)
+		tokens = strconv.FormatInt(int64(op.To.Tokens), 10)
 	}
-	keep := "1"
-	if !op.Layout.KeepsLaterTime() {
-		keep = "0"
-	}
-	args := []interface{}{mode, string(JSON), "", "", "", "", tokens, "", "", ttl, clientNow, keep, declaredArg(op)}
+	args := []interface{}{resetMode(op), string(JSON), "", "", "", "", tokens, "", "", ttl, clientNow,
+		either(op.Layout.KeepsLaterTime(), "1", "0"), declaredArg(op)}
 	return []string{op.Key}, args, nil
 }
 

@@ -67,10 +67,7 @@ func (s *Store) TakeAll(ctx context.Context, tiers []Tier) (MultiResult, error) 
 	}
 	keys := make([]string, len(tiers))
 	args := make([]interface{}, 2, 2+3*len(tiers))
-	args[0], args[1] = "", s.grace
-	if s.now != nil {
-		args[0] = strconv.FormatInt(s.now().UnixMicro(), 10)
-	}
+	args[0], args[1] = s.clientNow(), s.grace
 	for i, t := range tiers {
 		if err := s.check(t.Key, t.Spec, t.Cost); err != nil {
 			return MultiResult{}, fmt.Errorf("tier %s: %w", tierLabel(t, i), err)

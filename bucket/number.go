@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"errors"
 	"math"
 	"strconv"
 )
@@ -22,10 +23,7 @@ func parseNumberForm(s string) (float64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
-			return v, true
-		}
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, false
 	}
 	return v, true

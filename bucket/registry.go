@@ -38,10 +38,10 @@ func (ownModel) Level(l Layout, spec Spec, stored Level, now int64) Level {
 }
 
 func (ownModel) Step(l Layout) time.Duration {
-	if !l.FloatTime && l.TimeUnit != "" {
-		return max(time.Microsecond, time.Duration(1e6/l.TimeUnit.perSecond())*time.Microsecond)
+	if l.FloatTime || l.TimeUnit == "" {
+		return time.Microsecond
 	}
-	return time.Microsecond
+	return max(time.Microsecond, time.Duration(1e6/l.TimeUnit.perSecond())*time.Microsecond)
 }
 
 func (ownModel) Allows(_ Spec, level, cost float64) bool { return level >= cost }
@@ -62,7 +62,7 @@ const resetGrace = 60 * time.Second
 
 func ceilTo(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit * unit }
 
-const maxPresets = 24
+const maxPresets = 24 // a fixed array: registering allocates nothing at startup
 
 var registry struct { // the presets in the order detection tries them
 	all [maxPresets]Layout

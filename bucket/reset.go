@@ -240,22 +240,16 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 	if err := wholeTokens(op); err != nil {
 		return nil, nil, err
 	}
-	ttl, now := "", ""
+	ttl := ""
 	if !op.To.Delete {
 		ttl = strconv.FormatInt(max(s.resetTTL(op).Milliseconds(), 1), 10)
 	}
-	if s.now != nil {
-		now = strconv.FormatInt(s.now().UnixMicro(), 10)
-	}
+	now := s.clientNow()
 	if l.Type == JSON {
 		return jsonResetArgs(op, ttl, now)
 	}
 	if keys, args, ok := legacyResetArgs(op, ttl, now); ok {
 		return keys, args, nil
-	}
-	mode := "set"
-	if op.To.Delete {
-		mode = "delete"
 	}
 	req, opt := l.fieldSet()
 	var extraReq []string
@@ -264,30 +258,25 @@ func (s *Store) resetArgs(op ResetOp, gcraNow time.Time) ([]string, []interface{
 			extraReq = append(extraReq, f)
 		}
 	}
-	float := "0"
-	if l.FloatTime {
-		float = "1"
-	}
-	keep := "1"
-	if !l.KeepsLaterTime() {
-		keep = "0"
-	}
-	respec := ""
-	if op.Respec {
-		respec = "respec"
-	}
-	order := ""
-	if l.TimeFirst {
-		order = "time-first"
-	}
-	args := []interface{}{mode, string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
-		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), float, ttl, now, keep, declaredArg(op), respec, order}
+	args := []interface{}{resetMode(op), string(l.Type), l.TokensField, l.TimeField, strings.Join(extraReq, ","),
+		strings.Join(opt, ","), l.FormatTokens(op.To.Tokens), string(l.TimeUnit), either(l.FloatTime, "1", "0"), ttl, now,
+		either(l.KeepsLaterTime(), "1", "0"), declaredArg(op), either(op.Respec, "respec", ""), either(l.TimeFirst, "time-first", "")}
 	if h, ok := l.Model().(hashModel); ok && !op.To.Delete {
 		args[13] = "respec" // its own fields, written into an existing hash too
 		args = append(args, h.resetPairs(op)...)
 	}
 	return l.Keys(op.Key), args, nil
 }
+
+// either is yes when cond holds, else no: one of the reset script's ARGV switches.
+func either(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+func resetMode(op ResetOp) string { return either(op.To.Delete, "delete", "set") }
 
 // declaredArg is the reset script's ARGV[13].
 func declaredArg(op ResetOp) string {

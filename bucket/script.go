@@ -39,18 +39,6 @@ var (
 	readRetry  = retry{tries: 4, load: true}
 )
 
-// runOnce runs a writing script as redis.Script.Run does (EVALSHA, then EVAL on NOSCRIPT),
-// each command sent at most once.
-func runOnce(ctx context.Context, c Client, sc *redis.Script, keys []string, args []interface{}) *redis.Cmd {
-	sha, ok := shaArgs()[sc] // boxed once
-	if !ok {
-		sha = sc.Hash()
-	}
-	call := [1]*redis.Cmd{evalCmd(ctx, "evalsha", sha, keys, args)}
-	_, _ = sendCalls(ctx, c, call[:], nil, callRW, takeRetry)
-	return call[0]
-}
-
 // sendCalls sends calls, pre (the read's TIME) first, then again those answered NOSCRIPT or
 // "unknown command" to _RO (before Redis 7), as r says. It returns the mode last sent and
 // the error of a send that failed as a whole; reply errors stay the calls' own.
@@ -139,16 +127,11 @@ func send(ctx context.Context, c Client, calls []*redis.Cmd, pre redis.Cmder, lo
 		}
 		_, err = pipe.Exec(ctx)
 	}
-	if err == nil || isReply(err) {
-		return nil
+	var re redis.Error
+	if err == nil || errors.As(err, &re) {
+		return nil // a server's reply is the calls' own error
 	}
 	return err
-}
-
-// isReply reports whether err is a server's reply.
-func isReply(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
 }
 
 func evalCmd(ctx context.Context, name, script interface{}, keys []string, args []interface{}) *redis.Cmd {

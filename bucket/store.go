@@ -91,15 +91,7 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 		args = append(args, fmtFloat(cost))
 	}
 	if options {
-		now := ""
-		if s.now != nil {
-			now = strconv.FormatInt(s.now().UnixMicro(), 10)
-		}
-		mode := "take"
-		if peek {
-			mode = "peek"
-		}
-		args = append(args, now, mode, s.grace)
+		args = append(args, s.clientNow(), either(peek, "peek", "take"), s.grace)
 		if keep {
 			args = append(args, "keep")
 		}
@@ -108,6 +100,14 @@ func (s *Store) argv(spec Spec, cost float64, peek bool) []interface{} {
 		s.args.Store(&argsEntry{spec: spec, cost: cost, args: args})
 	}
 	return args
+}
+
+// clientNow is the caller's clock as the scripts take it; "" for Redis TIME.
+func (s *Store) clientNow() string {
+	if s.now == nil {
+		return ""
+	}
+	return strconv.FormatInt(s.now().UnixMicro(), 10)
 }
 
 func (s *Store) check(key string, spec Spec, cost float64) error {
@@ -177,14 +177,12 @@ func (s *Store) LoadScript(ctx context.Context) (sha string, nodes []string, err
 // ForEachMaster calls fn for every master (Cluster masters, Ring shards, or the one server),
 // one at a time in the order of their addresses.
 func (s *Store) ForEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
-	var (
-		mu      sync.Mutex
-		clients []*redis.Client
-	)
+	var mu sync.Mutex
+	var clients []*redis.Client
 	collect := func(_ context.Context, m *redis.Client) error {
 		mu.Lock()
-		defer mu.Unlock()
 		clients = append(clients, m)
+		mu.Unlock()
 		return nil
 	}
 	var err error

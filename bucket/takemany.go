@@ -3,6 +3,7 @@ package bucket
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -85,10 +86,8 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	if len(keys) == 0 {
 		return nil
 	}
-	for _, k := range keys {
-		if k == "" {
-			return fmt.Errorf("%w: empty key", ErrInvalid)
-		}
+	if slices.Contains(keys, "") {
+		return fmt.Errorf("%w: empty key", ErrInvalid)
 	}
 	if err := s.check(keys[0], spec, cost); err != nil {
 		return err
@@ -105,7 +104,7 @@ func (s *Store) TakeMany(ctx context.Context, keys []string, spec Spec, cost flo
 	}
 
 	failed := false
-	b.errs = grow(b.errs, len(keys))
+	b.errs = slices.Grow(b.errs[:0], len(keys))[:len(keys)]
 	errs := b.errs
 	for i, c := range cmds {
 		v, err := c.Result()
@@ -130,11 +129,4 @@ func (s *Store) sendBatch(ctx context.Context, cmds []*redis.Cmd) error {
 		s.networkErr(err)
 	}
 	return err
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
