@@ -100,11 +100,7 @@ func Seed(ctx context.Context, st *bucket.Store, keys []*Key) error {
 func Run(ctx context.Context, st *bucket.Store, keys []*Key) {
 	var wg sync.WaitGroup
 	for i, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			k.Drive(ctx, st, uint64(i))
-		}()
+		wg.Go(func() { k.Drive(ctx, st, uint64(i)) })
 	}
 	wg.Wait()
 }
