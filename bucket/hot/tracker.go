@@ -1,12 +1,13 @@
 package hot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,8 +119,7 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 		return nil, err
 	}
 	for _, n := range t.nodes {
-		t.wg.Add(1)
-		go t.receive(n)
+		t.wg.Go(func() { t.receive(n) })
 	}
 	return t, nil
 }
@@ -192,7 +192,6 @@ func (n *hotNode) close() {
 }
 
 func (t *Tracker) receive(n *hotNode) {
-	defer t.wg.Done()
 	ctx := context.Background()
 	seen := map[string]bool{}
 	for !t.closed.Load() {
@@ -269,11 +268,8 @@ func (t *Tracker) Top(n int, skip func(string) bool) []Count {
 		}
 	}
 	t.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Writes != out[j].Writes {
-			return out[i].Writes > out[j].Writes
-		}
-		return out[i].Key < out[j].Key
+	slices.SortFunc(out, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.Writes, a.Writes), strings.Compare(a.Key, b.Key))
 	})
 	return out[:min(n, len(out))]
 }
@@ -285,12 +281,6 @@ func (t *Tracker) Reset() time.Duration {
 	d := time.Since(t.start)
 	t.counts, t.floor, t.start = map[string]int64{}, 0, time.Now()
 	return d
-}
-
-func (t *Tracker) observed() (time.Duration, int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return time.Since(t.start), int64(len(t.counts))
 }
 
 // Err is the error that stopped following a master, if any: its counts are incomplete.
