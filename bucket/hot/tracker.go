@@ -86,7 +86,6 @@ type Tracker struct {
 type hotNode struct {
 	addr    string
 	ps      *redis.PubSub
-	conn    *redis.Conn
 	closers []io.Closer // in the order opened
 }
 
@@ -148,13 +147,13 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 		return nil, hotErr(n.addr, err)
 	}
 	trk := newClient(dedicated(m))
-	n.conn = trk.Conn()
-	n.closers = append(n.closers, trk, n.conn)
+	conn := trk.Conn()
+	n.closers = append(n.closers, trk, conn)
 	args := []interface{}{"CLIENT", "TRACKING", "on", "REDIRECT", id.Load(), "BCAST"}
 	for _, p := range prefixes {
 		args = append(args, "PREFIX", p)
 	}
-	if err := n.conn.Do(ctx, args...).Err(); err != nil {
+	if err := conn.Do(ctx, args...).Err(); err != nil {
 		n.close()
 		return nil, hotErr(n.addr, err)
 	}
