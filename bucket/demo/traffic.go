@@ -111,13 +111,10 @@ func (k *Key) Drive(ctx context.Context, st *bucket.Store, seed uint64) {
 	start := time.Now()
 	nextBurst := start.Add(k.FirstBurst)
 	for {
-		gap := time.Duration(rng.ExpFloat64() / k.RPS * float64(time.Second))
-		t := time.NewTimer(gap)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return
-		case <-t.C:
+		case <-time.After(time.Duration(rng.ExpFloat64() / k.RPS * float64(time.Second))):
 		}
 		k.take(ctx, st)
 		if k.Burst > 0 && !time.Now().Before(nextBurst) {

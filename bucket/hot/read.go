@@ -75,12 +75,10 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return out, nil
 	}
 	wait := func(d time.Duration) error {
-		tm := time.NewTimer(d)
-		defer tm.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tm.C:
+		case <-time.After(d):
 			return nil
 		}
 	}
