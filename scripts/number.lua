@@ -184,9 +184,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
   end
 
   local function ttl_ms(capacity, tokens, rate, grace)
-    local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
-    if ttl < 1 then return 1 end
-    return ttl
+    return math.max(1, math.ceil(((capacity - tokens) / rate) * 1000) + grace)
   end
 
   -- checked(cap_s, rate_s, cost_s): the arguments as numbers within a stored bucket's ranges,

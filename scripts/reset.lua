@@ -58,8 +58,7 @@ if kind == 'tagged' then
   local ttl = ttl_ms(cap, tokens, rate, grace)
   if t ~= 'none' then ttl = math.max(ttl, redis.call('PTTL', KEYS[1])) end
   redis.call('SET', KEYS[1], struct.pack('<c13BddI7I7ddI4', TAG, 0, tokens, ts, allowed, denied, cap, rate, 0), 'PX', ttl)
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
@@ -172,8 +171,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
       expire(KEYS[i], before)
     end
   end
-  if missing then return 2 end
-  return 1
+  return missing and 2 or 1
 end
 
 -- Whether digit strings a < b as numbers (beyond a double's precision).
@@ -209,8 +207,7 @@ if kind == 'gcra' then
     return 1
   end
   redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[10])
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 -- A digit string plus one, exactly.
@@ -256,8 +253,7 @@ if kind == 'json' then
   redis.call('SET', KEYS[1], '{"state":{"Last":' .. ns .. ',"Available":' .. ARGV[7] .. '},"version":' .. v .. '}', 'KEEPTTL')
   local ttl = tonumber(ARGV[10])
   if ttl ~= nil and (t == 'none' or before < ttl) then redis.call('PEXPIRE', KEYS[1], ttl) end
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 -- mennanov-keys: as json over the two-key form's available and last, and its version KEYS[3].
@@ -297,5 +293,4 @@ if vt and mode == 'set' and ttl ~= nil then
   local before = redis.call('PTTL', KEYS[3])
   if before > 0 and before < ttl or vt == 'none' then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
-if missing then return 2 end
-return 1
+return missing and 2 or 1

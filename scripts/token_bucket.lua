@@ -126,8 +126,7 @@ for i = 1, n do
 
     local form = own and '<BddI7I7dd' or '<BddI7I7'
     if cost > capacity or peek then
-      local f = 0
-      if tokens >= cost and cost <= capacity then f = 1 end
+      local f = (tokens >= cost and cost <= capacity) and 1 or 0
       reply = pack(form, f, tokens, ts, allowed, denied, capacity, rate)
     else
       local f = 0
