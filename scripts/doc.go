@@ -1,6 +1,6 @@
-// Package scripts holds bucketctl's Lua sources, embedded: the prelude (number.lua), the
-// native, multi-tier, reset and read scripts, and other limiters' scripts verbatim with their
-// licence and source (third_party/). runbook-test.sh is make test's runbook.
+// Package scripts holds bucketctl's Lua, embedded: the prelude (number.lua), the native,
+// multi-tier, reset and read scripts, and other limiters' scripts verbatim with their licence
+// and source (third_party/). runbook-test.sh is make test's runbook.
 //
 // The native bucket is 64 bytes, struct.pack('<c13BddI7I7ddI4'): the tag "bucketctl:v1:",
 // last (1: allowed), tokens, ts (µs), allowed, denied, capacity, rate, expires (a Unix second
@@ -23,18 +23,14 @@
 // tokens left, ts, counters), plus capacity and rate ('dd') when either came from the bucket;
 // a batch replies with an array, a refusal as an error element.
 //
-// multi_bucket.lua decides several native buckets all or nothing:
-//
-//	KEYS[1..n]  the tiers' buckets; in a Cluster they share a hash tag (rl:{user42}:user)
-//	ARGV[1]     now in microseconds (client clock); "": Redis TIME
-//	ARGV[2]     TTL in milliseconds kept after a bucket is full; "": 60000
-//	ARGV[3i..3i+2]  tier i's capacity ("" = stored), rate ("" = stored) and cost
-//
-// Allowed when every tier holds its cost: the cost is taken and allowed counted everywhere;
-// denied: denied is counted on the tiers lacking their cost. Every tier is written (SET PX)
-// unless a cost exceeds its capacity. The reply: {0, or the first tier lacking its cost, then
-// per tier had_cost, remaining (string), retry_after_us (-1 never), reset_after_us, capacity
-// and rate (strings)}. Invalid arguments give an error reply and write nothing.
+// multi_bucket.lua decides several native buckets all or nothing. KEYS: the tiers' buckets
+// (in a Cluster they share a hash tag); ARGV[1] and ARGV[2] are token_bucket.lua's ARGV[4]
+// and ARGV[6], ARGV[3i..3i+2] tier i's capacity and rate ("" = stored) and cost. Allowed
+// when every tier holds its cost: it is taken and allowed counted everywhere; denied is counted
+// on the tiers lacking it. Every tier is written (SET PX) unless a cost exceeds its capacity.
+// The reply: {0, or the first tier lacking its cost, then per tier had_cost, remaining
+// (string), retry_after_us (-1 never), reset_after_us, capacity and rate (strings)}.
+// Invalid arguments give an error reply and write nothing.
 //
 // read.lua reads one key, writing nothing: KEYS[1] the key, KEYS[2..n] the keys that may pair
 // with it in a two-key layout (same slot). A hash of more than ARGV[1] fields or a string

@@ -50,11 +50,9 @@ for i = 1, n do
     tokens, ts = capacity, now
   end
   if now > ts then
-    tokens = math.min(capacity, tokens + ((now - ts) / 1000000) * rate)
-    ts = now
-  else
-    tokens = math.min(capacity, tokens)
+    tokens, ts = tokens + ((now - ts) / 1000000) * rate, now
   end
+  tokens = math.min(capacity, tokens)
   tiers[i] = { key = key, cap_s = cap_s, rate_s = rate_s, capacity = capacity, rate = rate,
                cost = cost, tokens = tokens, ts = ts,
                n_allowed = s_allowed or 0, n_denied = s_denied or 0 }
@@ -64,9 +62,6 @@ local function wait_for(t)
   if t.cost > t.capacity then return -1 end
   if t.tokens >= t.cost then return 0 end
   return math.ceil(((t.cost - t.tokens) / t.rate) * 1000000)
-end
-local function reset_after(t)
-  return math.ceil(((t.capacity - t.tokens) / t.rate) * 1000000)
 end
 
 local denied, impossible = 0, false
@@ -85,8 +80,7 @@ if not impossible then
     elseif not t.ok then
       t.n_denied = t.n_denied + 1
     end
-    local last = 0
-    if denied == 0 then last = 1 end
+    local last = denied == 0 and 1 or 0
     redis.call('SET', t.key, struct.pack('<c13BddI7I7ddI4', TAG, last, t.tokens, t.ts, t.n_allowed, t.n_denied,
       t.capacity, t.rate, 0), 'PX', ttl_ms(t.capacity, t.tokens, t.rate, grace))
   end
@@ -95,12 +89,10 @@ end
 local r = { denied }
 for i = 1, n do
   local t = tiers[i]
-  local ok = 0
-  if t.ok then ok = 1 end
-  r[#r + 1] = ok
+  r[#r + 1] = t.ok and 1 or 0
   r[#r + 1] = string.format('%.17g', t.tokens)
   r[#r + 1] = wait_for(t)
-  r[#r + 1] = reset_after(t)
+  r[#r + 1] = math.ceil(((t.capacity - t.tokens) / t.rate) * 1000000) -- until full
   r[#r + 1] = t.cap_s
   r[#r + 1] = t.rate_s
 end

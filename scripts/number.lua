@@ -53,20 +53,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
         return t, ts, c, r, a, d, v3, v4
       end
     end
-    -- Else tonumber on each; what fails takes the per-field path, naming the first bad value.
-    j = v1 .. v2 .. v3 .. v4 .. (v5 or '') .. (v6 or '')
-    if (#j <= 64 or (#v1 <= 64 and #v2 <= 64 and #v3 <= 64 and #v4 <= 64
-        and (not v5 or #v5 <= 64) and (not v6 or #v6 <= 64))) and string.find(j, '^[0-9eE%.%+%-]*$') then
-      local t, ts, c, r, a, d = tonumber(v1), tonumber(v2), tonumber(v3), tonumber(v4), 0, 0
-      if v5 then a = tonumber(v5) end
-      if v6 then d = tonumber(v6) end
-      if t and ts and c and r and a and d
-        and t >= 0 and t <= MAX_TOKENS and ts >= 0 and ts <= MAX_TIME_US
-        and c > 0 and c <= MAX_TOKENS and r > 0 and r - r == 0 and c / r <= MAX_REFILL_S
-        and a >= 0 and a <= MAX_COUNTER and d >= 0 and d <= MAX_COUNTER then
-        return t, ts, c, r, a, d, v3, v4
-      end
-    end
+    -- Else each by num, naming the first bad value.
     local t, o1 = num(v1)
     local ts, o2, c, o3, r, o4, a, o5, d, o6
     if t then ts, o2 = num(v2) end
@@ -197,9 +184,7 @@ local function prelude(TAG, TAG_LEN, NATIVE_LEN, MAX_TOKENS, MAX_TIME_US, MAX_CO
   end
 
   local function ttl_ms(capacity, tokens, rate, grace)
-    local ttl = math.ceil(((capacity - tokens) / rate) * 1000) + grace
-    if ttl < 1 then return 1 end
-    return ttl
+    return math.max(1, math.ceil(((capacity - tokens) / rate) * 1000) + grace)
   end
 
   -- checked(cap_s, rate_s, cost_s): the arguments as numbers within a stored bucket's ranges,

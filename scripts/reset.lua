@@ -13,10 +13,7 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
-local function unit_us(u)
-  if u == 's' then return 1000000 elseif u == 'ms' then return 1000 elseif u == 'us' then return 1
-  elseif u == 'ns' then return 0.001 end
-end
+local unit_us = { s = 1000000, ms = 1000, us = 1, ns = 0.001 }
 
 if kind == 'tagged' then
   if #KEYS ~= 1 then return redis.error_reply('ERR bucketctl: a native bucket is one key') end
@@ -36,10 +33,7 @@ if kind == 'tagged' then
   elseif t ~= 'none' then
     return -1
   end
-  if t ~= 'none' and not s_tokens then
-    if s_ts == 'corrupt' then return -2 end
-    return -1
-  end
+  if t ~= 'none' and not s_tokens then return s_ts == 'corrupt' and -2 or -1 end
   if mode == 'delete' then
     if t == 'none' then return 0 end
     redis.call('DEL', KEYS[1])
@@ -64,8 +58,7 @@ if kind == 'tagged' then
   local ttl = ttl_ms(cap, tokens, rate, grace)
   if t ~= 'none' then ttl = math.max(ttl, redis.call('PTTL', KEYS[1])) end
   redis.call('SET', KEYS[1], struct.pack('<c13BddI7I7ddI4', TAG, 0, tokens, ts, allowed, denied, cap, rate, 0), 'PX', ttl)
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
@@ -77,7 +70,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
     types[i] = redis.call('TYPE', KEYS[i])['ok']
     if types[i] ~= 'none' then missing = false end
   end
-  local div = unit_us(ARGV[8])
+  local div = unit_us[ARGV[8]]
   if div == nil then return redis.error_reply('ERR bucketctl: unknown time unit ' .. tostring(ARGV[8])) end
 
   local stored = false
@@ -85,10 +78,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
     if t1 ~= 'hash' or redis.call('HLEN', KEYS[1]) > 6 then return -1 end
     if ARGV[5] == 'capacity,rate' then -- the native layout
       local tokens, ts = native(redis.call('HGETALL', KEYS[1]))
-      if tokens == nil then
-        if ts == 'corrupt' then return -2 end
-        return -1
-      end
+      if tokens == nil then return ts == 'corrupt' and -2 or -1 end
       stored = ts
     else
       if not declared then return -3 end
@@ -124,10 +114,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
         return -1
       else
         local v, o = num(redis.call('GET', KEYS[i]))
-        if v == nil then
-          if o then return -2 end
-          return -1
-        end
+        if v == nil then return o and -2 or -1 end
         vals[i] = v
       end
     end
@@ -184,8 +171,7 @@ if kind ~= 'gcra' and kind ~= 'json' and kind ~= 'mennanov-keys' then
       expire(KEYS[i], before)
     end
   end
-  if missing then return 2 end
-  return 1
+  return missing and 2 or 1
 end
 
 -- Whether digit strings a < b as numbers (beyond a double's precision).
@@ -211,7 +197,7 @@ if kind == 'gcra' then
       form = string.find(v, '^[1-9]%d*$') ~= nil and not digits_lt(v, ARGV[3]) and digits_lt(v, ARGV[12])
     end
     if not form then return -1 end
-    local pttl, per = redis.call('PTTL', KEYS[1]), unit_us(ARGV[8])
+    local pttl, per = redis.call('PTTL', KEYS[1]), unit_us[ARGV[8]]
     if pttl < 0 or per == nil then return -1 end
     local ahead, ttl = tonumber(ARGV[4]) * 1000000 + tonumber(v) * per - now_us(), pttl * 1000
     if not (ahead > ttl - tonumber(ARGV[5]) and ahead <= ttl + tonumber(ARGV[6])) then return -1 end
@@ -221,8 +207,7 @@ if kind == 'gcra' then
     return 1
   end
   redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[10])
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 -- A digit string plus one, exactly.
@@ -268,8 +253,7 @@ if kind == 'json' then
   redis.call('SET', KEYS[1], '{"state":{"Last":' .. ns .. ',"Available":' .. ARGV[7] .. '},"version":' .. v .. '}', 'KEEPTTL')
   local ttl = tonumber(ARGV[10])
   if ttl ~= nil and (t == 'none' or before < ttl) then redis.call('PEXPIRE', KEYS[1], ttl) end
-  if t == 'none' then return 2 end
-  return 1
+  return t == 'none' and 2 or 1
 end
 
 -- mennanov-keys: as json over the two-key form's available and last, and its version KEYS[3].
@@ -309,5 +293,4 @@ if vt and mode == 'set' and ttl ~= nil then
   local before = redis.call('PTTL', KEYS[3])
   if before > 0 and before < ttl or vt == 'none' then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
-if missing then return 2 end
-return 1
+return missing and 2 or 1

@@ -124,11 +124,9 @@ for i = 1, n do
     end
     if tokens > capacity then tokens = capacity end
 
-    local form = '<BddI7I7'
-    if own then form = '<BddI7I7dd' end
+    local form = own and '<BddI7I7dd' or '<BddI7I7'
     if cost > capacity or peek then
-      local f = 0
-      if tokens >= cost and cost <= capacity then f = 1 end
+      local f = (tokens >= cost and cost <= capacity) and 1 or 0
       reply = pack(form, f, tokens, ts, allowed, denied, capacity, rate)
     else
       local f = 0

@@ -20,12 +20,6 @@ type Counter struct {
 func (c *Counter) Commands() int   { return int(c.commands.Load()) }
 func (c *Counter) RoundTrips() int { return int(c.roundTrips.Load()) }
 
-// Add counts commands sent in roundTrips round trips.
-func (c *Counter) Add(commands, roundTrips int64) {
-	c.commands.Add(commands)
-	c.roundTrips.Add(roundTrips)
-}
-
 type costKey struct{}
 
 // With returns ctx carrying c besides the counters ctx carried already.
@@ -43,7 +37,8 @@ func add(ctx context.Context, commands int64) {
 		return
 	}
 	for _, c := range costFrom(ctx) {
-		c.Add(commands, 1)
+		c.commands.Add(commands)
+		c.roundTrips.Add(1)
 	}
 }
 

@@ -18,12 +18,11 @@ import (
 
 // App decides one request the way an application does, in its own layout.
 type App struct {
-	Layout   string // the preset its buckets read as
-	script   func() *redis.Script
-	keys     func(key string) []string
-	args     func(spec bucket.Spec, now time.Time) []any
-	allowed  func(reply any) bool
-	servedAt func(reply any, spec bucket.Spec) bool // instead of allowed: a reply read with the spec
+	Layout  string                    // the preset its buckets read as
+	script  func() *redis.Script      // its script (set from Layout)
+	keys    func(key string) []string // nil: the key alone
+	args    func(spec bucket.Spec, now time.Time) []any
+	allowed func(reply any, spec bucket.Spec) bool // nil: the reply, or its first element, is 1
 	// decide, where set, decides in Go instead of a script.
 	decide func(ctx context.Context, rdb redis.Cmdable, key string, spec bucket.Spec, now time.Time) (bool, error)
 }
@@ -41,21 +40,25 @@ func (a *App) Take(ctx context.Context, rdb redis.Cmdable, key string, spec buck
 	if a.decide != nil {
 		return a.decide(ctx, rdb, key, spec, now)
 	}
-	v, err := a.script().Run(ctx, rdb, a.keys(key), a.args(spec, now)...).Result()
+	keys := []string{key}
+	if a.keys != nil {
+		keys = a.keys(key)
+	}
+	v, err := a.script().Run(ctx, rdb, keys, a.args(spec, now)...).Result()
 	if errors.Is(err, redis.Nil) { // a Lua false: Spring's script returns its boolean
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	if a.servedAt != nil {
-		return a.servedAt(v, spec), nil
+	if a.allowed != nil {
+		return a.allowed(v, spec), nil
 	}
-	return a.allowed(v), nil
-}
-
-func appScript(name string) func() *redis.Script {
-	return scripts.Lazy(func() string { return scripts.App(name) })
+	if r, ok := v.([]any); ok && len(r) > 0 {
+		v = r[0]
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 func secondsF(t time.Time) string {
@@ -64,49 +67,21 @@ func secondsF(t time.Time) string {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func one(key string) []string { return []string{key} }
-
-func firstIsOne(v any) bool {
-	if a, ok := v.([]any); ok && len(a) > 0 {
-		v = a[0]
-	}
-	n, _ := v.(int64)
-	return n == 1
-}
-
 // Apps are the applications of the layouts bucketctl knows, by layout name, each with its
 // script's keys, arguments and clock (see 'bucketctl help layouts').
 var Apps = map[string]*App{
-	"webman": {Layout: "webman", script: appScript("webman"),
+	"webman": {
 		keys: func(k string) []string { return []string{k, k + ":last_time"} },
-		args: func(s bucket.Spec, now time.Time) []any {
-			return []any{num(s.Capacity), num(s.Rate), secondsF(now)}
-		},
-		allowed: firstIsOne},
-
-	"go-bench": {Layout: "go-bench", script: appScript("go-bench"),
-		keys: one,
-		args: func(s bucket.Spec, now time.Time) []any {
-			return []any{now.UnixMilli(), num(s.Rate), num(s.Capacity), 1, 60_000}
-		},
-		allowed: firstIsOne},
-
-	"spring": {Layout: "spring", script: appScript("spring"),
-		keys: one,
-		args: func(s bucket.Spec, _ time.Time) []any {
-			return []any{num(s.Capacity), num(s.Rate), 1}
-		},
-		allowed: firstIsOne},
-
-	"multi-tier": {Layout: "multi-tier", script: appScript("multi-tier"),
-		keys: one,
-		args: func(s bucket.Spec, now time.Time) []any {
-			return []any{num(s.Rate), num(s.Capacity), secondsF(now), 1}
-		},
-		allowed: firstIsOne},
-
-	"traefik": {Layout: "traefik", script: appScript("traefik"),
-		keys: one,
+		args: func(s bucket.Spec, now time.Time) []any { return []any{num(s.Capacity), num(s.Rate), secondsF(now)} },
+	},
+	"go-bench": {args: func(s bucket.Spec, now time.Time) []any {
+		return []any{now.UnixMilli(), num(s.Rate), num(s.Capacity), 1, 60_000}
+	}},
+	"spring": {args: func(s bucket.Spec, _ time.Time) []any { return []any{num(s.Capacity), num(s.Rate), 1} }},
+	"multi-tier": {args: func(s bucket.Spec, now time.Time) []any {
+		return []any{num(s.Rate), num(s.Capacity), secondsF(now), 1}
+	}},
+	"traefik": {
 		args: func(s bucket.Spec, now time.Time) []any {
 			ttl := 2
 			if s.Rate < 1 {
@@ -114,57 +89,56 @@ var Apps = map[string]*App{
 			}
 			return []any{s.Rate / 1e6, int64(s.Capacity), ttl, now.UnixMicro(), bucket.TraefikMaxDelay(s.Rate).Microseconds()}
 		},
-		servedAt: func(v any, s bucket.Spec) bool {
+		allowed: func(v any, s bucket.Spec) bool { // served within the greatest delay
 			a, _ := v.([]any)
 			if len(a) != 3 {
 				return false
 			}
 			delay, err := strconv.ParseFloat(fmt.Sprint(a[1]), 64)
 			return err == nil && time.Duration(delay*float64(time.Microsecond)) <= bucket.TraefikMaxDelay(s.Rate)
-		}},
-
+		},
+	},
 	// The dynamic-limit key (none set) shares the key's slot.
-	"upstash": {Layout: "upstash", script: appScript("upstash"),
+	"upstash": {
 		keys: func(k string) []string { return []string{k, "{" + k + "}:dynamic:global"} },
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{num(s.Capacity), 1000, num(s.Rate), now.UnixMilli(), 1}
 		},
-		allowed: func(v any) bool {
+		allowed: func(v any, _ bucket.Spec) bool {
 			if a, ok := v.([]any); ok && len(a) == 3 {
 				n, ok := a[0].(int64)
 				return ok && n >= 0
 			}
 			return false
-		}},
-
-	"express": {Layout: "express", script: appScript("express"),
-		keys: one,
-		args: func(s bucket.Spec, now time.Time) []any {
-			return []any{num(s.Capacity), num(s.Rate), strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64), 1}
 		},
-		allowed: firstIsOne},
-
-	"spring-cloud-gateway": {Layout: "spring-cloud-gateway", script: appScript("spring-cloud-gateway"),
+	},
+	"express": {args: func(s bucket.Spec, now time.Time) []any {
+		return []any{num(s.Capacity), num(s.Rate), strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64), 1}
+	}},
+	"spring-cloud-gateway": {
 		keys: func(k string) []string { return bucket.Presets["spring-cloud-gateway"].Keys(k) },
-		args: func(s bucket.Spec, _ time.Time) []any {
-			return []any{num(s.Rate), num(s.Capacity), "", 1}
-		},
-		allowed: firstIsOne},
-
-	"go-redisstore": {Layout: "go-redisstore", script: appScript("go-redisstore"),
-		keys: one,
+		args: func(s bucket.Spec, _ time.Time) []any { return []any{num(s.Rate), num(s.Capacity), "", 1} },
+	},
+	"go-redisstore": {
 		args: func(s bucket.Spec, now time.Time) []any {
 			return []any{now.UnixNano(), uint64(s.Capacity), int64(math.Round(s.Capacity / s.Rate * 1e9))}
 		},
-		allowed: func(v any) bool {
+		allowed: func(v any, _ bucket.Spec) bool {
 			a, _ := v.([]any)
 			return len(a) == 4 && a[3] == int64(1)
-		}},
+		},
+	},
+	"mennanov":        {decide: mennanovTake},
+	"mennanov-legacy": {decide: mennanovTake},
 }
 
 func init() {
-	Apps["mennanov"] = &App{Layout: "mennanov", decide: mennanovTake}
-	Apps["mennanov-legacy"] = &App{Layout: "mennanov-legacy", decide: mennanovTake}
+	for name, a := range Apps {
+		a.Layout = name
+		if a.decide == nil {
+			a.script = scripts.Lazy(func() string { return scripts.App(name) })
+		}
+	}
 }
 
 // mennanovTake is mennanov/limiters' TokenBucket.Take(1) over TokenBucketRedis, no race

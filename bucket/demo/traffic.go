@@ -100,11 +100,7 @@ func Seed(ctx context.Context, st *bucket.Store, keys []*Key) error {
 func Run(ctx context.Context, st *bucket.Store, keys []*Key) {
 	var wg sync.WaitGroup
 	for i, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			k.Drive(ctx, st, uint64(i))
-		}()
+		wg.Go(func() { k.Drive(ctx, st, uint64(i)) })
 	}
 	wg.Wait()
 }
@@ -115,13 +111,10 @@ func (k *Key) Drive(ctx context.Context, st *bucket.Store, seed uint64) {
 	start := time.Now()
 	nextBurst := start.Add(k.FirstBurst)
 	for {
-		gap := time.Duration(rng.ExpFloat64() / k.RPS * float64(time.Second))
-		t := time.NewTimer(gap)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return
-		case <-t.C:
+		case <-time.After(time.Duration(rng.ExpFloat64() / k.RPS * float64(time.Second))):
 		}
 		k.take(ctx, st)
 		if k.Burst > 0 && !time.Now().Before(nextBurst) {

@@ -50,15 +50,11 @@ func (h *Follower) Next(ctx context.Context, st *bucket.Store) []string {
 		h.tracker.Close() // a master stopped answering: start again
 		h.tracker = nil
 	}
-	if h.tracker == nil {
+	if h.tracker == nil { // nil again when unreachable: the refresh says so, the next one retries
 		t, err := Track(ctx, st, h.opts)
 		var he *UnsupportedError
-		switch {
-		case errors.As(err, &he):
+		if errors.As(err, &he) {
 			h.note = he.Reason()
-			return nil
-		case err != nil:
-			return nil // unreachable: the refresh says so, and the next one tries again
 		}
 		h.tracker = t
 		return nil

@@ -24,8 +24,8 @@ type Report struct {
 	Source   string        // what ranked the keys (SourceTracking)
 	Observed time.Duration // how long writes were followed
 	Masters  int
-	// Keys written, NotBuckets among the busiest, invalidation Messages, read commands.
-	Keys, NotBuckets, Messages, Reads int64
+	// Keys written, NotBuckets among the busiest, invalidation Messages.
+	Keys, NotBuckets, Messages int64
 }
 
 // Query says what to observe.
@@ -61,7 +61,6 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 			names[i] = k.Key
 		}
 		states, err := s.InspectWith(ctx, names, q.Resolve, q.Custom)
-		rep.Reads += int64(len(names))
 		if err != nil {
 			return nil, err
 		}
@@ -76,12 +75,10 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return out, nil
 	}
 	wait := func(d time.Duration) error {
-		tm := time.NewTimer(d)
-		defer tm.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tm.C:
+		case <-time.After(d):
 			return nil
 		}
 	}
@@ -97,7 +94,9 @@ func Buckets(ctx context.Context, s *bucket.Store, q Query) (Report, error) {
 		return rep, err
 	}
 	top := t.Top(candidates, skip)
-	rep.Observed, rep.Keys = t.observed()
+	t.mu.Lock()
+	rep.Observed, rep.Keys = time.Since(t.start), int64(len(t.counts))
+	t.mu.Unlock()
 	rep.Messages = t.messages.Load()
 	if err := t.Err(); err != nil {
 		return rep, err

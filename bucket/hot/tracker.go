@@ -1,12 +1,13 @@
 package hot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,6 @@ type Tracker struct {
 type hotNode struct {
 	addr    string
 	ps      *redis.PubSub
-	conn    *redis.Conn
 	closers []io.Closer // in the order opened
 }
 
@@ -118,8 +118,7 @@ func Track(ctx context.Context, s *bucket.Store, o Options) (*Tracker, error) {
 		return nil, err
 	}
 	for _, n := range t.nodes {
-		t.wg.Add(1)
-		go t.receive(n)
+		t.wg.Go(func() { t.receive(n) })
 	}
 	return t, nil
 }
@@ -148,13 +147,13 @@ func startHotNode(ctx context.Context, m *redis.Client, newClient func(*redis.Op
 		return nil, hotErr(n.addr, err)
 	}
 	trk := newClient(dedicated(m))
-	n.conn = trk.Conn()
-	n.closers = append(n.closers, trk, n.conn)
+	conn := trk.Conn()
+	n.closers = append(n.closers, trk, conn)
 	args := []interface{}{"CLIENT", "TRACKING", "on", "REDIRECT", id.Load(), "BCAST"}
 	for _, p := range prefixes {
 		args = append(args, "PREFIX", p)
 	}
-	if err := n.conn.Do(ctx, args...).Err(); err != nil {
+	if err := conn.Do(ctx, args...).Err(); err != nil {
 		n.close()
 		return nil, hotErr(n.addr, err)
 	}
@@ -192,7 +191,6 @@ func (n *hotNode) close() {
 }
 
 func (t *Tracker) receive(n *hotNode) {
-	defer t.wg.Done()
 	ctx := context.Background()
 	seen := map[string]bool{}
 	for !t.closed.Load() {
@@ -269,11 +267,8 @@ func (t *Tracker) Top(n int, skip func(string) bool) []Count {
 		}
 	}
 	t.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Writes != out[j].Writes {
-			return out[i].Writes > out[j].Writes
-		}
-		return out[i].Key < out[j].Key
+	slices.SortFunc(out, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.Writes, a.Writes), strings.Compare(a.Key, b.Key))
 	})
 	return out[:min(n, len(out))]
 }
@@ -285,12 +280,6 @@ func (t *Tracker) Reset() time.Duration {
 	d := time.Since(t.start)
 	t.counts, t.floor, t.start = map[string]int64{}, 0, time.Now()
 	return d
-}
-
-func (t *Tracker) observed() (time.Duration, int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return time.Since(t.start), int64(len(t.counts))
 }
 
 // Err is the error that stopped following a master, if any: its counts are incomplete.

@@ -56,27 +56,23 @@ func ClientIP(trusted ...netip.Prefix) KeyFunc {
 		return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
 	return func(r *http.Request) (string, bool) {
-		addr, ok := peerAddr(r.RemoteAddr)
-		if !ok {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		addr, err := netip.ParseAddr(host)
+		if err != nil {
 			return "", false
 		}
-		if isTrusted(addr) {
+		if addr = addr.Unmap(); isTrusted(addr) {
 			addr = forwardedClient(r.Header.Values("X-Forwarded-For"), addr, isTrusted)
 		}
-		return "ip:" + ipID(addr), true
+		if addr.Is4() {
+			return "ip:" + addr.String(), true
+		}
+		p, _ := addr.WithZone("").Prefix(64)
+		return "ip:" + p.String(), true
 	}
-}
-
-func peerAddr(remote string) (netip.Addr, bool) {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return a.Unmap(), true
 }
 
 // forwardedClient walks X-Forwarded-For from the right while the hops are trusted; an entry
@@ -95,14 +91,6 @@ func forwardedClient(headers []string, peer netip.Addr, trusted func(netip.Addr)
 		}
 	}
 	return client
-}
-
-func ipID(a netip.Addr) string {
-	if a.Is4() {
-		return a.String()
-	}
-	p, _ := a.WithZone("").Prefix(64)
-	return p.String()
 }
 
 // FirstOf uses the first identity fns find: the user, say, else the API key, else the IP.

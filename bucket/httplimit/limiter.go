@@ -171,24 +171,27 @@ func (l *Limiter) decide(r *http.Request) Decision {
 		defer cancel()
 	}
 	res, err := l.store.TakeAll(ctx, d.Tiers)
-	switch {
-	case err == nil:
+	if err == nil {
 		l.breaker.done(probe, succeeded)
 		d.Source, d.Result, d.Allowed = SourceRedis, res, res.Allowed
 		if !res.Allowed {
 			d.Status = http.StatusTooManyRequests
 		}
 		return d
-	case isCallerError(err):
+	}
+	// A caller's error, or the client going away, says nothing about Redis.
+	callers := isCallerError(err)
+	if callers || r.Context().Err() != nil {
 		l.breaker.done(probe, neutral)
-		l.reportError(r, err)
-		return refused(d, http.StatusInternalServerError, err)
-	case r.Context().Err() != nil: // the client went away: nothing said about Redis
-		l.breaker.done(probe, neutral)
-	default:
+	} else {
 		l.breaker.done(probe, failed)
 	}
-	l.reportError(r, err)
+	if l.cfg.OnError != nil {
+		l.cfg.OnError(r, err)
+	}
+	if callers {
+		return refused(d, http.StatusInternalServerError, err)
+	}
 	return l.fallback(d, err)
 }
 
@@ -197,12 +200,6 @@ func isCallerError(err error) bool {
 	return errors.Is(err, bucket.ErrInvalid) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec) ||
 		errors.Is(err, bucket.ErrCrossSlot)
-}
-
-func (l *Limiter) reportError(r *http.Request, err error) {
-	if l.cfg.OnError != nil {
-		l.cfg.OnError(r, err)
-	}
 }
 
 func refused(d Decision, status int, err error) Decision {

@@ -41,19 +41,8 @@ func ParseWhole(s string) (int64, error) {
 	return int64(v), nil
 }
 
-func rateUnit(u string) float64 {
-	switch strings.ToLower(u) {
-	case "s", "sec", "second":
-		return 1
-	case "m", "min", "minute":
-		return 60
-	case "h", "hr", "hour":
-		return 3600
-	case "d", "day":
-		return 86400
-	}
-	return 0
-}
+var rateUnits = map[string]float64{"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
+	"h": 3600, "hr": 3600, "hour": 3600, "d": 86400, "day": 86400}
 
 // ParseRate reads a rate in tokens per second: 5, 5/s, 300/m, 300/min, 0.5/hour, 10k/d.
 func ParseRate(s string) (float64, error) {
@@ -68,7 +57,7 @@ func ParseRate(s string) (float64, error) {
 	if !per {
 		return v, nil
 	}
-	sec := rateUnit(unit)
+	sec := rateUnits[strings.ToLower(unit)]
 	if sec == 0 {
 		return 0, errors.New("unknown unit /" + unit + "; write it as " + rateExample)
 	}
