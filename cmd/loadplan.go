@@ -104,9 +104,6 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 
 // existing leaves out the keys the server says are missing, in one round trip within d.
 func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
-	if d <= 0 {
-		return keys
-	}
 	cmds := make([]*redis.IntCmd, len(keys))
 	err := load.Within(context.Background(), d, func(ctx context.Context) error {
 		pipe := rdb.Pipeline()
