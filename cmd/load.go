@@ -144,10 +144,9 @@ func (o *LoadOptions) describe() string {
 	if o.Compare {
 		s = strings.Join(load.Names(load.Strategies), ", ")
 	}
-	switch c.Arrival {
-	case load.Closed:
+	if c.Arrival == load.Closed {
 		s += " · closed loop"
-	default:
+	} else {
 		s += fmt.Sprintf(" · %s %s", c.Arrival, format.Rate(c.ArrivalRate))
 	}
 	s += " · " + format.Plural(c.Concurrency, "worker")

@@ -125,10 +125,25 @@ func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
 	return out
 }
 
-// loadCleanup deletes the keys the run created; the error names those left and wraps the cause.
+// loadCleanup deletes the keys the run created within wait; the error names those left and
+// wraps the first cause.
 func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	left, err := load.CleanupAll(rdb, created, wait)
+	var left []string
+	var err error
+	for i, k := range created {
+		cerr := load.Within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
+			return load.Cleanup(ctx, rdb, k)
+		})
+		if cerr == nil {
+			continue
+		}
+		left, err = append(left, k), cmp.Or(err, cerr)
+		if errors.Is(cerr, context.DeadlineExceeded) {
+			left = append(left, created[i+1:]...)
+			break
+		}
+	}
 	if err == nil {
 		return nil
 	}

@@ -94,27 +94,6 @@ func (s *Session) Ended() time.Time {
 	return s.ended
 }
 
-// CleanupAll deletes the keys a session created, within wait, and returns those left.
-func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
-	deadline := time.Now().Add(wait)
-	for i, k := range created {
-		cerr := Within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
-			return Cleanup(ctx, rdb, k)
-		})
-		if cerr != nil {
-			left = append(left, k)
-			if err == nil {
-				err = cerr
-			}
-			if errors.Is(cerr, context.DeadlineExceeded) {
-				left = append(left, created[i+1:]...)
-				break
-			}
-		}
-	}
-	return left, err
-}
-
 // Within runs fn with a deadline d and waits at most d for it (a handshake ignores the deadline).
 func Within(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
