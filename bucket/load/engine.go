@@ -170,8 +170,8 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	sleep := func(d time.Duration) bool {
-		timer.Reset(d)
+	sleep := func(pause time.Duration) bool { // false when ctx ends first
+		timer.Reset(pause)
 		select {
 		case <-ctx.Done():
 			return false
