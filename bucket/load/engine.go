@@ -219,16 +219,14 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 			o.tokens, o.hasLevel = out[i].Remaining, true
 		}
 		sh.record(&o)
-		for _, err := range o.errs {
-			if err != nil && isFatal(err) {
-				e.mu.Lock()
-				if e.fatal == nil {
-					e.fatal = err
-					e.stop()
-				}
-				e.mu.Unlock()
-				return
+		if i := slices.IndexFunc(o.errs, isFatal); i >= 0 {
+			e.mu.Lock()
+			if e.fatal == nil {
+				e.fatal = o.errs[i]
+				e.stop()
 			}
+			e.mu.Unlock()
+			return
 		}
 		if e.sched == nil && e.firstDone.Load() >= 0 && o.first >= e.closedEnd() {
 			return
