@@ -96,9 +96,7 @@ func (o *LoadOptions) complete(cmd *cobra.Command) error {
 	}
 	c.Key = load.KeyFor(o.Key, o.RawKey)
 	o.capacityGiven, o.rateGiven = cmd.Flags().Changed("capacity"), cmd.Flags().Changed("rate")
-	for _, s := range o.strategies() {
-		cc := *c
-		cc.Strategy = s
+	for _, cc := range o.runs() {
 		if err := cc.Validate(); err != nil {
 			return &UsageError{Err: flagNames(err)}
 		}
@@ -126,23 +124,17 @@ func flagNames(err error) error {
 	return errors.New(msg)
 }
 
-func (o *LoadOptions) strategies() []load.Strategy {
-	if o.Compare {
-		return load.Strategies
-	}
-	return []load.Strategy{o.Config.Strategy}
-}
-
-// keys are the Redis keys of the runs, one per strategy.
-func (o *LoadOptions) keys() []string {
+// runs are the configs of the runs, one per strategy, each on its own key.
+func (o *LoadOptions) runs() []load.Config {
 	if !o.Compare {
-		return []string{o.Config.Key}
+		return []load.Config{o.Config}
 	}
-	var keys []string
-	for _, s := range load.Strategies {
-		keys = append(keys, load.CompareKey(o.Config.Key, s))
+	configs := make([]load.Config, len(load.Strategies))
+	for i, s := range load.Strategies {
+		configs[i] = o.Config
+		configs[i].Strategy, configs[i].Key = s, load.CompareKey(o.Config.Key, s)
 	}
-	return keys
+	return configs
 }
 
 // describe is the run in a few words: "lua · closed loop · 64 workers".
@@ -152,10 +144,9 @@ func (o *LoadOptions) describe() string {
 	if o.Compare {
 		s = strings.Join(load.Names(load.Strategies), ", ")
 	}
-	switch c.Arrival {
-	case load.Closed:
+	if c.Arrival == load.Closed {
 		s += " · closed loop"
-	default:
+	} else {
 		s += fmt.Sprintf(" · %s %s", c.Arrival, format.Rate(c.ArrivalRate))
 	}
 	s += " · " + format.Plural(c.Concurrency, "worker")

@@ -17,19 +17,24 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// loadPlans plans the run's keys; a refused key's error comes with all the plans, for --dry-run.
-func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, error) {
-	keys := opts.keys()
+// loadPlans plans the runs' keys and gives their configs; a refused key's error comes with
+// all the plans, for --dry-run.
+func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]load.Plan, []load.Config, error) {
+	configs := opts.runs()
+	keys := make([]string, len(configs))
+	for i, c := range configs {
+		keys[i] = c.Key
+	}
 	targets, err := load.Examine(ctx, rdb, keys...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	plans := make([]load.Plan, len(targets))
 	var refused error
 	for i, t := range targets {
 		p, err := load.PlanFor(t, opts.Config.Spec, opts.capacityGiven, opts.rateGiven)
 		plans[i] = p
-		if errors.Is(err, load.ErrSpecDiffers) {
+		if errors.Is(err, bucket.ErrSpecDiffers) {
 			given := t.Stored.Spec
 			if opts.capacityGiven {
 				given.Capacity = opts.Config.Spec.Capacity
@@ -37,29 +42,23 @@ func loadPlans(ctx context.Context, rdb bucket.Client, opts *LoadOptions) ([]loa
 			if opts.rateGiven {
 				given.Rate = opts.Config.Spec.Rate
 			}
-			return plans, specDiffersErr(err, given)
+			return plans, configs, specDiffersErr(err, given)
 		}
 		if err != nil {
 			refused = cmp.Or(refused, err)
 			continue
 		}
-		c := opts.configFor(i, p)
+		c := &configs[i]
+		c.Spec, c.StoredSpec = p.Spec, p.StoredSpec
 		if err := c.Validate(); err != nil {
 			if !t.Exists() {
-				return plans, &UsageError{Err: flagNames(err)}
+				return plans, configs, &UsageError{Err: flagNames(err)}
 			}
-			return plans, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
+			return plans, configs, usagef("%s: %v (the bucket's stored capacity %s and rate %s; give --capacity and --rate to change them)",
 				format.SafeKey(t.Key), flagNames(err), format.Tokens(p.Spec.Capacity), format.Rate(p.Spec.Rate))
 		}
 	}
-	return plans, refused
-}
-
-func (o *LoadOptions) configFor(i int, p load.Plan) load.Config {
-	c := o.Config
-	c.Strategy = o.strategies()[i]
-	c.Key, c.Spec, c.StoredSpec = p.Target.Key, p.Spec, p.StoredSpec
-	return c
+	return plans, configs, refused
 }
 
 // confirmLoad asks before a run on existing buckets: --yes, or a person at a terminal.
@@ -105,9 +104,6 @@ func loadDryRun(f *Factory, opts *LoadOptions, plans []load.Plan, refused error)
 
 // existing leaves out the keys the server says are missing, in one round trip within d.
 func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
-	if d <= 0 {
-		return keys
-	}
 	cmds := make([]*redis.IntCmd, len(keys))
 	err := load.Within(context.Background(), d, func(ctx context.Context) error {
 		pipe := rdb.Pipeline()
@@ -129,10 +125,25 @@ func existing(rdb bucket.Client, keys []string, d time.Duration) []string {
 	return out
 }
 
-// loadCleanup deletes the keys the run created; the error names those left and wraps the cause.
+// loadCleanup deletes the keys the run created within wait; the error names those left and
+// wraps the first cause.
 func loadCleanup(rdb bucket.Client, created []string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	left, err := load.CleanupAll(rdb, created, wait)
+	var left []string
+	var err error
+	for i, k := range created {
+		cerr := load.Within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
+			return load.Cleanup(ctx, rdb, k)
+		})
+		if cerr == nil {
+			continue
+		}
+		left, err = append(left, k), cmp.Or(err, cerr)
+		if errors.Is(cerr, context.DeadlineExceeded) {
+			left = append(left, created[i+1:]...)
+			break
+		}
+	}
 	if err == nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -32,7 +33,7 @@ func loadRun(opts *LoadOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	plans, refused := loadPlans(ctx, st.Redis(), opts)
+	plans, configs, refused := loadPlans(ctx, st.Redis(), opts)
 	if opts.DryRun && (refused == nil || errors.Is(refused, load.ErrNotBucket)) {
 		return loadDryRun(f, opts, plans, refused)
 	}
@@ -53,15 +54,10 @@ func loadRun(opts *LoadOptions) (err error) {
 				created = append(created, p.Target.Key)
 			}
 		}
-		defer func() {
-			// A key left behind matters more than how the run ended.
-			within := 5 * time.Second
-			if ended := runs.Ended(); !ended.IsZero() {
-				within = max(time.Until(ended.Add(load.AfterRunGrace)), 0)
-			}
+		defer func() { // a key left behind matters more than how the run ended
+			within := max(time.Until(runs.Ended().Add(load.AfterRunGrace)), 0)
 			if cerr := loadCleanup(st.Redis(), created, within); cerr != nil {
-				var se *SilentError
-				if err != nil && !errors.As(err, &se) && !rediserr.IsUnreachable(err) {
+				if _, silent := errors.AsType[*SilentError](err); err != nil && !silent && !rediserr.IsUnreachable(err) {
 					cerr = fmt.Errorf("%v; and %w", err, cerr)
 				}
 				err = cerr
@@ -70,29 +66,27 @@ func loadRun(opts *LoadOptions) (err error) {
 	}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	configs := make([]load.Config, len(plans))
-	for i, p := range plans {
-		configs[i] = opts.configFor(i, p)
-	}
 	workers, closeWorkers := workerStore(conn, st, opts.Config.Concurrency)
 	defer closeWorkers()
-	execute := func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		if n := loadProcs(conn.Addr(), os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
 			runtime.GOMAXPROCS(n)
 			defer runtime.SetDefaultGOMAXPROCS()
 		}
 		runs.Run(stopCtx, workers, configs, conn.Addr())
-	}
+	}()
 
 	width := reportWidth
 	if f.IO.StdoutTTY && f.IO.StderrTTY {
-		w, err := loadLive(ctx, f, opts, runs, stop, execute)
+		w, err := loadLive(ctx, f, opts, runs, stop, done)
 		if err != nil {
 			return err
 		}
 		width = min(width, w)
 	} else {
-		loadPlain(f, opts, runs, execute)
+		loadPlain(f, opts, runs, done)
 	}
 
 	reports, runErr := runs.Result()
@@ -102,10 +96,8 @@ func loadRun(opts *LoadOptions) (err error) {
 	if runErr != nil {
 		return runErr
 	}
-	for _, r := range reports {
-		if r.Interrupted {
-			return &SilentError{Code: ExitInterrupted}
-		}
+	if slices.ContainsFunc(reports, func(r load.Report) bool { return r.Interrupted }) {
+		return &SilentError{Code: ExitInterrupted}
 	}
 	if failed, _ := load.Failed(reports); failed > 0 {
 		perr := load.Within(ctx, max(time.Until(runs.Ended().Add(load.AfterRunGrace)), 10*time.Millisecond), func(ctx context.Context) error {
@@ -155,8 +147,8 @@ func failedCount(reports []load.Report) string {
 	return fmt.Sprintf("%s of %s requests failed", format.GroupDigits(int(failed)), format.GroupDigits(int(total)))
 }
 
-// loadLive runs the live view on stderr while execute runs, and returns the terminal's width.
-func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Session, stop func(), execute func()) (int, error) {
+// loadLive runs the live view on stderr until the runs are done, and returns the terminal's width.
+func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Session, stop func(), done <-chan struct{}) (int, error) {
 	styles := tuiStyles(f.IO)
 	var order []load.Strategy
 	if opts.Compare {
@@ -164,10 +156,8 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 	}
 	m := tui.NewLoad(runs.Snapshot, tui.LoadOptions{Title: opts.describe(), Runs: order, Styles: &styles, Stop: stop})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.ErrOut))
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		execute()
+		<-done
 		p.Send(tui.LoadDoneMsg{})
 	}()
 	final, err := p.Run()
@@ -185,12 +175,7 @@ func loadLive(ctx context.Context, f *Factory, opts *LoadOptions, runs *load.Ses
 }
 
 // loadPlain prints a progress line just after each whole second of the run.
-func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, execute func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		execute()
-	}()
+func loadPlain(f *Factory, opts *LoadOptions, runs *load.Session, done <-chan struct{}) {
 	timer := time.NewTimer(plainWait(runs.Snapshot()))
 	defer timer.Stop()
 	var last load.Strategy

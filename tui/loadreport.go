@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,11 +134,11 @@ func histogramLines(st Styles, bands []load.Band, w int) []string {
 		return nil
 	}
 	for len(bands) > maxHistRows {
-		merged := make([]load.Band, 0, (len(bands)+1)/2)
-		for i := 0; i < len(bands); i += 2 {
-			b := bands[i]
-			if i+1 < len(bands) {
-				b.UpToMS, b.Count = bands[i+1].UpToMS, b.Count+bands[i+1].Count
+		var merged []load.Band
+		for pair := range slices.Chunk(bands, 2) {
+			b := pair[len(pair)-1]
+			if len(pair) == 2 {
+				b.Count += pair[0].Count
 			}
 			merged = append(merged, b)
 		}

@@ -15,9 +15,6 @@ import (
 	"github.com/bucketctl/bucketctl/tui/format"
 )
 
-// LoadSource returns the load run so far (load.Session.Snapshot: no Redis command).
-type LoadSource func() load.Snapshot
-
 // LoadOptions configure the load test's live view. Zero values take the defaults.
 type LoadOptions struct {
 	Title    string          // the run, on the header's right: "lua · closed loop · 64 workers"
@@ -34,7 +31,7 @@ type LoadDoneMsg struct{}
 // Load is the live view of a load run.
 type Load struct {
 	frame
-	src  LoadSource
+	src  func() load.Snapshot // the run so far, with no Redis command (load.Session.Snapshot)
 	opts LoadOptions
 	keys globalKeys
 	bar  progress.Model
@@ -44,7 +41,7 @@ type Load struct {
 	sized                         bool // until sized, one line: a first frame's scrolled-off top stays
 }
 
-func NewLoad(src LoadSource, opts LoadOptions) Load {
+func NewLoad(src func() load.Snapshot, opts LoadOptions) Load {
 	if opts.Interval <= 0 {
 		opts.Interval = 250 * time.Millisecond
 	}

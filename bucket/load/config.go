@@ -22,15 +22,12 @@ const (
 	MaxArrivalRate  = 1_000_000 // an open loop's mean arrival rate, per second
 )
 
-// KeyPrefix is where load runs put their buckets unless the key is raw.
-const KeyPrefix = "bucketctl:load:"
-
-// KeyFor is the Redis key a load run on name uses: KeyPrefix+name, or name itself when raw.
+// KeyFor is the Redis key a load run on name uses: bucketctl:load:name, or name itself when raw.
 func KeyFor(name string, raw bool) string {
 	if raw {
 		return name
 	}
-	return KeyPrefix + name
+	return "bucketctl:load:" + name
 }
 
 // CompareKey is the fresh key of one strategy in a comparison on key.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,9 +22,10 @@ type Engine struct {
 	store  *bucket.Store
 	shards []*shard
 
+	used atomic.Bool
+
 	mu      sync.Mutex // guards the fields below it
-	used    bool
-	running bool // the clock runs: start is set
+	running bool       // the clock runs: start is set
 	done    bool
 	start   time.Time
 	finish  time.Duration
@@ -49,7 +51,7 @@ func New(store *bucket.Store, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, store: store.Direct()}
 	e.firstDone.Store(-1)
 	for range min(cfg.Concurrency, maxShards) {
-		e.shards = append(e.shards, &shard{c: counts{first: -1}, hist: newHistogram()})
+		e.shards = append(e.shards, &shard{c: counts{first: -1}, hist: newHistogram(), errs: map[string]int64{}})
 	}
 	if cfg.Arrival != Closed {
 		e.sched = newSchedule(cfg.Arrival, cfg.ArrivalRate, cfg.BurstEvery, cfg.BurstSize, cfg.Seed)
@@ -62,7 +64,7 @@ func (e *Engine) newDecider() decider {
 	if c.Strategy != Lua {
 		return &naiveDecider{rdb: e.store.Redis(), cfg: c}
 	}
-	d := &luaDecider{store: e.store, keys: make([]string, c.Pipeline), spec: c.Spec, cost: c.Cost}
+	d := &luaDecider{store: e.store, keys: slices.Repeat([]string{c.Key}, c.Pipeline), spec: c.Spec, cost: c.Cost}
 	if rdb, ok := e.store.Redis().(*redis.Client); ok && rdb.Options().Protocol == 2 && rdb.Options().PoolSize > c.Concurrency {
 		d.client = rdb
 		d.pin()
@@ -70,20 +72,13 @@ func (e *Engine) newDecider() decider {
 	if c.StoredSpec {
 		d.spec = bucket.Spec{} // the script takes the bucket's own and rewrites nothing
 	}
-	for i := range d.keys {
-		d.keys[i] = c.Key
-	}
 	return d
 }
 
 // Run runs the load test until its bounds or ctx's end (the report is then Interrupted).
 // A key that is not, or stops being, a native bucket stops it with a *StoppedError.
 func (e *Engine) Run(parent context.Context) (Report, error) {
-	e.mu.Lock()
-	used := e.used
-	e.used = true
-	e.mu.Unlock()
-	if used {
+	if e.used.Swap(true) {
 		return Report{}, errors.New("load: an engine runs once")
 	}
 	if err := e.checkKey(parent); err != nil {
@@ -172,70 +167,68 @@ const lastSendSlack = 100 * time.Millisecond
 func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	out := make([]bucket.Result, e.cfg.Pipeline)
 	errs := make([]error, e.cfg.Pipeline)
-	var backoff time.Duration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
+	sleep := func(pause time.Duration) bool { // false when ctx ends first
+		timer.Reset(pause)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return true
+		}
+	}
+	var backoff time.Duration
 	for ctx.Err() == nil {
 		n, intended := 1, time.Duration(-1)
-		end := e.cfg.Duration
-		if first := e.firstDone.Load(); first >= 0 {
-			end += time.Duration(first)
-		}
 		if e.sched != nil {
 			at, ok := e.nextArrival()
 			if !ok {
 				return // what is still due is unsent
 			}
 			intended = at
-			if wait := at - e.since(); wait > 0 { // due before the end: no need to wait for it
-				timer.Reset(wait)
-				select {
-				case <-ctx.Done():
-					return
-				case <-timer.C:
-				}
+			if wait := at - e.since(); wait > 0 && !sleep(wait) { // due before the end: no need to wait for it
+				return
 			}
-		} else if e.since() > end+lastSendSlack {
+		} else if e.since() > e.closedEnd()+lastSendSlack {
 			return
 		} else if n = e.claim(); n == 0 {
 			return
 		}
-		o := outcome{counts: counts{first: e.since()}}
-		calls, retries := d.decide(cmdCtx, out[:n], errs[:n])
-		o.calls, o.retries, o.last = int64(calls), int64(retries), e.since()
+		o := outcome{counts: counts{first: e.since()}, intended: intended}
+		o.calls, o.retries = d.decide(cmdCtx, out[:n], errs[:n])
+		o.last = e.since()
+		o.tokensAt = o.last
 		if e.firstDone.Load() < 0 { // a load first: a failed CAS still takes the cache line
 			e.firstDone.CompareAndSwap(-1, int64(o.last))
 		}
-		o.intended, o.tokensAt = o.first, o.last
-		if intended >= 0 {
-			o.intended = intended
+		if intended < 0 {
+			o.intended = o.first
 		}
-		for i := range n {
-			if errs[i] != nil {
+		o.errs = errs[:n]
+		for i, err := range o.errs {
+			switch {
+			case err != nil:
 				continue
-			}
-			if out[i].Allowed {
+			case out[i].Allowed:
 				o.allowed++
-			} else {
+			default:
 				o.denied++
 			}
 			o.tokens, o.hasLevel = out[i].Remaining, true
 		}
-		o.errs = errs[:n]
 		sh.record(&o)
-		for _, err := range o.errs {
-			if err != nil && isFatal(err) {
-				e.mu.Lock()
-				if e.fatal == nil {
-					e.fatal = err
-					e.stop()
-				}
-				e.mu.Unlock()
-				return
+		if i := slices.IndexFunc(o.errs, isFatal); i >= 0 {
+			e.mu.Lock()
+			if e.fatal == nil {
+				e.fatal = o.errs[i]
+				e.stop()
 			}
+			e.mu.Unlock()
+			return
 		}
-		if first := e.firstDone.Load(); e.sched == nil && first >= 0 && o.first >= time.Duration(first)+e.cfg.Duration {
+		if e.sched == nil && e.firstDone.Load() >= 0 && o.first >= e.closedEnd() {
 			return
 		}
 		if e.sched != nil || o.allowed+o.denied > 0 {
@@ -243,13 +236,13 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 			continue
 		}
 		backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
-		timer.Reset(backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
+		sleep(backoff)
 	}
+}
+
+// closedEnd is when a closed loop ends: the duration after the first answer.
+func (e *Engine) closedEnd() time.Duration {
+	return e.cfg.Duration + time.Duration(max(e.firstDone.Load(), 0))
 }
 
 func (e *Engine) claim() int {

@@ -52,8 +52,6 @@ type ErrorSample struct {
 	Count   int64  `json:"count"`
 }
 
-func (r Report) Duration() time.Duration { return time.Duration(r.DurationS * float64(time.Second)) }
-
 // TheoreticalMax is floor((capacity + rate × d) / cost): the most a full bucket allows over d.
 func TheoreticalMax(spec bucket.Spec, cost float64, d time.Duration) int64 {
 	tokens := spec.Capacity + spec.Rate*d.Seconds()
@@ -68,9 +66,8 @@ func (e *Engine) report(interrupted bool, unsent int64) Report {
 		Concurrency: cfg.Concurrency, Pipeline: cfg.Pipeline,
 		Capacity: cfg.Spec.Capacity, Rate: cfg.Spec.Rate, Cost: cfg.Cost,
 		Allowed: c.allowed, Denied: c.denied, Errors: c.errors, Retries: c.retries, Unsent: unsent,
-		RedisCalls: c.calls, LatencyMS: latencyOf(h), Histogram: bands(h), PerSecond: secs,
-		Interrupted: interrupted, ErrorSamples: errorSamples(errs)}
-	r.PerSecond, r.Histogram = append([]Second{}, r.PerSecond...), append([]Band{}, r.Histogram...)
+		RedisCalls: c.calls, LatencyMS: latencyOf(h), Histogram: append([]Band{}, bands(h)...),
+		PerSecond: append([]Second{}, secs...), Interrupted: interrupted, ErrorSamples: errorSamples(errs)}
 	r.Requests = r.Allowed + r.Denied + r.Errors
 	var span time.Duration
 	if c.first >= 0 {

@@ -17,7 +17,7 @@ type Session struct {
 	cur     *Engine
 	reports []Report
 	err     error
-	ended   time.Time
+	ended   time.Time // when the last run ended: a PING after it is not the runs' time
 }
 
 // AfterRunGrace is the time the PING and clean-up after a run may take in all.
@@ -26,48 +26,47 @@ const AfterRunGrace = time.Second
 // Run runs each config in turn on store until one fails, ctx ends, or a run with errors
 // leaves the server not answering a PING within AfterRunGrace.
 func (s *Session) Run(ctx context.Context, store *bucket.Store, configs []Config, server string) {
-	lastEnd, err := s.run(ctx, store, configs, server)
+	err := s.run(ctx, store, configs, server)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.err, s.ended = err, lastEnd // when the last run ended: a PING after it is not the runs' time
-	if lastEnd.IsZero() {
+	s.err = err
+	if s.ended.IsZero() {
 		s.ended = time.Now()
 	}
 }
 
-func (s *Session) run(ctx context.Context, store *bucket.Store, configs []Config, server string) (lastEnd time.Time, _ error) {
+func (s *Session) run(ctx context.Context, store *bucket.Store, configs []Config, server string) error {
 	for i, c := range configs {
 		if ctx.Err() != nil {
-			return lastEnd, nil
+			return nil
 		}
 		e, err := New(store, c)
 		if err != nil {
-			return lastEnd, err
+			return err
 		}
 		s.mu.Lock()
 		s.cur = e
 		s.mu.Unlock()
 		r, err := e.Run(ctx)
-		if stopped := new(*StoppedError); err != nil && !errors.As(err, stopped) {
-			return lastEnd, err
+		if _, stopped := errors.AsType[*StoppedError](err); err != nil && !stopped {
+			return err
 		}
 		r.Server = server
 		s.mu.Lock()
-		s.reports = append(s.reports, r)
+		s.reports, s.ended = append(s.reports, r), time.Now()
 		s.mu.Unlock()
-		lastEnd = time.Now()
 		if err != nil {
-			return lastEnd, err
+			return err
 		}
 		if r.Errors == 0 || i+1 == len(configs) {
 			continue
 		}
 		perr := Within(ctx, AfterRunGrace, func(ctx context.Context) error { return store.Redis().Ping(ctx).Err() })
 		if rediserr.IsUnreachable(perr) {
-			return lastEnd, fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr)
+			return fmt.Errorf("Redis at %s did not answer after the %s run, so the comparison stopped there: %w", server, r.Strategy, perr)
 		}
 	}
-	return lastEnd, nil
+	return nil
 }
 
 // Snapshot is the current run's snapshot (zero before the first starts).
@@ -88,32 +87,11 @@ func (s *Session) Result() ([]Report, error) {
 	return append([]Report(nil), s.reports...), s.err
 }
 
-// Ended is when the runs ended (zero while they run, or if they never did).
+// Ended is when the last run ended (when Run returned if none did); read it after Run.
 func (s *Session) Ended() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ended
-}
-
-// CleanupAll deletes the keys a session created, within wait, and returns those left.
-func CleanupAll(rdb bucket.Client, created []string, wait time.Duration) (left []string, err error) {
-	deadline := time.Now().Add(wait)
-	for i, k := range created {
-		cerr := Within(context.Background(), max(time.Until(deadline), time.Millisecond), func(ctx context.Context) error {
-			return Cleanup(ctx, rdb, k)
-		})
-		if cerr != nil {
-			left = append(left, k)
-			if err == nil {
-				err = cerr
-			}
-			if errors.Is(cerr, context.DeadlineExceeded) {
-				left = append(left, created[i+1:]...)
-				break
-			}
-		}
-	}
-	return left, err
 }
 
 // Within runs fn with a deadline d and waits at most d for it (a handshake ignores the deadline).

@@ -85,9 +85,6 @@ func (s *shard) record(o *outcome) {
 		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrorKinds {
 			msg = "other errors"
 		}
-		if s.errs == nil {
-			s.errs = map[string]int64{}
-		}
 		s.errs[msg]++
 	}
 	s.c.add(&o.counts)

@@ -26,13 +26,10 @@ var Strategies = []Strategy{Lua, Multi, Watch}
 // DefaultWatchRetries bounds the retries of one watch decision.
 const DefaultWatchRetries = 20
 
-// ErrRetriesExhausted is a watch decision that lost the race every time.
-var ErrRetriesExhausted = errors.New("watch: retries exhausted")
-
 // decider is one worker's: decide makes one round trip's decisions (errs[i] nil when
 // out[i] holds one) and returns the round trips and retries; dial connects before the clock.
 type decider interface {
-	decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int)
+	decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int64)
 	dial(ctx context.Context, key string)
 	close()
 }
@@ -76,28 +73,21 @@ func (d *luaDecider) close() {
 	}
 }
 
-func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int, int) {
+func (d *luaDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (int64, int64) {
+	var err error
 	if len(out) == 1 {
 		out[0], errs[0] = d.store.Take(ctx, d.keys[0], d.spec, d.cost)
-		if errs[0] != nil && d.conn != nil {
-			d.pin()
-		}
-		return 1, 0
-	}
-	err := d.store.TakeMany(ctx, d.keys[:len(out)], d.spec, d.cost, out)
-	var be *bucket.BatchError
-	switch {
-	case err == nil:
+		err = errs[0]
+	} else if err = d.store.TakeMany(ctx, d.keys[:len(out)], d.spec, d.cost, out); err == nil {
 		clear(errs)
-		return 1, 0
-	case errors.As(err, &be):
+	} else if be, ok := errors.AsType[*bucket.BatchError](err); ok {
 		copy(errs, be.Errs)
-	default:
+	} else {
 		for i := range errs {
 			errs[i] = err
 		}
 	}
-	if d.conn != nil {
+	if err != nil && d.conn != nil {
 		d.pin()
 	}
 	return 1, 0
@@ -112,7 +102,7 @@ type naiveDecider struct {
 func (d *naiveDecider) dial(ctx context.Context, key string) { _ = d.rdb.Exists(ctx, key).Err() }
 func (d *naiveDecider) close()                               {}
 
-func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int) {
+func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []error) (calls, retries int64) {
 	for i := range out {
 		if d.cfg.Strategy == Watch {
 			out[i], errs[i] = d.watched(ctx, &calls, &retries)
@@ -124,7 +114,7 @@ func (d *naiveDecider) decide(ctx context.Context, out []bucket.Result, errs []e
 }
 
 // once reads the bucket through c, computes, and writes it with write (on deny too).
-func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, write func(redis.Cmder) error) (bucket.Result, error) {
+func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int64, write func(redis.Cmder) error) (bucket.Result, error) {
 	*calls++
 	v, err := c.Get(ctx, d.cfg.Key).Result()
 	var st Stored
@@ -161,7 +151,7 @@ func (d *naiveDecider) once(ctx context.Context, c redis.Cmdable, calls *int, wr
 	return r, write(redis.NewStatusCmd(ctx, "set", d.cfg.Key, bucket.EncodeNative(nv), "px", ttl))
 }
 
-func (d *naiveDecider) watched(ctx context.Context, calls, retries *int) (bucket.Result, error) {
+func (d *naiveDecider) watched(ctx context.Context, calls, retries *int64) (bucket.Result, error) {
 	var res bucket.Result
 	fn := func(tx *redis.Tx) error {
 		r, err := d.once(ctx, tx, calls, func(set redis.Cmder) error {
@@ -180,7 +170,7 @@ func (d *naiveDecider) watched(ctx context.Context, calls, retries *int) (bucket
 			return res, err
 		}
 		if attempt == d.cfg.WatchRetries {
-			return res, fmt.Errorf("%w after %d attempts", ErrRetriesExhausted, attempt+1)
+			return res, fmt.Errorf("watch: retries exhausted after %d attempts", attempt+1)
 		}
 		*retries++
 	}

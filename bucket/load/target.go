@@ -127,11 +127,8 @@ type Plan struct {
 	Changes    []string // the fields the run writes, then "TTL"
 }
 
-// ErrSpecDiffers is a run refused because its spec differs from the stored one.
-var ErrSpecDiffers = bucket.ErrSpecDiffers
-
 // PlanFor plans a run on t: a missing key is created with spec, a native bucket keeps its
-// own (a differing given one is ErrSpecDiffers), another key is ErrNotBucket.
+// own (a differing given one is bucket.ErrSpecDiffers), another key is ErrNotBucket.
 func PlanFor(t Target, spec bucket.Spec, capacityGiven, rateGiven bool) (Plan, error) {
 	if !t.Exists() {
 		return Plan{Target: t, Spec: spec, Changes: append(append([]string{}, hashFields...), "TTL")}, nil

@@ -47,11 +47,6 @@ func PrintLoadPlan(ios *iostreams.IOStreams, plans []load.Plan, yes, keep, toErr
 	return t.Render()
 }
 
-// LoadComparison is the JSON/YAML shape of --compare.
-type LoadComparison struct {
-	Runs []load.Report `json:"runs"`
-}
-
 // PrintLoad prints load's reports (one, or a comparison) on stdout, at width.
 func PrintLoad(io *iostreams.IOStreams, outFormat string, compare bool, st tui.Styles, reports []load.Report, width int) error {
 	if len(reports) == 0 {
@@ -63,7 +58,9 @@ func PrintLoad(io *iostreams.IOStreams, outFormat string, compare bool, st tui.S
 			rounded[i] = JSONReport(r)
 		}
 		if compare {
-			return WriteData(io.Out, outFormat, LoadComparison{Runs: rounded})
+			return WriteData(io.Out, outFormat, struct {
+				Runs []load.Report `json:"runs"`
+			}{rounded})
 		}
 		return WriteData(io.Out, outFormat, rounded[0])
 	}
