@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,16 +26,39 @@ type readOpts struct {
 	scanned     bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
 	cluster     bool
 	most        int64
+	into        []State // reused for the states
 }
 
 // keyRead is the raw reply for one key.
 type keyRead struct {
-	typ      string
-	pttl     int64
-	size     int64
-	payload  interface{}
-	pairs    []pairKey
-	pairVals []*string // pairs[i]'s value, nil when it is not a short string
+	typ        string
+	pttl, size int64
+	str        string // a string's value, when read (hasStr)
+	hasStr     bool
+	hash       []interface{} // a hash's fields and values, when read
+	pairs      []pairKey
+	pairVals   []*string // pairs[i]'s value, nil when it is not a short string
+}
+
+// readBuf is a page read's scratch, reused across pages.
+type readBuf struct {
+	targets []Target
+	reads   []keyRead
+	nows    []int64
+	native  []nativeCmds
+	batch   []redis.Cmder
+}
+
+var readBufs = sync.Pool{New: func() any { return new(readBuf) }}
+
+// sized is s cleared to length n, reallocated only when too small.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.
@@ -67,7 +91,10 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 // readKeys reads keys in one pipelined round trip (a Cluster's cross-slot pairs take a
 // second) and classifies each, in order, less the dropped; n is how many fit o.most.
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
-	targets := make([]Target, len(keys))
+	buf := readBufs.Get().(*readBuf)
+	defer readBufs.Put(buf)
+	targets := sized(buf.targets, len(keys))
+	buf.targets = targets
 	for i, k := range keys {
 		if o.resolve != nil {
 			targets[i] = o.resolve(k)
@@ -86,14 +113,17 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	if len(keys) == 0 {
 		return nil, 0, nil
 	}
-	reads := make([]keyRead, len(keys))
-	nows, err := s.readPage(ctx, c, keys, targets, pairs, reads, o)
+	buf.reads = sized(buf.reads, len(keys))
+	nows, err := s.readPage(ctx, c, keys, targets, pairs, buf, o)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]State, 0, len(keys))
+	out := o.into[:0]
+	if cap(out) < len(keys) {
+		out = make([]State, 0, len(keys))
+	}
 	for i, k := range keys {
-		st := classify(k, targets[i], &reads[i], nows[i], o.scanned)
+		st := classify(k, targets[i], &buf.reads[i], nows[i], o.scanned)
 		if isDrop(st) {
 			continue
 		}
@@ -123,14 +153,22 @@ func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
 	return len(keys)
 }
 
-// ReadScanned reads keys SCAN returned through c (nil: the Store's client) within most
-// commands (0: no cap); n is how many fit.
-func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, most int64, resolve Resolver, pairLayouts []Layout) (states []State, n int, err error) {
+// ReadScanned reads keys SCAN returned; n is how many fit in r.Most commands.
+func (s *Store) ReadScanned(ctx context.Context, keys []string, r ScanRead) (states []State, n int, err error) {
 	var p pipeliner = s.rdb
-	if c != nil {
-		p = c
+	if r.Client != nil {
+		p = r.Client
 	}
-	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster(), most: most})
+	return s.readKeys(ctx, p, keys, readOpts{resolve: r.Resolve, pairLayouts: r.Pairs, scanned: true, cluster: s.isCluster(), most: r.Most, into: r.Into})
+}
+
+// ScanRead says how ReadScanned reads a page of keys.
+type ScanRead struct {
+	Client  *redis.Client // the master SCAN ran on (nil: the Store's client)
+	Most    int64         // the most commands the read sends (0: no cap)
+	Resolve Resolver
+	Pairs   []Layout // the two-key layouts (TwoKeyLayouts)
+	Into    []State  // a buffer the states are written to, from its start
 }
 
 // readPipeline sends TIME and the read script for every key, and fills reads.
@@ -196,7 +234,8 @@ func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *key
 	r.typ, _ = v[0].(string)
 	r.pttl, _ = v[1].(int64)
 	r.size, _ = v[2].(int64)
-	r.payload = v[3]
+	r.str, r.hasStr = v[3].(string)
+	r.hash, _ = v[3].([]interface{})
 	r.pairs = pairs
 	r.pairVals = make([]*string, len(pairs))
 	j := 4
@@ -228,8 +267,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		if r.typ != "string" {
 			continue
 		}
-		v, _ := r.payload.(string)
-		if _, ok := parseNumberForm(v); !ok {
+		if _, ok := parseNumberForm(r.str); !ok {
 			continue
 		}
 		for j, p := range pairs[i] {

@@ -51,14 +51,14 @@ type Stats struct {
 // Scanner walks the keys matching a pattern on every master in turn, a page at a time; it
 // is resumable (top keeps one across refreshes).
 type Scanner struct {
-	s       *bucket.Store
-	o       Options
-	resolve bucket.Resolver
-	pairs   []bucket.Layout // the two-key layouts, worked out once
-	nodes   []*scanNode
-	turn    int
-	stats   Stats
-	cost    cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
+	s     *bucket.Store
+	o     Options
+	read  bucket.ScanRead     // the resolver and two-key layouts, worked out once
+	free  chan []bucket.State // pages States is done with, for the next reads
+	nodes []*scanNode
+	turn  int
+	stats Stats
+	cost  cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
 	// ahead: each master's next SCAN is sent as soon as its cursor is known (Pages of an
 	// unlimited scan), so the server walks the keyspace while the page before is read.
 	ahead bool
@@ -92,7 +92,7 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 		o.Match = "*"
 	}
 	cost.Install(s.Redis())
-	sc := &Scanner{s: s, o: o}
+	sc := &Scanner{s: s, o: o, free: make(chan []bucket.State, 3)}
 	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
 		sc.nodes = append(sc.nodes, &scanNode{c: c, count: o.Count})
 		return nil
@@ -101,7 +101,7 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
-	sc.resolve, sc.pairs = o.Resolve, bucket.TwoKeyLayouts(o.Custom)
+	sc.read = bucket.ScanRead{Resolve: o.Resolve, Pairs: bucket.TwoKeyLayouts(o.Custom)}
 	return sc, nil
 }
 
@@ -120,18 +120,24 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		return nil, err
 	}
 	sent := sc.cost.Commands()
-	c := n.c
+	r := sc.read
+	r.Client, r.Most = n.c, most
 	if n.moved {
-		c = nil
+		r.Client = nil
 	}
-	states, read, err := sc.s.ReadScanned(ctx, c, keys, most, sc.resolve, sc.pairs)
-	if err != nil && c != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
+	select {
+	case r.Into = <-sc.free:
+	default:
+	}
+	states, read, err := sc.s.ReadScanned(ctx, keys, r)
+	if err != nil && r.Client != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN: read through the Cluster client, within what is left.
 		n.moved = true
 		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
 			err = errNoRoom
 		} else {
-			states, read, err = sc.s.ReadScanned(ctx, nil, keys, max(left, 0), sc.resolve, sc.pairs)
+			r.Client, r.Most = nil, max(left, 0)
+			states, read, err = sc.s.ReadScanned(ctx, keys, r)
 		}
 	}
 	if err != nil {
@@ -251,7 +257,7 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 }
 
 // States hands each page's states to fn in SCAN order, reading the next page meanwhile: the
-// scan of list, inspect, reset and audit. fn may return ErrStop.
+// scan of list, inspect, reset and audit. fn may return ErrStop; the page is reused after it.
 func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.State) error) (Stats, error) {
 	sc, err := New(ctx, s, o)
 	if err != nil {
@@ -295,6 +301,10 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 		}
 		if stats.Truncated {
 			return stats, nil
+		}
+		select {
+		case sc.free <- p.States[:0]:
+		default:
 		}
 		if o.OnPage != nil {
 			o.OnPage(stats)

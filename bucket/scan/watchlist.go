@@ -181,7 +181,9 @@ func (w *Watchlist) reread(ctx context.Context, res *WatchResult) error {
 	for _, k := range append(kept[i:], kept[:i]...) {
 		add(k)
 	}
-	states, n, err := w.s.ReadScanned(ctx, nil, keys, w.budget/2, w.sc.resolve, w.sc.pairs)
+	r := w.sc.read
+	r.Most = w.budget / 2
+	states, n, err := w.s.ReadScanned(ctx, keys, r)
 	if err != nil {
 		return err
 	}
