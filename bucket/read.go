@@ -19,14 +19,11 @@ var readScript = scripts.Lazy(func() string { return scripts.Read })
 // pipeliner is the Store's client, or a master's during a scan.
 type pipeliner = Client
 
-// readOpts say how to read and classify a batch of keys.
+// readOpts say how to read and classify a batch of keys (Client aside).
 type readOpts struct {
-	resolve     Resolver
-	pairLayouts []Layout
-	scanned     bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
-	cluster     bool
-	most        int64
-	into        []State // reused for the states
+	ScanRead
+	scanned bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
+	cluster bool
 }
 
 // keyRead is the raw reply for one key.
@@ -89,26 +86,26 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 }
 
 // readKeys reads keys in one pipelined round trip (a Cluster's cross-slot pairs take a
-// second) and classifies each, in order, less the dropped; n is how many fit o.most.
+// second) and classifies each, in order, less the dropped; n is how many fit o.Most.
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
 	buf := readBufs.Get().(*readBuf)
 	defer readBufs.Put(buf)
 	targets := sized(buf.targets, len(keys))
 	buf.targets = targets
 	for i, k := range keys {
-		if o.resolve != nil {
-			targets[i] = o.resolve(k)
+		if o.Resolve != nil {
+			targets[i] = o.Resolve(k)
 		}
 	}
 	var pairs [][]pairKey // nil: worked out by readPage for the keys the script reads
-	if o.most > 0 || !o.scanned {
+	if o.Most > 0 || !o.scanned {
 		pairs = make([][]pairKey, len(keys))
 		for i, k := range keys {
-			pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
+			pairs[i] = pairKeys(k, targets[i], o.Pairs)
 		}
 	}
-	if o.most > 0 {
-		keys = keys[:fitting(keys, pairs, o.most, o.cluster)]
+	if o.Most > 0 {
+		keys = keys[:fitting(keys, pairs, o.Most, o.cluster)]
 	}
 	if len(keys) == 0 {
 		return nil, 0, nil
@@ -118,7 +115,7 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	if err != nil {
 		return nil, 0, err
 	}
-	out := o.into[:0]
+	out := o.Into[:0]
 	if cap(out) < len(keys) {
 		out = make([]State, 0, len(keys))
 	}
@@ -159,7 +156,7 @@ func (s *Store) ReadScanned(ctx context.Context, keys []string, r ScanRead) (sta
 	if r.Client != nil {
 		p = r.Client
 	}
-	return s.readKeys(ctx, p, keys, readOpts{resolve: r.Resolve, pairLayouts: r.Pairs, scanned: true, cluster: s.isCluster(), most: r.Most, into: r.Into})
+	return s.readKeys(ctx, p, keys, readOpts{ScanRead: r, scanned: true, cluster: s.IsCluster()})
 }
 
 // ScanRead says how ReadScanned reads a page of keys.
@@ -194,24 +191,13 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 	mode, err := sendCalls(ctx, c, calls, timeCmd, mode, readRetry)
 	s.readMode.Store(mode)
 	if err == nil {
-		err = timeCmd.Err()
-		for _, cmd := range calls {
-			if err == nil || isPerCommand(err) {
-				err = cmd.Err()
-			}
-		}
+		err = readErr(timeCmd, calls...)
 	}
 	if err != nil && !isPerCommand(err) {
 		s.networkErr(err)
 		return 0, err
 	}
-	now := time.Now().UnixMicro()
-	if t, err := timeCmd.Result(); err == nil {
-		now = t.UnixMicro()
-	}
-	if s.now != nil {
-		now = s.now().UnixMicro()
-	}
+	now := s.serverNow(timeCmd)
 	for i, cmd := range calls {
 		if err := cmd.Err(); err != nil {
 			return 0, fmt.Errorf("read: %w", err)
@@ -294,6 +280,28 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		}
 	}
 	return nil
+}
+
+// readErr is the first error of cmds that fails the whole read, else the last one's.
+func readErr[C redis.Cmder](first redis.Cmder, cmds ...C) error {
+	err := first.Err()
+	for _, c := range cmds {
+		if err == nil || isPerCommand(err) {
+			err = c.Err()
+		}
+	}
+	return err
+}
+
+// serverNow is the time of a read: the server's TIME, the client's when it was refused.
+func (s *Store) serverNow(t *redis.TimeCmd) int64 {
+	switch v, err := t.Result(); {
+	case s.now != nil:
+		return s.now().UnixMicro()
+	case err == nil:
+		return v.UnixMicro()
+	}
+	return time.Now().UnixMicro()
 }
 
 // isPerCommand reports whether a pipeline error is one command's reply, not the read's.

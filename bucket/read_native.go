@@ -43,16 +43,7 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	pipe := c.Pipeline()
 	_ = pipe.BatchProcess(ctx, batch...)
 	_, _ = pipe.Exec(ctx)
-	err = timeCmd.Err()
-	for _, nc := range cmds {
-		if err == nil || isPerCommand(err) {
-			err = nc.get.Err()
-		}
-		if err == nil || isPerCommand(err) {
-			err = nc.pttl.Err()
-		}
-	}
-	if err != nil && !isPerCommand(err) {
+	if err = readErr(timeCmd, batch[1:]...); err != nil && !isPerCommand(err) {
 		if redis.IsPermissionError(err) {
 			s.nativeOff.Store(true)
 			return 0, nil, false, nil
@@ -60,13 +51,7 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 		s.networkErr(err)
 		return 0, nil, false, err
 	}
-	now = time.Now().UnixMicro() // a server that refuses TIME: the client's, as readPipeline
-	if t, err := timeCmd.Result(); err == nil {
-		now = t.UnixMicro()
-	}
-	if s.now != nil {
-		now = s.now().UnixMicro()
-	}
+	now = s.serverNow(timeCmd)
 	for _, nc := range cmds {
 		v, gerr := nc.get.Result()
 		ms, perr := nc.pttl.Val(), nc.pttl.Err()
@@ -91,7 +76,7 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 	nows := sized(b.nows, len(keys))
 	b.nows = nows
 	var rest []int
-	native := o.scanned && o.most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
+	native := o.scanned && o.Most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
 	if native {
 		now, r, ok, err := s.readNative(ctx, c, keys, targets, b)
 		if err != nil {
@@ -115,7 +100,7 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			if pairs != nil {
 				rp[j] = pairs[i]
 			} else {
-				rp[j] = pairKeys(keys[i], targets[i], o.pairLayouts)
+				rp[j] = pairKeys(keys[i], targets[i], o.Pairs)
 			}
 		}
 		now, err := s.readPipeline(ctx, c, rk, rp, rr, o.cluster)
@@ -131,7 +116,7 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			reads[i], nows[i] = rr[j], now
 		}
 	}
-	if o.scanned && o.most == 0 {
+	if o.scanned && o.Most == 0 {
 		nat := 0
 		for i := range reads {
 			if v := reads[i].str; len(v) == nativeLen && IsNativeValue(v) {
