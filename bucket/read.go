@@ -48,14 +48,14 @@ type readBuf struct {
 
 var readBufs = sync.Pool{New: func() any { return new(readBuf) }}
 
-// sized is s cleared to length n, reallocated only when too small.
-func sized[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
+// sized makes *s n zero values, reallocated only when too small.
+func sized[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
 	}
-	s = s[:n]
-	clear(s)
-	return s
+	*s = (*s)[:n]
+	clear(*s)
+	return *s
 }
 
 // pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.
@@ -90,8 +90,7 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
 	buf := readBufs.Get().(*readBuf)
 	defer readBufs.Put(buf)
-	targets := sized(buf.targets, len(keys))
-	buf.targets = targets
+	targets := sized(&buf.targets, len(keys))
 	for i, k := range keys {
 		if o.Resolve != nil {
 			targets[i] = o.Resolve(k)
@@ -110,7 +109,7 @@ func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o read
 	if len(keys) == 0 {
 		return nil, 0, nil
 	}
-	buf.reads = sized(buf.reads, len(keys))
+	sized(&buf.reads, len(keys))
 	nows, err := s.readPage(ctx, c, keys, targets, pairs, buf, o)
 	if err != nil {
 		return nil, 0, err

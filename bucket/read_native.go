@@ -73,8 +73,7 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 // returns each read's server time. pairs nil: worked out here for the keys the script reads.
 func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, b *readBuf, o readOpts) ([]int64, error) {
 	reads := b.reads
-	nows := sized(b.nows, len(keys))
-	b.nows = nows
+	nows := sized(&b.nows, len(keys))
 	var rest []int
 	native := o.scanned && o.Most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
 	if native {
