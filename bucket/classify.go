@@ -53,8 +53,8 @@ func pttl(ms int64) time.Duration {
 }
 
 func classifyHash(st State, t Target, r *keyRead) State {
-	flat, ok := r.payload.([]interface{})
-	if !ok {
+	flat := r.hash
+	if flat == nil {
 		st.fail(NotBucket, "a hash of %d fields", r.size)
 		return st
 	}
@@ -186,8 +186,8 @@ func withLevelAt(st State, tokens float64, ts int64) State {
 }
 
 func classifyString(st State, t Target, r *keyRead, scanned bool) State {
-	v, ok := r.payload.(string)
-	if !ok {
+	v := r.str
+	if !r.hasStr {
 		st.fail(NotBucket, "a string of %d bytes", r.size)
 		return st
 	}
@@ -311,9 +311,9 @@ func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Tar
 	for k, v := range fields {
 		flat = append(flat, k, v)
 	}
-	r := keyRead{typ: "hash", pttl: pttlMS, size: int64(len(fields)), payload: flat}
+	r := keyRead{typ: "hash", pttl: pttlMS, size: int64(len(fields)), hash: flat}
 	if len(fields) > maxBucketFields {
-		r.payload = nil
+		r.hash = nil
 	}
 	return classify(key, t, &r, now, false)
 }
@@ -322,11 +322,8 @@ func ClassifyHash(key string, fields map[string]string, pttlMS, now int64, t Tar
 func ClassifyTwoKey(key, value, timeValue string, pttlMS, now int64, t Target) State {
 	l := Presets["webman"]
 	tk, _ := l.TimeKeyOf(key)
-	r := keyRead{typ: "string", pttl: pttlMS, size: int64(len(value)), payload: value,
+	r := keyRead{typ: "string", pttl: pttlMS, size: int64(len(value)), str: value, hasStr: len(value) <= maxNumberLen,
 		pairs: []pairKey{{key: tk, layout: &l}}, pairVals: []*string{&timeValue}}
-	if len(value) > maxNumberLen {
-		r.payload = nil
-	}
 	return classify(key, t, &r, now, false)
 }
 

@@ -98,13 +98,8 @@ func (s *Store) Inspect(ctx context.Context, keys []string, resolve Resolver) ([
 
 // InspectWith is Inspect with a config file's custom layouts, whose time keys it reads too.
 func (s *Store) InspectWith(ctx context.Context, keys []string, resolve Resolver, custom []Layout) ([]State, error) {
-	states, _, err := s.readKeys(ctx, s.rdb, keys, readOpts{resolve: resolve, pairLayouts: TwoKeyLayouts(custom), cluster: s.isCluster()})
+	states, _, err := s.readKeys(ctx, s.rdb, keys, readOpts{ScanRead: ScanRead{Resolve: resolve, Pairs: TwoKeyLayouts(custom)}, cluster: s.IsCluster()})
 	return states, err
-}
-
-func (s *Store) isCluster() bool {
-	_, ok := s.rdb.(*redis.ClusterClient)
-	return ok
 }
 
 // MemoryUsage is MEMORY USAGE of every key in one round trip, in bytes (0: gone).
@@ -134,4 +129,7 @@ func (s *Store) MemoryUsage(ctx context.Context, keys []string) ([]int64, error)
 }
 
 // IsCluster reports whether the Store talks to a Cluster (slots matter).
-func (s *Store) IsCluster() bool { return s.isCluster() }
+func (s *Store) IsCluster() bool {
+	_, ok := s.rdb.(*redis.ClusterClient)
+	return ok
+}

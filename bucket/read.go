@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,23 +19,43 @@ var readScript = scripts.Lazy(func() string { return scripts.Read })
 // pipeliner is the Store's client, or a master's during a scan.
 type pipeliner = Client
 
-// readOpts say how to read and classify a batch of keys.
+// readOpts say how to read and classify a batch of keys (Client aside).
 type readOpts struct {
-	resolve     Resolver
-	pairLayouts []Layout
-	scanned     bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
-	cluster     bool
-	most        int64
+	ScanRead
+	scanned bool // keys from SCAN: a vanished key and a two-key bucket's time key are dropped
+	cluster bool
 }
 
 // keyRead is the raw reply for one key.
 type keyRead struct {
-	typ      string
-	pttl     int64
-	size     int64
-	payload  interface{}
-	pairs    []pairKey
-	pairVals []*string // pairs[i]'s value, nil when it is not a short string
+	typ        string
+	pttl, size int64
+	str        string // a string's value, when read (hasStr)
+	hasStr     bool
+	hash       []interface{} // a hash's fields and values, when read
+	pairs      []pairKey
+	pairVals   []*string // pairs[i]'s value, nil when it is not a short string
+}
+
+// readBuf is a page read's scratch, reused across pages.
+type readBuf struct {
+	targets []Target
+	reads   []keyRead
+	nows    []int64
+	native  []nativeCmds
+	batch   []redis.Cmder
+}
+
+var readBufs = sync.Pool{New: func() any { return new(readBuf) }}
+
+// sized makes *s n zero values, reallocated only when too small.
+func sized[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	clear(*s)
+	return *s
 }
 
 // pairKey may form a two-key bucket with the key read: its time key, or (isMain) its main key.
@@ -65,35 +86,40 @@ func pairKeys(key string, t Target, layouts []Layout) []pairKey {
 }
 
 // readKeys reads keys in one pipelined round trip (a Cluster's cross-slot pairs take a
-// second) and classifies each, in order, less the dropped; n is how many fit o.most.
+// second) and classifies each, in order, less the dropped; n is how many fit o.Most.
 func (s *Store) readKeys(ctx context.Context, c pipeliner, keys []string, o readOpts) (states []State, n int, err error) {
-	targets := make([]Target, len(keys))
+	buf := readBufs.Get().(*readBuf)
+	defer readBufs.Put(buf)
+	targets := sized(&buf.targets, len(keys))
 	for i, k := range keys {
-		if o.resolve != nil {
-			targets[i] = o.resolve(k)
+		if o.Resolve != nil {
+			targets[i] = o.Resolve(k)
 		}
 	}
 	var pairs [][]pairKey // nil: worked out by readPage for the keys the script reads
-	if o.most > 0 || !o.scanned {
+	if o.Most > 0 || !o.scanned {
 		pairs = make([][]pairKey, len(keys))
 		for i, k := range keys {
-			pairs[i] = pairKeys(k, targets[i], o.pairLayouts)
+			pairs[i] = pairKeys(k, targets[i], o.Pairs)
 		}
 	}
-	if o.most > 0 {
-		keys = keys[:fitting(keys, pairs, o.most, o.cluster)]
+	if o.Most > 0 {
+		keys = keys[:fitting(keys, pairs, o.Most, o.cluster)]
 	}
 	if len(keys) == 0 {
 		return nil, 0, nil
 	}
-	reads := make([]keyRead, len(keys))
-	nows, err := s.readPage(ctx, c, keys, targets, pairs, reads, o)
+	sized(&buf.reads, len(keys))
+	nows, err := s.readPage(ctx, c, keys, targets, pairs, buf, o)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]State, 0, len(keys))
+	out := o.Into[:0]
+	if cap(out) < len(keys) {
+		out = make([]State, 0, len(keys))
+	}
 	for i, k := range keys {
-		st := classify(k, targets[i], &reads[i], nows[i], o.scanned)
+		st := classify(k, targets[i], &buf.reads[i], nows[i], o.scanned)
 		if isDrop(st) {
 			continue
 		}
@@ -123,14 +149,22 @@ func fitting(keys []string, pairs [][]pairKey, most int64, cluster bool) int {
 	return len(keys)
 }
 
-// ReadScanned reads keys SCAN returned through c (nil: the Store's client) within most
-// commands (0: no cap); n is how many fit.
-func (s *Store) ReadScanned(ctx context.Context, c *redis.Client, keys []string, most int64, resolve Resolver, pairLayouts []Layout) (states []State, n int, err error) {
+// ReadScanned reads keys SCAN returned; n is how many fit in r.Most commands.
+func (s *Store) ReadScanned(ctx context.Context, keys []string, r ScanRead) (states []State, n int, err error) {
 	var p pipeliner = s.rdb
-	if c != nil {
-		p = c
+	if r.Client != nil {
+		p = r.Client
 	}
-	return s.readKeys(ctx, p, keys, readOpts{resolve: resolve, pairLayouts: pairLayouts, scanned: true, cluster: s.isCluster(), most: most})
+	return s.readKeys(ctx, p, keys, readOpts{ScanRead: r, scanned: true, cluster: s.IsCluster()})
+}
+
+// ScanRead says how ReadScanned reads a page of keys.
+type ScanRead struct {
+	Client  *redis.Client // the master SCAN ran on (nil: the Store's client)
+	Most    int64         // the most commands the read sends (0: no cap)
+	Resolve Resolver
+	Pairs   []Layout // the two-key layouts (TwoKeyLayouts)
+	Into    []State  // a buffer the states are written to, from its start
 }
 
 // readPipeline sends TIME and the read script for every key, and fills reads.
@@ -156,24 +190,13 @@ func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pa
 	mode, err := sendCalls(ctx, c, calls, timeCmd, mode, readRetry)
 	s.readMode.Store(mode)
 	if err == nil {
-		err = timeCmd.Err()
-		for _, cmd := range calls {
-			if err == nil || isPerCommand(err) {
-				err = cmd.Err()
-			}
-		}
+		err = readErr(timeCmd, calls...)
 	}
 	if err != nil && !isPerCommand(err) {
 		s.networkErr(err)
 		return 0, err
 	}
-	now := time.Now().UnixMicro()
-	if t, err := timeCmd.Result(); err == nil {
-		now = t.UnixMicro()
-	}
-	if s.now != nil {
-		now = s.now().UnixMicro()
-	}
+	now := s.serverNow(timeCmd)
 	for i, cmd := range calls {
 		if err := cmd.Err(); err != nil {
 			return 0, fmt.Errorf("read: %w", err)
@@ -196,7 +219,8 @@ func parseRead(cmd *redis.Cmd, pairs []pairKey, key string, cluster bool, r *key
 	r.typ, _ = v[0].(string)
 	r.pttl, _ = v[1].(int64)
 	r.size, _ = v[2].(int64)
-	r.payload = v[3]
+	r.str, r.hasStr = v[3].(string)
+	r.hash, _ = v[3].([]interface{})
 	r.pairs = pairs
 	r.pairVals = make([]*string, len(pairs))
 	j := 4
@@ -228,8 +252,7 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		if r.typ != "string" {
 			continue
 		}
-		v, _ := r.payload.(string)
-		if _, ok := parseNumberForm(v); !ok {
+		if _, ok := parseNumberForm(r.str); !ok {
 			continue
 		}
 		for j, p := range pairs[i] {
@@ -256,6 +279,28 @@ func (s *Store) readCrossSlot(ctx context.Context, keys []string, pairs [][]pair
 		}
 	}
 	return nil
+}
+
+// readErr is the first error of cmds that fails the whole read, else the last one's.
+func readErr[C redis.Cmder](first redis.Cmder, cmds ...C) error {
+	err := first.Err()
+	for _, c := range cmds {
+		if err == nil || isPerCommand(err) {
+			err = c.Err()
+		}
+	}
+	return err
+}
+
+// serverNow is the time of a read: the server's TIME, the client's when it was refused.
+func (s *Store) serverNow(t *redis.TimeCmd) int64 {
+	switch v, err := t.Result(); {
+	case s.now != nil:
+		return s.now().UnixMicro()
+	case err == nil:
+		return v.UnixMicro()
+	}
+	return time.Now().UnixMicro()
 }
 
 // isPerCommand reports whether a pipeline error is one command's reply, not the read's.

@@ -10,20 +10,23 @@ import (
 // nativeCandidate: key may hold a native bucket (no layout declared, or a native one).
 func nativeCandidate(t Target) bool { return t.Layout == nil || t.Layout.Native }
 
+type nativeCmds struct {
+	i    int
+	get  *redis.StringCmd
+	pttl *redis.DurationCmd
+}
+
 // readNative reads a page's candidates with TIME, GETRANGE and PTTL (cheaper than the read
-// script) and fills reads for native values; the rest go to the script. ok false: the ACL
+// script) and fills b.reads for native values; the rest go to the script. ok false: the ACL
 // refused them, and native reads are off for this Store.
-func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, reads []keyRead) (now int64, rest []int, ok bool, err error) {
-	pipe := c.Pipeline()
+func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, b *readBuf) (now int64, rest []int, ok bool, err error) {
 	timeCmd := redis.NewTimeCmd(ctx, "time")
-	type nativeCmds struct {
-		i    int
-		get  *redis.StringCmd
-		pttl *redis.DurationCmd
-	}
-	cmds := make([]nativeCmds, 0, len(keys))
-	batch := make([]redis.Cmder, 1, 1+2*len(keys))
-	batch[0] = timeCmd
+	cmds, batch := b.native[:0], append(b.batch[:0], timeCmd)
+	defer func() { // the pool keeps no command
+		clear(cmds)
+		clear(batch)
+		b.native, b.batch = cmds[:0], batch[:0]
+	}()
 	for i, k := range keys {
 		if !nativeCandidate(targets[i]) {
 			rest = append(rest, i)
@@ -37,18 +40,10 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	if len(cmds) == 0 {
 		return 0, rest, true, nil
 	}
+	pipe := c.Pipeline()
 	_ = pipe.BatchProcess(ctx, batch...)
 	_, _ = pipe.Exec(ctx)
-	err = timeCmd.Err()
-	for _, nc := range cmds {
-		if err == nil || isPerCommand(err) {
-			err = nc.get.Err()
-		}
-		if err == nil || isPerCommand(err) {
-			err = nc.pttl.Err()
-		}
-	}
-	if err != nil && !isPerCommand(err) {
+	if err = readErr(timeCmd, batch[1:]...); err != nil && !isPerCommand(err) {
 		if redis.IsPermissionError(err) {
 			s.nativeOff.Store(true)
 			return 0, nil, false, nil
@@ -56,13 +51,7 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 		s.networkErr(err)
 		return 0, nil, false, err
 	}
-	now = time.Now().UnixMicro() // a server that refuses TIME: the client's, as readPipeline
-	if t, err := timeCmd.Result(); err == nil {
-		now = t.UnixMicro()
-	}
-	if s.now != nil {
-		now = s.now().UnixMicro()
-	}
+	now = s.serverNow(timeCmd)
 	for _, nc := range cmds {
 		v, gerr := nc.get.Result()
 		ms, perr := nc.pttl.Val(), nc.pttl.Err()
@@ -75,19 +64,20 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 		if ms >= 0 {
 			pt = ms.Milliseconds()
 		}
-		reads[nc.i] = keyRead{typ: "string", pttl: pt, size: int64(nativeLen), payload: v}
+		b.reads[nc.i] = keyRead{typ: "string", pttl: pt, size: int64(nativeLen), str: v, hasStr: true}
 	}
 	return now, rest, true, nil
 }
 
 // readPage fills reads, native buckets first when the last page was mostly native, and
 // returns each read's server time. pairs nil: worked out here for the keys the script reads.
-func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, reads []keyRead, o readOpts) ([]int64, error) {
-	nows := make([]int64, len(keys))
+func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, b *readBuf, o readOpts) ([]int64, error) {
+	reads := b.reads
+	nows := sized(&b.nows, len(keys))
 	var rest []int
-	native := o.scanned && o.most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
+	native := o.scanned && o.Most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
 	if native {
-		now, r, ok, err := s.readNative(ctx, c, keys, targets, reads)
+		now, r, ok, err := s.readNative(ctx, c, keys, targets, b)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +99,7 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			if pairs != nil {
 				rp[j] = pairs[i]
 			} else {
-				rp[j] = pairKeys(keys[i], targets[i], o.pairLayouts)
+				rp[j] = pairKeys(keys[i], targets[i], o.Pairs)
 			}
 		}
 		now, err := s.readPipeline(ctx, c, rk, rp, rr, o.cluster)
@@ -125,10 +115,10 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			reads[i], nows[i] = rr[j], now
 		}
 	}
-	if o.scanned && o.most == 0 {
+	if o.scanned && o.Most == 0 {
 		nat := 0
 		for i := range reads {
-			if v, ok := reads[i].payload.(string); ok && len(v) == nativeLen && IsNativeValue(v) {
+			if v := reads[i].str; len(v) == nativeLen && IsNativeValue(v) {
 				nat++
 			}
 		}

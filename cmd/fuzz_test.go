@@ -71,8 +71,8 @@ func FuzzStoredValues(f *testing.F) {
 					t.Fatalf("negative stored tokens accepted: %+v", s)
 				}
 			}
-			_ = output.ListRow(s, nil)
-			_ = output.InspectRow(s, nil)
+			_ = output.ListRow(nil, s, nil)
+			_ = output.InspectRow(nil, s, nil)
 		}
 	})
 }

@@ -21,26 +21,21 @@ var ErrEnd = errors.New("scan: every key was scanned")
 
 // Options say what to scan.
 type Options struct {
-	Match   string // the SCAN MATCH glob; "" is "*"
-	Count   int64  // the SCAN COUNT hint (default 500)
-	Resolve bucket.Resolver
-	Custom  []bucket.Layout // the config's layouts, so their two-key buckets are found too
-	// MaxCount, above Count, doubles COUNT while pages come back under a quarter full.
-	MaxCount int64
-	// States' options: buckets only, a limit on buckets (Keys: on keys), DBSIZE first, a
-	// callback after each page.
-	BucketsOnly bool
-	Limit       int64
-	CountKeys   bool
-	OnPage      func(Stats)
+	Match    string // the SCAN MATCH glob; "" is "*"
+	Count    int64  // the SCAN COUNT hint (default 500)
+	MaxCount int64  // above Count: COUNT doubles while pages come back under a quarter full
+	Resolve  bucket.Resolver
+	Custom   []bucket.Layout // the config's layouts, so their two-key buckets are found too
+	// States' options (Limit caps Keys' keys too).
+	BucketsOnly, CountKeys bool // leave out keys that are not buckets; DBSIZE first
+	Limit                  int64
+	OnPage                 func(Stats)
 }
 
-// Stats count what a scan read and what it cost.
+// Stats count what a scan read (time keys and keys gone since SCAN are neither buckets nor
+// other) and what it cost on the wire.
 type Stats struct {
-	// Keys SCAN returned; of them, buckets and other keys (time keys and keys gone since
-	// are in neither).
-	Keys, Buckets, Other int64
-	// The Redis cost, as the cost hook counted it on the wire (a round trip per master).
+	Keys, Buckets, Other        int64
 	Pages, Commands, RoundTrips int64
 	Masters                     int
 	Done                        bool
@@ -51,20 +46,19 @@ type Stats struct {
 // Scanner walks the keys matching a pattern on every master in turn, a page at a time; it
 // is resumable (top keeps one across refreshes).
 type Scanner struct {
-	s       *bucket.Store
-	o       Options
-	resolve bucket.Resolver
-	pairs   []bucket.Layout // the two-key layouts, worked out once
-	nodes   []*scanNode
-	turn    int
-	stats   Stats
-	cost    cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
-	// ahead: each master's next SCAN is sent as soon as its cursor is known (Pages of an
-	// unlimited scan), so the server walks the keyspace while the page before is read.
+	s     *bucket.Store
+	o     Options
+	read  bucket.ScanRead     // the resolver and two-key layouts, worked out once
+	free  chan []bucket.State // pages States is done with, for the next reads
+	nodes []*scanNode
+	turn  int
+	stats Stats
+	cost  cost.Counter // what the scan sent (Stats.Commands, RoundTrips)
+	// ahead: each master's next SCAN is sent as soon as its cursor is known (an unlimited
+	// States), so the server walks the keyspace while the page before is read.
 	ahead bool
 }
 
-// scanReply is one SCAN's answer.
 type scanReply struct {
 	keys []string
 	next uint64
@@ -92,7 +86,8 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 		o.Match = "*"
 	}
 	cost.Install(s.Redis())
-	sc := &Scanner{s: s, o: o}
+	sc := &Scanner{s: s, o: o, free: make(chan []bucket.State, 3),
+		read: bucket.ScanRead{Resolve: o.Resolve, Pairs: bucket.TwoKeyLayouts(o.Custom)}}
 	err := s.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
 		sc.nodes = append(sc.nodes, &scanNode{c: c, count: o.Count})
 		return nil
@@ -101,7 +96,6 @@ func New(ctx context.Context, s *bucket.Store, o Options) (*Scanner, error) {
 		return nil, err
 	}
 	sc.stats.Masters = len(sc.nodes)
-	sc.resolve, sc.pairs = o.Resolve, bucket.TwoKeyLayouts(o.Custom)
 	return sc, nil
 }
 
@@ -120,18 +114,24 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		return nil, err
 	}
 	sent := sc.cost.Commands()
-	c := n.c
+	r := sc.read
+	r.Client, r.Most = n.c, most
 	if n.moved {
-		c = nil
+		r.Client = nil
 	}
-	states, read, err := sc.s.ReadScanned(ctx, c, keys, most, sc.resolve, sc.pairs)
-	if err != nil && c != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
+	select {
+	case r.Into = <-sc.free:
+	default:
+	}
+	states, read, err := sc.s.ReadScanned(ctx, keys, r)
+	if err != nil && r.Client != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
 		// A slot moved since SCAN: read through the Cluster client, within what is left.
 		n.moved = true
 		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
 			err = errNoRoom
 		} else {
-			states, read, err = sc.s.ReadScanned(ctx, nil, keys, max(left, 0), sc.resolve, sc.pairs)
+			r.Client, r.Most = nil, max(left, 0)
+			states, read, err = sc.s.ReadScanned(ctx, keys, r)
 		}
 	}
 	if err != nil {
@@ -170,9 +170,8 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 		}
 	}
 	var n *scanNode
-	for i := 0; i < len(sc.nodes); i++ {
-		cand := sc.nodes[(sc.turn+i)%len(sc.nodes)]
-		if !cand.done {
+	for i := range sc.nodes {
+		if cand := sc.nodes[(sc.turn+i)%len(sc.nodes)]; !cand.done {
 			n, sc.turn = cand, (sc.turn+i+1)%len(sc.nodes)
 			break
 		}
@@ -181,16 +180,19 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 		sc.stats.Done = true
 		return nil, nil, ErrEnd
 	}
-	addr := n.c.Options().Addr
+	send := func(cursor uint64, count int64) scanReply {
+		keys, next, err := n.c.Scan(ctx, cursor, sc.o.Match, count).Result()
+		return scanReply{keys, next, err}
+	}
 	var r scanReply
 	if n.pending != nil {
 		r, n.pending = <-n.pending, nil
 	} else {
-		r = sc.scanOnce(ctx, n.c, n.cursor, n.count)
+		r = send(n.cursor, n.count)
 	}
 	if r.err != nil {
 		rediserr.ReloadSlots(sc.s.Redis(), r.err)
-		return nil, nil, fmt.Errorf("scan %s: %w", addr, r.err)
+		return nil, nil, fmt.Errorf("scan %s: %w", n.c.Options().Addr, r.err)
 	}
 	n.cursor, n.done = r.next, r.next == 0
 	if int64(len(r.keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
@@ -199,17 +201,11 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	if sc.ahead && !n.done {
 		ch, cursor, count := make(chan scanReply, 1), n.cursor, n.count
 		n.pending = ch
-		go func() { ch <- sc.scanOnce(ctx, n.c, cursor, count) }()
+		go func() { ch <- send(cursor, count) }()
 	}
 	sc.stats.Pages++
 	sc.stats.Keys += int64(len(r.keys))
 	return n, r.keys, nil
-}
-
-// scanOnce sends one SCAN to c.
-func (sc *Scanner) scanOnce(ctx context.Context, c *redis.Client, cursor uint64, count int64) scanReply {
-	keys, next, err := c.Scan(ctx, cursor, sc.o.Match, count).Result()
-	return scanReply{keys, next, err}
 }
 
 func (sc *Scanner) allDone() bool {
@@ -251,7 +247,7 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 }
 
 // States hands each page's states to fn in SCAN order, reading the next page meanwhile: the
-// scan of list, inspect, reset and audit. fn may return ErrStop.
+// scan of list, inspect, reset and audit. fn may return ErrStop; the page is reused after it.
 func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.State) error) (Stats, error) {
 	sc, err := New(ctx, s, o)
 	if err != nil {
@@ -263,38 +259,39 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var stats Stats
-	found := int64(0)
-	for p := range sc.Pages(ctx, 1) {
-		stats = p.Stats
+	stats, found := Stats{}, int64(0)
+	for p := range sc.pages(ctx) {
+		stats = p.stats
 		stats.DBSize = dbsize
-		if p.Err != nil {
-			return stats, p.Err
+		if p.err != nil {
+			return stats, p.err
 		}
-		keep := p.States[:0]
-		for _, st := range p.States {
-			if st.Problem != "" && o.BucketsOnly {
-				continue
+		keep := p.states[:0]
+		for _, st := range p.states {
+			if st.Problem == "" && o.Limit > 0 && found >= o.Limit {
+				stats.Truncated = true
+				break
 			}
 			if st.Problem == "" {
-				if o.Limit > 0 && found >= o.Limit {
-					stats.Truncated = true
-					break
-				}
 				found++
+			} else if o.BucketsOnly {
+				continue
 			}
 			keep = append(keep, st)
 		}
 		if len(keep) > 0 {
-			if err := fn(keep); err != nil {
-				if errors.Is(err, ErrStop) {
-					return stats, nil
-				}
+			if err := fn(keep); errors.Is(err, ErrStop) {
+				return stats, nil
+			} else if err != nil {
 				return stats, err
 			}
 		}
 		if stats.Truncated {
 			return stats, nil
+		}
+		select {
+		case sc.free <- p.states[:0]:
+		default:
 		}
 		if o.OnPage != nil {
 			o.OnPage(stats)
@@ -304,6 +301,37 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 		}
 	}
 	return stats, ctx.Err()
+}
+
+type page struct {
+	states []bucket.State
+	stats  Stats
+	err    error
+}
+
+// pages reads a page ahead in a goroutine; the channel closes at the end or after a page
+// with err. Cancel ctx to stop it early.
+func (sc *Scanner) pages(ctx context.Context) <-chan page {
+	sc.ahead = sc.o.Limit == 0 // a limited scan sends no SCAN it may not need
+	ch := make(chan page, 1)
+	go func() {
+		defer close(ch)
+		for {
+			states, err := sc.Next(ctx)
+			if errors.Is(err, ErrEnd) {
+				return
+			}
+			select {
+			case ch <- page{states, sc.Stats(), err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 // Keys hands fn the key names of each SCAN page, reading no key (shell completion); o.Limit
@@ -334,37 +362,4 @@ func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) err
 		}
 	}
 	return nil
-}
-
-// Page is one page of a scan, the counts up to it, and the error that ends the scan.
-type Page struct {
-	States []bucket.State
-	Stats  Stats
-	Err    error
-}
-
-// Pages reads up to ahead pages ahead in a goroutine; the channel closes at the end or
-// after a Page with Err. Cancel ctx to stop it early.
-func (sc *Scanner) Pages(ctx context.Context, ahead int) <-chan Page {
-	sc.ahead = sc.o.Limit == 0 // a limited scan sends no SCAN it may not need
-	ch := make(chan Page, ahead)
-	go func() {
-		defer close(ch)
-		for {
-			states, err := sc.Next(ctx)
-			if errors.Is(err, ErrEnd) {
-				return
-			}
-			p := Page{States: states, Stats: sc.Stats(), Err: err}
-			select {
-			case ch <- p:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch
 }

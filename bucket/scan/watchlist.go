@@ -3,6 +3,8 @@ package scan
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,16 +23,13 @@ type Watchlist struct {
 	budget int64
 	kept   map[string]bucket.State
 	pinned string
-	// hot are keys being written now (see Hot): read every refresh, kept while hot.
-	hot []string
-	// next is the kept bucket the next re-read begins with (see reread).
-	next string
+	hot    []string // keys being written now (see Hot): read every refresh, kept while hot
+	next   string   // the kept bucket the next re-read begins with
 
 	pass, passKeys, lastPass int64
 	limit, passBuckets       int64
-	// whole: the last whole pass dropped none (pruned: this pass has).
-	pruned, whole      bool
-	dbsize, lastDBSize int64
+	pruned, whole            bool // this pass dropped a bucket; the last whole pass dropped none
+	dbsize, lastDBSize       int64
 }
 
 // WatchOptions configure a Watchlist.
@@ -49,18 +48,14 @@ type WatchOptions struct {
 	NodeClient hot.NodeClient
 }
 
-// WatchResult is one refresh.
+// WatchResult is one refresh: the buckets kept (in no order; Whole: every bucket there is),
+// the keys scanned this pass, the refresh's cost, and the hot keys that read as no bucket.
 type WatchResult struct {
-	// States are the buckets kept, in no particular order.
-	States []bucket.State
-	// Scanned this pass, DBSize read once per pass, passes completed.
-	Scanned, DBSize, Passes int64
-	// This refresh's Redis cost, as the cost hook counted it.
+	States                      []bucket.State
+	Scanned, DBSize, Passes     int64
 	Commands, RoundTrips, Pages int64
-	// Whole says the States are every bucket there is: a whole pass kept them all.
-	Whole bool
-	// NotBuckets are the hot keys (see Hot) that read as no bucket: gone, or not one.
-	NotBuckets []string
+	Whole                       bool
+	NotBuckets                  []string
 }
 
 // NewWatchlist prepares a Watchlist over s (nothing is read until Refresh).
@@ -77,8 +72,7 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 	if o.Count <= 0 || o.Count > o.Budget/4 {
 		o.Count = min(200, max(10, o.Budget/4))
 	}
-	// Re-reading the kept buckets takes at most half the budget (see reread).
-	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3)))
+	o.Keep = max(1, min(o.Keep, int((o.Budget/2-2)/3))) // a re-read takes at most half the budget
 	sc, err := New(ctx, s, o.Options)
 	if err != nil {
 		return nil, err
@@ -88,10 +82,8 @@ func NewWatchlist(ctx context.Context, s *bucket.Store, o WatchOptions) (*Watchl
 
 // Refresh re-reads the kept buckets and scans on within the budget, as the cost hook counts it.
 func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
-	before := w.sc.Stats()
-	startPages := before.Pages
-	c := &cost.Counter{}
-	ctx = cost.With(ctx, c)
+	before, c := w.sc.Stats(), &cost.Counter{}
+	startPages, ctx := before.Pages, cost.With(ctx, c)
 	spent := func() int64 { return int64(c.Commands()) }
 	var res WatchResult
 	if w.dbsize < 0 {
@@ -142,10 +134,7 @@ func (w *Watchlist) Refresh(ctx context.Context) (WatchResult, error) {
 	}
 	res.Pages = w.sc.Stats().Pages - startPages
 	res.Commands, res.RoundTrips = spent(), int64(c.RoundTrips())
-	res.States = make([]bucket.State, 0, len(w.kept))
-	for _, s := range w.kept {
-		res.States = append(res.States, s)
-	}
+	res.States = slices.Collect(maps.Values(w.kept))
 	res.Scanned, res.DBSize, res.Passes, res.Whole = w.passKeys, max(w.dbsize, 0), w.pass, w.whole
 	if res.Scanned == 0 {
 		res.Scanned, res.DBSize = w.lastPass, w.lastDBSize
@@ -171,17 +160,15 @@ func (w *Watchlist) reread(ctx context.Context, res *WatchResult) error {
 		add(k)
 		hot[k] = true
 	}
-	kept := make([]string, 0, len(w.kept))
-	for k := range w.kept {
-		kept = append(kept, k)
-	}
-	sort.Strings(kept)
+	kept := slices.Sorted(maps.Keys(w.kept))
 	// From where the last re-read stopped, so that every kept bucket has its turn.
 	i := sort.SearchStrings(kept, w.next)
 	for _, k := range append(kept[i:], kept[:i]...) {
 		add(k)
 	}
-	states, n, err := w.s.ReadScanned(ctx, nil, keys, w.budget/2, w.sc.resolve, w.sc.pairs)
+	r := w.sc.read
+	r.Most = w.budget / 2
+	states, n, err := w.s.ReadScanned(ctx, keys, r)
 	if err != nil {
 		return err
 	}
@@ -218,10 +205,7 @@ func (w *Watchlist) prune() {
 	if len(w.kept) <= 3*w.keep {
 		return
 	}
-	all := make([]bucket.State, 0, len(w.kept))
-	for _, s := range w.kept {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(w.kept))
 	keep := map[string]bool{w.pinned: true}
 	for _, k := range w.hot {
 		keep[k] = true

@@ -13,9 +13,10 @@ import (
 
 var InspectHeader = []string{"KEY", "LAYOUT", "TOKENS", "CAPACITY", "RATE", "FILL", "FULL-IN", "TTL", "UPDATED", "ALLOWED", "DENIED"}
 
-func InspectRow(s bucket.State, node func(string) string) []string {
+// InspectRow appends inspect's cells of s to dst.
+func InspectRow(dst []string, s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
-		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-")
+		return nodeRow(dst, node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), "-", "-", "-")
 	}
 	tokens, capacity, rate, fill, full := levelCells(&s)
 	if !s.Exists {
@@ -25,16 +26,17 @@ func InspectRow(s bucket.State, node func(string) string) []string {
 	if s.Exists && s.TAT == nil { // a GCRA bucket stores no time of its last update
 		updated = format.Ago(s.Age())
 	}
-	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
+	return nodeRow(dst, node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, format.TTL(s.TTL), updated,
 		format.Count(s.Allowed), format.Count(s.Denied))
 }
 
-// nodeRow is a row's cells and, with node set (-o wide), the node serving key.
-func nodeRow(node func(string) string, key string, cells ...string) []string {
+// nodeRow appends a row's cells to dst and, with node set (-o wide), the node serving key.
+func nodeRow(dst []string, node func(string) string, key string, cells ...string) []string {
+	dst = append(dst, cells...)
 	if node != nil {
-		return append(cells, node(key))
+		return append(dst, node(key))
 	}
-	return cells
+	return dst
 }
 
 // levelCells are the TOKENS, CAPACITY, RATE, FILL and FULL-IN cells of an existing bucket.
@@ -91,14 +93,16 @@ func WithNode(node func(string) string, header ...string) []string {
 
 // StateWriter writes pages of states to out (row's cells, or StateViews with each
 // retry-after for cost(key), nil: 1); see sees each.
-func StateWriter(out *Stream, node func(string) string, row func(bucket.State, func(string) string) []string,
+func StateWriter(out *Stream, node func(string) string, row func([]string, bucket.State, func(string) string) []string,
 	see func(bucket.State), cost func(string) float64) func([]bucket.State) error {
+	var cells []string
 	return func(page []bucket.State) error {
 		for _, s := range page {
 			see(s)
 			var err error
 			if out.IsTable() {
-				err = out.Add(nil, row(s, node)...)
+				cells = row(cells[:0], s, node)
+				err = out.Add(nil, cells...)
 			} else {
 				err = out.Add(StateNodeCost(s, node, cost))
 			}
@@ -123,9 +127,10 @@ func StateNodeCost(s bucket.State, node func(string) string, cost func(string) f
 	return v
 }
 
-func ListRow(s bucket.State, node func(string) string) []string {
+// ListRow appends list's cells of s to dst.
+func ListRow(dst []string, s bucket.State, node func(string) string) []string {
 	if s.Problem != "" {
-		return nodeRow(node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem))
+		return nodeRow(dst, node, s.Key, format.SafeKey(s.Key), "-", "-", "-", "-", "-", "-", format.TTL(s.TTL), format.SafeKey(s.Problem))
 	}
 	tokens, capacity, rate, fill, full := levelCells(&s)
 	note := ""
@@ -137,7 +142,7 @@ func ListRow(s bucket.State, node func(string) string) []string {
 	case s.Guess != "":
 		note = "guess: " + format.DeclareHint(s.Layout.Name) + " to act on it"
 	}
-	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, listTTL(s), note)
+	return nodeRow(dst, node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), tokens, capacity, rate, fill, full, listTTL(s), note)
 }
 
 // listTTL is the TTL cell of list's tables: a bucket with no TTL is flagged.
@@ -169,7 +174,7 @@ func HotRow(b hot.Bucket, node func(string) string) []string {
 		rate += " (writes)"
 	}
 	tokens, capacity, _, fill, _ := levelCells(&s)
-	return nodeRow(node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s))
+	return nodeRow(nil, node, s.Key, format.SafeKey(s.Key), LayoutLabel(s), rate, denied, tokens, capacity, fill, listTTL(s))
 }
 
 func HotOf(b hot.Bucket, rep hot.Report, node func(string) string) HotView {

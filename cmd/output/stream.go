@@ -106,7 +106,8 @@ func (t *Table) Render() error { return t.s.Flush() }
 // needed; on a terminal the key column takes what is left, cut in the middle.
 type streamTable struct {
 	header  []string
-	rows    [][]string
+	rows    [][]string // the page's rows, in cells
+	cells   []string
 	widths  []int
 	bold    bool
 	head    lipgloss.Style
@@ -135,7 +136,12 @@ func TermWidth(io *iostreams.IOStreams) int {
 	return 0
 }
 
-func (t *streamTable) add(cells []string) { t.rows = append(t.rows, cells) }
+// add copies cells: a caller may reuse them.
+func (t *streamTable) add(cells []string) {
+	start := len(t.cells)
+	t.cells = append(t.cells, cells...)
+	t.rows = append(t.rows, t.cells[start:len(t.cells):len(t.cells)])
+}
 
 const colGap = 2
 
@@ -179,7 +185,8 @@ func (t *streamTable) writePage(w *bufio.Writer) {
 		w.WriteByte('\n')
 	}
 	clear(t.rows)
-	t.rows = t.rows[:0]
+	clear(t.cells)
+	t.rows, t.cells = t.rows[:0], t.cells[:0]
 }
 
 // line lays out cells in t.buf, which the next call reuses.
