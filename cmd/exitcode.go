@@ -109,7 +109,12 @@ func errorMessage(err error) string {
 	if errors.As(err, &re) && connect.IsAuth(re.Err) {
 		msg = re.Error() // the refusal alone, not the step that met it
 	} else if errors.As(err, &re) && replyTimeout(re.Err) {
-		msg = lostCause(re.Addr, re.Err) // connected: the reply timed out, not the dial
+		// Connected: the reply timed out, not the dial. What wraps it stays.
+		if i := strings.Index(msg, re.Error()); i >= 0 {
+			msg = msg[:i] + lostCause(re.Addr, re.Err) + msg[i+len(re.Error()):]
+		} else {
+			msg = lostCause(re.Addr, re.Err)
+		}
 	}
 	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {
 		msg += ": " + a

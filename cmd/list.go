@@ -117,10 +117,7 @@ func listRun(opts *ListOptions) error {
 	if err == nil && held != nil {
 		err = write(held.sorted())
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := out.End(err); err != nil {
 		return err
 	}
 	run.notes(opts.Match)

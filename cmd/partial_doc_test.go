@@ -32,7 +32,7 @@ func TestScanFailureLeavesDocumentOpen(t *testing.T) {
 		"json": func(s string) error { var v []any; return json.Unmarshal([]byte(s), &v) },
 		"yaml": func(s string) error { var v []any; return yaml.Unmarshal([]byte(s), &v) },
 	}
-	for _, verb := range [][]string{{"inspect"}, {"reset", "--tokens", "1", "--dry-run"}} {
+	for _, verb := range [][]string{{"list"}, {"inspect"}, {"reset", "--tokens", "1", "--dry-run"}} {
 		for format, parses := range parse {
 			args := append(append(append([]string{}, verb...), spec...), "-o", format)
 			if r := run(t, srv.URL(), args...); r.code != ExitOK || parses(r.out) != nil {
@@ -53,5 +53,10 @@ func TestScanFailureLeavesDocumentOpen(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A refused plan (exit 2) is no complete result either.
+	args := append(append([]string{"reset"}, spec...), "--tokens", "50", "--dry-run", "-o", "json")
+	if r := run(t, srv.URL(), args...); r.code != ExitUsage || parse["json"](r.out) == nil {
+		t.Errorf("%v: exit %d, stdout %.40q: want 2 and a document that does not parse", args, r.code, r.out)
 	}
 }

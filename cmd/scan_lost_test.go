@@ -36,8 +36,8 @@ func TestScanLostConnectionIsNoEnd(t *testing.T) {
 			t.Errorf("%s: exit %d after a dropped connection, as if the scan had ended: %d lines out, stderr %q",
 				args[0], r.code, strings.Count(r.out, "\n"), r.errOut)
 		}
-		if !strings.Contains(r.errOut, p.Addr()) && !strings.Contains(r.errOut, "lost") {
-			t.Errorf("%s: stderr names neither the server nor the lost connection: %q", args[0], r.errOut)
+		if !strings.Contains(r.errOut, "the connection to "+p.Addr()+" was lost before the reply") || strings.Contains(r.errOut, "scan "+p.Addr()) {
+			t.Errorf("%s: stderr does not name the lost connection to the server, once: %q", args[0], r.errOut)
 		}
 	}
 }

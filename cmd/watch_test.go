@@ -308,18 +308,28 @@ func TestWatchCountShortExitsWithTheFailure(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	run(t, srv.URL(), "watch", "w:n", "--capacity", "5", "--rate", "1", "--count", "1") // loads the read script: one request per read
-	for _, format := range []string{"json", "yaml", "table"} {
+	for _, c := range []struct {
+		format string
+		fault  redistest.Fault
+		says   string
+	}{
+		{"json", redistest.Drop, "cannot reach Redis at "},
+		{"yaml", redistest.Drop, "cannot reach Redis at "},
+		{"table", redistest.Drop, "cannot reach Redis at "},
+		{"json", redistest.Hold, "Redis at "}, // "... did not answer within --timeout"
+	} {
+		format := c.format
 		p := redistest.StartProxy(t, srv.Addr())
 		// The bucket check and the first record pass; the reply to the second record's read
-		// is dropped: the second of three records is missing.
-		p.Arm(redistest.Rule{Match: "w:n", Skip: 3, Fault: redistest.Drop})
-		r := run(t, p.URL(), "watch", "w:n", "--capacity", "5", "--rate", "1", "--count", "3", "--interval", "50ms", "-o", format)
+		// is dropped (or held past --timeout): the second of three records is missing.
+		p.Arm(redistest.Rule{Match: "w:n", Skip: 3, Fault: c.fault})
+		r := run(t, p.URL(), "--timeout", "300ms", "watch", "w:n", "--capacity", "5", "--rate", "1", "--count", "3", "--interval", "50ms", "-o", format)
 		if !p.Fired() {
 			t.Fatalf("-o %s: no refresh failed: exit %d, stderr %q", format, r.code, r.errOut)
 		}
 		records := strings.Count(r.out, "w:n")
-		if records != 2 || r.code != ExitUnreachable || !strings.Contains(r.errOut, "printed 2 of 3 records: cannot reach Redis at "+p.Addr()) {
-			t.Errorf("-o %s: %d records, exit %d, stderr %q: want 2, exit 3 and the shortfall with the server named", format, records, r.code, r.errOut)
+		if records != 2 || r.code != ExitUnreachable || !strings.Contains(r.errOut, "printed 2 of 3 records: "+c.says+p.Addr()) {
+			t.Errorf("-o %s, reply %v: %d records, exit %d, stderr %q: want 2, exit 3 and the shortfall with the server named", format, c.fault, records, r.code, r.errOut)
 		}
 		if ok := run(t, p.URL(), "watch", "w:n", "--capacity", "5", "--rate", "1", "--count", "2", "--interval", "50ms", "-o", format); ok.code != ExitOK || strings.Count(ok.out, "w:n") != 2 {
 			t.Errorf("-o %s: a run with no failure: exit %d, %d records: %s", format, ok.code, strings.Count(ok.out, "w:n"), ok.errOut)
