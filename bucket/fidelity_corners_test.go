@@ -232,7 +232,7 @@ func TestFidelityCorners(t *testing.T) {
 				}
 				o.write(t, c, key, tc.spec, tc.stored, tc.exists)
 				s = inspectAt(t, c, key, o, tc.spec, tc.now)
-				n := pick(r, 0, tc.spec.Capacity, math.Round(r.Float64()*tc.spec.Capacity*100)/100)
+				n := pick(r, 0, tc.spec.Capacity, math.Floor(r.Float64()*tc.spec.Capacity*100)/100) // never above capacity
 				st := bucket.NewStore(c, bucket.WithClientClock(func() time.Time { return time.UnixMicro(tc.now) }))
 				out, err := st.ResetMany(ctx, []bucket.ResetOp{{Key: key, Layout: o.layout, Spec: tc.spec, To: bucket.ResetTo{Tokens: n}, Read: &s, Declared: true}})
 				if err != nil || (out[0] != bucket.ResetDone && out[0] != bucket.ResetCreated) {
