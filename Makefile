@@ -42,7 +42,7 @@ screenshots: deps build
 # The comparisons of the README's performance figures ('bucketctl help performance'), on
 # loopback redis-servers the benchmarks start themselves: server script time per decision
 # and Take side by side with go-redis/redis_rate, load against redis-benchmark, start-up
-# against redis-cli; scripts/bench/benchtable echoes their output and ends with the table
+# against redis-cli, list of 1M buckets against SCAN + GET; scripts/bench/benchtable echoes their output and ends with the table
 # (date, cores and load average included), failing when a command gave no figures. A few
 # minutes on two cores: run it on an otherwise idle machine. benchtable is built first, so
 # its compilation does not run beside the first benchmark.
@@ -51,7 +51,8 @@ bench: deps
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem -passes 5; \
 	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; \
 	  N1=$${N1:-200000} N16=$${N16:-400000} REPS=$${REPS:-5} scripts/bench/load-vs-redis-benchmark.sh; \
-	  scripts/bench/startup.sh; } | bin/benchtable
+	  scripts/bench/startup.sh; \
+	  scripts/bench/list-vs-floor.sh; } | bin/benchtable
 
 clean:
 	rm -rf bin dist dist-gen

@@ -7,7 +7,9 @@
 //     bucketctl's: above 1, bucketctl decides faster; go test ./bucket -bench 'Take$');
 //   - `bucketctl load` against redis-benchmark, -P 1 and -P 16
 //     (scripts/bench/load-vs-redis-benchmark.sh);
-//   - package initialisation and `inspect KEY` against redis-cli (scripts/bench/startup.sh).
+//   - package initialisation and `inspect KEY` against redis-cli (scripts/bench/startup.sh);
+//   - `list` of 1,000,000 native buckets against SCAN + pipelined GET
+//     (scripts/bench/list-vs-floor.sh).
 //
 // Each row says its goal; a figure that misses it is reported under the table. A figure
 // that is absent (its command failed) makes benchtable exit 1, naming it.

@@ -25,6 +25,8 @@ var (
 	initLine    = regexp.MustCompile(`^package init \(.*median of (\d+)\): ([\d.]+) ms`)
 	floorLine   = regexp.MustCompile(`^\s*the libraries' floor, in turn with it:\s+([\d.]+) ms`)
 	inspectLine = regexp.MustCompile(`^inspect KEY vs redis-cli get KEY:\s+A ([\d.]+) ms\s+B ([\d.]+) ms\s+A/B ([\d.]+) \(median of (\d+) pairs`)
+	// list-vs-floor.sh's pairs.
+	listLine = regexp.MustCompile(`^list of (\d+) native buckets vs its floor .*:\s+A ([\d.]+) ms\s+B ([\d.]+) ms\s+A/B ([\d.]+) \(median of (\d+) pairs; min ([\d.]+), max ([\d.]+)`)
 	// Both scripts print the load average before and after their runs.
 	loadavgLine = regexp.MustCompile(`^load average (?:before|after):\s+([\d.]+)`)
 )
@@ -47,6 +49,7 @@ type figures struct {
 	load    map[string][3]float64         // P -> redis-benchmark, bucketctl, ratio
 	init    []float64                     // ms, the libraries' floor's ms, runs
 	inspect []float64                     // bucketctl ms, redis-cli ms, ratio, pairs
+	list    []float64                     // buckets, list ms, floor ms, ratio, pairs, min, max
 	loadavg []float64                     // 1-minute load averages
 }
 
@@ -94,6 +97,10 @@ func read(in io.Reader, echo io.Writer) (figures, error) {
 			fs.init = []float64{num(m[2]), 0, num(m[1])}
 		} else if m := floorLine.FindStringSubmatch(t); m != nil && fs.init != nil {
 			fs.init[1] = num(m[1])
+		} else if m := listLine.FindStringSubmatch(t); m != nil {
+			for _, v := range m[1:] {
+				fs.list = append(fs.list, num(v))
+			}
 		} else if m := inspectLine.FindStringSubmatch(t); m != nil {
 			fs.inspect = []float64{num(m[1]), num(m[2]), num(m[3]), num(m[4])}
 		} else if m := loadavgLine.FindStringSubmatch(t); m != nil {
@@ -171,6 +178,13 @@ func table(w io.Writer, fs figures, when time.Time) (missing []string, ok bool) 
 		fmt.Fprintf(w, "| `load --pipeline %s` vs `redis-benchmark -P %s`, same script (ops/s, medians) | %.0f | %.0f | %.2f× (≥ 0.9 wanted) |\n",
 			p, p, l[1], l[0], l[2])
 		ok = ok && l[2] >= 0.9
+	}
+	if l := fs.list; l != nil {
+		fmt.Fprintf(w, "| `list` of %.0f native buckets vs SCAN + pipelined GET (`scanfloor`) (s, median of %.0f pairs; ratio: median of the pairs' ratios, %.2f–%.2f) | %.2f | %.2f | %.2f× (≤ 1.5 wanted) |\n",
+			l[0], l[4], l[5], l[6], l[1]/1000, l[2]/1000, l[3])
+		ok = ok && l[3] <= 1.5
+	} else {
+		missing = append(missing, "list vs its floor (scripts/bench/list-vs-floor.sh)")
 	}
 	if fs.init != nil {
 		fmt.Fprintf(w, "| package init, `GODEBUG=inittrace=1 bucketctl version` (ms, median of %.0f) | %.2f | libraries' floor %.2f | (≤ 2 ms wanted) |\n",
