@@ -18,6 +18,19 @@ import (
 	"github.com/bucketctl/bucketctl/cmd/output"
 )
 
+// expressHashes writes n express buckets (2 tokens, refilled in 2023) named prefix0...
+func expressHashes(t *testing.T, srv *redistest.Server, prefix string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	pipe := srv.Client(t).Pipeline()
+	for i := range n {
+		pipe.HSet(ctx, fmt.Sprintf("%s%d", prefix, i), "tokens", "2", "last_refill", "1700000000")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type result struct {
 	code        int
 	out, errOut string

@@ -108,13 +108,6 @@ func errorMessage(err error) string {
 	var re *UnreachableError
 	if errors.As(err, &re) && connect.IsAuth(re.Err) {
 		msg = re.Error() // the refusal alone, not the step that met it
-	} else if errors.As(err, &re) && replyTimeout(re.Err) {
-		// Connected: the reply timed out, not the dial. What wraps it stays.
-		if i := strings.Index(msg, re.Error()); i >= 0 {
-			msg = msg[:i] + lostCause(re.Addr, re.Err) + msg[i+len(re.Error()):]
-		} else {
-			msg = lostCause(re.Addr, re.Err)
-		}
 	}
 	if a := adviceFor(err); a != "" && !strings.Contains(msg, a) {
 		msg += ": " + a
@@ -125,7 +118,7 @@ func errorMessage(err error) string {
 // adviceFor is what the user can do about err, in the command line's words.
 func adviceFor(err error) string {
 	switch {
-	case replyTimeout(err):
+	case connect.IsReplyTimeout(err):
 		return "raise --timeout, or check the server's load"
 	case errors.Is(err, bucket.ErrNoSpec):
 		return specAdvice

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -18,15 +16,7 @@ import (
 func TestScanFailureLeavesDocumentOpen(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	ctx := context.Background()
-	pipe := admin.Pipeline()
-	for i := range 3000 {
-		pipe.HSet(ctx, fmt.Sprintf("p:%d", i), "tokens", "2", "last_refill", "1700000000")
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	expressHashes(t, srv, "p:", 3000)
 	spec := []string{"--match", "p:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--limit", "0"}
 	parse := map[string]func(string) error{
 		"json": func(s string) error { var v []any; return json.Unmarshal([]byte(s), &v) },

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -14,15 +12,7 @@ import (
 func TestScanLostConnectionIsNoEnd(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	ctx := context.Background()
-	pipe := admin.Pipeline()
-	for i := range 3000 {
-		pipe.HSet(ctx, fmt.Sprintf("e:%d", i), "tokens", "2", "last_refill", "1700000000")
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	expressHashes(t, srv, "e:", 3000)
 	for _, args := range [][]string{
 		{"list", "--match", "e:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--limit", "0", "-o", "jsonl"},
 		{"reset", "--match", "e:*", "--layout", "express", "--capacity", "10", "--rate", "1", "--tokens", "1", "--yes", "-o", "jsonl"},

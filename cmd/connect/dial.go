@@ -16,6 +16,7 @@ import (
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/rediserr"
+	"github.com/bucketctl/bucketctl/tui/format"
 )
 
 // Check says how Dial makes sure the server answers before a command relies on it.
@@ -185,10 +186,57 @@ type UnreachableError struct {
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 func (e *UnreachableError) Error() string {
-	if IsAuth(e.Err) {
+	switch {
+	case IsAuth(e.Err):
 		return authRefusal(e.Addr, e.User, e.Err)
+	case IsReplyTimeout(e.Err): // connected: the reply timed out, not the dial
+		return LostCause(e.Addr, e.Err)
 	}
 	return fmt.Sprintf("cannot reach Redis at %s: %s", e.Addr, describeConnErr(e.Addr, e.Err))
+}
+
+// LostCause says why a round trip to server failed, naming the address: never a bare EOF.
+func LostCause(server string, err error) string {
+	server = LostAddr(server, err)
+	switch {
+	case rediserr.IsTimeout(err):
+		return fmt.Sprintf("Redis at %s did not answer within --timeout (%s)", server, RootText(err))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("the connection to %s was lost before the reply (EOF: closed by the server, a restart, a proxy or a firewall?)", server)
+	case rediserr.IsLost(err):
+		return fmt.Sprintf("the connection to %s was lost before the reply (%s: closed by the server, a restart, a proxy or a firewall?)", server, RootText(err))
+	}
+	return fmt.Sprintf("%s: %s", server, format.SafeKey(err.Error()))
+}
+
+// LostAddr is the address a round trip to server failed on: the connection's own when err has it.
+func LostAddr(server string, err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Addr != nil {
+		server = oe.Addr.String()
+	}
+	return format.SafeText(server)
+}
+
+// IsReplyTimeout reports a server reached that did not answer within --timeout (not a dial).
+func IsReplyTimeout(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// RootText is the innermost error's text ("i/o timeout", "connection reset by peer").
+func RootText(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return format.SafeKey(err.Error())
+		}
+		err = next
+	}
 }
 
 // IsAuth reports a refused (WRONGPASS) or missing (NOAUTH) password.

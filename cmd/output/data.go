@@ -138,20 +138,3 @@ func stringNode(s string) (*yaml.Node, error) {
 	n.Style = e.Style
 	return n, nil
 }
-
-// End closes s's document when err is nil and returns err, else the close's error. After a
-// failure the document is left open (JSON without its closing ], YAML ending in an open [),
-// so that a parser rejects a partial result instead of taking it for the whole one.
-func (s *Stream) End(err error) error {
-	if err == nil {
-		return s.Close()
-	}
-	switch {
-	case s.format == FormatJSON && s.n > 0:
-		s.out.WriteString("\n")
-	case IsData(s.format):
-		s.out.WriteString("[\n")
-	}
-	_ = s.Flush()
-	return err
-}

@@ -91,6 +91,23 @@ func (s *Stream) Close() error {
 	return s.Flush()
 }
 
+// End closes s's document when err is nil and returns err, else the close's error. After a
+// failure the document is left open (JSON without its closing ], YAML ending in an open [),
+// so that a parser rejects a partial result instead of taking it for the whole one.
+func (s *Stream) End(err error) error {
+	if err == nil {
+		return s.Close()
+	}
+	switch {
+	case s.format == FormatJSON && s.n > 0:
+		s.out.WriteString("\n")
+	case IsData(s.format):
+		s.out.WriteString("[\n")
+	}
+	_ = s.Flush()
+	return err
+}
+
 // Table is a table printed at once, laid out as a Stream's.
 type Table struct{ s *Stream }
 
