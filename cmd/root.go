@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -124,6 +125,11 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 // Main runs bucketctl and returns the exit code.
 func Main() int {
 	connect.QuietLogs()
+	if os.Getenv("GOGC") == "" {
+		// A short-lived process whose heap a page bounds: a quarter of the GC work of the
+		// default for a few MB more (list of 1M buckets: 35 MB).
+		debug.SetGCPercent(400)
+	}
 	f := NewFactory(iostreams.System(), buildVersion())
 	f.Signals = true
 	return Run(context.Background(), f, os.Args[1:])

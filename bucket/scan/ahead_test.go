@@ -12,9 +12,9 @@ import (
 	"github.com/bucketctl/bucketctl/bucket/scan"
 )
 
-// TestSCANSentAheadReadsTheSameWalk: an unlimited States, which sends each next SCAN ahead,
-// reads the same keys in the same order, in as many pages, commands and round trips, as a
-// walk with Next that sends each SCAN when its page is wanted.
+// TestSCANSentAheadReadsTheSameWalk: an unlimited States, which sends each next SCAN ahead
+// and reads two pages at once, hands on the same keys in the same order, in as many pages,
+// commands and round trips, as a walk with Next that reads a page when it is wanted.
 func TestSCANSentAheadReadsTheSameWalk(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -64,7 +64,8 @@ func TestSCANSentAheadReadsTheSameWalk(t *testing.T) {
 	if len(ahead) != 3000 || !slices.Equal(ahead, walked) {
 		t.Fatalf("sent ahead: %d keys, walked: %d keys, same order: %v", len(ahead), len(walked), slices.Equal(ahead, walked))
 	}
-	if aheadStats.Pages != ws.Pages || aheadStats.Keys != ws.Keys || aheadStats.Commands != ws.Commands || aheadStats.RoundTrips != ws.RoundTrips || aheadStats.Pages < 20 {
+	if aheadStats.Pages != ws.Pages || aheadStats.Keys != ws.Keys || aheadStats.Commands != ws.Commands || aheadStats.RoundTrips != ws.RoundTrips || aheadStats.Pages < 20 ||
+		aheadStats.Buckets != ws.Buckets || aheadStats.Other != ws.Other || !aheadStats.Done || !ws.Done {
 		t.Fatalf("sent ahead %+v, walked %+v", aheadStats, ws)
 	}
 }

@@ -109,34 +109,21 @@ func (sc *Scanner) Next(ctx context.Context) ([]bucket.State, error) { return sc
 // counted); the keys that do not fit are read by the next call, errNoRoom if none fits.
 func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, error) {
 	ctx = cost.With(ctx, &sc.cost)
-	n, keys, err := sc.nextKeys(ctx)
+	n, keys, scanned, err := sc.nextKeys(ctx)
+	if errors.Is(err, ErrEnd) {
+		sc.stats.Done = true
+	}
 	if err != nil {
 		return nil, err
 	}
-	sent := sc.cost.Commands()
-	r := sc.read
-	r.Client, r.Most = n.c, most
-	if n.moved {
-		r.Client = nil
+	if scanned {
+		sc.stats.Pages++
+		sc.stats.Keys += int64(len(keys))
 	}
-	select {
-	case r.Into = <-sc.free:
-	default:
-	}
-	states, read, err := sc.s.ReadScanned(ctx, keys, r)
-	if err != nil && r.Client != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
-		// A slot moved since SCAN: read through the Cluster client, within what is left.
-		n.moved = true
-		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
-			err = errNoRoom
-		} else {
-			r.Client, r.Most = nil, max(left, 0)
-			states, read, err = sc.s.ReadScanned(ctx, keys, r)
-		}
-	}
+	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most)
 	if err != nil {
 		// The next call reads the page again, so a failed read skips no key.
-		n.held = append([]string(nil), keys...)
+		n.held, n.moved = append([]string(nil), keys...), moved
 		return nil, err
 	}
 	n.held = nil
@@ -146,7 +133,39 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 			return nil, errNoRoom
 		}
 	}
-	n.moved = n.moved && len(n.held) > 0
+	n.moved = moved && len(n.held) > 0
+	sc.count(states, sc.allDone())
+	return states, nil
+}
+
+// readKeys reads keys from c, or through the Cluster client when moved or when a slot moved
+// since SCAN (moved then true), within most commands (0: no cap); read is how many it read.
+func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64) (states []bucket.State, read int, _ bool, err error) {
+	sent := sc.cost.Commands()
+	r := sc.read
+	r.Client, r.Most = c, most
+	if moved {
+		r.Client = nil
+	}
+	select {
+	case r.Into = <-sc.free:
+	default:
+	}
+	states, read, err = sc.s.ReadScanned(ctx, keys, r)
+	if err != nil && r.Client != nil && (redis.HasErrorPrefix(errors.Unwrap(err), "MOVED") || redis.HasErrorPrefix(errors.Unwrap(err), "ASK")) {
+		moved = true
+		if left := most - int64(sc.cost.Commands()-sent); most > 0 && left <= 0 {
+			err = errNoRoom
+		} else {
+			r.Client, r.Most = nil, max(left, 0)
+			states, read, err = sc.s.ReadScanned(ctx, keys, r)
+		}
+	}
+	return states, read, moved, err
+}
+
+// count adds a page read to the stats.
+func (sc *Scanner) count(states []bucket.State, done bool) {
 	for _, st := range states {
 		if st.Problem == "" {
 			sc.stats.Buckets++
@@ -154,19 +173,17 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 			sc.stats.Other++
 		}
 	}
-	if sc.allDone() {
-		sc.stats.Done = true
-	}
-	return states, nil
+	sc.stats.Done = sc.stats.Done || done
 }
 
-// nextKeys returns the keys held back, else a SCAN page of the next master (ErrEnd: none).
-func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
+// nextKeys returns the keys held back, else (scanned) a SCAN page of the next master
+// (ErrEnd: none).
+func (sc *Scanner) nextKeys(ctx context.Context) (_ *scanNode, _ []string, scanned bool, _ error) {
 	for _, n := range sc.nodes {
 		if len(n.held) > 0 {
 			keys := n.held
 			n.held = nil
-			return n, keys, nil
+			return n, keys, false, nil
 		}
 	}
 	var n *scanNode
@@ -177,8 +194,7 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 		}
 	}
 	if n == nil {
-		sc.stats.Done = true
-		return nil, nil, ErrEnd
+		return nil, nil, false, ErrEnd
 	}
 	send := func(cursor uint64, count int64) scanReply {
 		keys, next, err := n.c.Scan(ctx, cursor, sc.o.Match, count).Result()
@@ -192,7 +208,7 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 	}
 	if r.err != nil {
 		rediserr.ReloadSlots(sc.s.Redis(), r.err)
-		return nil, nil, fmt.Errorf("scan %s: %w", n.c.Options().Addr, r.err)
+		return nil, nil, false, fmt.Errorf("scan %s: %w", n.c.Options().Addr, r.err)
 	}
 	n.cursor, n.done = r.next, r.next == 0
 	if int64(len(r.keys)) < sc.o.Count/4 && n.count < sc.o.MaxCount {
@@ -203,9 +219,7 @@ func (sc *Scanner) nextKeys(ctx context.Context) (*scanNode, []string, error) {
 		n.pending = ch
 		go func() { ch <- send(cursor, count) }()
 	}
-	sc.stats.Pages++
-	sc.stats.Keys += int64(len(r.keys))
-	return n, r.keys, nil
+	return n, r.keys, true, nil
 }
 
 func (sc *Scanner) allDone() bool {
@@ -309,10 +323,16 @@ type page struct {
 	err    error
 }
 
-// pages reads a page ahead in a goroutine; the channel closes at the end or after a page
-// with err. Cancel ctx to stop it early.
+// readers is how many pages an unlimited scan reads at once, on as many connections, so the
+// server reads one page while the client decodes another.
+const readers = 2
+
+// pages reads pages ahead in goroutines; the channel closes at the end or after a page with
+// err. Cancel ctx to stop it early.
 func (sc *Scanner) pages(ctx context.Context) <-chan page {
-	sc.ahead = sc.o.Limit == 0 // a limited scan sends no SCAN it may not need
+	if sc.o.Limit == 0 {
+		return sc.readAhead(ctx)
+	}
 	ch := make(chan page, 1)
 	go func() {
 		defer close(ch)
@@ -334,6 +354,80 @@ func (sc *Scanner) pages(ctx context.Context) <-chan page {
 	return ch
 }
 
+// readAhead is pages for an unlimited scan: one goroutine SCANs (each next SCAN sent ahead),
+// readers read the pages, and they are handed on in SCAN order.
+func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
+	type job struct {
+		n    *scanNode
+		keys []string
+		last bool
+		out  chan page
+	}
+	sc.ahead = true
+	ctx = cost.With(ctx, &sc.cost)
+	jobs, order := make(chan *job), make(chan *job, readers)
+	go func() {
+		defer close(jobs)
+		defer close(order)
+		for {
+			n, keys, _, err := sc.nextKeys(ctx)
+			if errors.Is(err, ErrEnd) {
+				return
+			}
+			j := &job{n, keys, sc.allDone(), make(chan page, 1)}
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				j.out <- page{err: err}
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range readers {
+		go func() {
+			for j := range jobs {
+				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0)
+				j.out <- page{states: states, err: err}
+			}
+		}()
+	}
+	ch := make(chan page, 1)
+	go func() {
+		defer close(ch)
+		for j := range order {
+			var p page
+			select {
+			case p = <-j.out:
+			case <-ctx.Done():
+				return
+			}
+			if j.n != nil { // SCAN answered
+				sc.stats.Pages++
+				sc.stats.Keys += int64(len(j.keys))
+			}
+			sc.count(p.states, j.last && p.err == nil)
+			p.stats = sc.Stats()
+			select {
+			case ch <- p:
+			case <-ctx.Done():
+				return
+			}
+			if p.err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
 // Keys hands fn the key names of each SCAN page, reading no key (shell completion); o.Limit
 // caps the keys. fn may return ErrStop.
 func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) error) error {
@@ -343,7 +437,7 @@ func Keys(ctx context.Context, s *bucket.Store, o Options, fn func([]string) err
 	}
 	ctx = cost.With(ctx, &sc.cost)
 	for handed := int64(0); o.Limit <= 0 || handed < o.Limit; {
-		_, keys, err := sc.nextKeys(ctx)
+		_, keys, _, err := sc.nextKeys(ctx)
 		if errors.Is(err, ErrEnd) {
 			return nil
 		}
