@@ -260,7 +260,7 @@ func (sc *Scanner) DBSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// States hands each page's states to fn in SCAN order, reading the next page meanwhile: the
+// States hands each page's states to fn in SCAN order, reading the next pages meanwhile: the
 // scan of list, inspect, reset and audit. fn may return ErrStop; the page is reused after it.
 func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.State) error) (Stats, error) {
 	sc, err := New(ctx, s, o)
