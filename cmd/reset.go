@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bucketctl/bucketctl/bucket"
+	"github.com/bucketctl/bucketctl/bucket/scan"
 	"github.com/bucketctl/bucketctl/cmd/output"
 	"github.com/bucketctl/bucketctl/tui/format"
 )
@@ -100,18 +101,8 @@ type resetter struct {
 	flagSpec bucket.Spec // --capacity/--rate, written over a native bucket's own spec
 	match    bool        // keys from --match: a guess is skipped and counted, not an error
 	guesses  int
-	seen     map[string]struct{} // a key SCAN returns twice is reset once
-	plan     []output.ResetView  // every row of a reset of keys named, in their order
-}
-
-// first says a --match pass meets key for the first time in this pass.
-func (r *resetter) first(key string) bool {
-	if r.seen == nil {
-		r.seen = map[string]struct{}{}
-	}
-	_, dup := r.seen[key]
-	r.seen[key] = struct{}{}
-	return !dup
+	seen     scan.Recent        // a key SCAN returns twice is reset once
+	plan     []output.ResetView // every row of a reset of keys named, in their order
 }
 
 // op is the reset of one bucket and its line of the plan; ok=false: nothing to do.

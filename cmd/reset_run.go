@@ -110,7 +110,7 @@ func (r *resetter) run(ctx context.Context, src pages) error {
 	if ms, ok := src.(*matchPages); ok {
 		ms.stats = scan.Stats{}
 	}
-	r.guesses, r.seen, r.plan = 0, nil, nil
+	r.guesses, r.seen, r.plan = 0, scan.Recent{}, nil
 	return r.apply(ctx, src)
 }
 
@@ -142,7 +142,7 @@ func (r *resetter) plans(page []bucket.State) ([]bucket.ResetOp, []output.ResetV
 	var ops []bucket.ResetOp
 	var views []output.ResetView
 	for _, s := range page {
-		if r.match && !r.first(s.Key) {
+		if r.match && !r.seen.First(s.Key) {
 			continue // SCAN returned it before
 		}
 		op, v, ok, err := r.op(s)
