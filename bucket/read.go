@@ -165,6 +165,10 @@ type ScanRead struct {
 	Resolve Resolver
 	Pairs   []Layout // the two-key layouts (TwoKeyLayouts)
 	Into    []State  // a buffer the states are written to, from its start
+	// NativeFirst reads native buckets with GETRANGE and PTTL first (Most 0); Mostly, if
+	// set, is told whether most of the page held native values.
+	NativeFirst bool
+	Mostly      *bool
 }
 
 // readPipeline sends TIME and the read script for every key, and fills reads.

@@ -69,13 +69,13 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	return now, rest, true, nil
 }
 
-// readPage fills reads, native buckets first when the last page was mostly native, and
+// readPage fills reads, native buckets first when o.NativeFirst, and
 // returns each read's server time. pairs nil: worked out here for the keys the script reads.
 func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, b *readBuf, o readOpts) ([]int64, error) {
 	reads := b.reads
 	nows := sized(&b.nows, len(keys))
 	var rest []int
-	native := o.scanned && o.Most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
+	native := o.scanned && o.Most == 0 && o.NativeFirst && !s.nativeOff.Load()
 	if native {
 		now, r, ok, err := s.readNative(ctx, c, keys, targets, b)
 		if err != nil {
@@ -115,14 +115,14 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			reads[i], nows[i] = rr[j], now
 		}
 	}
-	if o.scanned && o.Most == 0 {
+	if o.Mostly != nil && o.scanned && o.Most == 0 {
 		nat := 0
 		for i := range reads {
 			if v := reads[i].str; len(v) == nativeLen && IsNativeValue(v) {
 				nat++
 			}
 		}
-		s.nativeFirst.Store(2*nat >= len(keys) && nat > 0)
+		*o.Mostly = 2*nat >= len(keys) && nat > 0
 	}
 	return nows, nil
 }

@@ -57,6 +57,10 @@ type Scanner struct {
 	// ahead: each master's next SCAN is sent as soon as its cursor is known (an unlimited
 	// States), so the server walks the keyspace while the page before is read.
 	ahead bool
+	// native[i%2]: page i-2 was mostly native buckets, so page i reads them first (not i-1,
+	// which a read ahead cannot wait for; both walks send the same commands).
+	native    [2]bool
+	pagesRead int
 }
 
 type scanReply struct {
@@ -120,7 +124,8 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		sc.stats.Pages++
 		sc.stats.Keys += int64(len(keys))
 	}
-	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most)
+	guess, mostly := &sc.native[sc.pagesRead%2], false
+	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, *guess, &mostly)
 	if err != nil {
 		// The next call reads the page again, so a failed read skips no key.
 		n.held, n.moved = append([]string(nil), keys...), moved
@@ -134,16 +139,18 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	n.moved = moved && len(n.held) > 0
+	*guess, sc.pagesRead = mostly, sc.pagesRead+1
 	sc.count(states, sc.allDone())
 	return states, nil
 }
 
 // readKeys reads keys from c, or through the Cluster client when moved or when a slot moved
 // since SCAN (moved then true), within most commands (0: no cap); read is how many it read.
-func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64) (states []bucket.State, read int, _ bool, err error) {
+// native and mostly are ScanRead's NativeFirst and Mostly.
+func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, native bool, mostly *bool) (states []bucket.State, read int, _ bool, err error) {
 	sent := sc.cost.Commands()
 	r := sc.read
-	r.Client, r.Most = c, most
+	r.Client, r.Most, r.NativeFirst, r.Mostly = c, most, native, mostly
 	if moved {
 		r.Client = nil
 	}
@@ -358,10 +365,13 @@ func (sc *Scanner) pages(ctx context.Context) <-chan page {
 // readers read the pages, and they are handed on in SCAN order.
 func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 	type job struct {
-		n    *scanNode
-		keys []string
-		last bool
-		out  chan page
+		n      *scanNode
+		keys   []string
+		last   bool
+		out    chan page
+		before *job          // the page two before, whose read says how this one reads
+		read   chan struct{} // closed once the read has set mostly
+		mostly bool
 	}
 	sc.ahead = true
 	ctx = cost.With(ctx, &sc.cost)
@@ -369,12 +379,14 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 	go func() {
 		defer close(jobs)
 		defer close(order)
+		var before [2]*job
 		for {
 			n, keys, _, err := sc.nextKeys(ctx)
 			if errors.Is(err, ErrEnd) {
 				return
 			}
-			j := &job{n, keys, sc.allDone(), make(chan page, 1)}
+			j := &job{n: n, keys: keys, last: sc.allDone(), out: make(chan page, 1), before: before[0], read: make(chan struct{})}
+			before = [2]*job{before[1], j}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -394,7 +406,16 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 	for range readers {
 		go func() {
 			for j := range jobs {
-				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0)
+				native := false
+				if j.before != nil {
+					select {
+					case <-j.before.read:
+						native = j.before.mostly
+					case <-ctx.Done():
+					}
+				}
+				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, native, &j.mostly)
+				close(j.read)
 				j.out <- page{states: states, err: err}
 			}
 		}()
