@@ -28,8 +28,7 @@ type Store struct {
 	args  atomic.Pointer[argsEntry]
 	co    *coalescer // nil: every Take is its own round trip
 
-	readMode  atomic.Int32 // how reads send the read script (read.go)
-	nativeOff atomic.Bool  // the ACL refused native reads (read_native.go)
+	readMode atomic.Int32 // how reads send the read script (read.go)
 }
 
 type Option func(*Store)

@@ -54,8 +54,8 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 		last   bool
 		out    chan page
 		before *job          // the page two before, whose read says how this one reads
-		read   chan struct{} // closed once the read has set mostly
-		mostly bool
+		read   chan struct{} // closed once the read has set hint
+		hint   nativeHint
 	}
 	sc.ahead = true
 	ctx = cost.With(ctx, &sc.cost)
@@ -90,15 +90,17 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 	for range readers {
 		go func() {
 			for j := range jobs {
-				native := false
+				var hint nativeHint
 				if j.before != nil {
 					select {
 					case <-j.before.read:
-						native = j.before.mostly
+						hint = j.before.hint
 					case <-ctx.Done():
 					}
 				}
-				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, native, &j.mostly)
+				var got bucket.NativeRead
+				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, hint.first(), &got)
+				j.hint = hint.then(got)
 				close(j.read)
 				j.out <- page{states: states, err: err}
 			}

@@ -310,3 +310,33 @@ func TestReadAheadSlotMovesMidScan(t *testing.T) {
 	}
 	t.Logf("%d of the moving slot's %d keys read, %d pages", moved, len(moving), pages)
 }
+
+// TestReadAheadWithoutGetrangeSameWalk: for a user whose ACL refuses GETRANGE, an unlimited
+// States sends the same commands as the walk with Next (as many refused native reads).
+func TestReadAheadWithoutGetrangeSameWalk(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	seedMixed(t, admin, "m:", 1500, 1500)
+	if err := admin.ScriptLoad(ctx, scripts.Read).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "ACL", "SETUSER", "ro", "on", ">pw", "resetchannels", "%R~*", "-@all",
+		"+ping", "+type", "+pttl", "+hgetall", "+get", "+time", "+scan", "+evalsha_ro", "+eval_ro", "+hlen", "+strlen").Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := srv.Options()
+	o.Username, o.Password = "ro", "pw"
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	so := scan.Options{Match: "m:*", Count: 40}
+	for range 4 { // the reads' timing varies: each pass must send what the walk sends
+		ak, as := ahead(t, bucket.NewStore(c), so)
+		wk, ws := walk(t, bucket.NewStore(c), so)
+		sameWalk(t, "without GETRANGE", ak, as, wk, ws)
+		if as.Buckets != 1286 {
+			t.Errorf("%d buckets, want 1286", as.Buckets)
+		}
+	}
+}

@@ -57,10 +57,22 @@ type Scanner struct {
 	// ahead: each master's next SCAN is sent as soon as its cursor is known (an unlimited
 	// States), so the server walks the keyspace while the page before is read.
 	ahead bool
-	// native[i%2]: page i-2 was mostly native buckets, so page i reads them first (not i-1,
-	// which a read ahead cannot wait for; both walks send the same commands).
-	native    [2]bool
+	// native[i%2] is how page i-2 went, which says how page i reads (not i-1, which a
+	// read ahead cannot wait for; so both walks send the same commands).
+	native    [2]nativeHint
 	pagesRead int
+}
+
+// nativeHint: a page reads native buckets first when the one two before was mostly native
+// buckets, unless the ACL refused that on their line of pages.
+type nativeHint bucket.NativeRead
+
+func (h nativeHint) first() bool { return h.Mostly && !h.Refused }
+
+// then is the hint a page read with h leaves for the page two after it.
+func (h nativeHint) then(got bucket.NativeRead) nativeHint {
+	got.Refused = got.Refused || h.Refused
+	return nativeHint(got)
 }
 
 type scanReply struct {
@@ -124,8 +136,8 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		sc.stats.Pages++
 		sc.stats.Keys += int64(len(keys))
 	}
-	guess, mostly := &sc.native[sc.pagesRead%2], false
-	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, *guess, &mostly)
+	hint, got := &sc.native[sc.pagesRead%2], bucket.NativeRead{}
+	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, hint.first(), &got)
 	if err != nil {
 		// The next call reads the page again, so a failed read skips no key.
 		n.held, n.moved = append([]string(nil), keys...), moved
@@ -139,18 +151,18 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	n.moved = moved && len(n.held) > 0
-	*guess, sc.pagesRead = mostly, sc.pagesRead+1
+	*hint, sc.pagesRead = hint.then(got), sc.pagesRead+1
 	sc.count(states, sc.allDone())
 	return states, nil
 }
 
 // readKeys reads keys from c, or through the Cluster client when moved or when a slot moved
 // since SCAN (moved then true), within most commands (0: no cap); read is how many it read.
-// native and mostly are ScanRead's NativeFirst and Mostly.
-func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, native bool, mostly *bool) (states []bucket.State, read int, _ bool, err error) {
+// native and got are ScanRead's NativeFirst and Native.
+func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, native bool, got *bucket.NativeRead) (states []bucket.State, read int, _ bool, err error) {
 	sent := sc.cost.Commands()
 	r := sc.read
-	r.Client, r.Most, r.NativeFirst, r.Mostly = c, most, native, mostly
+	r.Client, r.Most, r.NativeFirst, r.Native = c, most, native, got
 	if moved {
 		r.Client = nil
 	}
