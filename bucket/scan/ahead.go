@@ -54,6 +54,7 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 		last   bool
 		out    chan page
 		before *job          // the page two before, whose read says how this one reads
+		after  *job          // read first: before, or the first page (which loads the script)
 		read   chan struct{} // closed once the read has set hint
 		hint   nativeHint
 	}
@@ -69,7 +70,10 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 			if errors.Is(err, ErrEnd) {
 				return
 			}
-			j := &job{n: n, keys: keys, last: sc.allDone(), out: make(chan page, 1), before: before[0], read: make(chan struct{})}
+			j := &job{n: n, keys: keys, last: sc.allDone(), out: make(chan page, 1), before: before[0], after: before[0], read: make(chan struct{})}
+			if j.after == nil {
+				j.after = before[1]
+			}
 			before = [2]*job{before[1], j}
 			select {
 			case order <- j:
@@ -91,10 +95,12 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 		go func() {
 			for j := range jobs {
 				var hint nativeHint
-				if j.before != nil {
+				if j.after != nil {
 					select {
-					case <-j.before.read:
-						hint = j.before.hint
+					case <-j.after.read:
+						if j.before != nil {
+							hint = j.before.hint
+						}
 					case <-ctx.Done():
 					}
 				}

@@ -340,3 +340,28 @@ func TestReadAheadWithoutGetrangeSameWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadScriptNotLoadedSameWalk: on a server that has not loaded the read script (a
+// restart), an unlimited States pays its NOSCRIPT once, as the walk with Next does.
+func TestReadAheadScriptNotLoadedSameWalk(t *testing.T) {
+	t.Parallel()
+	o := scan.Options{Match: "m:*", Count: 40}
+	check := func(what string, c redis.UniversalClient) {
+		ctx := context.Background()
+		seedMixed(t, c, "m:", 600, 600)
+		flush := func() {
+			if err := c.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 { // the reads' timing varies: each pass must send what the walk sends
+			flush()
+			ak, as := ahead(t, bucket.NewStore(c), o)
+			flush()
+			wk, ws := walk(t, bucket.NewStore(c), o)
+			sameWalk(t, what, ak, as, wk, ws)
+		}
+	}
+	check("standalone", redistest.Start(t).Client(t))
+	check("cluster", redistest.StartCluster(t, 3, 0).Client(t))
+}
