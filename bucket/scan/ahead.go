@@ -106,7 +106,7 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 				}
 				var got bucket.NativeRead
 				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, hint.first(), &got)
-				j.hint = hint.then(got)
+				j.hint = hint.then(j.keys, got)
 				close(j.read)
 				j.out <- page{states: states, err: err}
 			}

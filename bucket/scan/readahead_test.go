@@ -365,3 +365,38 @@ func TestReadAheadScriptNotLoadedSameWalk(t *testing.T) {
 	check("standalone", redistest.Start(t).Client(t))
 	check("cluster", redistest.StartCluster(t, 3, 0).Client(t))
 }
+
+// TestReadAheadEmptyPagesKeepTheNativeHint: a selective pattern over native buckets, whose
+// SCAN pages are often empty, still reads them with GETRANGE: an empty page leaves the
+// hint of the pages before it.
+func TestReadAheadEmptyPagesKeepTheNativeHint(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	now := float64(time.Now().UnixMicro())
+	pipe := c.Pipeline()
+	for i := range 3000 {
+		if i%10 == 0 {
+			pipe.Set(ctx, fmt.Sprintf("n:%04d", i), bucket.EncodeNative(bucket.NativeValues{Tokens: 3, TS: now, Capacity: 10, Rate: 1}), time.Hour)
+		} else {
+			pipe.Set(ctx, fmt.Sprintf("o:%04d", i), "x", time.Hour)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := scan.Options{Match: "n:*", Count: 10, MaxCount: 10}
+	for _, read := range []func(*bucket.Store) ([]string, scan.Stats){
+		func(st *bucket.Store) ([]string, scan.Stats) { return ahead(t, st, o) },
+		func(st *bucket.Store) ([]string, scan.Stats) { return walk(t, st, o) },
+	} {
+		before := redistest.CommandCalls(t, c)
+		keys, stats := read(bucket.NewStore(c))
+		after := redistest.CommandCalls(t, c)
+		gets, scripts := after["getrange"]-before["getrange"], after["evalsha_ro"]-before["evalsha_ro"]
+		if len(keys) != 300 || gets < 250 || stats.Pages < 250 {
+			t.Errorf("%d keys in %d pages: %d GETRANGE and %d read scripts, want most read with GETRANGE", len(keys), stats.Pages, gets, scripts)
+		}
+	}
+}

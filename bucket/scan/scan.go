@@ -69,8 +69,12 @@ type nativeHint bucket.NativeRead
 
 func (h nativeHint) first() bool { return h.Mostly && !h.Refused }
 
-// then is the hint a page read with h leaves for the page two after it.
-func (h nativeHint) then(got bucket.NativeRead) nativeHint {
+// then is the hint a page of keys read with h leaves for the page two after it (an empty
+// page leaves h).
+func (h nativeHint) then(keys []string, got bucket.NativeRead) nativeHint {
+	if len(keys) == 0 {
+		return h
+	}
 	got.Refused = got.Refused || h.Refused
 	return nativeHint(got)
 }
@@ -151,7 +155,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	n.moved = moved && len(n.held) > 0
-	*hint, sc.pagesRead = hint.then(got), sc.pagesRead+1
+	*hint, sc.pagesRead = hint.then(keys, got), sc.pagesRead+1
 	sc.count(states, sc.allDone())
 	return states, nil
 }
