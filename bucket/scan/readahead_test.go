@@ -400,3 +400,26 @@ func TestReadAheadEmptyPagesKeepTheNativeHint(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadCancelWhileAReadHangs: a context cancelled while a read's reply never comes
+// (no read timeout) ends States at once with the cancellation; the scan's goroutines end
+// once the reply comes. Not parallel: it counts the package's goroutines.
+func TestReadAheadCancelWhileAReadHangs(t *testing.T) {
+	srv := redistest.Start(t)
+	seedMixed(t, srv.Client(t), "w:", 2000, 2000)
+	p := redistest.StartProxy(t, srv.Addr())
+	p.Arm(redistest.Rule{Match: "getrange", Skip: 2, Fault: redistest.Hold})
+	pc := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: -1})
+	t.Cleanup(func() { _ = pc.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		redistest.Poll(10*time.Second, p.Fired)
+		cancel()
+	}()
+	_, err := scan.States(ctx, bucket.NewStore(pc), scan.Options{Match: "w:*", Count: 50}, func([]bucket.State) error { return nil })
+	if !errors.Is(err, context.Canceled) || !p.Fired() {
+		t.Errorf("States returned %v (fired %v), want the cancellation", err, p.Fired())
+	}
+	p.Release()
+	noScanLeft(t)
+}
