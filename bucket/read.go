@@ -165,7 +165,15 @@ type ScanRead struct {
 	Resolve Resolver
 	Pairs   []Layout // the two-key layouts (TwoKeyLayouts)
 	Into    []State  // a buffer the states are written to, from its start
+	// NativeFirst reads native buckets with GETRANGE and PTTL first (Most 0); Native, if
+	// set, is told how the page went.
+	NativeFirst bool
+	Native      *NativeRead
 }
+
+// NativeRead is how a scanned page went: most of it held native values; the ACL refused
+// GETRANGE or PTTL (the page was read with the script).
+type NativeRead struct{ Mostly, Refused bool }
 
 // readPipeline sends TIME and the read script for every key, and fills reads.
 func (s *Store) readPipeline(ctx context.Context, c pipeliner, keys []string, pairs [][]pairKey, reads []keyRead, cluster bool) (int64, error) {

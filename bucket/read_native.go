@@ -18,7 +18,7 @@ type nativeCmds struct {
 
 // readNative reads a page's candidates with TIME, GETRANGE and PTTL (cheaper than the read
 // script) and fills b.reads for native values; the rest go to the script. ok false: the ACL
-// refused them, and native reads are off for this Store.
+// refused them.
 func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targets []Target, b *readBuf) (now int64, rest []int, ok bool, err error) {
 	timeCmd := redis.NewTimeCmd(ctx, "time")
 	cmds, batch := b.native[:0], append(b.batch[:0], timeCmd)
@@ -45,7 +45,6 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	_, _ = pipe.Exec(ctx)
 	if err = readErr(timeCmd, batch[1:]...); err != nil && !isPerCommand(err) {
 		if redis.IsPermissionError(err) {
-			s.nativeOff.Store(true)
 			return 0, nil, false, nil
 		}
 		s.networkErr(err)
@@ -69,13 +68,13 @@ func (s *Store) readNative(ctx context.Context, c pipeliner, keys []string, targ
 	return now, rest, true, nil
 }
 
-// readPage fills reads, native buckets first when the last page was mostly native, and
+// readPage fills reads, native buckets first when o.NativeFirst, and
 // returns each read's server time. pairs nil: worked out here for the keys the script reads.
 func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, targets []Target, pairs [][]pairKey, b *readBuf, o readOpts) ([]int64, error) {
 	reads := b.reads
 	nows := sized(&b.nows, len(keys))
 	var rest []int
-	native := o.scanned && o.Most == 0 && s.nativeFirst.Load() && !s.nativeOff.Load()
+	native, refused := o.scanned && o.Most == 0 && o.NativeFirst, false
 	if native {
 		now, r, ok, err := s.readNative(ctx, c, keys, targets, b)
 		if err != nil {
@@ -84,7 +83,7 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 		for i := range nows {
 			nows[i] = now
 		}
-		native, rest = ok, r
+		native, rest, refused = ok, r, !ok
 	}
 	if !native {
 		rest = make([]int, len(keys))
@@ -115,14 +114,14 @@ func (s *Store) readPage(ctx context.Context, c pipeliner, keys []string, target
 			reads[i], nows[i] = rr[j], now
 		}
 	}
-	if o.scanned && o.Most == 0 {
+	if o.Native != nil && o.scanned && o.Most == 0 {
 		nat := 0
 		for i := range reads {
 			if v := reads[i].str; len(v) == nativeLen && IsNativeValue(v) {
 				nat++
 			}
 		}
-		s.nativeFirst.Store(2*nat >= len(keys) && nat > 0)
+		*o.Native = NativeRead{Mostly: 2*nat >= len(keys) && nat > 0, Refused: refused}
 	}
 	return nows, nil
 }

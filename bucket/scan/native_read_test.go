@@ -151,7 +151,7 @@ func TestNativePagesWithoutGetrangeACL(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	st := bucket.NewStore(c)
 	n, natives := 0, 0
-	for pass := 0; pass < 2; pass++ { // the second pass starts with the hint the first left
+	for pass := 0; pass < 2; pass++ { // a second scan with the same Store reads alike
 		n, natives = 0, 0
 		_, err := scan.States(ctx, st, scan.Options{Match: "n:*", Count: 20}, func(states []bucket.State) error {
 			for _, s := range states {
@@ -172,7 +172,7 @@ func TestNativePagesWithoutGetrangeACL(t *testing.T) {
 }
 
 // BenchmarkScanNative10k: a streaming scan of 10,000 native buckets (the page read of
-// GETRANGE and PTTL after the first page); reports the commands per pass.
+// GETRANGE and PTTL after the first two pages); reports the commands per pass.
 //
 //	go test ./bucket/scan -run NONE -bench ScanNative10k -benchmem -cpuprofile cpu.out
 func BenchmarkScanNative10k(b *testing.B) {

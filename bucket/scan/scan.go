@@ -57,6 +57,26 @@ type Scanner struct {
 	// ahead: each master's next SCAN is sent as soon as its cursor is known (an unlimited
 	// States), so the server walks the keyspace while the page before is read.
 	ahead bool
+	// native[i%2] is how page i-2 went, which says how page i reads (not i-1, which a
+	// read ahead cannot wait for; so both walks send the same commands).
+	native    [2]nativeHint
+	pagesRead int
+}
+
+// nativeHint: a page reads native buckets first when the one two before was mostly native
+// buckets, unless the ACL refused that on their line of pages.
+type nativeHint bucket.NativeRead
+
+func (h nativeHint) first() bool { return h.Mostly && !h.Refused }
+
+// then is the hint a page of keys read with h leaves for the page two after it (an empty
+// page leaves h).
+func (h nativeHint) then(keys []string, got bucket.NativeRead) nativeHint {
+	if len(keys) == 0 {
+		return h
+	}
+	got.Refused = got.Refused || h.Refused
+	return nativeHint(got)
 }
 
 type scanReply struct {
@@ -120,7 +140,8 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		sc.stats.Pages++
 		sc.stats.Keys += int64(len(keys))
 	}
-	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most)
+	hint, got := &sc.native[sc.pagesRead%2], bucket.NativeRead{}
+	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, hint.first(), &got)
 	if err != nil {
 		// The next call reads the page again, so a failed read skips no key.
 		n.held, n.moved = append([]string(nil), keys...), moved
@@ -134,16 +155,18 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	n.moved = moved && len(n.held) > 0
+	*hint, sc.pagesRead = hint.then(keys, got), sc.pagesRead+1
 	sc.count(states, sc.allDone())
 	return states, nil
 }
 
 // readKeys reads keys from c, or through the Cluster client when moved or when a slot moved
 // since SCAN (moved then true), within most commands (0: no cap); read is how many it read.
-func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64) (states []bucket.State, read int, _ bool, err error) {
+// native and got are ScanRead's NativeFirst and Native.
+func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, native bool, got *bucket.NativeRead) (states []bucket.State, read int, _ bool, err error) {
 	sent := sc.cost.Commands()
 	r := sc.read
-	r.Client, r.Most = c, most
+	r.Client, r.Most, r.NativeFirst, r.Native = c, most, native, got
 	if moved {
 		r.Client = nil
 	}
@@ -315,117 +338,6 @@ func States(ctx context.Context, s *bucket.Store, o Options, fn func([]bucket.St
 		}
 	}
 	return stats, ctx.Err()
-}
-
-type page struct {
-	states []bucket.State
-	stats  Stats
-	err    error
-}
-
-// readers is how many pages an unlimited scan reads at once, on as many connections, so the
-// server reads one page while the client decodes another.
-const readers = 2
-
-// pages reads pages ahead in goroutines; the channel closes at the end or after a page with
-// err. Cancel ctx to stop it early.
-func (sc *Scanner) pages(ctx context.Context) <-chan page {
-	if sc.o.Limit == 0 {
-		return sc.readAhead(ctx)
-	}
-	ch := make(chan page, 1)
-	go func() {
-		defer close(ch)
-		for {
-			states, err := sc.Next(ctx)
-			if errors.Is(err, ErrEnd) {
-				return
-			}
-			select {
-			case ch <- page{states, sc.Stats(), err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch
-}
-
-// readAhead is pages for an unlimited scan: one goroutine SCANs (each next SCAN sent ahead),
-// readers read the pages, and they are handed on in SCAN order.
-func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
-	type job struct {
-		n    *scanNode
-		keys []string
-		last bool
-		out  chan page
-	}
-	sc.ahead = true
-	ctx = cost.With(ctx, &sc.cost)
-	jobs, order := make(chan *job), make(chan *job, readers)
-	go func() {
-		defer close(jobs)
-		defer close(order)
-		for {
-			n, keys, _, err := sc.nextKeys(ctx)
-			if errors.Is(err, ErrEnd) {
-				return
-			}
-			j := &job{n, keys, sc.allDone(), make(chan page, 1)}
-			select {
-			case order <- j:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				j.out <- page{err: err}
-				return
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range readers {
-		go func() {
-			for j := range jobs {
-				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0)
-				j.out <- page{states: states, err: err}
-			}
-		}()
-	}
-	ch := make(chan page, 1)
-	go func() {
-		defer close(ch)
-		for j := range order {
-			var p page
-			select {
-			case p = <-j.out:
-			case <-ctx.Done():
-				return
-			}
-			if j.n != nil { // SCAN answered
-				sc.stats.Pages++
-				sc.stats.Keys += int64(len(j.keys))
-			}
-			sc.count(p.states, j.last && p.err == nil)
-			p.stats = sc.Stats()
-			select {
-			case ch <- p:
-			case <-ctx.Done():
-				return
-			}
-			if p.err != nil {
-				return
-			}
-		}
-	}()
-	return ch
 }
 
 // Keys hands fn the key names of each SCAN page, reading no key (shell completion); o.Limit
