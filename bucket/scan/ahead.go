@@ -104,6 +104,7 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 					case <-ctx.Done():
 					}
 				}
+				j.before, j.after = nil, nil // else each page holds every page before it
 				var got bucket.NativeRead
 				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, hint.first(), &got)
 				j.hint = hint.then(j.keys, got)
