@@ -126,8 +126,8 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 func Main() int {
 	connect.QuietLogs()
 	if os.Getenv("GOGC") == "" {
-		// A short-lived process whose heap a page bounds: a quarter of the GC work of the
-		// default for a few MB more (list of 1M buckets: 35 MB).
+		// Every command's heap is bounded (pages, top's watchlist, load's histograms): a
+		// quarter of the default's GC work for a few MB more (list of 1M buckets: 34 MB).
 		debug.SetGCPercent(400)
 	}
 	f := NewFactory(iostreams.System(), buildVersion())
