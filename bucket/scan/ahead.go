@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/bucketctl/bucketctl/bucket"
 	"github.com/bucketctl/bucketctl/bucket/cost"
@@ -46,35 +47,35 @@ func (sc *Scanner) pages(ctx context.Context) <-chan page {
 }
 
 // readAhead is pages for an unlimited scan: one goroutine SCANs (each next SCAN sent ahead),
-// readers read the pages, and they are handed on in SCAN order.
+// readers take the pages in turn, each its own line with its native hint, and they are handed
+// on in SCAN order. The first page is read alone, as it may load the read script.
 func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 	type job struct {
-		n      *scanNode
-		keys   []string
-		last   bool
-		out    chan page
-		before *job          // the page two before, whose read says how this one reads
-		after  *job          // read first: before, or the first page (which loads the script)
-		read   chan struct{} // closed once the read has set hint
-		hint   nativeHint
+		n    *scanNode
+		keys []string
+		last bool
+		out  chan page
 	}
 	sc.ahead = true
 	ctx = cost.With(ctx, &sc.cost)
-	jobs, order := make(chan *job), make(chan *job, readers)
+	order := make(chan *job, readers)
+	var lines [readers]chan *job
+	for i := range lines {
+		lines[i] = make(chan *job)
+	}
 	go func() {
-		defer close(jobs)
-		defer close(order)
-		var before [2]*job
-		for {
+		defer func() {
+			close(order)
+			for _, line := range lines {
+				close(line)
+			}
+		}()
+		for i := 0; ; i++ {
 			n, keys, _, err := sc.nextKeys(ctx)
 			if errors.Is(err, ErrEnd) {
 				return
 			}
-			j := &job{n: n, keys: keys, last: sc.allDone(), out: make(chan page, 1), before: before[0], after: before[0], read: make(chan struct{})}
-			if j.after == nil {
-				j.after = before[1]
-			}
-			before = [2]*job{before[1], j}
+			j := &job{n: n, keys: keys, last: sc.allDone(), out: make(chan page, 1)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -85,30 +86,29 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 				return
 			}
 			select {
-			case jobs <- j:
+			case lines[i%readers] <- j:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	for range readers {
+	firstRead := make(chan struct{})
+	readFirst := sync.OnceFunc(func() { close(firstRead) })
+	for i, line := range lines {
 		go func() {
-			for j := range jobs {
-				var hint nativeHint
-				if j.after != nil {
+			var hint nativeHint
+			for j := range line {
+				if i > 0 {
 					select {
-					case <-j.after.read:
-						if j.before != nil {
-							hint = j.before.hint
-						}
+					case <-firstRead:
 					case <-ctx.Done():
 					}
 				}
-				j.before, j.after = nil, nil // else each page holds every page before it
 				var got bucket.NativeRead
 				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, hint.first(), &got)
-				j.hint = hint.then(j.keys, got)
-				close(j.read)
+				if hint = hint.then(j.keys, got); i == 0 {
+					readFirst()
+				}
 				j.out <- page{states: states, err: err}
 			}
 		}()
