@@ -19,8 +19,7 @@ func (r *Recent) First(key string) bool {
 		return false
 	}
 	if r.set == nil {
-		r.Size = max(r.Size, 0)
-		if r.Size == 0 {
+		if r.Size <= 0 {
 			r.Size = RecentKeys
 		}
 		r.set, r.ring = map[string]struct{}{}, make([]string, r.Size)

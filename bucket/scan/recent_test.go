@@ -3,6 +3,7 @@ package scan_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,26 @@ func TestRecentMeetsEachKeyOnceThroughShrinks(t *testing.T) {
 	}
 	if once != n {
 		t.Fatalf("Recent let %d keys through, want %d (%d walked)", once, n, len(walked))
+	}
+}
+
+// TestRecentForgetsAllButTheLastSize: a Recent remembers the last Size keys only (a key met
+// Size keys ago is let through again), RecentKeys when Size is not set.
+func TestRecentForgetsAllButTheLastSize(t *testing.T) {
+	t.Parallel()
+	r := scan.Recent{Size: 3}
+	var got []bool
+	for _, k := range []string{"a", "b", "a", "c", "d", "b", "a", "d"} {
+		got = append(got, r.First(k))
+	}
+	if want := []bool{true, true, false, true, true, false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("Recent{Size: 3} let through %v, want %v", got, want)
+	}
+	var d scan.Recent
+	for i := range scan.RecentKeys + 1 {
+		d.First(fmt.Sprint(i))
+	}
+	if !d.First("0") || d.First(fmt.Sprint(scan.RecentKeys)) || d.Size != scan.RecentKeys {
+		t.Errorf("Recent{} remembers other than the last %d keys (Size %d)", scan.RecentKeys, d.Size)
 	}
 }
