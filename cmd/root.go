@@ -126,8 +126,8 @@ func newCmdRootFor(f *Factory, args []string) *cobra.Command {
 func Main() int {
 	connect.QuietLogs()
 	if os.Getenv("GOGC") == "" {
-		// Every command's heap is bounded (pages, top's watchlist, load's histograms): a
-		// quarter of the default's GC work for a few MB more (list of 1M buckets: 34 MB).
+		// Every command's live heap is bounded (pages, top's watchlist, load's histograms):
+		// a quarter of the default's GC work for a peak up to 2.5 times (list of 1M: 34 MB).
 		debug.SetGCPercent(400)
 	}
 	f := NewFactory(iostreams.System(), buildVersion())
