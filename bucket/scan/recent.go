@@ -4,8 +4,8 @@ package scan
 const RecentKeys = 1 << 16
 
 // Recent remembers the last Size (RecentKeys if 0) keys met, to meet each key once in
-// bounded memory: SCAN returns a key twice only when the keyspace's table shrinks mid-scan,
-// and then only keys of the buckets it had just walked, which fold into one smaller bucket.
+// bounded memory: a server's SCAN returns a key twice only when its table shrinks mid-scan,
+// and then only keys it had just walked (a key whose Cluster slot moves may come later).
 type Recent struct {
 	Size int
 	set  map[string]struct{}
