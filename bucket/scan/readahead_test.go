@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -245,48 +244,10 @@ func TestReadAheadSlotMovesMidScan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, masters := slot.Of("{mv}"), cl.MasterAddrs()
-	node := func(addr string) *redis.Client {
-		n := redis.NewClient(&redis.Options{Addr: addr})
-		t.Cleanup(func() { _ = n.Close() })
-		return n
-	}
-	src := -1
-	for i, a := range masters {
-		if n, _ := node(a).ClusterCountKeysInSlot(ctx, s).Result(); n > 0 {
-			src = i
-		}
-	}
-	if src < 0 {
-		t.Fatal("no master holds the slot's keys")
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	move := func() {
-		dst := (src + 1) % len(masters)
-		from, to := node(masters[src]), node(masters[dst])
-		fromID, _ := from.Do(ctx, "CLUSTER", "MYID").Text()
-		toID, _ := to.Do(ctx, "CLUSTER", "MYID").Text()
-		must(to.Do(ctx, "CLUSTER", "SETSLOT", s, "IMPORTING", fromID).Err())
-		must(from.Do(ctx, "CLUSTER", "SETSLOT", s, "MIGRATING", toID).Err())
-		host, port, _ := net.SplitHostPort(masters[dst])
-		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
-		for _, k := range moving {
-			args = append(args, k)
-		}
-		must(from.Do(ctx, args...).Err())
-		for _, a := range masters {
-			must(node(a).Do(ctx, "CLUSTER", "SETSLOT", s, "NODE", toID).Err())
-		}
-	}
 	seen, pages := map[string]int{}, 0
 	stats, err := scan.States(ctx, bucket.NewStore(c), scan.Options{Match: "*", Count: 20}, func(page []bucket.State) error {
 		if pages++; pages == 1 {
-			move()
+			cl.MoveSlot(t, slot.Of("{mv}"), moving)
 		}
 		for _, st := range page {
 			seen[st.Key]++

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,23 +85,6 @@ func TestScannerHeldKeysFollowAReshard(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := slot.Of("{mv}")
-	masters := cl.MasterAddrs()
-	node := func(addr string) *redis.Client {
-		n := redis.NewClient(&redis.Options{Addr: addr})
-		t.Cleanup(func() { _ = n.Close() })
-		return n
-	}
-	src := -1
-	for i, a := range masters {
-		if n, _ := node(a).ClusterCountKeysInSlot(ctx, s).Result(); n > 0 {
-			src = i
-		}
-	}
-	if src < 0 {
-		t.Fatal("no master holds the slot's keys")
-	}
-	dst := (src + 1) % len(masters)
 	sc, err := scan.New(ctx, bucket.NewStore(c), scan.Options{Match: "{mv}:*", Count: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -117,26 +99,7 @@ func TestScannerHeldKeysFollowAReshard(t *testing.T) {
 			seen[st.Key] = true
 		}
 	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	from, to := node(masters[src]), node(masters[dst])
-	fromID, _ := from.Do(ctx, "CLUSTER", "MYID").Text()
-	toID, _ := to.Do(ctx, "CLUSTER", "MYID").Text()
-	must(to.Do(ctx, "CLUSTER", "SETSLOT", s, "IMPORTING", fromID).Err())
-	must(from.Do(ctx, "CLUSTER", "SETSLOT", s, "MIGRATING", toID).Err())
-	host, port, _ := net.SplitHostPort(masters[dst])
-	args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	must(from.Do(ctx, args...).Err())
-	for _, a := range masters {
-		must(node(a).Do(ctx, "CLUSTER", "SETSLOT", s, "NODE", toID).Err())
-	}
+	cl.MoveSlot(t, slot.Of("{mv}"), keys)
 	for i := 0; i < 20 && len(seen) < len(keys); i++ {
 		page, err := sc.NextWithin(ctx, 11)
 		if errors.Is(err, scan.ErrEnd) {
