@@ -50,7 +50,7 @@ bench: deps
 	$(GO) build -o bin/benchtable ./scripts/bench/benchtable
 	{ $(GO) test ./bucket -run NONE -bench 'Take$$' -benchmem -passes 5; \
 	  $(GO) test ./bucket -run NONE -bench ServerCost -benchtime 1x; \
-	  N1=$${N1:-200000} N16=$${N16:-400000} REPS=$${REPS:-5} scripts/bench/load-vs-redis-benchmark.sh; \
+	  scripts/bench/load-vs-redis-benchmark.sh; \
 	  scripts/bench/startup.sh; \
 	  scripts/bench/list-vs-floor.sh; } | bin/benchtable
 

@@ -6,7 +6,7 @@
 //   - the side-by-side Take against redis_rate.Allow (ratio = redis_rate's ns/op ÷
 //     bucketctl's: above 1, bucketctl decides faster; go test ./bucket -bench 'Take$');
 //   - `bucketctl load` against redis-benchmark, -P 1 and -P 16
-//     (scripts/bench/load-vs-redis-benchmark.sh);
+//     (scripts/bench/load-vs-redis-benchmark.sh; pairs in which the host took CPU time, steal, are not counted);
 //   - package initialisation and `inspect KEY` against redis-cli (scripts/bench/startup.sh);
 //   - `list` of 1,000,000 native buckets against SCAN + pipelined GET
 //     (scripts/bench/list-vs-floor.sh).
