@@ -4,8 +4,8 @@
 # with --pipeline 1 and with 16 decisions per round trip (redis-benchmark -P 16).
 #
 # It starts its own redis-server on a free loopback port (no persistence), builds
-# bucketctl, then runs the two tools in turn REPS times (interleaved, alternating which
-# goes first, each on a fresh key), prints every run and the medians, and cleans up.
+# bucketctl, then runs the two tools in pairs (in turn, alternating which goes first, each
+# on a fresh key), prints every pair and the medians, and cleans up.
 #
 # Both tools take the script's allowed branch: the bucket's capacity and rate are 1e15, so
 # every decision is allowed. A hot key of capacity 10 would deny nearly everything instead;
@@ -21,17 +21,17 @@
 # is the median of the counted pairs' ratios. The load average before and after is printed.
 #
 # Usage: scripts/bench/load-vs-redis-benchmark.sh
-# Environment: CONC (64), REPS (pairs counted, 5), MAX_PAIRS (4 x REPS), STEAL_MAX (3),
-#              N1 (requests per run at -P 1, 100000), N16 (at -P 16, 200000),
+# Environment: CONC (64), REPS (pairs counted, 9), MAX_PAIRS (4 x REPS), STEAL_MAX (3),
+#              N1 (requests per run at -P 1, 50000), N16 (at -P 16, 100000),
 #              REDIS_SERVER, REDIS_BENCHMARK.
 set -euo pipefail
 
 CONC=${CONC:-64}
-REPS=${REPS:-5}
+REPS=${REPS:-9}
 MAX_PAIRS=${MAX_PAIRS:-$((4 * REPS))}
 STEAL_MAX=${STEAL_MAX:-3}
-N1=${N1:-100000}
-N16=${N16:-200000}
+N1=${N1:-50000}
+N16=${N16:-100000}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 SPEC=1e15
 
