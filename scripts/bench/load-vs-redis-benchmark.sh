@@ -20,13 +20,19 @@
 # and not counted, and pairs go on until REPS are counted or MAX_PAIRS were run. The figure
 # is the median of the counted pairs' ratios. The load average before and after is printed.
 #
+# With FLOOR=resp or FLOOR=go-redis, scripts/bench/loadfloor takes load's place: the same
+# closed loop with nothing but the commands (hand-written RESP, or go-redis alone), what a
+# Go client of this machine reaches against redis-benchmark.
+#
 # Usage: scripts/bench/load-vs-redis-benchmark.sh
 # Environment: CONC (64), REPS (pairs counted, 9), MAX_PAIRS (4 x REPS), STEAL_MAX (3),
 #              N1 (requests per run at -P 1, 50000), N16 (at -P 16, 100000),
+#              FLOOR (unset, resp or go-redis), PS (the pipelines, "1 16"),
 #              REDIS_SERVER, REDIS_BENCHMARK.
 set -euo pipefail
 
 CONC=${CONC:-64}
+FLOOR=${FLOOR:-}
 REPS=${REPS:-9}
 MAX_PAIRS=${MAX_PAIRS:-$((4 * REPS))}
 STEAL_MAX=${STEAL_MAX:-3}
@@ -43,7 +49,7 @@ port=$(free_port)
 start_redis "$port"
 
 echo "building bucketctl…" >&2
-(cd "$root" && go build -o "$tmp/bucketctl" .)
+(cd "$root" && go build -o "$tmp/bucketctl" . && go build -o "$tmp/loadfloor" ./scripts/bench/loadfloor)
 # The script as bucketctl sends it (the shared prelude and token_bucket.lua).
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$("$tmp/bucketctl" script show)")
 
@@ -53,8 +59,14 @@ rb() {
 		EVALSHA "$sha" 1 "$3" "$SPEC" "$SPEC" 1 | tail -n 1 | awk -F'","' '{ print $2 }'
 }
 
-# bl P N KEY: decisions per second of bucketctl load (and a check that all were allowed).
+# bl P N KEY: decisions per second of bucketctl load (and a check that all were allowed),
+# or with FLOOR of scripts/bench/loadfloor -client $FLOOR in its place.
 bl() {
+	if [ -n "$FLOOR" ]; then
+		"$tmp/loadfloor" -addr "127.0.0.1:$port" -client "$FLOOR" -sha "$sha" -c "$CONC" -P "$1" -n "$2" \
+			"$3" "$SPEC" "$SPEC" 1 | awk '{ print $1 }'
+		return
+	fi
 	local json
 	json=$("$tmp/bucketctl" --url "redis://127.0.0.1:$port" load "$3" --capacity "$SPEC" --rate "$SPEC" \
 		-c "$CONC" --pipeline "$1" -n "$2" -o json 2>/dev/null)
@@ -91,8 +103,10 @@ timed() {
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 echo "redis-server $("$REDIS_SERVER" --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $cores cores," \
 	"concurrency $CONC, $N1 requests at -P 1, $N16 at -P 16; pairs with more than $STEAL_MAX% steal are not counted"
-printf '%-5s %-4s %16s %16s %7s %13s\n' pair P redis-benchmark bucketctl ratio 'steal rb/bl'
-for p in 1 16; do
+them="bucketctl load --pipeline"
+[ -n "$FLOOR" ] && them="loadfloor -client $FLOOR -P"
+printf '%-5s %-4s %16s %16s %7s %13s\n' pair P redis-benchmark "${them%% *}" ratio 'steal rb/bl'
+for p in ${PS:-1 16}; do
 	: >"$tmp/rb.$p"; : >"$tmp/bl.$p"; : >"$tmp/ratio.$p"; : >"$tmp/all.$p"
 	n=$N1
 	[ "$p" = 16 ] && n=$N16
@@ -122,7 +136,7 @@ for p in 1 16; do
 done
 echo
 echo "medians of the counted pairs (ops/s):"
-for p in 1 16; do
+for p in ${PS:-1 16}; do
 	tried=$(wc -l <"$tmp/all.$p")
 	counted=$(wc -l <"$tmp/ratio.$p")
 	if [ "$counted" = 0 ]; then
@@ -131,8 +145,8 @@ for p in 1 16; do
 	fi
 	r=$(median <"$tmp/rb.$p")
 	b=$(median <"$tmp/bl.$p")
-	printf '  -P %-3s redis-benchmark %12s   bucketctl load --pipeline %-3s %12s   ratio %s (median of the ratios of %s of %s pairs (%s wanted), those with steal ≤ %s%%; ratio of the medians %s; median of all pairs %s)\n' \
-		"$p" "$r" "$p" "$b" "$(median <"$tmp/ratio.$p")" "$counted" "$tried" "$REPS" "$STEAL_MAX" \
+	printf '  -P %-3s redis-benchmark %12s   %s %-3s %12s   ratio %s (median of the ratios of %s of %s pairs (%s wanted), those with steal ≤ %s%%; ratio of the medians %s; median of all pairs %s)\n' \
+		"$p" "$r" "$them" "$p" "$b" "$(median <"$tmp/ratio.$p")" "$counted" "$tried" "$REPS" "$STEAL_MAX" \
 		"$(awk -v b="$b" -v r="$r" 'BEGIN { printf "%.3f", b / r }')" "$(median <"$tmp/all.$p")"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
