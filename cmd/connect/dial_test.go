@@ -54,6 +54,8 @@ func TestPingInFirstRead(t *testing.T) {
 		return n
 	}
 
+	clients := stat("clients", "connected_clients:") // the admin's
+
 	for _, c := range []struct {
 		check Check
 		trips int64
@@ -80,6 +82,10 @@ func TestPingInFirstRead(t *testing.T) {
 			t.Errorf("check %d: the server saw no PING (%s)", c.check, after)
 		}
 		_ = cl.Close()
+		// A close is a read event too: the next check counts from after the server's.
+		redistest.WaitFor(t, 5*time.Second, "the server to see the client close", func() bool {
+			return stat("clients", "connected_clients:") == clients
+		})
 	}
 
 	// Nothing listens: the read fails as Dial's PING would, naming the address.
