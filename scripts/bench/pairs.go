@@ -66,6 +66,9 @@ func main() {
 	if *maxSteal > 0 {
 		fmt.Printf("; %d more not counted: the host's steal above %g%%", tried-len(ratio), *maxSteal)
 	}
+	if len(ratio) < *n {
+		fmt.Printf("; too few, %d wanted: the host was busy", *n)
+	}
 	fmt.Println(")")
 }
 

@@ -93,7 +93,8 @@ func TestTableMissing(t *testing.T) {
 }
 
 func TestTableBusyHostIsNoFigure(t *testing.T) {
-	in := "  -P 1   redis-benchmark 10.0   bucketctl load --pipeline 1   12.0   ratio 1.200 (median of the ratios of 2 of 20 pairs (5 wanted), those with steal ≤ 3%; x)\n"
+	in := "  -P 1   redis-benchmark 10.0   bucketctl load --pipeline 1   12.0   ratio 1.200 (median of the ratios of 2 of 20 pairs (5 wanted), those with steal ≤ 3%; x)\n" +
+		"list of 1000000 native buckets vs its floor (SCAN + pipelined GET): A 5597.740 ms  B 3787.163 ms  A/B 1.100 (median of 4 pairs; min 1.019, max 1.149; 16 more not counted: the host's steal above 3%; too few, 5 wanted: the host was busy)\n"
 	fs, err := read(strings.NewReader(in), &strings.Builder{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,12 @@ func TestTableBusyHostIsNoFigure(t *testing.T) {
 	if _, ok := table(&out, fs, time.Now()); ok {
 		t.Errorf("2 pairs of 5 wanted reported as meeting the goal:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "1.20× (≥ 0.9 wanted; only 2 pairs of 5 wanted: the host was busy, run it again)") {
-		t.Errorf("the row does not say the host was busy:\n%s", out.String())
+	for _, want := range []string{
+		"1.20× (≥ 0.9 wanted; only 2 pairs of 5 wanted: the host was busy, run it again)",
+		"1.10× (≤ 1.5 wanted; too few pairs: the host was busy, run it again)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("a row does not say %q:\n%s", want, out.String())
+		}
 	}
 }
