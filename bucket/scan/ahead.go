@@ -104,9 +104,8 @@ func (sc *Scanner) readAhead(ctx context.Context) <-chan page {
 					case <-ctx.Done():
 					}
 				}
-				var got bucket.NativeRead
-				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, hint.first(), &got)
-				if hint = hint.then(j.keys, got); i == 0 {
+				states, _, _, err := sc.readKeys(ctx, j.n.c, false, j.keys, 0, &hint)
+				if i == 0 {
 					readFirst()
 				}
 				j.out <- page{states: states, err: err}

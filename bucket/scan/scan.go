@@ -140,8 +140,7 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		sc.stats.Pages++
 		sc.stats.Keys += int64(len(keys))
 	}
-	hint, got := &sc.native[sc.pagesRead%2], bucket.NativeRead{}
-	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, hint.first(), &got)
+	states, read, moved, err := sc.readKeys(ctx, n.c, n.moved, keys, most, &sc.native[sc.pagesRead%2])
 	if err != nil {
 		// The next call reads the page again, so a failed read skips no key.
 		n.held, n.moved = append([]string(nil), keys...), moved
@@ -155,18 +154,19 @@ func (sc *Scanner) NextWithin(ctx context.Context, most int64) ([]bucket.State, 
 		}
 	}
 	n.moved = moved && len(n.held) > 0
-	*hint, sc.pagesRead = hint.then(keys, got), sc.pagesRead+1
+	sc.pagesRead++
 	sc.count(states, sc.allDone())
 	return states, nil
 }
 
 // readKeys reads keys from c, or through the Cluster client when moved or when a slot moved
 // since SCAN (moved then true), within most commands (0: no cap); read is how many it read.
-// native and got are ScanRead's NativeFirst and Native.
-func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, native bool, got *bucket.NativeRead) (states []bucket.State, read int, _ bool, err error) {
+// hint says how to read the page, and takes what it leaves for the page two after it.
+func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, keys []string, most int64, hint *nativeHint) (states []bucket.State, read int, _ bool, err error) {
 	sent := sc.cost.Commands()
+	var got bucket.NativeRead
 	r := sc.read
-	r.Client, r.Most, r.NativeFirst, r.Native = c, most, native, got
+	r.Client, r.Most, r.NativeFirst, r.Native = c, most, hint.first(), &got
 	if moved {
 		r.Client = nil
 	}
@@ -183,6 +183,9 @@ func (sc *Scanner) readKeys(ctx context.Context, c *redis.Client, moved bool, ke
 			r.Client, r.Most = nil, max(left, 0)
 			states, read, err = sc.s.ReadScanned(ctx, keys, r)
 		}
+	}
+	if err == nil && read > 0 {
+		*hint = hint.then(keys, got)
 	}
 	return states, read, moved, err
 }

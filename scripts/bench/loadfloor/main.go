@@ -26,7 +26,9 @@ func main() {
 	pipe := flag.Int("P", 1, "commands a round trip")
 	sha := flag.String("sha", "", "the script's SHA1")
 	client := flag.String("client", "resp", "resp or go-redis")
-	rdb := loopback.Client("loadfloor", *conc+1)
+	opt := *loopback.Client("loadfloor", *conc+1).Options()
+	opt.Protocol = 2 // as load's workers: go-redis peeks at a RESP3 socket before every command
+	rdb := redis.NewClient(&opt)
 	args := flag.Args()
 	if *sha == "" || len(args) == 0 || (*client != "resp" && *client != "go-redis") || *pipe < 1 {
 		fmt.Fprintln(os.Stderr, "usage: loadfloor -sha SHA [-client resp|go-redis] [-c 64] [-n 100000] [-P 1] KEY [ARG...]")
@@ -54,7 +56,8 @@ func main() {
 	for _, w := range workers {
 		wg.Go(func() {
 			for {
-				k := min(int64(*pipe), *n-claimed.Add(int64(*pipe))+int64(*pipe))
+				from := claimed.Add(int64(*pipe)) - int64(*pipe)
+				k := min(int64(*pipe), *n-from)
 				if k <= 0 {
 					return
 				}
