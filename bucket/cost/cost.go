@@ -3,7 +3,6 @@ package cost
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -32,11 +31,11 @@ func costFrom(ctx context.Context) []*Counter {
 	return c
 }
 
-func add(ctx context.Context, commands int64) {
+func add(counters []*Counter, commands int64) {
 	if commands == 0 {
 		return
 	}
-	for _, c := range costFrom(ctx) {
+	for _, c := range counters {
 		c.commands.Add(commands)
 		c.roundTrips.Add(1)
 	}
@@ -46,9 +45,9 @@ type costHook struct{} // feeds the counters of the context
 
 func (costHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// handshake reports a command go-redis sends to set up a connection.
+// handshake reports a command go-redis sends to set up a connection (Name is lower case).
 func handshake(cmd redis.Cmder) bool {
-	switch strings.ToLower(cmd.Name()) {
+	switch cmd.Name() {
 	case "hello", "auth", "client", "select", "readonly":
 		return true
 	}
@@ -57,8 +56,8 @@ func handshake(cmd redis.Cmder) bool {
 
 func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !handshake(cmd) {
-			add(ctx, 1)
+		if cs := costFrom(ctx); cs != nil && !handshake(cmd) {
+			add(cs, 1)
 		}
 		return next(ctx, cmd)
 	}
@@ -66,13 +65,13 @@ func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		n := int64(0)
+		cs, n := costFrom(ctx), int64(0)
 		for _, cmd := range cmds {
-			if !handshake(cmd) {
+			if cs != nil && !handshake(cmd) {
 				n++
 			}
 		}
-		add(ctx, n)
+		add(cs, n)
 		return next(ctx, cmds)
 	}
 }

@@ -153,7 +153,7 @@ func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error
 func (e *StoppedError) Unwrap() error { return e.Err }
 
 func isFatal(err error) bool {
-	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
+	return err != nil && errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
 }
 
@@ -181,22 +181,23 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	}
 	var backoff time.Duration
 	for ctx.Err() == nil {
-		n, intended := 1, time.Duration(-1)
+		n, intended, now := 1, time.Duration(-1), e.since()
 		if e.sched != nil {
 			at, ok := e.nextArrival()
 			if !ok {
 				return // what is still due is unsent
 			}
 			intended = at
-			if wait := at - e.since(); wait > 0 && !sleep(wait) { // due before the end: no need to wait for it
+			if wait := at - now; wait > 0 && !sleep(wait) { // due before the end: no need to wait for it
 				return
 			}
-		} else if e.since() > e.closedEnd()+lastSendSlack {
+			now = e.since()
+		} else if now > e.closedEnd()+lastSendSlack {
 			return
 		} else if n = e.claim(); n == 0 {
 			return
 		}
-		o := outcome{counts: counts{first: e.since()}, intended: intended}
+		o := outcome{counts: counts{first: now}, intended: intended}
 		o.calls, o.retries = d.decide(cmdCtx, out[:n], errs[:n])
 		o.last = e.since()
 		o.tokensAt = o.last
