@@ -44,7 +44,49 @@ func guard(c net.Conn) net.Conn {
 
 type guardConn struct {
 	net.Conn
-	s replyScanner
+	s      replyScanner
+	rd, wd deadline
+}
+
+// deadline is one of a connection's deadlines as last set, and how far ahead it was then.
+type deadline struct {
+	at    time.Time
+	ahead time.Duration
+}
+
+// deadlineSlack is the part of a timeout by which a deadline may come early: go-redis moves
+// both deadlines before every command, and each move re-arms a runtime timer.
+const deadlineSlack = 32
+
+// moved says whether t must replace the deadline d: not when it is later by less than the slack.
+func (d *deadline) moved(t time.Time) bool {
+	if !t.IsZero() && !d.at.IsZero() && !t.Before(d.at) && t.Sub(d.at) < d.ahead/deadlineSlack {
+		return false
+	}
+	d.set(t)
+	return true
+}
+
+func (d *deadline) set(t time.Time) { d.at, d.ahead = t, time.Until(t) }
+
+func (c *guardConn) SetReadDeadline(t time.Time) error {
+	if !c.rd.moved(t) {
+		return nil
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *guardConn) SetWriteDeadline(t time.Time) error {
+	if !c.wd.moved(t) {
+		return nil
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *guardConn) SetDeadline(t time.Time) error {
+	c.rd.set(t)
+	c.wd = c.rd
+	return c.Conn.SetDeadline(t)
 }
 
 func (c *guardConn) Read(p []byte) (int, error) {

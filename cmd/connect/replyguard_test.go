@@ -1,8 +1,10 @@
 package connect
 
 import (
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReplyScanner: replies bucketctl reads pass, whatever way they are cut into reads; a
@@ -62,5 +64,55 @@ func TestReplyScanner(t *testing.T) {
 		if err2 := s.scan([]byte("+OK\r\n")); err2 == nil {
 			t.Fatalf("%q: a refused connection read on", in)
 		}
+	}
+}
+
+// TestDeadlineNeverLater: go-redis moves a deadline before every command; a move later by
+// less than the slack keeps the one set, so a read may end early by at most the slack,
+// never late; an earlier deadline, and no deadline, are always set.
+func TestDeadlineNeverLater(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := guard(raw).(*guardSyscallConn)
+	defer c.Close()
+	set := func(t0 time.Time) time.Time {
+		if err := c.SetReadDeadline(t0); err != nil {
+			t.Fatal(err)
+		}
+		return c.rd.at
+	}
+	far := time.Now().Add(10 * time.Second)
+	if got := set(far); !got.Equal(far) {
+		t.Fatalf("first deadline %v, want %v", got, far)
+	}
+	if got := set(far.Add(100 * time.Millisecond)); !got.Equal(far) {
+		t.Errorf("a move by 100ms of a 10s deadline re-armed it: %v", got)
+	}
+	if later := far.Add(time.Second); !set(later).Equal(later) {
+		t.Errorf("a move by 1s of a 10s deadline was skipped")
+	}
+	if !set(time.Time{}).IsZero() {
+		t.Errorf("clearing the deadline was skipped")
+	}
+	soon := time.Now().Add(50 * time.Millisecond)
+	set(far)
+	if got := set(soon); !got.Equal(soon) {
+		t.Fatalf("an earlier deadline was skipped: %v", got)
+	}
+	// The server never writes: the read ends at the earlier deadline, not at the far one.
+	_, err = c.Read(make([]byte, 8))
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("read: %v, want a timeout", err)
+	}
+	if over := time.Since(soon); over > 5*time.Second {
+		t.Errorf("read timed out %s after its deadline", over)
 	}
 }
