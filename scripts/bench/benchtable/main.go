@@ -46,12 +46,18 @@ func metrics(rest string) map[string]float64 {
 type figures struct {
 	take     map[string][]float64          // impl/mode/gN -> ns/op of each pass, in order
 	cost     map[string]map[string]float64 // allow, deny -> metrics
-	load     map[string][7]float64         // P -> redis-benchmark, bucketctl, ratio, pairs counted, run, wanted, steal bound
+	load     map[string]loadFigure         // by P
 	init     []float64                     // ms, the libraries' floor's ms, runs
 	inspect  []float64                     // bucketctl ms, redis-cli ms, ratio, pairs
 	list     []float64                     // buckets, list ms, floor ms, ratio, pairs, min, max
 	listBusy bool                          // fewer pairs counted than wanted (steal)
 	loadavg  []float64                     // 1-minute load averages
+}
+
+// loadFigure is the load script's line for one P: medians of the counted pairs (ops/s).
+type loadFigure struct {
+	rb, ours, ratio             float64
+	counted, run, wanted, steal float64 // pairs, and the steal bound (%) of those counted
 }
 
 func num(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
@@ -70,7 +76,7 @@ func median(v []float64) float64 {
 
 // read echoes in to echo and collects the figures.
 func read(in io.Reader, echo io.Writer) (figures, error) {
-	fs := figures{take: map[string][]float64{}, cost: map[string]map[string]float64{}, load: map[string][7]float64{}}
+	fs := figures{take: map[string][]float64{}, cost: map[string]map[string]float64{}, load: map[string]loadFigure{}}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		t := sc.Text()
@@ -93,7 +99,7 @@ func read(in io.Reader, echo io.Writer) (figures, error) {
 				fs.take[k] = append(fs.take[k], ms["ns/op"])
 			}
 		} else if m := loadLine.FindStringSubmatch(t); m != nil {
-			fs.load[m[1]] = [7]float64{num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6]), num(m[7]), num(m[8])}
+			fs.load[m[1]] = loadFigure{num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6]), num(m[7]), num(m[8])}
 		} else if m := initLine.FindStringSubmatch(t); m != nil {
 			fs.init = []float64{num(m[2]), 0, num(m[1])}
 		} else if m := floorLine.FindStringSubmatch(t); m != nil && fs.init != nil {
@@ -178,12 +184,12 @@ func table(w io.Writer, fs figures, when time.Time) (missing []string, ok bool) 
 			continue
 		}
 		busy := ""
-		if l[3] < l[5] {
-			busy = fmt.Sprintf("; only %.0f pairs of %.0f wanted: the host was busy, run it again", l[3], l[5])
+		if l.counted < l.wanted {
+			busy = fmt.Sprintf("; only %.0f pairs of %.0f wanted: the host was busy, run it again", l.counted, l.wanted)
 		}
 		fmt.Fprintf(w, "| `load --pipeline %s` vs `redis-benchmark -P %s`, same script (ops/s, medians of the %.0f of %.0f pairs with steal ≤ %g%%; ratio: median of their ratios) | %.0f | %.0f | %.2f× (≥ 0.9 wanted%s) |\n",
-			p, p, l[3], l[4], l[6], l[1], l[0], l[2], busy)
-		ok = ok && l[2] >= 0.9 && busy == ""
+			p, p, l.counted, l.run, l.steal, l.ours, l.rb, l.ratio, busy)
+		ok = ok && l.ratio >= 0.9 && busy == ""
 	}
 	if l := fs.list; l != nil {
 		busy := ""
