@@ -65,13 +65,15 @@ func (costHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (costHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		cs, n := costFrom(ctx), int64(0)
-		for _, cmd := range cmds {
-			if cs != nil && !handshake(cmd) {
-				n++
+		if cs := costFrom(ctx); cs != nil {
+			n := int64(0)
+			for _, cmd := range cmds {
+				if !handshake(cmd) {
+					n++
+				}
 			}
+			add(cs, n)
 		}
-		add(cs, n)
 		return next(ctx, cmds)
 	}
 }

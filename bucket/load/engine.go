@@ -153,7 +153,10 @@ func (e *StoppedError) Error() string { return "the run stopped: " + e.Err.Error
 func (e *StoppedError) Unwrap() error { return e.Err }
 
 func isFatal(err error) bool {
-	return err != nil && errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
+	if err == nil {
+		return false
+	}
+	return errors.Is(err, ErrNotBucket) || errors.Is(err, bucket.ErrWrongType) ||
 		errors.Is(err, bucket.ErrForeign) || errors.Is(err, bucket.ErrNoSpec)
 }
 
@@ -181,18 +184,18 @@ func (e *Engine) work(ctx, cmdCtx context.Context, d decider, sh *shard) {
 	}
 	var backoff time.Duration
 	for ctx.Err() == nil {
-		n, intended, now := 1, time.Duration(-1), e.since()
+		n, intended, now := 1, time.Duration(-1), time.Duration(0)
 		if e.sched != nil {
 			at, ok := e.nextArrival()
 			if !ok {
 				return // what is still due is unsent
 			}
 			intended = at
-			if wait := at - now; wait > 0 && !sleep(wait) { // due before the end: no need to wait for it
+			if wait := at - e.since(); wait > 0 && !sleep(wait) { // due before the end: no need to wait for it
 				return
 			}
 			now = e.since()
-		} else if now > e.closedEnd()+lastSendSlack {
+		} else if now = e.since(); now > e.closedEnd()+lastSendSlack {
 			return
 		} else if n = e.claim(); n == 0 {
 			return

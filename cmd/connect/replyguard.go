@@ -54,39 +54,39 @@ type deadline struct {
 	ahead time.Duration
 }
 
-// deadlineSlack is the part of a timeout by which a deadline may come early: go-redis moves
-// both deadlines before every command, and each move re-arms a runtime timer.
+// deadlineSlack is the part of the deadline in force's span by which a command may time out
+// early: go-redis moves both deadlines before every command, each move re-arming a runtime timer.
 const deadlineSlack = 32
 
-// moved says whether t must replace the deadline d: not when it is later by less than the slack.
-func (d *deadline) moved(t time.Time) bool {
+// update sets t through set unless it is later than the deadline in force by less than the slack.
+func (d *deadline) update(t time.Time, set func(time.Time) error) error {
 	if !t.IsZero() && !d.at.IsZero() && !t.Before(d.at) && t.Sub(d.at) < d.ahead/deadlineSlack {
-		return false
-	}
-	d.set(t)
-	return true
-}
-
-func (d *deadline) set(t time.Time) { d.at, d.ahead = t, time.Until(t) }
-
-func (c *guardConn) SetReadDeadline(t time.Time) error {
-	if !c.rd.moved(t) {
 		return nil
 	}
-	return c.Conn.SetReadDeadline(t)
+	d.at = time.Time{} // unknown until set succeeds
+	if err := set(t); err != nil {
+		return err
+	}
+	d.at, d.ahead = t, time.Until(t)
+	return nil
+}
+
+func (c *guardConn) SetReadDeadline(t time.Time) error {
+	return c.rd.update(t, c.Conn.SetReadDeadline)
 }
 
 func (c *guardConn) SetWriteDeadline(t time.Time) error {
-	if !c.wd.moved(t) {
-		return nil
-	}
-	return c.Conn.SetWriteDeadline(t)
+	return c.wd.update(t, c.Conn.SetWriteDeadline)
 }
 
 func (c *guardConn) SetDeadline(t time.Time) error {
-	c.rd.set(t)
+	c.rd, c.wd = deadline{}, deadline{}
+	if err := c.Conn.SetDeadline(t); err != nil {
+		return err
+	}
+	c.rd = deadline{at: t, ahead: time.Until(t)}
 	c.wd = c.rd
-	return c.Conn.SetDeadline(t)
+	return nil
 }
 
 func (c *guardConn) Read(p []byte) (int, error) {

@@ -84,6 +84,7 @@ func TestDeadlineNeverLater(t *testing.T) {
 	c := guard(raw).(*guardSyscallConn)
 	defer c.Close()
 	set := func(t0 time.Time) time.Time {
+		t.Helper()
 		if err := c.SetReadDeadline(t0); err != nil {
 			t.Fatal(err)
 		}
@@ -114,5 +115,17 @@ func TestDeadlineNeverLater(t *testing.T) {
 	}
 	if over := time.Since(soon); over > 5*time.Second {
 		t.Errorf("read timed out %s after its deadline", over)
+	}
+	// SetDeadline sets both; a write deadline follows the same rule.
+	if err := c.SetDeadline(far); err != nil || !c.wd.at.Equal(far) || !c.rd.at.Equal(far) {
+		t.Fatalf("SetDeadline: %v, read %v, write %v", err, c.rd.at, c.wd.at)
+	}
+	if err := c.SetWriteDeadline(far.Add(time.Millisecond)); err != nil || !c.wd.at.Equal(far) {
+		t.Errorf("a move by 1ms of a 10s write deadline re-armed it: %v %v", err, c.wd.at)
+	}
+	// A deadline the connection refused is not taken as set: the next one is set in full.
+	c.Close()
+	if err := c.SetReadDeadline(far.Add(time.Second)); err == nil || !c.rd.at.IsZero() {
+		t.Errorf("on a closed connection: %v, deadline kept as %v", err, c.rd.at)
 	}
 }

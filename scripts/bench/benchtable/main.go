@@ -54,9 +54,9 @@ type figures struct {
 	loadavg  []float64                     // 1-minute load averages
 }
 
-// loadFigure is the load script's line for one P: medians of the counted pairs (ops/s).
+// loadFigure is the load script's line for one P.
 type loadFigure struct {
-	rb, ours, ratio             float64
+	rb, ours, ratio             float64 // medians of the counted pairs: ops/s, and their ratios
 	counted, run, wanted, steal float64 // pairs, and the steal bound (%) of those counted
 }
 
@@ -99,7 +99,8 @@ func read(in io.Reader, echo io.Writer) (figures, error) {
 				fs.take[k] = append(fs.take[k], ms["ns/op"])
 			}
 		} else if m := loadLine.FindStringSubmatch(t); m != nil {
-			fs.load[m[1]] = loadFigure{num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6]), num(m[7]), num(m[8])}
+			fs.load[m[1]] = loadFigure{rb: num(m[2]), ours: num(m[3]), ratio: num(m[4]),
+				counted: num(m[5]), run: num(m[6]), wanted: num(m[7]), steal: num(m[8])}
 		} else if m := initLine.FindStringSubmatch(t); m != nil {
 			fs.init = []float64{num(m[2]), 0, num(m[1])}
 		} else if m := floorLine.FindStringSubmatch(t); m != nil && fs.init != nil {
