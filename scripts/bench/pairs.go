@@ -39,7 +39,7 @@ func main() {
 		*maxPairs = 4 * *n
 	}
 	if *a == "" || *b == "" || *n < 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run scripts/bench/pairs.go [-n PAIRS] [-warmup N] -a 'COMMAND A' -b 'COMMAND B'")
+		fmt.Fprintln(os.Stderr, "usage: go run scripts/bench/pairs.go [-n PAIRS] [-warmup N] [-steal PCT] [-max PAIRS] -a 'COMMAND A' -b 'COMMAND B'")
 		os.Exit(2)
 	}
 	ca, cb := strings.Fields(*a), strings.Fields(*b)
