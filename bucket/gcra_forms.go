@@ -55,8 +55,19 @@ func (l Layout) unixOf(s float64) int64 {
 	return (l.Epoch+int64(sec))*1e9 + int64(math.Round((s-sec)*1e9))
 }
 
+// emission is the float-seconds scripts' emission_interval, period / rate: a rate of n per
+// second, minute, hour or day gives that very double, which 1 / rate can miss by an ulp.
+func emission(rate float64) float64 {
+	for _, p := range [...]float64{1, 60, 3600, 86400} {
+		if n := math.Round(rate * p); n >= 1 && n/p == rate {
+			return p / n
+		}
+	}
+	return 1 / rate
+}
+
 func (secondsTAT) tokens(l Layout, spec Spec, t TAT, now time.Time) (float64, time.Duration) {
-	T := 1 / spec.Rate
+	T := emission(spec.Rate)
 	ds := float64(t.seconds - luaNow(now, l.Epoch))
 	d := ds / T
 	past := time.Duration(math.Round((ds - spec.Capacity*T) * 1e9))

@@ -205,6 +205,31 @@ func TestGCRAReadBetweenLibraryAnswers(t *testing.T) {
 	}
 }
 
+// A fresh bucket's Remaining is the library's for every rate of 1-100 per minute or hour and
+// burst of 1-40: its emission_interval is period / rate, which 1 / (rate/period) misses by
+// an ulp for some, and Remaining then truncates one lower.
+func TestGCRAFreshRemainingMatchesLibrary(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	now, err := rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, period := range periods[1:] {
+		for rate := 1; rate <= 100; rate++ {
+			for burst := 1; burst <= 40; burst++ {
+				o := redisRateOracle(t, rdb, "fresh", rate, burst, period)
+				d, err := o.layout.GCRADecide(o.spec, nil, now, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := o.take(0); d.Remaining != got.remaining {
+					t.Errorf("%s, fresh bucket: predicted %d remaining, the library said %d", o.what, d.Remaining, got.remaining)
+				}
+			}
+		}
+	}
+}
+
 // With slow rates (nothing refills a whole token during a step), the predicted answer to
 // a request is the library's answer: decision and Remaining exactly, durations within the
 // time between the read and the library's call, the written TAT and TTL too.

@@ -23,7 +23,7 @@ func (redisRateLib) decide(l Layout, spec Spec, stored *TAT, now time.Time, cost
 // secondsDecide is redis_rate's allowN script (half false) or redis-gcra's (half true)
 // in Go, operation for operation in doubles (float64() stops fused multiply-adds).
 func secondsDecide(l Layout, spec Spec, stored *TAT, now time.Time, cost int, half bool) gcraAnswer {
-	T := 1 / spec.Rate
+	T := emission(spec.Rate)
 	nowS := luaNow(now, l.Epoch)
 	tat := nowS
 	if stored != nil {
