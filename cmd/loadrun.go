@@ -219,6 +219,7 @@ func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.S
 	}
 	opt := *c.Options()
 	opt.Protocol, opt.PoolSize = 2, workers+4
+	opt.Dialer = connect.YieldBeforeReads(opt.Dialer)
 	wc := conn.NodeClient(&opt)
 	return st.Through(wc), func() { _ = wc.Close() }
 }

@@ -147,3 +147,35 @@ func TestPingInFirstRead(t *testing.T) {
 	}
 	_ = cl.Close()
 }
+
+// TestYieldBeforeReads: load's dialer marks its connections to yield before reads, keeps
+// the guard and go-redis's peek (syscall.Conn), and commands go through; other connections
+// do not yield.
+func TestYieldBeforeReads(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	for _, yield := range []bool{false, true} {
+		dial := guardedDialer(time.Second, nil)
+		if yield {
+			dial = YieldBeforeReads(dial)
+		}
+		c, err := dial(ctx, "tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := c.(*guardSyscallConn)
+		if !ok {
+			t.Fatalf("yield %v: dialed a %T, want the guard with syscall.Conn", yield, c)
+		}
+		if g.yield != yield {
+			t.Errorf("connection yields %v, want %v", g.yield, yield)
+		}
+		_ = c.Close()
+		rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), Dialer: dial, Protocol: 2})
+		if got, err := rc.Echo(ctx, "x").Result(); err != nil || got != "x" {
+			t.Errorf("yield %v: ECHO x = %q, %v", yield, got, err)
+		}
+		_ = rc.Close()
+	}
+}

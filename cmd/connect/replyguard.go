@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +47,24 @@ type guardConn struct {
 	net.Conn
 	s      replyScanner
 	rd, wd deadline
+	yield  bool // Gosched before each read
+}
+
+// YieldBeforeReads wraps a guarded dialer: its connections yield the processor before each
+// read, so that one of many closed-loop workers whose reply is not in yet lets the others
+// run and then finds it there, instead of a read that fails, a park in the poller and a
+// second read (load; 'help performance').
+func YieldBeforeReads(dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		switch g := c.(type) {
+		case *guardConn:
+			g.yield = true
+		case *guardSyscallConn:
+			g.yield = true
+		}
+		return c, err
+	}
 }
 
 // deadline is one of a connection's deadlines as last set, and how far ahead it was then.
@@ -92,6 +111,9 @@ func (c *guardConn) SetDeadline(t time.Time) error {
 func (c *guardConn) Read(p []byte) (int, error) {
 	if c.s.err != nil {
 		return 0, c.s.err
+	}
+	if c.yield {
+		runtime.Gosched()
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
