@@ -118,12 +118,16 @@ func loadRun(opts *LoadOptions) (err error) {
 // loadProcs leaves a server on this machine one of the default processors ('help
 // performance'); 0 (no change) for a remote server or when GOMAXPROCS is set.
 func loadProcs(addr, gomaxprocs string, procs int) int {
-	host, _, _ := net.SplitHostPort(addr)
-	ip := net.ParseIP(host)
-	if gomaxprocs != "" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+	if gomaxprocs != "" || !isLocal(addr) {
 		return 0
 	}
 	return max(1, procs-1)
+}
+
+func isLocal(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // everyRequestFailed is worded as consume's refused write.
@@ -211,7 +215,8 @@ func plainWait(s load.Snapshot) time.Duration {
 const reportWidth = 80
 
 // workerStore gives the workers a RESP2 client of their own on a standalone server: one
-// connection each, and no socket peek per request.
+// connection each, no socket peek per request, and against a local server a yield before
+// each read.
 func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.Store, func()) {
 	c, ok := st.Redis().(*redis.Client)
 	if !ok || c.Options().Addr == "FailoverClient" {
@@ -219,7 +224,9 @@ func workerStore(conn *connect.Server, st *bucket.Store, workers int) (*bucket.S
 	}
 	opt := *c.Options()
 	opt.Protocol, opt.PoolSize = 2, workers+4
-	opt.Dialer = connect.YieldBeforeReads(opt.Dialer)
+	if isLocal(conn.Addr()) { // where a reply can arrive while the others run
+		opt.Dialer = connect.YieldBeforeReads(opt.Dialer)
+	}
 	wc := conn.NodeClient(&opt)
 	return st.Through(wc), func() { _ = wc.Close() }
 }

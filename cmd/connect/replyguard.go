@@ -50,10 +50,9 @@ type guardConn struct {
 	yield  bool // Gosched before each read
 }
 
-// YieldBeforeReads wraps a guarded dialer: its connections yield the processor before each
-// read, so that one of many closed-loop workers whose reply is not in yet lets the others
-// run and then finds it there, instead of a read that fails, a park in the poller and a
-// second read (load; 'help performance').
+// YieldBeforeReads wraps a guarded dialer whose connections Gosched before each read: a
+// closed-loop worker whose reply is not in yet lets the others run, instead of a failed
+// read and a park in the poller ('help performance').
 func YieldBeforeReads(dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
